@@ -1,0 +1,88 @@
+// Package hooks holds the hook registry and every built-in hook. A hook
+// reads an issue snapshot and its parameters and returns an Outcome; it
+// never writes issue state. The engine interprets outcomes.
+package hooks
+
+import (
+	"fmt"
+	"time"
+)
+
+// Kind is what a hook's outcome asks of the engine.
+type Kind string
+
+const (
+	KindPass     Kind = "pass"
+	KindFail     Kind = "fail"
+	KindPending  Kind = "pending"
+	KindStepBack Kind = "step_back"
+	KindRedirect Kind = "redirect"
+	KindRollback Kind = "rollback"
+	KindEscalate Kind = "escalate"
+	// KindSkipped is a hook whose `when` condition was false.
+	KindSkipped Kind = "skipped"
+)
+
+// Failure classes, for `run` and anything else that talks to the world.
+const (
+	ClassGeneral   = "general"
+	ClassTimeout   = "timeout"
+	ClassAuth      = "auth"
+	ClassRateLimit = "rate_limit"
+)
+
+// Outcome is the result of one hook call.
+type Outcome struct {
+	Kind   Kind
+	Reason string
+	// Target is the node a step back, redirect or rollback goes to.
+	Target     string
+	Message    string
+	RetryAfter time.Duration
+	// Class classifies a failure (general, timeout, auth, rate_limit).
+	Class   string
+	Outputs map[string]string
+	// Warnings are printed but do not block (an optional hook's failure).
+	Warnings []string
+}
+
+// Pass is a successful check.
+func Pass() Outcome { return Outcome{Kind: KindPass} }
+
+// Failf is a blocking failure; the reason says what is wrong and what to do.
+func Failf(format string, args ...any) Outcome {
+	return Outcome{Kind: KindFail, Reason: fmt.Sprintf(format, args...), Class: ClassGeneral}
+}
+
+// Pending asks to be called again after d.
+func Pending(d time.Duration, reason string) Outcome {
+	return Outcome{Kind: KindPending, RetryAfter: d, Reason: reason}
+}
+
+// Redirect sends the issue to target instead of blocking it.
+func Redirect(target, reason string) Outcome {
+	return Outcome{Kind: KindRedirect, Target: target, Reason: reason}
+}
+
+// Rollback sends the issue back to an earlier node after a completion.
+func Rollback(target, reason string) Outcome {
+	return Outcome{Kind: KindRollback, Target: target, Reason: reason}
+}
+
+// StepBack returns the issue to target with a message for the agent.
+func StepBack(target, message string) Outcome {
+	return Outcome{Kind: KindStepBack, Target: target, Message: message, Reason: message}
+}
+
+// Escalate calls a human.
+func Escalate(reason string) Outcome { return Outcome{Kind: KindEscalate, Reason: reason} }
+
+// Blocking reports whether the outcome stops a transition.
+func (o Outcome) Blocking() bool {
+	return o.Kind == KindFail || o.Kind == KindPending || o.Kind == KindEscalate
+}
+
+// transient reports whether a failure may go away by itself.
+func (o Outcome) transient() bool {
+	return o.Kind == KindFail && (o.Class == ClassTimeout || o.Class == ClassRateLimit)
+}

@@ -1,0 +1,74 @@
+package stages
+
+// ParamType is the type a hook parameter accepts.
+type ParamType string
+
+const (
+	ParamString   ParamType = "string"
+	ParamTemplate ParamType = "template" // a string with {{placeholders}}
+	ParamInt      ParamType = "int"
+	ParamNumber   ParamType = "number" // an int or a float, as float64
+	ParamBool     ParamType = "bool"
+	ParamDuration ParamType = "duration" // seconds as a number, or "90s", "5m"
+	ParamStageRef ParamType = "stage"    // a node of the pipeline
+	ParamList     ParamType = "list"     // a list of strings
+	ParamEnum     ParamType = "enum"
+	ParamAny      ParamType = "any"
+)
+
+// Param declares one parameter of a hook.
+type Param struct {
+	Name     string
+	Type     ParamType
+	Required bool
+	Enum     []string // the allowed values of a ParamEnum
+	Aliases  []string // other spellings, from the earlier tool
+}
+
+// HookSpec is what the config loader needs to know about a hook: its
+// parameters and the variables it provides to later hooks and messages.
+type HookSpec struct {
+	Name   string
+	Params []Param
+	// Main is the parameter a scalar value sets (`file_exists: review.md`).
+	Main string
+	// Outputs are the message variables the hook provides when it runs.
+	Outputs []string
+	// OutputsParam names a list parameter whose values the hook also
+	// provides as outputs (`run: {outputs: [coverage]}`).
+	OutputsParam string
+}
+
+// Param finds a parameter by name or alias, returning its canonical name.
+func (s HookSpec) Param(name string) (Param, bool) {
+	for _, p := range s.Params {
+		if p.Name == name {
+			return p, true
+		}
+		for _, a := range p.Aliases {
+			if a == name {
+				return p, true
+			}
+		}
+	}
+	return Param{}, false
+}
+
+// HookCatalog is the set of hooks a config may name. The hooks package
+// provides the real one; stages only needs to know names and parameters.
+type HookCatalog interface {
+	// Hook looks a hook up by name or alias.
+	Hook(name string) (HookSpec, bool)
+	// HookNames lists every hook name, for suggestions.
+	HookNames() []string
+}
+
+// builtinVars are the message variables every issue provides.
+var builtinVars = []string{
+	"issue_id", "issue_title", "stage", "branch", "pr_number", "pr_url",
+	"head_sha", "failure_reason", "failed_checks", "ci_url", "conflict_files",
+	"attempt", "max_retries", "flow", "from_stage", "to_stage",
+}
+
+// BuiltinVars lists the message variables every issue provides.
+func BuiltinVars() []string { return append([]string(nil), builtinVars...) }

@@ -1,0 +1,166 @@
+// Package stages loads and validates .agenttree.yaml: the stages, their hooks,
+// the flows that order them, and the conditions that skip them. It knows
+// nothing of issues; the engine asks it questions about a pipeline.
+package stages
+
+import "time"
+
+// Form says which spelling a config file was written in.
+type Form string
+
+const (
+	// Canonical is the list form: `stages:` is a list of `name:` items.
+	Canonical Form = "canonical"
+	// Compatible is the map form of the earlier Python agenttree.
+	Compatible Form = "compatible"
+)
+
+// Roles with a meaning of their own. Any other role names an agent.
+const (
+	RoleDeveloper  = "developer"
+	RoleController = "controller"
+	RoleHuman      = "human"
+)
+
+// Terminal kinds.
+const (
+	TerminalCompletion = "completion"
+	TerminalAbandon    = "abandon"
+)
+
+// FileName is the config file agenttree looks for.
+const FileName = ".agenttree.yaml"
+
+// Config is a loaded, validated pipeline.
+type Config struct {
+	// File is the path the config was loaded from.
+	File string
+	Form Form
+
+	Project          string
+	DefaultBranch    string
+	Forge            string
+	AllowSelfApprove bool
+	CIPolling        CIPolling
+	Conflicts        ConflictHandling
+	CI               CI
+
+	Stages []*Stage
+	// Flows in the order they were declared; DefaultFlow names the one new
+	// issues use.
+	Flows       []*Flow
+	DefaultFlow string
+
+	// Warnings found while loading; errors make Load fail instead.
+	Warnings []Diagnostic
+}
+
+// CIPolling bounds how the controller waits for CI.
+type CIPolling struct {
+	Timeout         time.Duration
+	PollInterval    time.Duration
+	MaxInterval     time.Duration
+	NewRunTimeout   time.Duration
+	MaxRetries      int
+}
+
+// ConflictHandling says what to do when a PR conflicts with its base.
+type ConflictHandling struct {
+	AutoRebase         bool
+	NotifyOnRebase     bool
+	MaxConflictRetries int
+}
+
+// CI configures the local forge's CI command.
+type CI struct {
+	Command string
+}
+
+// Stage is one top-level stage.
+type Stage struct {
+	Name      string
+	Pos       Pos
+	Substages []*Substage
+	Settings
+}
+
+// Substage is a step inside a stage. Role and condition are inherited from
+// the stage unless the substage sets its own.
+type Substage struct {
+	Name  string
+	Pos   Pos
+	Stage *Stage
+	Settings
+}
+
+// Settings are the keys a stage and a substage share.
+type Settings struct {
+	Role           string
+	HumanReview    bool
+	ParkingLot     bool
+	Terminal       string
+	RedirectOnly   bool
+	Condition      *Condition
+	Output         string
+	Skill          string
+	PreCompletion  []*HookEntry
+	PostStart      []*HookEntry
+	PostCompletion []*HookEntry
+	OnFailure      *OnFailure
+}
+
+// OnFailure is a stage's answer to a failed hook that asks for a step back.
+type OnFailure struct {
+	Pos        Pos
+	StepBackTo string
+	Message    string
+}
+
+// FailurePolicy is a per-hook override of what a failure does.
+type FailurePolicy struct {
+	// Action is one of step_back, step_back_to, escalate, fail, ignore.
+	Action string
+	Target string
+}
+
+// HookEntry is one hook call in a stage's hook list.
+type HookEntry struct {
+	Name   string
+	Pos    Pos
+	Params map[string]any
+
+	Optional  bool
+	Timeout   time.Duration
+	Retries   int
+	When      *Condition
+	Context   string
+	OnFailure *FailurePolicy
+
+	// Unsupported marks a hook name of the earlier tool that agenttree does
+	// not implement (compatible form only): it is reported, never run.
+	Unsupported bool
+}
+
+// Label names the entry for messages: its context label if set.
+func (h *HookEntry) Label() string {
+	if h.Context != "" {
+		return h.Context
+	}
+	return h.Name
+}
+
+// Flow is an ordered list of nodes.
+type Flow struct {
+	Name  string
+	Pos   Pos
+	Nodes []*Node
+}
+
+// Paths lists the flow's node paths in order.
+func (f *Flow) Paths() []string {
+	out := make([]string, len(f.Nodes))
+	for i, n := range f.Nodes {
+		out[i] = n.Path
+	}
+	return out
+}
