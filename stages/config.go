@@ -57,11 +57,11 @@ type Config struct {
 
 // CIPolling bounds how the controller waits for CI.
 type CIPolling struct {
-	Timeout         time.Duration
-	PollInterval    time.Duration
-	MaxInterval     time.Duration
-	NewRunTimeout   time.Duration
-	MaxRetries      int
+	Timeout       time.Duration
+	PollInterval  time.Duration
+	MaxInterval   time.Duration
+	NewRunTimeout time.Duration
+	MaxRetries    int
 }
 
 // ConflictHandling says what to do when a PR conflicts with its base.

@@ -86,6 +86,7 @@ func (l *loader) flows(n *yaml.Node, defineFromFlows bool) {
 			}
 			nodes := l.flowRef(ref)
 			if nodes == nil {
+				l.brokenFlows[src.name] = true
 				l.d.errorf(l.pos(item), suggest(ref, l.refNames()), "flow %q references unknown stage %q", src.name, ref)
 				continue
 			}
@@ -121,6 +122,9 @@ func (l *loader) flowRef(ref string) []*Node {
 }
 
 func (l *loader) checkFlow(f *Flow) {
+	if l.brokenFlows[f.Name] {
+		return // its bad references are reported already
+	}
 	if len(f.Nodes) == 0 {
 		l.d.errorf(f.Pos, "list the stages an issue goes through", "flow %q has no stages", f.Name)
 		return

@@ -46,6 +46,8 @@ func Parse(file string, data []byte, catalog HookCatalog) (*Config, error) {
 		cat:     catalog,
 		cfg:     &Config{File: file},
 		outputs: map[string]bool{},
+
+		brokenFlows: map[string]bool{},
 	}
 	for _, v := range builtinVars {
 		l.outputs[v] = true
@@ -96,6 +98,8 @@ type loader struct {
 	refs      []pendingRef
 	templates []pendingTemplate
 	outputs   map[string]bool
+	// brokenFlows name flows with a bad reference, already reported.
+	brokenFlows map[string]bool
 }
 
 func (l *loader) pos(n *yaml.Node) Pos {
@@ -400,7 +404,7 @@ func (l *loader) canonicalStage(item *yaml.Node) *Stage {
 		return nil
 	}
 	s.Name = name
-	l.settings(item, &s.Settings, s, nil, true)
+	l.settings(item, &s.Settings, s, nil, true, true)
 	return s
 }
 
@@ -419,7 +423,7 @@ func (l *loader) mapStage(key, val *yaml.Node) *Stage {
 		l.d.errorf(l.pos(val), "", "stage %q must be a mapping or empty, got %s", name, kindName(val))
 		return nil
 	}
-	l.settings(val, &s.Settings, s, nil, true)
+	l.settings(val, &s.Settings, s, nil, true, false)
 	return s
 }
 
@@ -433,20 +437,24 @@ var compatSettingKeys = map[string]string{
 }
 
 // settings reads the keys stages and substages share from m.
-func (l *loader) settings(m *yaml.Node, st *Settings, stage *Stage, sub *Substage, isStage bool) {
+// nameKey says whether `name:` belongs in m (list-form items carry it).
+func (l *loader) settings(m *yaml.Node, st *Settings, stage *Stage, sub *Substage, isStage bool, nameKey bool) {
 	where := "stage " + stage.Name
 	if sub != nil {
 		where = "substage " + stage.Name + "." + sub.Name
 	}
 	known := append([]string(nil), settingKeys...)
 	if isStage {
-		known = append(known, "name", "substages")
+		known = append(known, "substages")
+	}
+	if nameKey {
+		known = append(known, "name")
 	}
 	for _, p := range pairs(m) {
 		k, v := p.key.Value, p.val
 		switch k {
 		case "name":
-			if !isStage {
+			if !nameKey {
 				l.unknownKey(p.key, where, known, "")
 			}
 		case "substages":
@@ -580,7 +588,7 @@ func (l *loader) substages(n *yaml.Node, stage *Stage) {
 				continue
 			}
 			ss := &Substage{Name: name, Pos: l.pos(item), Stage: stage}
-			l.settings(item, &ss.Settings, stage, ss, false)
+			l.settings(item, &ss.Settings, stage, ss, false, true)
 			add(ss)
 		}
 	case yaml.MappingNode:
@@ -599,7 +607,7 @@ func (l *loader) substages(n *yaml.Node, stage *Stage) {
 					l.d.errorf(l.pos(p.val), "", "substage %q must be a mapping or empty, got %s", name, kindName(p.val))
 					continue
 				}
-				l.settings(p.val, &ss.Settings, stage, ss, false)
+				l.settings(p.val, &ss.Settings, stage, ss, false, false)
 			}
 			add(ss)
 		}

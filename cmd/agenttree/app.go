@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitBlocked = 1
+	exitUsage   = 2
+	exitWaiting = 3
+)
+
+// exitError carries an exit code out of a command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// silentExit ends a command with a code after it printed its own output.
+type silentExit int
+
+func (s silentExit) Error() string { return fmt.Sprintf("exit %d", int(s)) }
+
+// app is one invocation of the CLI: its streams, environment and flags.
+type app struct {
+	ctx        context.Context
+	getenv     func(string) string
+	stdin      io.Reader
+	out, err   io.Writer
+	configPath string
+	debug      bool
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{ctx: ctx, getenv: getenv, stdin: stdin, out: stdout, err: stderr}
+	root := a.rootCmd()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	var se silentExit
+	if errors.As(err, &se) {
+		return int(se)
+	}
+	fmt.Fprintln(stderr, "error:", err)
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return exitUsage
+}
+
+func (a *app) rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "agenttree",
+		Short:         "Move issues through the pipeline declared in .agenttree.yaml",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&a.configPath, "config", "", "path to .agenttree.yaml (default: found by walking up from the current directory)")
+	root.PersistentFlags().BoolVar(&a.debug, "debug", false, "log what the engine does to stderr")
+	root.AddCommand(a.initCmd(), a.validateCmd(), a.stagesCmd(), a.graphCmd(), a.issueCmd(),
+		a.nextCmd(), a.approveCmd(), a.statusCmd())
+	return root
+}
+
+func (a *app) logger() *slog.Logger {
+	if !a.debug {
+		return slog.New(slog.DiscardHandler)
+	}
+	return slog.New(slog.NewTextHandler(a.err, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// loadConfig finds and validates the config. Warnings go to stderr.
+func (a *app) loadConfig() (*stages.Config, *hooks.Registry, error) {
+	path := a.configPath
+	if path == "" {
+		path = a.getenv("AGENTTREE_CONFIG")
+	}
+	if path == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, nil, err
+		}
+		if path, err = stages.Find(wd); err != nil {
+			return nil, nil, err
+		}
+	}
+	reg := hooks.Builtin()
+	cfg, err := stages.Load(path, reg)
+	if err != nil {
+		return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("invalid config:\n%w", err)}
+	}
+	for _, w := range cfg.Warnings {
+		fmt.Fprintln(a.err, w)
+	}
+	return cfg, reg, nil
+}
+
+// engine loads the config and opens the state directory beside it.
+func (a *app) engine() (*engine.Engine, error) {
+	cfg, reg, err := a.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	store, err := engine.OpenStore(filepath.Join(filepath.Dir(cfg.File), "_agenttree"))
+	if err != nil {
+		return nil, err
+	}
+	return engine.New(cfg, store, reg, a.logger()), nil
+}
+
+func (a *app) printJSON(v any) error {
+	enc := json.NewEncoder(a.out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

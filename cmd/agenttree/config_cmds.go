@@ -1,0 +1,241 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/stages"
+)
+
+const starterConfig = `# agenttree pipeline: issues move through these stages in order.
+# An agent runs ` + "`agenttree next`" + ` when it believes a stage is done; the
+# gates under pre_completion must pass first. See ` + "`agenttree graph`" + `.
+project: %s
+default_branch: main
+forge: local
+
+stages:
+  - name: backlog
+    parking_lot: true
+  - name: implement
+    substages:
+      - name: code
+        pre_completion:
+          - has_commits:
+      - name: feedback
+        pre_completion:
+          - file_exists: review.md
+          - section_check: {file: review.md, section: Critical Issues, expect: empty}
+  - name: implementation_review
+    human_review: true
+  - name: accepted
+    terminal: completion
+  - name: not_doing
+    terminal: abandon
+    redirect_only: true
+`
+
+func (a *app) initCmd() *cobra.Command {
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "init [DIR]",
+		Short: "Write a starter .agenttree.yaml and create _agenttree/",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := "."
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			abs, err := filepath.Abs(dir)
+			if err != nil {
+				return err
+			}
+			path := filepath.Join(abs, stages.FileName)
+			if _, err := os.Stat(path); err == nil && !force {
+				return fmt.Errorf("%s already exists; edit it, or pass --force to overwrite it", path)
+			}
+			text := fmt.Sprintf(starterConfig, engine.Slugify(filepath.Base(abs)))
+			if _, err := stages.Parse(path, []byte(text), hooks.Builtin()); err != nil {
+				return fmt.Errorf("starter config does not validate: %w", err)
+			}
+			if err := os.MkdirAll(filepath.Join(abs, "_agenttree", "issues"), 0o755); err != nil {
+				return err
+			}
+			if err := engine.WriteFileAtomic(path, []byte(text), 0o644); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.out, "wrote %s and %s\nnext: agenttree issue create \"My first issue\"\n", path, filepath.Join(abs, "_agenttree"))
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&force, "force", false, "overwrite an existing .agenttree.yaml")
+	return cmd
+}
+
+type validateReport struct {
+	File     string              `json:"file"`
+	Valid    bool                `json:"valid"`
+	Form     stages.Form         `json:"form,omitempty"`
+	Stages   int                 `json:"stages"`
+	Flows    []string            `json:"flows"`
+	Errors   []stages.Diagnostic `json:"errors"`
+	Warnings []stages.Diagnostic `json:"warnings"`
+}
+
+func (a *app) validateCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "validate",
+		Short: "Check .agenttree.yaml and report every problem with its file:line:col",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !asJSON {
+				cfg, _, err := a.loadConfig()
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(a.out, "%s: ok (%s form, %d stages, flows: %s)\n", cfg.File, cfg.Form, len(cfg.Stages), strings.Join(cfg.FlowNames(), ", "))
+				return nil
+			}
+			rep := validateReport{Errors: []stages.Diagnostic{}, Warnings: []stages.Diagnostic{}, Flows: []string{}}
+			quiet := *a
+			quiet.err = nopWriter{}
+			cfg, _, err := quiet.loadConfig()
+			var le *stages.LoadError
+			switch {
+			case errors.As(err, &le):
+				rep.File = a.configPath
+				for _, d := range le.Diagnostics {
+					rep.File = d.Pos.File
+					if d.Severity == stages.SevError {
+						rep.Errors = append(rep.Errors, d)
+					} else {
+						rep.Warnings = append(rep.Warnings, d)
+					}
+				}
+			case err != nil:
+				return err
+			default:
+				rep.File, rep.Valid, rep.Form, rep.Stages, rep.Flows = cfg.File, true, cfg.Form, len(cfg.Stages), cfg.FlowNames()
+				rep.Warnings = append(rep.Warnings, cfg.Warnings...)
+			}
+			if err := a.printJSON(rep); err != nil {
+				return err
+			}
+			if !rep.Valid {
+				return silentExit(exitUsage)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	return cmd
+}
+
+type nopWriter struct{}
+
+func (nopWriter) Write(p []byte) (int, error) { return len(p), nil }
+
+type stagesReport struct {
+	DefaultFlow string              `json:"default_flow"`
+	Flows       map[string][]string `json:"flows"`
+}
+
+func (a *app) stagesCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "stages",
+		Short: "List each flow's stages in order",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, _, err := a.loadConfig()
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				rep := stagesReport{DefaultFlow: cfg.DefaultFlow, Flows: map[string][]string{}}
+				for _, f := range cfg.Flows {
+					rep.Flows[f.Name] = f.Paths()
+				}
+				return a.printJSON(rep)
+			}
+			for _, f := range cfg.Flows {
+				mark := ""
+				if f.Name == cfg.DefaultFlow {
+					mark = " (default)"
+				}
+				fmt.Fprintf(a.out, "flow %s%s:\n", f.Name, mark)
+				for _, n := range f.Nodes {
+					fmt.Fprintf(a.out, "  %-32s %s\n", n.Path, describeNode(n))
+				}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
+}
+
+func describeNode(n *stages.Node) string {
+	var parts []string
+	switch {
+	case n.Controller():
+		parts = append(parts, "controller")
+	case n.HumanReview():
+		parts = append(parts, "human review")
+	default:
+		parts = append(parts, "agent: "+n.Role())
+	}
+	if n.ParkingLot() {
+		parts = append(parts, "parking lot")
+	}
+	if n.RedirectOnly() {
+		parts = append(parts, "redirect only")
+	}
+	if t := n.Terminal(); t != "" {
+		parts = append(parts, "terminal: "+t)
+	}
+	if c := n.Condition(); c != nil {
+		parts = append(parts, "if "+c.Src)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (a *app) graphCmd() *cobra.Command {
+	var format, flowName string
+	cmd := &cobra.Command{
+		Use:   "graph",
+		Short: "Draw a flow's stage machine (every legal move) as Mermaid or Graphviz dot",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, reg, err := a.loadConfig()
+			if err != nil {
+				return err
+			}
+			flow, err := cfg.Flow(flowName)
+			if err != nil {
+				return err
+			}
+			m := engine.NewMachine(cfg, flow, reg)
+			switch format {
+			case "mermaid":
+				fmt.Fprint(a.out, m.Mermaid())
+			case "dot":
+				fmt.Fprint(a.out, m.Dot())
+			default:
+				return fmt.Errorf("unknown format %q; use --format mermaid or --format dot", format)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "mermaid", "mermaid or dot")
+	cmd.Flags().StringVar(&flowName, "flow", "", "flow to draw (default: the default flow)")
+	return cmd
+}

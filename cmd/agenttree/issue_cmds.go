@@ -1,0 +1,181 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
+
+	"github.com/agenttree/agenttree/engine"
+)
+
+func (a *app) issueCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "issue", Short: "Create, list and show issues"}
+	cmd.AddCommand(a.issueCreateCmd(), a.issueListCmd(), a.issueShowCmd())
+	return cmd
+}
+
+func (a *app) issueCreateCmd() *cobra.Command {
+	var req engine.NewIssue
+	var sets []string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "create TITLE",
+		Short: "Create an issue at the start of a flow",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req.Title = args[0]
+			vars, err := parseSets(sets)
+			if err != nil {
+				return err
+			}
+			req.Vars = vars
+			e, err := a.engine()
+			if err != nil {
+				return err
+			}
+			iss, err := e.Create(a.ctx, req)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return a.printJSON(iss)
+			}
+			fmt.Fprintf(a.out, "created issue %d %q at %s (flow %s, branch %s)\n", iss.ID, iss.Title, iss.Stage, iss.Flow, iss.Branch)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&req.Flow, "flow", "", "flow to follow (default: the config's default flow)")
+	cmd.Flags().StringVar(&req.Stage, "stage", "", "stage to start at (default: the flow's first)")
+	cmd.Flags().StringSliceVar(&req.Labels, "label", nil, "label (repeatable)")
+	cmd.Flags().StringArrayVar(&sets, "set", nil, "issue variable for conditions, NAME=VALUE (repeatable; VALUE is parsed as YAML)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the issue as JSON")
+	return cmd
+}
+
+func parseSets(sets []string) (map[string]any, error) {
+	if len(sets) == 0 {
+		return nil, nil
+	}
+	vars := map[string]any{}
+	for _, s := range sets {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--set %q: write NAME=VALUE, e.g. --set needs_ui_review=true", s)
+		}
+		var val any
+		if err := yaml.Unmarshal([]byte(v), &val); err != nil {
+			val = v
+		}
+		vars[k] = val
+	}
+	return vars, nil
+}
+
+func (a *app) issueListCmd() *cobra.Command {
+	var asJSON bool
+	var stage string
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List issues",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			e, err := a.engine()
+			if err != nil {
+				return err
+			}
+			all, err := e.Store.List()
+			if err != nil {
+				return err
+			}
+			list := []*engine.Issue{}
+			for _, iss := range all {
+				if stage == "" || iss.Stage == stage || strings.HasPrefix(iss.Stage, stage+".") {
+					list = append(list, iss)
+				}
+			}
+			if asJSON {
+				return a.printJSON(list)
+			}
+			if len(list) == 0 {
+				fmt.Fprintln(a.out, "no issues; create one with `agenttree issue create TITLE`")
+				return nil
+			}
+			tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tSTAGE\tFLOW\tTITLE")
+			for _, iss := range list {
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", iss.ID, iss.Stage, iss.Flow, iss.Title)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	cmd.Flags().StringVar(&stage, "stage", "", "only issues at this stage (or its substages)")
+	return cmd
+}
+
+func (a *app) issueShowCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show an issue and its history",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseID(args[0])
+			if err != nil {
+				return err
+			}
+			e, err := a.engine()
+			if err != nil {
+				return err
+			}
+			iss, err := e.Store.Get(id)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return a.printJSON(iss)
+			}
+			a.printIssue(e, iss)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
+}
+
+func (a *app) printIssue(e *engine.Engine, iss *engine.Issue) {
+	fmt.Fprintf(a.out, "issue %d: %s\n", iss.ID, iss.Title)
+	fmt.Fprintf(a.out, "  stage:   %s (flow %s, version %d)\n", iss.Stage, iss.Flow, iss.Version)
+	if n, ok := e.Config.Node(iss.Stage); ok {
+		fmt.Fprintf(a.out, "  owner:   %s\n", describeNode(n))
+	}
+	fmt.Fprintf(a.out, "  branch:  %s\n", iss.Branch)
+	if iss.PRURL != "" {
+		fmt.Fprintf(a.out, "  pr:      #%d %s\n", iss.PRNumber, iss.PRURL)
+	}
+	fmt.Fprintf(a.out, "  dir:     %s\n", e.Store.Dir(iss.ID))
+	fmt.Fprintln(a.out, "  history:")
+	for _, h := range iss.History {
+		from := h.From
+		if from == "" {
+			from = "·"
+		}
+		line := fmt.Sprintf("    %s  %-9s %s → %s by %s", h.At.Local().Format("2006-01-02 15:04"), h.Kind, from, h.To, h.Actor)
+		if h.Reason != "" {
+			line += ": " + h.Reason
+		}
+		fmt.Fprintln(a.out, line)
+	}
+}
+
+func parseID(s string) (int, error) {
+	id, err := strconv.Atoi(strings.TrimPrefix(s, "#"))
+	if err != nil || id <= 0 {
+		return 0, fmt.Errorf("%q is not an issue id; ids are numbers (see `agenttree issue list`)", s)
+	}
+	return id, nil
+}

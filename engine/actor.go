@@ -1,0 +1,72 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/agenttree/agenttree/stages"
+)
+
+// Actor kinds.
+const (
+	ActorAgent      = "agent"
+	ActorHuman      = "human"
+	ActorController = "controller"
+)
+
+// Actor is who runs a command.
+type Actor struct {
+	Kind string
+	// Role is the agent's role (developer, reviewer, ...); empty otherwise.
+	Role string
+}
+
+func (a Actor) String() string {
+	if a.Kind == ActorAgent {
+		return "agent (" + a.Role + ")"
+	}
+	return a.Kind
+}
+
+// ActorFromEnv works out who is acting: AGENTTREE_ROLE naming an agent role,
+// or AGENTTREE_CONTAINER=1, is an agent; otherwise a human.
+func ActorFromEnv(getenv func(string) string) Actor {
+	role := getenv("AGENTTREE_ROLE")
+	container := getenv("AGENTTREE_CONTAINER") == "1"
+	switch role {
+	case "", "human", "manager":
+		if container {
+			return Actor{Kind: ActorAgent, Role: stages.RoleDeveloper}
+		}
+		return Actor{Kind: ActorHuman}
+	case stages.RoleController:
+		if container {
+			// A container is never the host: it keeps the agent's limits.
+			return Actor{Kind: ActorAgent, Role: role}
+		}
+		return Actor{Kind: ActorController}
+	}
+	return Actor{Kind: ActorAgent, Role: role}
+}
+
+// waitReason says why actor may not move an issue out of node, or "" if it
+// may. Agents are held to their own stages; only people leave reviews.
+func waitReason(actor Actor, node *stages.Node, id int) string {
+	switch actor.Kind {
+	case ActorAgent:
+		switch {
+		case node.HumanReview():
+			return fmt.Sprintf("%s is a human review: an agent cannot leave it; a person approves with `agenttree approve %d`", node.Path, id)
+		case node.Controller():
+			return fmt.Sprintf("%s is run by the host controller (`agenttree controller`); it moves the issue on when its checks pass", node.Path)
+		case node.ParkingLot():
+			return fmt.Sprintf("issue %d is parked in %s; a person starts it with `agenttree next -i %d`", id, node.Path, id)
+		case node.Role() != actor.Role:
+			return fmt.Sprintf("%s belongs to role %s, and this agent's role is %s (AGENTTREE_ROLE)", node.Path, node.Role(), actor.Role)
+		}
+	case ActorController:
+		if !node.Controller() {
+			return fmt.Sprintf("%s is not a controller stage; the controller leaves it alone", node.Path)
+		}
+	}
+	return ""
+}

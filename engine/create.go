@@ -1,0 +1,41 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// NewIssue is what `issue create` asks for.
+type NewIssue struct {
+	Title  string
+	Flow   string
+	Stage  string
+	Labels []string
+	Vars   map[string]any
+}
+
+// Create validates req against the config and stores a new issue at the
+// start of its flow (or at req.Stage).
+func (e *Engine) Create(ctx context.Context, req NewIssue) (*Issue, error) {
+	title := strings.TrimSpace(req.Title)
+	if title == "" {
+		return nil, fmt.Errorf("an issue needs a title: `agenttree issue create \"Add login page\"`")
+	}
+	flow, err := e.Config.Flow(req.Flow)
+	if err != nil {
+		return nil, err
+	}
+	stage := flow.Nodes[0].Path
+	if req.Stage != "" {
+		node, ok := e.Config.Node(req.Stage)
+		if !ok || flow.Index(node.Path) < 0 {
+			return nil, fmt.Errorf("flow %q has no stage %q (its stages: %s)", flow.Name, req.Stage, strings.Join(flow.Paths(), ", "))
+		}
+		stage = node.Path
+	}
+	return e.Store.Create(ctx, &Issue{
+		Slug: Slugify(title), Title: title, Flow: flow.Name, Stage: stage,
+		Labels: req.Labels, Vars: req.Vars,
+	})
+}

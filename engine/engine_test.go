@@ -1,0 +1,329 @@
+package engine_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/stages"
+)
+
+const pipeline = `
+stages:
+  - name: backlog
+    parking_lot: true
+  - name: plan
+    substages:
+      - name: draft
+        output: plan.md
+      - name: review
+        human_review: true
+  - name: implement
+    substages:
+      - name: code
+      - name: feedback
+        pre_completion:
+          - file_exists: review.md
+          - section_check: {file: review.md, section: Critical Issues, expect: empty, on_fail: code}
+        post_completion:
+          - rollback: {to: implement.code, max_rollbacks: 1}
+            when: "wants_rework"
+  - name: pr_ready
+    host: controller
+  - name: implementation_review
+    human_review: true
+  - name: accepted
+    terminal: completion
+`
+
+var (
+	agent      = engine.Actor{Kind: engine.ActorAgent, Role: "developer"}
+	human      = engine.Actor{Kind: engine.ActorHuman}
+	controller = engine.Actor{Kind: engine.ActorController}
+)
+
+func newEngine(t *testing.T, text string) *engine.Engine {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, stages.FileName)
+	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+	reg := hooks.Builtin()
+	cfg, err := stages.Load(path, reg)
+	require.NoError(t, err)
+	store, err := engine.OpenStore(filepath.Join(dir, "_agenttree"))
+	require.NoError(t, err)
+	return engine.New(cfg, store, reg, nil)
+}
+
+func create(t *testing.T, e *engine.Engine, stage string, vars map[string]any) *engine.Issue {
+	t.Helper()
+	iss, err := e.Create(context.Background(), engine.NewIssue{Title: "Add login page", Stage: stage, Vars: vars})
+	require.NoError(t, err)
+	return iss
+}
+
+func write(t *testing.T, e *engine.Engine, id int, name, text string) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(filepath.Join(e.Store.Dir(id), name), []byte(text), 0o644))
+}
+
+func next(t *testing.T, e *engine.Engine, id int, a engine.Actor) *engine.Result {
+	t.Helper()
+	res, err := e.Next(context.Background(), id, a, false)
+	require.NoError(t, err)
+	return res
+}
+
+func TestWalkThroughThePipeline(t *testing.T) {
+	e := newEngine(t, pipeline)
+	iss := create(t, e, "", nil)
+	assert.Equal(t, "backlog", iss.Stage)
+	assert.Equal(t, "issue-001-add-login-page", iss.Branch)
+
+	res := next(t, e, iss.ID, agent)
+	assert.Equal(t, engine.StatusWaiting, res.Status, "agents do not start parked issues")
+	assert.Contains(t, res.Reasons[0], "parked")
+
+	res = next(t, e, iss.ID, human)
+	require.Equal(t, engine.StatusAdvanced, res.Status, res.Reasons)
+	assert.Equal(t, "plan.draft", res.To)
+
+	res = next(t, e, iss.ID, agent)
+	require.Equal(t, engine.StatusBlocked, res.Status)
+	assert.Contains(t, res.Reasons[0], "plan.md is missing")
+	assert.Equal(t, 1, res.Status.ExitCode())
+
+	write(t, e, iss.ID, "plan.md", "# Plan\n")
+	res = next(t, e, iss.ID, agent)
+	require.Equal(t, engine.StatusAdvanced, res.Status, res.Reasons)
+	assert.Equal(t, "plan.review", res.To)
+
+	// The earlier tool let agents walk out of review substages.
+	res = next(t, e, iss.ID, agent)
+	assert.Equal(t, engine.StatusWaiting, res.Status)
+	assert.Equal(t, 3, res.Status.ExitCode())
+	res, err := e.Approve(context.Background(), iss.ID, agent, false)
+	require.NoError(t, err)
+	assert.Equal(t, engine.StatusWaiting, res.Status, "agents cannot approve")
+	container := engine.ActorFromEnv(func(k string) string { return map[string]string{"AGENTTREE_CONTAINER": "1"}[k] })
+	res, err = e.Approve(context.Background(), iss.ID, container, false)
+	require.NoError(t, err)
+	assert.Equal(t, engine.StatusWaiting, res.Status, "a container is an agent")
+
+	res, err = e.Approve(context.Background(), iss.ID, human, false)
+	require.NoError(t, err)
+	require.Equal(t, engine.StatusAdvanced, res.Status, res.Reasons)
+	assert.Equal(t, engine.KindApprove, res.Kind)
+	assert.Equal(t, "implement.code", res.To)
+
+	res = next(t, e, iss.ID, agent)
+	require.Equal(t, engine.StatusAdvanced, res.Status, res.Reasons)
+	assert.Equal(t, "implement.feedback", res.To)
+
+	// Critical issues left: the gate redirects back to code.
+	write(t, e, iss.ID, "review.md", "## Critical Issues\n- SQL injection in login\n")
+	res = next(t, e, iss.ID, agent)
+	require.Equal(t, engine.StatusAdvanced, res.Status, res.Reasons)
+	assert.Equal(t, engine.KindRedirect, res.Kind)
+	assert.Equal(t, "implement.code", res.To)
+	next(t, e, iss.ID, agent)
+
+	write(t, e, iss.ID, "review.md", "## Critical Issues\n\nNone.\n")
+	res = next(t, e, iss.ID, agent)
+	require.Equal(t, engine.StatusAdvanced, res.Status, res.Reasons)
+	assert.Equal(t, "pr_ready", res.To)
+
+	res = next(t, e, iss.ID, agent)
+	assert.Equal(t, engine.StatusWaiting, res.Status, "agents cannot leave a controller stage")
+	res = next(t, e, iss.ID, controller)
+	require.Equal(t, engine.StatusAdvanced, res.Status, res.Reasons)
+	assert.Equal(t, "implementation_review", res.To)
+
+	res = next(t, e, iss.ID, controller)
+	assert.Equal(t, engine.StatusWaiting, res.Status, "the controller does not approve")
+	res = next(t, e, iss.ID, human)
+	require.Equal(t, engine.StatusAdvanced, res.Status, res.Reasons)
+	assert.Equal(t, engine.KindApprove, res.Kind)
+	assert.Equal(t, "accepted", res.To)
+
+	res = next(t, e, iss.ID, human)
+	assert.Equal(t, engine.StatusFinal, res.Status)
+	assert.Equal(t, 0, res.Status.ExitCode())
+
+	got, err := e.Store.Get(iss.ID)
+	require.NoError(t, err)
+	var kinds []string
+	for _, h := range got.History {
+		kinds = append(kinds, h.Kind+":"+h.To+":"+h.Actor)
+	}
+	assert.Equal(t, []string{
+		"create:backlog:human", "advance:plan.draft:human", "advance:plan.review:agent",
+		"approve:implement.code:human", "advance:implement.feedback:agent", "redirect:implement.code:agent",
+		"advance:implement.feedback:agent", "advance:pr_ready:agent", "advance:implementation_review:controller",
+		"approve:accepted:human",
+	}, kinds)
+	assert.Equal(t, len(got.History), got.Version)
+
+	events, err := os.ReadFile(filepath.Join(e.Store.Dir(iss.ID), "events.jsonl"))
+	require.NoError(t, err)
+	assert.Equal(t, len(got.History), len(splitLines(string(events))))
+}
+
+func splitLines(s string) []string {
+	var out []string
+	start := 0
+	for i, c := range s {
+		if c == '\n' {
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return out
+}
+
+func TestRoleMismatchWaits(t *testing.T) {
+	e := newEngine(t, pipeline)
+	iss := create(t, e, "implement.code", nil)
+	reviewer := engine.Actor{Kind: engine.ActorAgent, Role: "reviewer"}
+	res := next(t, e, iss.ID, reviewer)
+	assert.Equal(t, engine.StatusWaiting, res.Status)
+	assert.Contains(t, res.Reasons[0], "belongs to role developer")
+}
+
+func TestDryRunChangesNothing(t *testing.T) {
+	e := newEngine(t, pipeline)
+	iss := create(t, e, "implement.code", nil)
+	res, err := e.Next(context.Background(), iss.ID, agent, true)
+	require.NoError(t, err)
+	assert.Equal(t, engine.StatusAdvanced, res.Status)
+	assert.True(t, res.DryRun)
+	got, _ := e.Store.Get(iss.ID)
+	assert.Equal(t, "implement.code", got.Stage)
+	assert.Equal(t, 1, got.Version)
+}
+
+func TestRollbackInPostCompletionWinsAndIsBounded(t *testing.T) {
+	e := newEngine(t, pipeline)
+	iss := create(t, e, "implement.feedback", map[string]any{"wants_rework": true})
+	write(t, e, iss.ID, "review.md", "## Critical Issues\n")
+
+	res := next(t, e, iss.ID, agent)
+	require.Equal(t, engine.StatusAdvanced, res.Status, res.Reasons)
+	assert.Equal(t, engine.KindRollback, res.Kind)
+	assert.Equal(t, "implement.code", res.To)
+
+	next(t, e, iss.ID, agent) // back to feedback
+	res = next(t, e, iss.ID, agent)
+	require.Equal(t, engine.StatusAdvanced, res.Status, res.Reasons)
+	assert.Equal(t, "pr_ready", res.To, "the rollback budget is spent, so the advance stands")
+	assert.NotEmpty(t, res.Warnings)
+}
+
+func TestMachineRefusesUndeclaredEdges(t *testing.T) {
+	e := newEngine(t, pipeline)
+	flow, err := e.Config.Flow("")
+	require.NoError(t, err)
+	m := e.Machine(flow)
+	ctx := context.Background()
+	assert.NoError(t, m.Check(ctx, "implement.code", "implement.feedback", engine.KindAdvance))
+	assert.NoError(t, m.Check(ctx, "implement.feedback", "implement.code", engine.KindRedirect))
+	assert.NoError(t, m.Check(ctx, "plan.review", "implement.code", engine.KindApprove))
+	assert.Error(t, m.Check(ctx, "plan.review", "implement.code", engine.KindAdvance), "a review is left by approval only")
+	assert.Error(t, m.Check(ctx, "implement.code", "accepted", engine.KindAdvance))
+	assert.Error(t, m.Check(ctx, "backlog", "implement.code", engine.KindRedirect))
+	assert.NoError(t, m.Check(ctx, "pr_ready", "pr_ready", engine.KindEscalate))
+	assert.Contains(t, m.Mermaid(), "implement__feedback -.->|redirect| implement__code")
+	assert.Contains(t, m.Dot(), `"implement.code" -> "implement.feedback" [label="advance"]`)
+}
+
+func TestActorFromEnv(t *testing.T) {
+	tests := []struct {
+		env  map[string]string
+		want engine.Actor
+	}{
+		{nil, human},
+		{map[string]string{"AGENTTREE_ROLE": "developer"}, agent},
+		{map[string]string{"AGENTTREE_ROLE": "reviewer"}, engine.Actor{Kind: engine.ActorAgent, Role: "reviewer"}},
+		{map[string]string{"AGENTTREE_CONTAINER": "1"}, agent},
+		{map[string]string{"AGENTTREE_ROLE": "controller"}, controller},
+		{map[string]string{"AGENTTREE_ROLE": "controller", "AGENTTREE_CONTAINER": "1"}, engine.Actor{Kind: engine.ActorAgent, Role: "controller"}},
+		{map[string]string{"AGENTTREE_ROLE": "manager"}, human},
+	}
+	for _, tt := range tests {
+		got := engine.ActorFromEnv(func(k string) string { return tt.env[k] })
+		assert.Equal(t, tt.want, got, "%v", tt.env)
+	}
+}
+
+func TestUpdateIsCompareAndSwap(t *testing.T) {
+	e := newEngine(t, pipeline)
+	iss := create(t, e, "implement.code", nil)
+	var wg sync.WaitGroup
+	wins := make(chan int, 16)
+	for i := 0; i < 16; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			_, err := e.Store.Update(context.Background(), iss.ID, iss.Version, func(cur *engine.Issue) error {
+				cur.Title = "winner"
+				return nil
+			})
+			if err == nil {
+				wins <- i
+				return
+			}
+			var ce *engine.ConflictError
+			assert.ErrorAs(t, err, &ce)
+		}(i)
+	}
+	wg.Wait()
+	close(wins)
+	assert.Len(t, wins, 1)
+	got, err := e.Store.Get(iss.ID)
+	require.NoError(t, err)
+	assert.Equal(t, 2, got.Version)
+}
+
+func TestCreateAllocatesUniqueIDs(t *testing.T) {
+	e := newEngine(t, pipeline)
+	var wg sync.WaitGroup
+	ids := make(chan int, 20)
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			iss, err := e.Create(context.Background(), engine.NewIssue{Title: "parallel"})
+			if assert.NoError(t, err) {
+				ids <- iss.ID
+			}
+		}()
+	}
+	wg.Wait()
+	close(ids)
+	seen := map[int]bool{}
+	for id := range ids {
+		assert.False(t, seen[id], "id %d given twice", id)
+		seen[id] = true
+	}
+	assert.Len(t, seen, 20)
+}
+
+func TestCreateRejectsBadInput(t *testing.T) {
+	e := newEngine(t, pipeline)
+	_, err := e.Create(context.Background(), engine.NewIssue{Title: " "})
+	assert.ErrorContains(t, err, "needs a title")
+	_, err = e.Create(context.Background(), engine.NewIssue{Title: "x", Flow: "nope"})
+	assert.ErrorContains(t, err, `no flow named "nope"`)
+	_, err = e.Create(context.Background(), engine.NewIssue{Title: "x", Stage: "implemnt"})
+	assert.ErrorContains(t, err, `has no stage "implemnt"`)
+	list, err := e.Store.List()
+	require.NoError(t, err)
+	assert.Empty(t, list, "nothing is written for bad input")
+}

@@ -1,0 +1,73 @@
+// Package engine keeps issues on disk, moves them through the stage machine
+// and runs the hooks that guard each move. It is the only writer of issue
+// state.
+package engine
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Issue is one unit of work moving through a flow. It is stored as
+// _agenttree/issues/NNN/issue.yaml.
+type Issue struct {
+	ID       int               `yaml:"id" json:"id"`
+	Slug     string            `yaml:"slug" json:"slug"`
+	Title    string            `yaml:"title" json:"title"`
+	Flow     string            `yaml:"flow" json:"flow"`
+	Stage    string            `yaml:"stage" json:"stage"`
+	Version  int               `yaml:"version" json:"version"`
+	Branch   string            `yaml:"branch,omitempty" json:"branch,omitempty"`
+	PRNumber int               `yaml:"pr_number,omitempty" json:"pr_number,omitempty"`
+	PRURL    string            `yaml:"pr_url,omitempty" json:"pr_url,omitempty"`
+	HeadSHA  string            `yaml:"head_sha,omitempty" json:"head_sha,omitempty"`
+	Labels   []string          `yaml:"labels,omitempty" json:"labels,omitempty"`
+	Vars     map[string]any    `yaml:"vars,omitempty" json:"vars,omitempty"`
+	Outputs  map[string]string `yaml:"outputs,omitempty" json:"outputs,omitempty"`
+	Created  time.Time         `yaml:"created" json:"created"`
+	Updated  time.Time         `yaml:"updated" json:"updated"`
+	History  []HistoryEntry    `yaml:"history" json:"history"`
+}
+
+// History kinds.
+const (
+	KindCreate   = "create"
+	KindAdvance  = "advance"
+	KindStepBack = "step_back"
+	KindRedirect = "redirect"
+	KindRollback = "rollback"
+	KindApprove  = "approve"
+	KindEscalate = "escalate"
+	KindResume   = "resume"
+)
+
+// HistoryEntry records one change of stage (or escalation).
+type HistoryEntry struct {
+	From   string    `yaml:"from" json:"from"`
+	To     string    `yaml:"to" json:"to"`
+	Kind   string    `yaml:"kind" json:"kind"`
+	Actor  string    `yaml:"actor" json:"actor"`
+	Reason string    `yaml:"reason,omitempty" json:"reason"`
+	At     time.Time `yaml:"at" json:"at"`
+}
+
+var slugRE = regexp.MustCompile(`[^a-z0-9]+`)
+
+// Slugify makes a branch- and path-safe slug from a title.
+func Slugify(title string) string {
+	s := strings.Trim(slugRE.ReplaceAllString(strings.ToLower(title), "-"), "-")
+	if len(s) > 40 {
+		s = strings.TrimRight(s[:40], "-")
+	}
+	if s == "" {
+		s = "issue"
+	}
+	return s
+}
+
+// DefaultBranchName is the branch an issue's work happens on.
+func DefaultBranchName(id int, slug string) string {
+	return fmt.Sprintf("issue-%03d-%s", id, slug)
+}

@@ -1,0 +1,255 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/gofrs/flock"
+	"gopkg.in/yaml.v3"
+)
+
+// ErrNotFound is returned for an issue id with no issue.yaml.
+var ErrNotFound = errors.New("issue not found")
+
+// ConflictError says an update lost a compare-and-swap on the version.
+type ConflictError struct {
+	ID              int
+	Expected, Found int
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("issue %d changed while this command ran (version %d, now %d); look at `agenttree issue show %d` and run the command again if it still applies", e.ID, e.Expected, e.Found, e.ID)
+}
+
+// Store keeps issues under a state directory (`_agenttree/`). Every write
+// is atomic (temp file, fsync, rename) and made under the issue's file lock.
+type Store struct {
+	root string
+	// LockTimeout bounds how long a writer waits for a lock.
+	LockTimeout time.Duration
+	now         func() time.Time
+}
+
+// OpenStore opens (creating if needed) the state directory root.
+func OpenStore(root string) (*Store, error) {
+	if err := os.MkdirAll(filepath.Join(root, "issues"), 0o755); err != nil {
+		return nil, fmt.Errorf("create state directory: %w", err)
+	}
+	return &Store{root: root, LockTimeout: 30 * time.Second, now: time.Now}, nil
+}
+
+// Root is the state directory.
+func (s *Store) Root() string { return s.root }
+
+// Dir is the directory of issue id.
+func (s *Store) Dir(id int) string {
+	return filepath.Join(s.root, "issues", fmt.Sprintf("%03d", id))
+}
+
+func (s *Store) path(id int) string { return filepath.Join(s.Dir(id), "issue.yaml") }
+
+// lock takes an exclusive file lock, waiting up to LockTimeout.
+func (s *Store) lock(ctx context.Context, path, what string) (*flock.Flock, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.LockTimeout)
+	defer cancel()
+	fl := flock.New(path)
+	ok, err := fl.TryLockContext(ctx, 2*time.Millisecond)
+	if err != nil || !ok {
+		return nil, fmt.Errorf("%s is locked by another agenttree process (lock %s): %v; try again", what, path, err)
+	}
+	return fl, nil
+}
+
+// Get reads issue id.
+func (s *Store) Get(id int) (*Issue, error) {
+	data, err := os.ReadFile(s.path(id))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("issue %d: %w (list issues with `agenttree issue list`)", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var iss Issue
+	if err := yaml.Unmarshal(data, &iss); err != nil {
+		return nil, fmt.Errorf("%s: %w", s.path(id), err)
+	}
+	return &iss, nil
+}
+
+// List reads every issue, in id order.
+func (s *Store) List() ([]*Issue, error) {
+	ids, err := s.ids()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Issue, 0, len(ids))
+	for _, id := range ids {
+		iss, err := s.Get(id)
+		if errors.Is(err, ErrNotFound) {
+			continue // a directory being created
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, iss)
+	}
+	return out, nil
+}
+
+func (s *Store) ids() ([]int, error) {
+	entries, err := os.ReadDir(filepath.Join(s.root, "issues"))
+	if err != nil {
+		return nil, err
+	}
+	var ids []int
+	for _, e := range entries {
+		if id, err := strconv.Atoi(e.Name()); err == nil && e.IsDir() && id > 0 {
+			ids = append(ids, id)
+		}
+	}
+	sort.Ints(ids)
+	return ids, nil
+}
+
+// Create allocates the next id under the store lock and writes iss with it.
+func (s *Store) Create(ctx context.Context, iss *Issue) (*Issue, error) {
+	fl, err := s.lock(ctx, filepath.Join(s.root, "issues", ".lock"), "the issue list")
+	if err != nil {
+		return nil, err
+	}
+	defer fl.Unlock()
+	ids, err := s.ids()
+	if err != nil {
+		return nil, err
+	}
+	next := 1
+	if len(ids) > 0 {
+		next = ids[len(ids)-1] + 1
+	}
+	created := *iss
+	created.ID = next
+	created.Version = 1
+	now := s.now().UTC().Truncate(time.Second)
+	created.Created, created.Updated = now, now
+	created.History = []HistoryEntry{{To: created.Stage, Kind: KindCreate, Actor: "human", At: now}}
+	if created.Branch == "" {
+		created.Branch = DefaultBranchName(next, created.Slug)
+	}
+	dir := s.Dir(next)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := s.write(&created); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	s.appendEvents(&created, created.History)
+	return &created, nil
+}
+
+// Update applies fn to issue id under its lock if its version is still
+// expected, bumps the version and writes it atomically. fn's history
+// entries beyond the old length are appended to events.jsonl.
+func (s *Store) Update(ctx context.Context, id, expected int, fn func(*Issue) error) (*Issue, error) {
+	fl, err := s.lock(ctx, filepath.Join(s.Dir(id), ".lock"), fmt.Sprintf("issue %d", id))
+	if err != nil {
+		return nil, err
+	}
+	defer fl.Unlock()
+	cur, err := s.Get(id)
+	if err != nil {
+		return nil, err
+	}
+	if cur.Version != expected {
+		return nil, &ConflictError{ID: id, Expected: expected, Found: cur.Version}
+	}
+	before := len(cur.History)
+	if err := fn(cur); err != nil {
+		return nil, err
+	}
+	cur.Version = expected + 1
+	cur.Updated = s.now().UTC().Truncate(time.Second)
+	if err := s.write(cur); err != nil {
+		return nil, err
+	}
+	if len(cur.History) > before {
+		s.appendEvents(cur, cur.History[before:])
+	}
+	return cur, nil
+}
+
+func (s *Store) write(iss *Issue) error {
+	data, err := yaml.Marshal(iss)
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(s.path(iss.ID), data, 0o644)
+}
+
+type event struct {
+	Issue   int `json:"issue"`
+	Version int `json:"version"`
+	HistoryEntry
+}
+
+// appendEvents adds lines to events.jsonl. The log follows issue.yaml,
+// which is the truth: a crash between the two loses a log line, never state.
+func (s *Store) appendEvents(iss *Issue, entries []HistoryEntry) {
+	f, err := os.OpenFile(filepath.Join(s.Dir(iss.ID), "events.jsonl"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	var buf []byte
+	for _, h := range entries {
+		line, err := json.Marshal(event{Issue: iss.ID, Version: iss.Version, HistoryEntry: h})
+		if err != nil {
+			continue
+		}
+		buf = append(append(buf, line...), '\n')
+	}
+	_, _ = f.Write(buf)
+}
+
+// WriteFileAtomic writes data to path so that readers see the old file or
+// the new one, never a mix: temp file in the same directory, fsync, rename,
+// fsync the directory.
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	name := tmp.Name()
+	defer os.Remove(name) // no-op after a successful rename
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(name, path); err != nil {
+		return err
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}
