@@ -244,6 +244,7 @@ func withOutput(m map[string]string, k, v string) map[string]string {
 // runs the completion hooks and enters the new stage.
 func (e *Engine) advance(ctx context.Context, iss *Issue, flow *stages.Flow, node, to *stages.Node, kind string, actor Actor, res *Result) {
 	m := e.Machine(flow)
+	res.To = to.Path
 	if err := m.Check(ctx, node.Path, to.Path, kind); err != nil {
 		res.Status = StatusBlocked
 		res.Reasons = append(res.Reasons, err.Error())

@@ -47,7 +47,7 @@ func (m *Machine) Mermaid() string {
 			continue
 		}
 		arrow := "-->"
-		if e.Kind != KindAdvance {
+		if e.Kind != KindAdvance && e.Kind != KindApprove {
 			arrow = "-.->"
 		}
 		fmt.Fprintf(&b, "    %s %s|%s| %s\n", nodeID(e.From), arrow, e.Kind, nodeID(e.To))
@@ -76,7 +76,7 @@ func (m *Machine) Dot() string {
 			continue
 		}
 		style := ""
-		if e.Kind != KindAdvance {
+		if e.Kind != KindAdvance && e.Kind != KindApprove {
 			style = ", style=dashed"
 		}
 		fmt.Fprintf(&b, "    %q -> %q [label=%q%s];\n", e.From, e.To, e.Kind, style)

@@ -186,6 +186,7 @@ func (a *app) stagesCmd() *cobra.Command {
 func describeNode(n *stages.Node) string {
 	var parts []string
 	switch {
+	case n.Terminal() != "":
 	case n.Controller():
 		parts = append(parts, "controller")
 	case n.HumanReview():
