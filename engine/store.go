@@ -11,8 +11,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/gofrs/flock"
 	"gopkg.in/yaml.v3"
+
+	"github.com/agenttree/agenttree/internal/atomicfile"
 )
 
 // ErrNotFound is returned for an issue id with no issue.yaml.
@@ -56,15 +57,8 @@ func (s *Store) Dir(id int) string {
 func (s *Store) path(id int) string { return filepath.Join(s.Dir(id), "issue.yaml") }
 
 // lock takes an exclusive file lock, waiting up to LockTimeout.
-func (s *Store) lock(ctx context.Context, path, what string) (*flock.Flock, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.LockTimeout)
-	defer cancel()
-	fl := flock.New(path)
-	ok, err := fl.TryLockContext(ctx, 2*time.Millisecond)
-	if err != nil || !ok {
-		return nil, fmt.Errorf("%s is locked by another agenttree process (lock %s): %v; try again", what, path, err)
-	}
-	return fl, nil
+func (s *Store) lock(ctx context.Context, path, what string) (func(), error) {
+	return atomicfile.Lock(ctx, path, s.LockTimeout, what)
 }
 
 // Get reads issue id.
@@ -120,11 +114,11 @@ func (s *Store) ids() ([]int, error) {
 
 // Create allocates the next id under the store lock and writes iss with it.
 func (s *Store) Create(ctx context.Context, iss *Issue) (*Issue, error) {
-	fl, err := s.lock(ctx, filepath.Join(s.root, "issues", ".lock"), "the issue list")
+	unlock, err := s.lock(ctx, filepath.Join(s.root, "issues", ".lock"), "the issue list")
 	if err != nil {
 		return nil, err
 	}
-	defer fl.Unlock()
+	defer unlock()
 	ids, err := s.ids()
 	if err != nil {
 		return nil, err
@@ -158,11 +152,11 @@ func (s *Store) Create(ctx context.Context, iss *Issue) (*Issue, error) {
 // expected, bumps the version and writes it atomically. fn's history
 // entries beyond the old length are appended to events.jsonl.
 func (s *Store) Update(ctx context.Context, id, expected int, fn func(*Issue) error) (*Issue, error) {
-	fl, err := s.lock(ctx, filepath.Join(s.Dir(id), ".lock"), fmt.Sprintf("issue %d", id))
+	unlock, err := s.lock(ctx, filepath.Join(s.Dir(id), ".lock"), fmt.Sprintf("issue %d", id))
 	if err != nil {
 		return nil, err
 	}
-	defer fl.Unlock()
+	defer unlock()
 	cur, err := s.Get(id)
 	if err != nil {
 		return nil, err
@@ -218,38 +212,7 @@ func (s *Store) appendEvents(iss *Issue, entries []HistoryEntry) {
 	_, _ = f.Write(buf)
 }
 
-// WriteFileAtomic writes data to path so that readers see the old file or
-// the new one, never a mix: temp file in the same directory, fsync, rename,
-// fsync the directory.
+// WriteFileAtomic writes data to path atomically (see atomicfile.Write).
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	name := tmp.Name()
-	defer os.Remove(name) // no-op after a successful rename
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(name, path); err != nil {
-		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
-	return nil
+	return atomicfile.Write(path, data, perm)
 }

@@ -1,0 +1,187 @@
+// Package forge is the engine's view of where pull requests live: GitHub, or
+// the local forge (a bare git repository and records under _agenttree/forge).
+// Hooks talk to a Forge; implementations live in internal/github and
+// forge/local.
+package forge
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// PR states.
+const (
+	StateOpen   = "open"
+	StateMerged = "merged"
+	StateClosed = "closed"
+)
+
+// Mergeability. Unknown is normal on GitHub while it computes the answer in
+// the background.
+const (
+	Mergeable   = "mergeable"
+	Conflicting = "conflicting"
+	Unknown     = "unknown"
+)
+
+// Review decisions.
+const (
+	ReviewApproved         = "approved"
+	ReviewChangesRequested = "changes_requested"
+	ReviewRequired         = "review_required"
+	ReviewNone             = ""
+)
+
+// PR is a pull request's state at one moment.
+type PR struct {
+	Number    int    `json:"number"`
+	URL       string `json:"url"`
+	Title     string `json:"title"`
+	Branch    string `json:"branch"`
+	Base      string `json:"base"`
+	HeadSHA   string `json:"head_sha"`
+	State     string `json:"state"`
+	Draft     bool   `json:"draft"`
+	Mergeable string `json:"mergeable"`
+	// ReviewDecision is approved, changes_requested, review_required or "".
+	ReviewDecision string `json:"review_decision"`
+	// Checks is the CI state of HeadSHA when the forge reports it with the
+	// PR (the batched query does); nil when not fetched.
+	Checks []Check `json:"checks,omitempty"`
+}
+
+// CheckState classifies one check run or commit status.
+type CheckState string
+
+const (
+	CheckPending        CheckState = "pending" // queued, in progress, waiting, requested
+	CheckSuccess        CheckState = "success"
+	CheckNeutral        CheckState = "neutral" // passing
+	CheckSkipped        CheckState = "skipped" // passing
+	CheckFailure        CheckState = "failure"
+	CheckCancelled      CheckState = "cancelled"
+	CheckTimedOut       CheckState = "timed_out"
+	CheckActionRequired CheckState = "action_required"
+	CheckStale          CheckState = "stale"
+)
+
+// Passing reports whether the state lets a PR through.
+func (s CheckState) Passing() bool {
+	return s == CheckSuccess || s == CheckNeutral || s == CheckSkipped
+}
+
+// Done reports whether the check has finished.
+func (s CheckState) Done() bool { return s != CheckPending }
+
+// Check is one CI result bound to a commit.
+type Check struct {
+	// ID identifies the check for reruns and logs (a check run id on GitHub).
+	ID    int64      `json:"id,omitempty"`
+	Name  string     `json:"name"`
+	SHA   string     `json:"sha"`
+	State CheckState `json:"state"`
+	URL   string     `json:"url,omitempty"`
+	// Kind is "check_run" or "status" on GitHub, "local" on the local forge.
+	Kind string `json:"kind"`
+	// JobID names a GitHub Actions job whose log can be fetched.
+	JobID       int64     `json:"job_id,omitempty"`
+	StartedAt   time.Time `json:"started_at,omitempty"`
+	CompletedAt time.Time `json:"completed_at,omitempty"`
+}
+
+// NewPR asks for a pull request.
+type NewPR struct {
+	Branch string
+	Base   string
+	Title  string
+	Body   string
+	Draft  bool
+	Labels []string
+}
+
+// MergeMethod is squash, merge or rebase.
+type MergeMethod string
+
+const (
+	MergeSquash MergeMethod = "squash"
+	MergeMerge  MergeMethod = "merge"
+	MergeRebase MergeMethod = "rebase"
+)
+
+// Forge is where pull requests live. Every method is safe to call again
+// after a failure or a crash: EnsurePR finds the PR a previous call opened,
+// Merge of a merged PR succeeds.
+type Forge interface {
+	// EnsurePR opens a PR for req.Branch, or returns the open one that
+	// exists; created says which.
+	EnsurePR(ctx context.Context, req NewPR) (pr *PR, created bool, err error)
+	// PR returns a PR's current state.
+	PR(ctx context.Context, number int) (*PR, error)
+	// PRs returns many PRs' state, checks included, in as few requests as
+	// the forge allows. Numbers it cannot find are absent from the map.
+	PRs(ctx context.Context, numbers []int) (map[int]*PR, error)
+	// Checks lists the checks for one commit.
+	Checks(ctx context.Context, sha string) ([]Check, error)
+	// Rerun starts the given failed checks again.
+	Rerun(ctx context.Context, checks []Check) error
+	// Log returns the tail (at most lines lines) of a failed check's log,
+	// or "" when the forge has none.
+	Log(ctx context.Context, c Check, lines int) (string, error)
+	// Merge merges a PR; merging a merged PR succeeds.
+	Merge(ctx context.Context, number int, method MergeMethod, deleteBranch bool) error
+	// Close closes a PR, leaving comment if not empty.
+	Close(ctx context.Context, number int, comment string) error
+	// Comment adds a comment to a PR.
+	Comment(ctx context.Context, number int, body string) error
+}
+
+// Errors a Forge reports. An API error is never a CI failure: callers tell
+// them apart with errors.Is.
+var (
+	ErrNotFound  = errors.New("not found")
+	ErrAuth      = errors.New("authentication failed")
+	ErrRateLimit = errors.New("rate limited")
+	ErrConflict  = errors.New("merge conflict")
+)
+
+// RateLimitError carries when a rate limit resets.
+type RateLimitError struct {
+	Reset      time.Time
+	RetryAfter time.Duration
+	Secondary  bool
+}
+
+func (e *RateLimitError) Error() string {
+	kind := "primary"
+	if e.Secondary {
+		kind = "secondary"
+	}
+	return "GitHub " + kind + " rate limit; retry after " + e.RetryAfter.String()
+}
+
+func (e *RateLimitError) Unwrap() error { return ErrRateLimit }
+
+// Summary counts a commit's checks by state.
+type Summary struct {
+	Total, Pending, Passing, Failing int
+	Failed                           []Check
+}
+
+// Summarize counts checks by state.
+func Summarize(checks []Check) Summary {
+	var s Summary
+	for _, c := range checks {
+		s.Total++
+		switch {
+		case !c.State.Done():
+			s.Pending++
+		case c.State.Passing():
+			s.Passing++
+		default:
+			s.Failing++
+			s.Failed = append(s.Failed, c)
+		}
+	}
+	return s
+}

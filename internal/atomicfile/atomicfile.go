@@ -1,0 +1,65 @@
+// Package atomicfile writes files so that readers see the old content or
+// the new, never a mix, and takes the file locks that serialize writers.
+package atomicfile
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/gofrs/flock"
+)
+
+// Write writes data to path: temp file in the same directory, fsync,
+// rename, fsync the directory.
+func Write(path string, data []byte, perm os.FileMode) error {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	name := tmp.Name()
+	defer os.Remove(name) // no-op after a successful rename
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(name, path); err != nil {
+		return err
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// Lock takes an exclusive lock on the file at path (created if missing),
+// waiting until ctx is done or timeout passes. what names the locked thing
+// in the error.
+func Lock(ctx context.Context, path string, timeout time.Duration, what string) (unlock func(), err error) {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	fl := flock.New(path)
+	ok, err := fl.TryLockContext(ctx, 2*time.Millisecond)
+	if err != nil || !ok {
+		return nil, fmt.Errorf("%s is locked by another agenttree process (lock %s): %v; try again", what, path, err)
+	}
+	return func() { _ = fl.Unlock() }, nil
+}
