@@ -81,6 +81,9 @@ const nextHint = "then run `agenttree next` again"
 // what agents wrote, and a config or a symlink must not make them read
 // anything else.
 func issuePath(dir, name string) (string, error) {
+	if dir == "" {
+		return "", fmt.Errorf("%s: the issue has no directory to read it from", name)
+	}
 	if filepath.IsAbs(name) {
 		return "", fmt.Errorf("%s: absolute paths are not allowed; give the file relative to the issue directory", name)
 	}

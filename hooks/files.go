@@ -38,7 +38,7 @@ func sectionCheck(_ context.Context, c *Call) Outcome {
 	case "empty":
 		if items := filled(listItems(lines)); len(items) > 0 {
 			return checkFailed(c, fmt.Sprintf("%s still has %s (%s)", where, plural(len(items), "list item", "list items"), quoteItems(items)),
-				`resolve them and remove them from the section (a plain line such as "None" is fine)`)
+				pick(len(items), "resolve it and remove it", "resolve them and remove them")+` from the section (a plain line such as "None" is fine)`)
 		}
 	case "not_empty":
 		if !hasContent(lines) {
@@ -59,7 +59,7 @@ func sectionCheck(_ context.Context, c *Call) Outcome {
 		}
 		if len(open) > 0 {
 			return checkFailed(c, fmt.Sprintf("%s has %s (%s)", where, plural(len(open), "unchecked box", "unchecked boxes"), quoteItems(open)),
-				"do them and check the boxes (`- [x]`)")
+				pick(len(open), "do it and check the box", "do them and check the boxes")+" (`- [x]`)")
 		}
 	default:
 		return Failf("section_check: unknown expect %q; use empty, not_empty or all_checked", expect)

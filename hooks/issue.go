@@ -37,8 +37,9 @@ type Event struct {
 	At                            time.Time
 }
 
-// CondVars are the variables conditions see: the issue's vars, its outputs
-// and its fields.
+// CondVars are the variables conditions see: the issue's fields, its vars
+// and its hooks' outputs. Vars a person set win over outputs of the same
+// name, here and in MessageVars.
 func (i *Issue) CondVars() map[string]any {
 	v := make(map[string]any, len(i.Vars)+len(i.Outputs)+8)
 	for k, x := range i.Outputs {
@@ -60,11 +61,11 @@ func (i *Issue) CondVars() map[string]any {
 // MessageVars are the variables message templates see.
 func (i *Issue) MessageVars() map[string]string {
 	v := make(map[string]string, len(i.Outputs)+12)
-	for k, x := range i.Vars {
-		v[k] = toString(x)
-	}
 	for k, x := range i.Outputs {
 		v[k] = x
+	}
+	for k, x := range i.Vars {
+		v[k] = toString(x)
 	}
 	v["issue_id"] = strconv.Itoa(i.ID)
 	v["issue_title"] = i.Title

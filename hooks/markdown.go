@@ -235,9 +235,14 @@ func clip(s string, n int) string {
 	return s
 }
 
+// plural is "1 item" or "3 items".
 func plural(n int, one, many string) string {
+	return fmt.Sprintf("%d %s", n, pick(n, one, many))
+}
+
+func pick(n int, one, many string) string {
 	if n == 1 {
-		return "1 " + one
+		return one
 	}
-	return fmt.Sprintf("%d %s", n, many)
+	return many
 }

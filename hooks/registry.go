@@ -121,15 +121,17 @@ func (r *Registry) Run(ctx context.Context, entry *stages.HookEntry, issue *Issu
 		}
 		return o
 	}
-	out := attempt()
-	if entry.Retries > 0 && out.transient() {
+	var out Outcome
+	if entry.Retries == 0 {
+		out = attempt()
+	} else {
 		bo := backoff.NewExponentialBackOff()
 		bo.InitialInterval = r.RetryBase
 		b := backoff.WithContext(backoff.WithMaxRetries(bo, uint64(entry.Retries)), ctx)
 		_ = backoff.Retry(func() error {
 			out = attempt()
 			if out.transient() {
-				call.Log.Info("transient hook failure; retrying", "class", out.Class, "reason", out.Reason)
+				call.Log.Info("transient hook failure", "class", out.Class, "reason", out.Reason)
 				return errors.New(out.Reason)
 			}
 			return nil
@@ -139,7 +141,9 @@ func (r *Registry) Run(ctx context.Context, entry *stages.HookEntry, issue *Issu
 		out.Reason = entry.Context + ": " + out.Reason
 	}
 	if entry.Optional && out.Kind == KindFail {
-		return Outcome{Kind: KindPass, Outputs: out.Outputs, Warnings: append(out.Warnings, "optional "+entry.Label()+" failed: "+out.Reason)}
+		// The reason already carries the context label, if any.
+		warning := "optional " + entry.Name + " failed: " + out.Reason
+		return Outcome{Kind: KindPass, Outputs: out.Outputs, Warnings: append(out.Warnings, warning)}
 	}
 	return out
 }

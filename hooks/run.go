@@ -27,9 +27,12 @@ const (
 )
 
 var (
-	// Checked before auth: GitHub answers a secondary rate limit with 403.
-	rateLimitRE = regexp.MustCompile(`(?i)rate[ _-]?limit|too many requests|` + httpStatus("429"))
-	authRE      = regexp.MustCompile(`(?i)authentication failed|permission denied \(publickey|bad credentials|unauthori[sz]ed|` +
+	// Phrased tightly enough that the output of failing tests about rate
+	// limiting (test_rate_limit, TestUnauthorized) does not match. Checked
+	// before auth: GitHub answers a secondary rate limit with 403.
+	rateLimitRE = regexp.MustCompile(`(?i)rate[ -]?limit(?:ed| exceeded| reached)|(?:exceeded|reached|hit) (?:a |the |your )?(?:\w+ )?rate[ -]?limit|` +
+		`too ?many ?requests|` + httpStatus("429"))
+	authRE = regexp.MustCompile(`(?i)authentication failed|permission denied \(publickey|bad credentials|\bunauthori[sz]ed\b|` +
 		`403 forbidden|could not read username|invalid username or password|requires authentication|` + httpStatus("401"))
 )
 
@@ -41,8 +44,9 @@ func httpStatus(code string) string {
 
 // runCommand runs a shell command in the issue's work tree. It never waits
 // longer than its timeout: the command runs in its own process group, the
-// whole group is killed when time is up, and a grandchild that keeps the
-// output pipe open is cut off after runWaitDelay.
+// whole group is killed when time is up or the shell exits, and a process
+// that escaped the group but keeps the output pipe open is cut off
+// runWaitDelay after the shell exits.
 func runCommand(ctx context.Context, c *Call) Outcome {
 	command := c.Params.String("command", "")
 	timeout := runTimeout(c)
@@ -69,6 +73,11 @@ func runCommand(ctx context.Context, c *Call) Outcome {
 	cmd.WaitDelay = runWaitDelay
 
 	err := cmd.Run()
+	if cmd.ProcessState != nil {
+		// A hook leaves nothing running: whatever the shell started in the
+		// background dies with it, unless it left the process group (setsid).
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
 	tail := lastLines(out.String(), runTailLines)
 	outputs := jsonOutputs(tail)
 	status := exitStatus(cmd.ProcessState)

@@ -786,6 +786,10 @@ func (l *loader) param(h *HookEntry, spec HookSpec, key, val *yaml.Node, stage *
 	bad := func(err error) {
 		l.d.errorf(l.pos(val), "", "hook `%s` parameter `%s`: %s", h.Name, key.Value, err)
 	}
+	if _, dup := h.Params[p.Name]; dup {
+		l.d.errorf(l.pos(key), "keep one spelling", "hook `%s` parameter `%s` is given twice (`%s` is another spelling of it)", h.Name, p.Name, key.Value)
+		return
+	}
 	switch p.Type {
 	case ParamString, ParamTemplate, ParamStageRef, ParamEnum:
 		s, err := scalarString(val)

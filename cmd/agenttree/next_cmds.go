@@ -43,7 +43,8 @@ func (a *app) resolveIssue(flag string, dir string) (int, error) {
 		}
 		return id, nil
 	}
-	cmd := exec.CommandContext(a.ctx, "git", "rev-parse", "--abbrev-ref", "HEAD")
+	// symbolic-ref, unlike rev-parse, also names a branch with no commits yet.
+	cmd := exec.CommandContext(a.ctx, "git", "symbolic-ref", "--quiet", "--short", "HEAD")
 	cmd.Dir = dir
 	out, err := cmd.Output()
 	branch := strings.TrimSpace(string(out))

@@ -1,0 +1,69 @@
+package hooks
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestStepBack(t *testing.T) {
+	issue := &Issue{ID: 42, Title: "Fix login", Stage: "pr_ready", Outputs: map[string]string{"failed_checks": "lint, test"}}
+	tests := []struct {
+		name    string
+		params  Params
+		message string
+	}{
+		{"rendered message", Params{"to": "implement.feedback", "message": "#{{issue_id}} {{ issue_title }}: {{failed_checks}} failed{{nope}}"},
+			"#42 Fix login: lint, test failed"},
+		{"default message", Params{"to": "implement.feedback"}, "stepped back from pr_ready to implement.feedback"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := callHook(t, context.Background(), "step_back", issue, tt.params)
+			assert.Equal(t, KindStepBack, o.Kind)
+			assert.Equal(t, "implement.feedback", o.Target)
+			assert.Equal(t, tt.message, o.Message)
+		})
+	}
+}
+
+func TestRollback(t *testing.T) {
+	rb := func(to string) Event { return Event{Kind: "rollback", To: to} }
+	history := []Event{
+		{Kind: "advance", To: "implement.code"},
+		rb("implement.code"),
+		{Kind: "step_back", To: "implement.code"},
+		rb("implement.plan"),
+		rb("implement.code"),
+	}
+	tests := []struct {
+		name    string
+		history []Event
+		max     any // nil: not set
+		kind    Kind
+		reason  string
+	}{
+		{"first, unlimited", nil, nil, KindRollback, "rollback 1 to implement.code"},
+		{"third, unlimited", history, nil, KindRollback, "rollback 3 to implement.code"},
+		{"zero means unlimited", history, 0, KindRollback, "rollback 3 to implement.code"},
+		{"within budget", history, 3, KindRollback, "rollback 3 of 3 to implement.code"},
+		{"budget spent", history, 2, KindFail,
+			"rollback to implement.code has already happened 2 times (max_rollbacks: 2); the loop is not converging, so a human should decide"},
+		{"only rollbacks to the same target count", history[:4], 2, KindRollback, "rollback 2 of 2 to implement.code"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			params := Params{"to": "implement.code"}
+			if tt.max != nil {
+				params["max_rollbacks"] = tt.max
+			}
+			o := callHook(t, context.Background(), "rollback", &Issue{History: tt.history}, params)
+			assert.Equal(t, tt.kind, o.Kind)
+			assert.Contains(t, o.Reason, tt.reason)
+			if tt.kind == KindRollback {
+				assert.Equal(t, "implement.code", o.Target)
+			}
+		})
+	}
+}

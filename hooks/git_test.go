@@ -1,0 +1,131 @@
+package hooks
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// gitCmd runs git in dir, isolated from the user's configuration.
+func gitCmd(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(),
+		"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=Test", "GIT_AUTHOR_EMAIL=test@example.com",
+		"GIT_COMMITTER_NAME=Test", "GIT_COMMITTER_EMAIL=test@example.com")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "git %s: %s", strings.Join(args, " "), out)
+	return string(out)
+}
+
+// newClone makes a bare origin with one commit on main and a clone of it
+// checked out on a new branch issue-7.
+func newClone(t *testing.T) (work string) {
+	t.Helper()
+	root := t.TempDir()
+	origin := filepath.Join(root, "origin.git")
+	work = filepath.Join(root, "work")
+	gitCmd(t, root, "init", "--quiet", "--bare", "--initial-branch=main", origin)
+	gitCmd(t, root, "clone", "--quiet", origin, work)
+	gitCmd(t, work, "checkout", "--quiet", "-B", "main")
+	gitCmd(t, work, "commit", "--quiet", "--allow-empty", "-m", "init")
+	gitCmd(t, work, "push", "--quiet", "origin", "main")
+	gitCmd(t, work, "checkout", "--quiet", "-b", "issue-7")
+	return work
+}
+
+func TestHasCommits(t *testing.T) {
+	t.Parallel()
+	work := newClone(t)
+	issue := &Issue{Dir: t.TempDir(), WorkDir: work, Branch: "issue-7", DefaultBranch: "main"}
+	commit := func(msg string) func(t *testing.T) {
+		return func(t *testing.T) { gitCmd(t, work, "commit", "--quiet", "--allow-empty", "-m", msg) }
+	}
+	steps := []struct {
+		name   string
+		before func(t *testing.T)
+		kind   Kind
+		count  string
+		reason string
+	}{
+		{name: "fresh branch", kind: KindFail, count: "0",
+			reason: "no commits on issue-7 beyond origin/main, main; commit your work first, then run `agenttree next` again"},
+		{name: "one commit", before: commit("work"), kind: KindPass, count: "1"},
+		{name: "two commits", before: commit("more work"), kind: KindPass, count: "2"},
+		{name: "pushed: nothing new beyond origin/issue-7",
+			before: func(t *testing.T) { gitCmd(t, work, "push", "--quiet", "origin", "issue-7") },
+			kind:   KindFail, count: "0", reason: "no commits on issue-7 beyond origin/issue-7, origin/main, main"},
+		{name: "new work after the push", before: commit("fix CI"), kind: KindPass, count: "1"},
+		{name: "commits merged to main do not count",
+			before: func(t *testing.T) {
+				gitCmd(t, work, "push", "--quiet", "origin", "issue-7:main")
+				gitCmd(t, work, "fetch", "--quiet", "origin")
+			},
+			kind: KindFail, count: "0"},
+	}
+	for _, s := range steps {
+		// The steps build on each other, so they run in order.
+		ok := t.Run(s.name, func(t *testing.T) {
+			if s.before != nil {
+				s.before(t)
+			}
+			o := callHook(t, context.Background(), "has_commits", issue, Params{})
+			assert.Equal(t, s.kind, o.Kind, o.Reason)
+			assert.Equal(t, s.count, o.Outputs["commit_count"])
+			assert.Contains(t, o.Reason, s.reason)
+		})
+		require.True(t, ok)
+	}
+}
+
+func TestHasCommitsWithoutOrigin(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	gitCmd(t, dir, "init", "--quiet", "--initial-branch=trunk")
+
+	tests := []struct {
+		name   string
+		issue  *Issue
+		setup  func(t *testing.T)
+		kind   Kind
+		reason string
+	}{
+		{name: "no work tree", issue: &Issue{}, kind: KindFail, reason: "the issue has no work tree"},
+		{name: "not a repository", issue: &Issue{WorkDir: t.TempDir()}, kind: KindFail, reason: "is not a git repository"},
+		{name: "no base to compare against", issue: &Issue{WorkDir: dir, DefaultBranch: "main"}, kind: KindFail,
+			reason: "neither origin/main nor main exists in " + dir + ", so there is nothing to count HEAD's commits against"},
+		{name: "unborn HEAD", issue: &Issue{WorkDir: dir, DefaultBranch: "trunk"}, kind: KindFail,
+			reason: "neither origin/trunk nor trunk exists"},
+		{name: "local default branch only", issue: &Issue{WorkDir: dir, DefaultBranch: "trunk", Branch: "feature"},
+			setup: func(t *testing.T) {
+				gitCmd(t, dir, "commit", "--quiet", "--allow-empty", "-m", "init")
+				gitCmd(t, dir, "checkout", "--quiet", "-b", "feature")
+				gitCmd(t, dir, "commit", "--quiet", "--allow-empty", "-m", "work")
+			},
+			kind: KindPass},
+		{name: "default branch defaults to main", issue: &Issue{WorkDir: dir},
+			setup: func(t *testing.T) { gitCmd(t, dir, "branch", "main", "trunk") }, kind: KindPass},
+		{name: "on the default branch itself", issue: &Issue{WorkDir: dir, DefaultBranch: "trunk"},
+			setup: func(t *testing.T) { gitCmd(t, dir, "checkout", "--quiet", "trunk") }, kind: KindFail,
+			reason: "no commits on HEAD beyond trunk"},
+	}
+	for _, tt := range tests {
+		ok := t.Run(tt.name, func(t *testing.T) {
+			if tt.setup != nil {
+				tt.setup(t)
+			}
+			o := callHook(t, context.Background(), "has_commits", tt.issue, Params{})
+			assert.Equal(t, tt.kind, o.Kind, o.Reason)
+			assert.Contains(t, o.Reason, tt.reason)
+		})
+		require.True(t, ok)
+	}
+}
