@@ -132,6 +132,16 @@ func (a *app) engine() (*engine.Engine, error) {
 	return engine.New(cfg, store, reg, a.logger()), nil
 }
 
+// engineFor parses an issue id argument, then opens the engine.
+func (a *app) engineFor(arg string) (*engine.Engine, int, error) {
+	id, err := parseID(arg)
+	if err != nil {
+		return nil, 0, err
+	}
+	e, err := a.engine()
+	return e, id, err
+}
+
 func (a *app) printJSON(v any) error {
 	enc := json.NewEncoder(a.out)
 	enc.SetIndent("", "  ")

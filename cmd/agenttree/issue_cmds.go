@@ -124,11 +124,7 @@ func (a *app) issueShowCmd() *cobra.Command {
 		Short: "Show an issue and its history",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID(args[0])
-			if err != nil {
-				return err
-			}
-			e, err := a.engine()
+			e, id, err := a.engineFor(args[0])
 			if err != nil {
 				return err
 			}

@@ -95,11 +95,7 @@ func (a *app) approveCmd() *cobra.Command {
 		Short: "Approve an issue waiting at a human review (people only)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID(args[0])
-			if err != nil {
-				return err
-			}
-			e, err := a.engine()
+			e, id, err := a.engineFor(args[0])
 			if err != nil {
 				return err
 			}
