@@ -13,6 +13,8 @@ type NewIssue struct {
 	Stage  string
 	Labels []string
 	Vars   map[string]any
+	// By is who creates it (recorded in the history); a person if unset.
+	By Actor
 }
 
 // Create validates req against the config and stores a new issue at the
@@ -34,8 +36,12 @@ func (e *Engine) Create(ctx context.Context, req NewIssue) (*Issue, error) {
 		}
 		stage = node.Path
 	}
+	by := req.By.Kind
+	if by == "" {
+		by = ActorHuman
+	}
 	return e.Store.Create(ctx, &Issue{
 		Slug: Slugify(title), Title: title, Flow: flow.Name, Stage: stage,
 		Labels: req.Labels, Vars: req.Vars,
-	})
+	}, by)
 }

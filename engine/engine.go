@@ -7,9 +7,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/stages"
 )
@@ -62,6 +64,10 @@ type Engine struct {
 	Log    *slog.Logger
 	// WorkDir is the git work tree hooks run in (the repository root).
 	WorkDir string
+	// Forge is where PRs live; nil when the config's hooks need none.
+	Forge forge.Forge
+	// Git opens git in a work tree, for the PR hooks.
+	Git func(dir string) hooks.Git
 	// maxChain bounds redirects triggered by entry and completion hooks,
 	// so a misconfigured loop cannot spin forever.
 	maxChain int
@@ -73,6 +79,11 @@ func New(cfg *stages.Config, store *Store, reg *hooks.Registry, log *slog.Logger
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Engine{Config: cfg, Store: store, Hooks: reg, Log: log, WorkDir: filepath.Dir(cfg.File), maxChain: 8}
+}
+
+// hookEnv is what hooks see of the world.
+func (e *Engine) hookEnv() *hooks.Env {
+	return &hooks.Env{Forge: e.Forge, Git: e.Git, Config: e.Config, Remote: "origin", Log: e.Log}
 }
 
 // Machine returns the stage machine of a flow.
@@ -105,6 +116,11 @@ func (e *Engine) Snapshot(iss *Issue) *hooks.Issue {
 	}
 	for _, x := range iss.History {
 		h.History = append(h.History, hooks.Event{From: x.From, To: x.To, Kind: x.Kind, Actor: x.Actor, Reason: x.Reason, At: x.At})
+	}
+	if w, err := e.Store.Watch(iss.ID); err == nil {
+		h.Watch = w
+	} else {
+		e.Log.Warn("unreadable watch state; starting afresh", "issue", iss.ID, "err", err)
 	}
 	return h
 }
@@ -179,7 +195,7 @@ type gateResult struct {
 // gate checks what guards leaving node for to: output files, then the
 // pre_completion hooks in order. Every failure is collected; a hook that
 // redirects stops the gate.
-func (e *Engine) gate(ctx context.Context, snap *hooks.Issue, node, to *stages.Node) gateResult {
+func (e *Engine) gate(ctx context.Context, snap *hooks.Issue, node, to *stages.Node, dryRun bool) gateResult {
 	var g gateResult
 	g.outputs = map[string]string{}
 	outputs, entries := node.Leaving(to)
@@ -189,7 +205,7 @@ func (e *Engine) gate(ctx context.Context, snap *hooks.Issue, node, to *stages.N
 		}
 	}
 	for _, h := range entries {
-		o := e.runHook(ctx, h, snap, node)
+		o := e.runHook(ctx, h, snap, node, !dryRun)
 		g.warnings = append(g.warnings, o.Warnings...)
 		for k, v := range o.Outputs {
 			g.outputs[k] = v
@@ -208,11 +224,15 @@ func (e *Engine) gate(ctx context.Context, snap *hooks.Issue, node, to *stages.N
 	return g
 }
 
-// runHook runs one hook and applies its on_failure policy.
-func (e *Engine) runHook(ctx context.Context, h *stages.HookEntry, snap *hooks.Issue, node *stages.Node) hooks.Outcome {
+// runHook runs one hook and applies its on_failure policy. With apply set,
+// the hook's watch state and stage documents are written.
+func (e *Engine) runHook(ctx context.Context, h *stages.HookEntry, snap *hooks.Issue, node *stages.Node, apply bool) hooks.Outcome {
 	start := time.Now()
-	o := e.Hooks.Run(ctx, h, snap, e.Log)
+	o := e.Hooks.Run(ctx, h, snap, e.hookEnv())
 	e.Log.Debug("hook", "issue", snap.ID, "hook", h.Name, "outcome", o.Kind, "took", time.Since(start))
+	if apply {
+		e.record(ctx, snap, &o)
+	}
 	if o.Kind != hooks.KindFail || h.OnFailure == nil {
 		return o
 	}
@@ -229,6 +249,35 @@ func (e *Engine) runHook(ctx context.Context, h *stages.HookEntry, snap *hooks.I
 		}
 	}
 	return o
+}
+
+// record writes what a hook asked to keep: its watch state and documents.
+// A failure to write is a warning on the outcome, not a hook failure.
+func (e *Engine) record(ctx context.Context, snap *hooks.Issue, o *hooks.Outcome) {
+	for name, content := range o.Files {
+		if err := e.Store.WriteDoc(snap.ID, name, []byte(content)); err != nil {
+			o.Warnings = append(o.Warnings, "could not write "+name+": "+err.Error())
+		}
+	}
+	if len(o.Watch) == 0 {
+		return
+	}
+	if err := e.Store.UpdateWatch(ctx, snap.ID, o.Watch); err != nil {
+		o.Warnings = append(o.Warnings, "could not save watch state: "+err.Error())
+		return
+	}
+	w := make(map[string]string, len(snap.Watch)+len(o.Watch))
+	for k, v := range snap.Watch {
+		w[k] = v
+	}
+	for k, v := range o.Watch {
+		if v == "" {
+			delete(w, k)
+		} else {
+			w[k] = v
+		}
+	}
+	snap.Watch = w
 }
 
 func withOutput(m map[string]string, k, v string) map[string]string {
@@ -251,7 +300,7 @@ func (e *Engine) advance(ctx context.Context, iss *Issue, flow *stages.Flow, nod
 		return
 	}
 	snap := e.Snapshot(iss)
-	g := e.gate(ctx, snap, node, to)
+	g := e.gate(ctx, snap, node, to, res.DryRun)
 	res.Warnings = append(res.Warnings, g.warnings...)
 	reason := "gates passed"
 	if g.jump != nil {
@@ -308,15 +357,53 @@ func (e *Engine) commit(ctx context.Context, iss *Issue, to, kind string, actor 
 	return e.Store.Update(ctx, iss.ID, iss.Version, func(cur *Issue) error {
 		from := cur.Stage
 		cur.Stage = to
-		for k, v := range outputs {
-			if cur.Outputs == nil {
-				cur.Outputs = map[string]string{}
-			}
-			cur.Outputs[k] = v
-		}
+		applyOutputs(cur, outputs)
 		cur.History = append(cur.History, HistoryEntry{From: from, To: to, Kind: kind, Actor: actor.Kind, Reason: reason, At: time.Now().UTC().Truncate(time.Second)})
 		return nil
 	})
+}
+
+// applyOutputs keeps hook outputs on the issue; the PR facts also fill the
+// issue's own fields.
+func applyOutputs(iss *Issue, outputs map[string]string) {
+	for k, v := range outputs {
+		if iss.Outputs == nil {
+			iss.Outputs = map[string]string{}
+		}
+		iss.Outputs[k] = v
+		switch k {
+		case "pr_number":
+			if n, err := strconv.Atoi(v); err == nil {
+				iss.PRNumber = n
+			}
+		case "pr_url":
+			iss.PRURL = v
+		case "head_sha":
+			iss.HeadSHA = v
+		}
+	}
+}
+
+// saveOutputs stores outputs of entry hooks, which run after the move was
+// committed. Losing the race to another writer only costs the outputs.
+func (e *Engine) saveOutputs(ctx context.Context, iss *Issue, outputs map[string]string, res *Result) {
+	if len(outputs) == 0 {
+		return
+	}
+	cur, err := e.Store.Get(iss.ID)
+	if err != nil {
+		res.Warnings = append(res.Warnings, "could not save hook outputs: "+err.Error())
+		return
+	}
+	updated, err := e.Store.Update(ctx, iss.ID, cur.Version, func(i *Issue) error {
+		applyOutputs(i, outputs)
+		return nil
+	})
+	if err != nil {
+		res.Warnings = append(res.Warnings, "could not save hook outputs: "+err.Error())
+		return
+	}
+	res.Version = updated.Version
 }
 
 // complete runs node's post_completion hooks after a move to to. A hook
@@ -324,7 +411,7 @@ func (e *Engine) commit(ctx context.Context, iss *Issue, to, kind string, actor 
 func (e *Engine) complete(ctx context.Context, iss *Issue, m *Machine, node, to *stages.Node, actor Actor, res *Result) (*Issue, *stages.Node) {
 	snap := e.Snapshot(iss)
 	for _, h := range node.Completed(to) {
-		o := e.runHook(ctx, h, snap, node)
+		o := e.runHook(ctx, h, snap, node, true)
 		res.Warnings = append(res.Warnings, o.Warnings...)
 		switch o.Kind {
 		case hooks.KindRollback, hooks.KindStepBack, hooks.KindRedirect:
@@ -369,9 +456,15 @@ func (e *Engine) enter(ctx context.Context, iss *Issue, m *Machine, from, to *st
 		return
 	}
 	snap := e.Snapshot(iss)
+	outputs := map[string]string{}
+	defer func() { e.saveOutputs(ctx, iss, outputs, res) }()
 	for _, h := range to.Entering(from) {
-		o := e.runHook(ctx, h, snap, to)
+		o := e.runHook(ctx, h, snap, to, true)
 		res.Warnings = append(res.Warnings, o.Warnings...)
+		for k, v := range o.Outputs {
+			outputs[k] = v
+			snap.Outputs = withOutput(snap.Outputs, k, v)
+		}
 		switch o.Kind {
 		case hooks.KindRollback, hooks.KindStepBack, hooks.KindRedirect:
 			if depth >= e.maxChain {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -112,8 +113,9 @@ func (s *Store) ids() ([]int, error) {
 	return ids, nil
 }
 
-// Create allocates the next id under the store lock and writes iss with it.
-func (s *Store) Create(ctx context.Context, iss *Issue) (*Issue, error) {
+// Create allocates the next id under the store lock and writes iss with it,
+// recording actor as its creator.
+func (s *Store) Create(ctx context.Context, iss *Issue, actor string) (*Issue, error) {
 	unlock, err := s.lock(ctx, filepath.Join(s.root, "issues", ".lock"), "the issue list")
 	if err != nil {
 		return nil, err
@@ -132,7 +134,7 @@ func (s *Store) Create(ctx context.Context, iss *Issue) (*Issue, error) {
 	created.Version = 1
 	now := s.now().UTC().Truncate(time.Second)
 	created.Created, created.Updated = now, now
-	created.History = []HistoryEntry{{To: created.Stage, Kind: KindCreate, Actor: "human", At: now}}
+	created.History = []HistoryEntry{{To: created.Stage, Kind: KindCreate, Actor: actor, At: now}}
 	if created.Branch == "" {
 		created.Branch = DefaultBranchName(next, created.Slug)
 	}
@@ -215,4 +217,62 @@ func (s *Store) appendEvents(iss *Issue, entries []HistoryEntry) {
 // WriteFileAtomic writes data to path atomically (see atomicfile.Write).
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	return atomicfile.Write(path, data, perm)
+}
+
+func (s *Store) watchPath(id int) string { return filepath.Join(s.Dir(id), "watch.yaml") }
+
+// Watch reads the hooks' polling state of issue id (empty if none).
+func (s *Store) Watch(id int) (map[string]string, error) {
+	data, err := os.ReadFile(s.watchPath(id))
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]string{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	w := map[string]string{}
+	if err := yaml.Unmarshal(data, &w); err != nil {
+		return nil, fmt.Errorf("%s: %w", s.watchPath(id), err)
+	}
+	return w, nil
+}
+
+// UpdateWatch merges changes into issue id's watch state under its lock;
+// an empty value deletes the key. The watch state is not part of the
+// issue's version: polling does not race with transitions.
+func (s *Store) UpdateWatch(ctx context.Context, id int, changes map[string]string) error {
+	if len(changes) == 0 {
+		return nil
+	}
+	unlock, err := s.lock(ctx, filepath.Join(s.Dir(id), ".lock"), fmt.Sprintf("issue %d", id))
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	w, err := s.Watch(id)
+	if err != nil {
+		return err
+	}
+	for k, v := range changes {
+		if v == "" {
+			delete(w, k)
+		} else {
+			w[k] = v
+		}
+	}
+	data, err := yaml.Marshal(w)
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(s.watchPath(id), data, 0o644)
+}
+
+// WriteDoc writes a stage document into issue id's directory atomically.
+// name must stay inside the directory.
+func (s *Store) WriteDoc(id int, name string, content []byte) error {
+	clean := filepath.Clean(name)
+	if filepath.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) || strings.ContainsRune(clean, filepath.Separator) {
+		return fmt.Errorf("stage document %q must be a plain file name inside the issue directory", name)
+	}
+	return atomicfile.Write(filepath.Join(s.Dir(id), clean), content, 0o644)
 }

@@ -22,6 +22,8 @@ type Issue struct {
 	Vars     map[string]any
 	Outputs  map[string]string
 	History  []Event
+	// Watch is the hooks' private state from earlier calls (see Outcome.Watch).
+	Watch map[string]string
 
 	// Dir is the issue's directory, where agents write stage documents.
 	Dir string

@@ -44,6 +44,13 @@ type Outcome struct {
 	Outputs map[string]string
 	// Warnings are printed but do not block (an optional hook's failure).
 	Warnings []string
+	// Watch updates the hook's private state, kept across calls in the
+	// issue's watch.yaml (an empty value deletes a key). Hooks that poll
+	// remember there what they saw, so a restarted controller picks up.
+	Watch map[string]string
+	// Files are stage documents to write into the issue directory (name
+	// relative to it → content), such as ci_feedback.md.
+	Files map[string]string
 }
 
 // Pass is a successful check.

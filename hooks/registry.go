@@ -18,6 +18,7 @@ type Call struct {
 	Issue  *Issue
 	Entry  *stages.HookEntry
 	Params Params
+	Env    *Env
 	Log    *slog.Logger
 }
 
@@ -86,10 +87,8 @@ func (r *Registry) HookNames() []string {
 // Run calls the hook of entry with the common options applied: `when`
 // (false skips it), `timeout`, `retries` (transient failures retried with
 // backoff) and `optional` (a failure becomes a warning).
-func (r *Registry) Run(ctx context.Context, entry *stages.HookEntry, issue *Issue, log *slog.Logger) Outcome {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+func (r *Registry) Run(ctx context.Context, entry *stages.HookEntry, issue *Issue, env *Env) Outcome {
+	log := env.logger()
 	if entry.Unsupported {
 		return Outcome{Kind: KindPass, Warnings: []string{fmt.Sprintf("hook `%s` (%s) is not implemented by agenttree and did not run", entry.Name, entry.Pos)}}
 	}
@@ -107,7 +106,7 @@ func (r *Registry) Run(ctx context.Context, entry *stages.HookEntry, issue *Issu
 	if !ok {
 		return Failf("hook `%s` (%s) is not registered", entry.Name, entry.Pos)
 	}
-	call := &Call{Issue: issue, Entry: entry, Params: Params(entry.Params), Log: log.With("hook", entry.Name)}
+	call := &Call{Issue: issue, Entry: entry, Params: Params(entry.Params), Env: env, Log: log.With("hook", entry.Name)}
 	attempt := func() Outcome {
 		cctx := ctx
 		if entry.Timeout > 0 {

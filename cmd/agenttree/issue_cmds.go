@@ -33,6 +33,7 @@ func (a *app) issueCreateCmd() *cobra.Command {
 				return err
 			}
 			req.Vars = vars
+			req.By = engine.ActorFromEnv(a.getenv)
 			e, err := a.engine()
 			if err != nil {
 				return err

@@ -1,0 +1,273 @@
+// Command next measures one whole `agenttree next` process: the wall time
+// from starting it to reaping it, and its peak resident memory, over many
+// runs of a move through two file gates.
+//
+//	go run ./bench/next [-n 200] [-warmup 5] [-keep]
+//
+// See bench/README.md.
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/agenttree/agenttree/engine"
+)
+
+// config: stage a is guarded by two file validators that pass; b follows.
+const config = `project: bench
+stages:
+  - name: a
+    pre_completion:
+      - file_exists: review.md
+      - section_check: {file: review.md, section: Critical Issues, expect: empty}
+  - name: b
+  - name: done
+    terminal: completion
+`
+
+const review = `# Review
+
+## Critical Issues
+
+None
+
+## Suggestions
+
+- rename the handler
+`
+
+// Targets the figures are compared against.
+const (
+	targetMedian = 15 * time.Millisecond
+	targetRSSMiB = 30.0
+)
+
+func main() {
+	n := flag.Int("n", 200, "timed runs")
+	warmup := flag.Int("warmup", 5, "untimed runs before the timed ones")
+	keep := flag.Bool("keep", false, "keep the temp directory and print its path")
+	flag.Parse()
+	if err := bench(*n, *warmup, *keep); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+type sample struct {
+	wall   time.Duration
+	rssKiB int64
+}
+
+func bench(n, warmup int, keep bool) error {
+	if n < 1 {
+		return fmt.Errorf("-n must be at least 1")
+	}
+	tmp, err := os.MkdirTemp("", "agenttree-bench-")
+	if err != nil {
+		return err
+	}
+	if keep {
+		fmt.Println("temp dir:", tmp)
+	} else {
+		defer os.RemoveAll(tmp)
+	}
+
+	bin, err := build(tmp)
+	if err != nil {
+		return err
+	}
+	repo := filepath.Join(tmp, "repo")
+	if err := setup(bin, repo); err != nil {
+		return err
+	}
+	issueDir := filepath.Join(repo, "_agenttree", "issues", "001")
+	savedIssue, err := os.ReadFile(filepath.Join(issueDir, "issue.yaml"))
+	if err != nil {
+		return err
+	}
+	savedEvents, err := os.ReadFile(filepath.Join(issueDir, "events.jsonl"))
+	if err != nil {
+		return err
+	}
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer devnull.Close()
+	env := humanEnv()
+
+	samples := make([]sample, 0, n)
+	for i := range warmup + n {
+		// Put the issue back at a, outside the timed part.
+		if err := os.WriteFile(filepath.Join(issueDir, "issue.yaml"), savedIssue, 0o644); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(issueDir, "events.jsonl"), savedEvents, 0o644); err != nil {
+			return err
+		}
+		var stderr bytes.Buffer
+		cmd := exec.Command(bin, "next", "-i", "1")
+		cmd.Dir, cmd.Env = repo, env
+		cmd.Stdout, cmd.Stderr = devnull, &stderr
+
+		start := time.Now()
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		err := cmd.Wait()
+		wall := time.Since(start)
+
+		if err != nil {
+			return fmt.Errorf("run %d: agenttree next: %v: %s", i, err, stderr.Bytes())
+		}
+		if err := checkMoved(filepath.Join(issueDir, "issue.yaml")); err != nil {
+			return fmt.Errorf("run %d: %w", i, err)
+		}
+		if i < warmup {
+			continue
+		}
+		samples = append(samples, sample{wall: wall, rssKiB: maxRSSKiB(cmd.ProcessState)})
+	}
+	report(samples)
+	return nil
+}
+
+// build compiles the CLI from the module this program belongs to.
+func build(tmp string) (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return "", fmt.Errorf("run this from inside the agenttree module: go run ./bench/next")
+	}
+	bin := filepath.Join(tmp, "agenttree")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/agenttree")
+	cmd.Dir = filepath.Dir(gomod)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("go build: %w", err)
+	}
+	return bin, nil
+}
+
+// setup makes a git repository with the config and one issue at stage a
+// whose review.md passes both gates.
+func setup(bin, repo string) error {
+	if err := os.MkdirAll(repo, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(repo, ".agenttree.yaml"), []byte(config), 0o644); err != nil {
+		return err
+	}
+	if _, err := exec.LookPath("git"); err == nil {
+		git := exec.Command("git", "init", "-q", "-b", "main")
+		git.Dir = repo
+		if out, err := git.CombinedOutput(); err != nil {
+			return fmt.Errorf("git init: %v: %s", err, out)
+		}
+	}
+	create := exec.Command(bin, "issue", "create", "Benchmark the gates", "--stage", "a")
+	create.Dir, create.Env = repo, humanEnv()
+	if out, err := create.CombinedOutput(); err != nil {
+		return fmt.Errorf("issue create: %v: %s", err, out)
+	}
+	return os.WriteFile(filepath.Join(repo, "_agenttree", "issues", "001", "review.md"), []byte(review), 0o644)
+}
+
+// humanEnv is the environment without AGENTTREE_ variables: a person.
+func humanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "AGENTTREE_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// checkMoved makes sure a timed run really advanced the issue to b.
+func checkMoved(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var iss engine.Issue
+	if err := yaml.Unmarshal(data, &iss); err != nil {
+		return fmt.Errorf("issue.yaml: %w", err)
+	}
+	if iss.Stage != "b" || iss.Version != 2 {
+		return fmt.Errorf("the issue did not move to b: stage %s, version %d", iss.Stage, iss.Version)
+	}
+	return nil
+}
+
+// maxRSSKiB is the peak resident set of an exited process, in KiB.
+func maxRSSKiB(ps *os.ProcessState) int64 {
+	ru, ok := ps.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return 0
+	}
+	if runtime.GOOS == "darwin" {
+		return int64(ru.Maxrss) / 1024 // bytes there
+	}
+	return int64(ru.Maxrss) // KiB on Linux
+}
+
+func report(samples []sample) {
+	walls := make([]time.Duration, len(samples))
+	rss := make([]int64, len(samples))
+	for i, s := range samples {
+		walls[i], rss[i] = s.wall, s.rssKiB
+	}
+	slices.Sort(walls)
+	slices.Sort(rss)
+	median := percentile(walls, 50)
+	maxRSS := float64(rss[len(rss)-1]) / 1024
+
+	fmt.Printf("agenttree next: %d runs (stage a -> b through file_exists + section_check)\n", len(samples))
+	fmt.Printf("machine: nproc %s, %s/%s, %s\n", nproc(), runtime.GOOS, runtime.GOARCH, runtime.Version())
+	fmt.Printf("wall time  median %s  p90 %s  min %s  max %s\n",
+		ms(median), ms(percentile(walls, 90)), ms(walls[0]), ms(walls[len(walls)-1]))
+	fmt.Printf("peak RSS   max %.1f MiB  median %.1f MiB\n", maxRSS, float64(percentile(rss, 50))/1024)
+	fmt.Printf("targets    median < %s: %s   peak RSS < %.0f MiB: %s\n",
+		ms(targetMedian), verdict(median < targetMedian), targetRSSMiB, verdict(maxRSS < targetRSSMiB))
+}
+
+// percentile is the nearest-rank percentile of sorted values.
+func percentile[T any](sorted []T, p int) T {
+	rank := (p*len(sorted) + 99) / 100 // ceil(p/100 * n)
+	if rank < 1 {
+		rank = 1
+	}
+	return sorted[rank-1]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "MISSED"
+}
+
+func nproc() string {
+	if out, err := exec.Command("nproc").Output(); err == nil {
+		return strings.TrimSpace(string(out))
+	}
+	return fmt.Sprint(runtime.NumCPU())
+}

@@ -1,0 +1,52 @@
+package hooks
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// Git is what the PR hooks need of git in an issue's work tree.
+type Git interface {
+	// Fetch updates the remote-tracking refs of remote.
+	Fetch(ctx context.Context, remote string, refspecs ...string) error
+	// Push pushes branch to remote; with lease set it refuses to overwrite
+	// a remote branch that is not at lease.
+	Push(ctx context.Context, remote, branch, lease string) error
+	// Rebase rebases the checked-out branch onto onto, aborting cleanly on
+	// conflict with an error that satisfies errors.Is(err, forge.ErrConflict).
+	Rebase(ctx context.Context, onto string) error
+	// ConflictFiles lists the files merging head into base would conflict
+	// in; nil when it merges cleanly.
+	ConflictFiles(ctx context.Context, base, head string) ([]string, error)
+	// RevParse resolves a ref to a commit.
+	RevParse(ctx context.Context, ref string) (string, error)
+}
+
+// Env is what hooks may use of the world beyond the issue: the forge, git,
+// the config's settings and a clock. The engine builds it.
+type Env struct {
+	Forge  forge.Forge
+	Git    func(dir string) Git
+	Config *stages.Config
+	Remote string
+	Now    func() time.Time
+	Log    *slog.Logger
+}
+
+func (e *Env) now() time.Time {
+	if e == nil || e.Now == nil {
+		return time.Now()
+	}
+	return e.Now()
+}
+
+func (e *Env) logger() *slog.Logger {
+	if e == nil || e.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return e.Log
+}
