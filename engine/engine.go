@@ -40,13 +40,16 @@ func (s Status) ExitCode() int {
 
 // Result reports one transition attempt.
 type Result struct {
-	Issue        int      `json:"issue"`
-	From         string   `json:"from"`
-	To           string   `json:"to"`
-	Status       Status   `json:"status"`
-	Kind         string   `json:"kind,omitempty"`
-	Reasons      []string `json:"reasons"`
-	Warnings     []string `json:"warnings,omitempty"`
+	Issue    int      `json:"issue"`
+	From     string   `json:"from"`
+	To       string   `json:"to"`
+	Status   Status   `json:"status"`
+	Kind     string   `json:"kind,omitempty"`
+	Reasons  []string `json:"reasons"`
+	Warnings []string `json:"warnings,omitempty"`
+	// Notes are what hooks had to say (a PR opened, a branch rebased),
+	// for the agent's eyes.
+	Notes        []string `json:"notes,omitempty"`
 	Skipped      []string `json:"skipped,omitempty"`
 	DryRun       bool     `json:"dry_run,omitempty"`
 	Version      int      `json:"version"`
@@ -187,6 +190,7 @@ func (e *Engine) forward(ctx context.Context, id int, actor Actor, dryRun, appro
 type gateResult struct {
 	reasons  []string
 	warnings []string
+	notes    []string
 	outputs  map[string]string
 	// jump is set when a hook sent the issue elsewhere instead.
 	jump *hooks.Outcome
@@ -207,6 +211,9 @@ func (e *Engine) gate(ctx context.Context, snap *hooks.Issue, node, to *stages.N
 	for _, h := range entries {
 		o := e.runHook(ctx, h, snap, node, !dryRun)
 		g.warnings = append(g.warnings, o.Warnings...)
+		if o.Message != "" && o.Kind == hooks.KindPass {
+			g.notes = append(g.notes, o.Message)
+		}
 		for k, v := range o.Outputs {
 			g.outputs[k] = v
 			snap.Outputs = withOutput(snap.Outputs, k, v)
@@ -233,6 +240,9 @@ func (e *Engine) runHook(ctx context.Context, h *stages.HookEntry, snap *hooks.I
 	if apply {
 		e.record(ctx, snap, &o)
 	}
+	if o.Kind == hooks.KindStepBack && o.Target == "" {
+		return e.stepBack(node, o, snap)
+	}
 	if o.Kind != hooks.KindFail || h.OnFailure == nil {
 		return o
 	}
@@ -242,11 +252,34 @@ func (e *Engine) runHook(ctx context.Context, h *stages.HookEntry, snap *hooks.I
 	case "escalate":
 		o.Kind = hooks.KindEscalate
 	case "step_back_to":
-		return hooks.StepBack(h.OnFailure.Target, o.Reason)
+		o.Kind, o.Target = hooks.KindStepBack, h.OnFailure.Target
+		o.Message = o.Reason
 	case "step_back":
-		if of := node.OnFailure(); of != nil && of.StepBackTo != "" {
-			return hooks.StepBack(of.StepBackTo, o.Reason)
+		o.Kind, o.Target = hooks.KindStepBack, ""
+		return e.stepBack(node, o, snap)
+	}
+	return o
+}
+
+// stepBack sends a failure to the stage's on_failure target, with the
+// stage's message filled in. Without a target it stays a failure.
+func (e *Engine) stepBack(node *stages.Node, o hooks.Outcome, snap *hooks.Issue) hooks.Outcome {
+	of := node.OnFailure()
+	if of == nil || of.StepBackTo == "" {
+		o.Kind = hooks.KindFail
+		o.Reason += fmt.Sprintf(" (no step back: %s has no on_failure.step_back_to)", node.Path)
+		return o
+	}
+	o.Target = of.StepBackTo
+	if of.Message != "" {
+		vars := snap.MessageVars()
+		for k, v := range o.Outputs {
+			vars[k] = v
 		}
+		vars["failure_reason"] = o.Reason
+		o.Message = stages.Render(of.Message, vars)
+	} else if o.Message == "" {
+		o.Message = o.Reason
 	}
 	return o
 }
@@ -302,6 +335,7 @@ func (e *Engine) advance(ctx context.Context, iss *Issue, flow *stages.Flow, nod
 	snap := e.Snapshot(iss)
 	g := e.gate(ctx, snap, node, to, res.DryRun)
 	res.Warnings = append(res.Warnings, g.warnings...)
+	res.Notes = append(res.Notes, g.notes...)
 	reason := "gates passed"
 	if g.jump != nil {
 		target, ok := e.Config.Node(g.jump.Target)
@@ -310,7 +344,7 @@ func (e *Engine) advance(ctx context.Context, iss *Issue, flow *stages.Flow, nod
 			res.Reasons = append(res.Reasons, fmt.Sprintf("a hook sent the issue to unknown stage %q", g.jump.Target))
 			return
 		}
-		to, kind, reason = target, jumpKind(g.jump.Kind), g.jump.Reason
+		to, kind, reason = target, jumpKind(g.jump.Kind), jumpReason(*g.jump)
 		if err := m.Check(ctx, node.Path, to.Path, kind); err != nil {
 			res.Status = StatusBlocked
 			res.Reasons = append(res.Reasons, err.Error())
@@ -340,6 +374,15 @@ func (e *Engine) advance(ctx context.Context, iss *Issue, flow *stages.Flow, nod
 		cur, to = e.complete(ctx, cur, m, node, to, actor, res)
 	}
 	e.enter(ctx, cur, m, node, to, actor, res, 0)
+}
+
+// jumpReason is what the history says of a redirect: a step back's
+// message for the agent, else the hook's reason.
+func jumpReason(o hooks.Outcome) string {
+	if o.Kind == hooks.KindStepBack && o.Message != "" {
+		return o.Message
+	}
+	return o.Reason
 }
 
 func jumpKind(k hooks.Kind) string {
@@ -413,6 +456,9 @@ func (e *Engine) complete(ctx context.Context, iss *Issue, m *Machine, node, to 
 	for _, h := range node.Completed(to) {
 		o := e.runHook(ctx, h, snap, node, true)
 		res.Warnings = append(res.Warnings, o.Warnings...)
+		if o.Message != "" && o.Kind == hooks.KindPass {
+			res.Notes = append(res.Notes, o.Message)
+		}
 		switch o.Kind {
 		case hooks.KindRollback, hooks.KindStepBack, hooks.KindRedirect:
 			if next, cur := e.jump(ctx, iss, m, to, o, actor, res); next != nil {
@@ -438,13 +484,13 @@ func (e *Engine) jump(ctx context.Context, iss *Issue, m *Machine, from *stages.
 		res.Warnings = append(res.Warnings, err.Error())
 		return nil, iss
 	}
-	cur, err := e.commit(ctx, iss, target.Path, kind, actor, o.Reason, o.Outputs)
+	cur, err := e.commit(ctx, iss, target.Path, kind, actor, jumpReason(o), o.Outputs)
 	if err != nil {
 		res.Warnings = append(res.Warnings, err.Error())
 		return nil, iss
 	}
 	res.To, res.Kind, res.Version = target.Path, kind, cur.Version
-	res.Reasons = append(res.Reasons, o.Reason)
+	res.Reasons = append(res.Reasons, jumpReason(o))
 	return target, cur
 }
 
@@ -461,6 +507,9 @@ func (e *Engine) enter(ctx context.Context, iss *Issue, m *Machine, from, to *st
 	for _, h := range to.Entering(from) {
 		o := e.runHook(ctx, h, snap, to, true)
 		res.Warnings = append(res.Warnings, o.Warnings...)
+		if o.Message != "" && o.Kind == hooks.KindPass {
+			res.Notes = append(res.Notes, o.Message)
+		}
 		for k, v := range o.Outputs {
 			outputs[k] = v
 			snap.Outputs = withOutput(snap.Outputs, k, v)

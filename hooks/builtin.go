@@ -54,6 +54,11 @@ func Builtin() *Registry {
 		d.Run = requireParams(d.HookSpec, d.Run)
 		r.Register(d)
 	}
+	for _, d := range prDefs() {
+		r.Register(d)
+	}
+	// The earlier tool's name for the same gate.
+	r.Alias("ci_check", "pr_ci_passed")
 	return r
 }
 

@@ -17,8 +17,12 @@ import (
 
 func TestBuiltinSpecs(t *testing.T) {
 	r := Builtin()
-	assert.Equal(t, []string{"checkbox_checked", "contains", "field_check", "file_exists", "has_commits", "has_list_items",
-		"min_words", "rollback", "run", "section_check", "step_back", "title_set"}, r.HookNames())
+	assert.Equal(t, []string{"check_conflicts", "checkbox_checked", "close_pr", "contains", "create_pr", "field_check",
+		"file_exists", "has_commits", "has_list_items", "merge_pr", "min_words", "pr_approved", "pr_ci_passed",
+		"pr_mergeable", "rebase", "rollback", "run", "section_check", "step_back", "title_set", "wait_for_ci"}, r.HookNames())
+	alias, ok := r.Hook("ci_check")
+	require.True(t, ok, "the earlier tool's ci_check loads")
+	assert.Equal(t, "pr_ci_passed", alias.Name)
 	mains := map[string]string{"file_exists": "file", "has_list_items": "file", "min_words": "file", "run": "command",
 		"step_back": "to", "rollback": "to"}
 	for _, name := range r.HookNames() {

@@ -143,6 +143,9 @@ func (a *app) printResult(res *engine.Result) {
 		for _, s := range res.Skipped {
 			fmt.Fprintln(a.out, "  skipped "+s)
 		}
+		for _, n := range res.Notes {
+			fmt.Fprintln(a.out, "  "+n)
+		}
 		if res.Instructions != "" {
 			fmt.Fprintln(a.out)
 			fmt.Fprintln(a.out, res.Instructions)

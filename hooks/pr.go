@@ -1,0 +1,579 @@
+package hooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// Failure classes of the PR hooks. The controller keeps a retry budget per
+// class, so a conflict or a GitHub outage never spends the CI budget.
+const (
+	ClassCIFailed       = "ci_failed"
+	ClassNoNewCI        = "no_new_ci"
+	ClassPollingTimeout = "polling_timeout"
+	ClassConflict       = "conflict"
+	ClassForge          = "forge_error"
+)
+
+// Watch keys of wait_for_ci.
+const (
+	watchHead    = "ci.head"
+	watchSince   = "ci.head_seen_at"
+	watchReruns  = "ci.reruns"
+	feedbackFile = "ci_feedback.md"
+	logLines     = 200
+)
+
+func prDefs() []Def {
+	return []Def{
+		{HookSpec: stages.HookSpec{Name: "create_pr",
+			Params: []stages.Param{{Name: "draft", Type: stages.ParamBool}, {Name: "base", Type: stages.ParamString},
+				{Name: "labels", Type: stages.ParamList}, {Name: "title", Type: stages.ParamTemplate}, {Name: "body", Type: stages.ParamTemplate}},
+			Outputs: []string{"pr_number", "pr_url", "head_sha"}}, Run: createPR},
+		{HookSpec: stages.HookSpec{Name: "wait_for_ci",
+			Params: []stages.Param{{Name: "timeout", Type: stages.ParamDuration}, {Name: "new_run_timeout", Type: stages.ParamDuration},
+				{Name: "poll_interval", Type: stages.ParamDuration}, {Name: "rerun_failed", Type: stages.ParamInt}},
+			Outputs: []string{"head_sha", "failed_checks", "ci_url", "failure_reason"}}, Run: waitForCI},
+		{HookSpec: stages.HookSpec{Name: "pr_ci_passed", Outputs: []string{"head_sha", "failed_checks", "ci_url"}}, Run: prCIPassed},
+		{HookSpec: stages.HookSpec{Name: "check_conflicts",
+			Params: []stages.Param{{Name: "auto_rebase", Type: stages.ParamBool},
+				{Name: "on_conflict", Type: stages.ParamEnum, Enum: []string{"fail", "step_back", "escalate"}}},
+			Outputs: []string{"conflict_files", "head_sha"}}, Run: checkConflicts},
+		{HookSpec: stages.HookSpec{Name: "pr_mergeable", Outputs: []string{"conflict_files"}}, Run: prMergeable},
+		{HookSpec: stages.HookSpec{Name: "rebase", Outputs: []string{"conflict_files", "head_sha"}}, Run: rebaseHook},
+		{HookSpec: stages.HookSpec{Name: "pr_approved"}, Run: prApproved},
+		{HookSpec: stages.HookSpec{Name: "merge_pr",
+			Params: []stages.Param{{Name: "method", Type: stages.ParamEnum, Enum: []string{"squash", "merge", "rebase"}},
+				{Name: "delete_branch", Type: stages.ParamBool}}}, Run: mergePR},
+		{HookSpec: stages.HookSpec{Name: "close_pr", Params: []stages.Param{{Name: "comment", Type: stages.ParamTemplate}}}, Run: closePR},
+	}
+}
+
+func settings(c *Call) *stages.Config {
+	if c.Env != nil && c.Env.Config != nil {
+		return c.Env.Config
+	}
+	return &stages.Config{DefaultBranch: "main", CIPolling: stages.CIPolling{
+		Timeout: 600 * time.Second, PollInterval: 30 * time.Second, NewRunTimeout: 1800 * time.Second},
+		Conflicts: stages.ConflictHandling{AutoRebase: true, NotifyOnRebase: true}}
+}
+
+func remote(c *Call) string {
+	if c.Env != nil && c.Env.Remote != "" {
+		return c.Env.Remote
+	}
+	return "origin"
+}
+
+func baseBranch(c *Call, pr *forge.PR) string {
+	if pr != nil && pr.Base != "" {
+		return pr.Base
+	}
+	if b := c.Params.String("base", ""); b != "" {
+		return b
+	}
+	if c.Issue.DefaultBranch != "" {
+		return c.Issue.DefaultBranch
+	}
+	return settings(c).DefaultBranch
+}
+
+func forgeOf(c *Call) (forge.Forge, *Outcome) {
+	if c.Env == nil || c.Env.Forge == nil {
+		o := Failf("hook `%s` needs a forge, and none is set up: set `forge: local` or `forge: github` in .agenttree.yaml", c.Entry.Name)
+		return nil, &o
+	}
+	return c.Env.Forge, nil
+}
+
+func gitOf(c *Call) (Git, *Outcome) {
+	if c.Env == nil || c.Env.Git == nil {
+		o := Failf("hook `%s` needs git in the issue's work tree, and none is set up", c.Entry.Name)
+		return nil, &o
+	}
+	return c.Env.Git(c.Issue.WorkDir), nil
+}
+
+// forgeFailure turns an error talking to the forge into an outcome. It is
+// never a CI failure: a rate limit or an outage is waited out.
+func forgeFailure(c *Call, what string, err error) Outcome {
+	var rl *forge.RateLimitError
+	switch {
+	case errors.As(err, &rl):
+		wait := rl.RetryAfter
+		if wait <= 0 {
+			wait = time.Until(rl.Reset)
+		}
+		if wait <= 0 {
+			wait = time.Minute
+		}
+		o := Pending(wait, fmt.Sprintf("%s: %v", what, err))
+		o.Class = ClassRateLimit
+		return o
+	case errors.Is(err, forge.ErrAuth):
+		o := Failf("%s: %v; check the token (`gh auth status`, GH_TOKEN)", what, err)
+		o.Class = ClassAuth
+		return o
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		o := Pending(settings(c).CIPolling.PollInterval, fmt.Sprintf("%s: %v", what, err))
+		o.Class = ClassTimeout
+		return o
+	}
+	o := Pending(settings(c).CIPolling.PollInterval, fmt.Sprintf("%s failed (will retry): %v", what, err))
+	o.Class = ClassForge
+	return o
+}
+
+// openPR loads the issue's PR.
+func openPR(ctx context.Context, c *Call) (forge.Forge, *forge.PR, *Outcome) {
+	f, o := forgeOf(c)
+	if o != nil {
+		return nil, nil, o
+	}
+	n := c.Issue.PRNumber
+	if n == 0 {
+		n, _ = strconv.Atoi(c.Issue.Outputs["pr_number"])
+	}
+	if n == 0 {
+		o := Failf("issue %d has no pull request yet; the create_pr hook opens one", c.Issue.ID)
+		return nil, nil, &o
+	}
+	pr, err := f.PR(ctx, n)
+	if err != nil {
+		o := forgeFailure(c, fmt.Sprintf("reading PR #%d", n), err)
+		if errors.Is(err, forge.ErrNotFound) {
+			o = Failf("PR #%d of issue %d no longer exists on the forge; open a new one (create_pr)", n, c.Issue.ID)
+		}
+		return nil, nil, &o
+	}
+	return f, pr, nil
+}
+
+func short(sha string) string {
+	if len(sha) > 10 {
+		return sha[:10]
+	}
+	return sha
+}
+
+func prOutputs(pr *forge.PR) map[string]string {
+	return map[string]string{"pr_number": strconv.Itoa(pr.Number), "pr_url": pr.URL, "head_sha": pr.HeadSHA}
+}
+
+func createPR(ctx context.Context, c *Call) Outcome {
+	f, o := forgeOf(c)
+	if o != nil {
+		return *o
+	}
+	g, o := gitOf(c)
+	if o != nil {
+		return *o
+	}
+	branch := c.Issue.Branch
+	if branch == "" {
+		return Failf("issue %d has no branch to open a PR from", c.Issue.ID)
+	}
+	if err := g.Push(ctx, remote(c), branch, ""); err != nil {
+		return Failf("pushing %s to %s: %v; make sure the branch exists and has your commits", branch, remote(c), err)
+	}
+	vars := c.Issue.MessageVars()
+	title := stages.Render(c.Params.String("title", "{{issue_title}}"), vars)
+	body := stages.Render(c.Params.String("body", "Issue {{issue_id}}: {{issue_title}}\n\nOpened by agenttree from branch `{{branch}}`."), vars)
+	pr, created, err := f.EnsurePR(ctx, forge.NewPR{Branch: branch, Base: baseBranch(c, nil), Title: title, Body: body,
+		Draft: c.Params.Bool("draft", false), Labels: c.Params.List("labels")})
+	if err != nil {
+		if errors.Is(err, forge.ErrAuth) || errors.Is(err, forge.ErrRateLimit) {
+			return forgeFailure(c, "opening the PR", err)
+		}
+		return Failf("opening a PR for %s: %v", branch, err)
+	}
+	out := Pass()
+	out.Outputs = prOutputs(pr)
+	if created {
+		out.Message = fmt.Sprintf("opened PR #%d: %s", pr.Number, pr.URL)
+	} else {
+		out.Message = fmt.Sprintf("PR #%d is open: %s", pr.Number, pr.URL)
+	}
+	return out
+}
+
+// headChecks lists the checks bound to sha; results for any other commit
+// are not facts about this head and are dropped.
+func headChecks(ctx context.Context, f forge.Forge, sha string) ([]forge.Check, error) {
+	all, err := f.Checks(ctx, sha)
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0:0]
+	for _, ch := range all {
+		if ch.SHA == sha || ch.SHA == "" {
+			ch.SHA = sha
+			out = append(out, ch)
+		}
+	}
+	return out, nil
+}
+
+func checkNames(checks []forge.Check) string {
+	names := make([]string, len(checks))
+	for i, ch := range checks {
+		names[i] = fmt.Sprintf("%s (%s)", ch.Name, ch.State)
+	}
+	return strings.Join(names, ", ")
+}
+
+// waitForCI makes one poll of the PR's CI: pending until every check on
+// the head commit is done, then pass or a failure. It remembers in the
+// watch state when it first saw the head, so timeouts survive restarts.
+func waitForCI(ctx context.Context, c *Call) Outcome {
+	f, pr, o := openPR(ctx, c)
+	if o != nil {
+		return *o
+	}
+	cfg := settings(c).CIPolling
+	interval := c.Params.Duration("poll_interval", cfg.PollInterval)
+	timeout := c.Params.Duration("timeout", cfg.Timeout)
+	newRun := c.Params.Duration("new_run_timeout", cfg.NewRunTimeout)
+	maxReruns := c.Params.Int("rerun_failed", 0)
+	now := c.Env.now()
+
+	switch pr.State {
+	case forge.StateMerged:
+		return withOutputs(Pass(), prOutputs(pr))
+	case forge.StateClosed:
+		return Failf("PR #%d is closed; reopen it or open a new one", pr.Number)
+	}
+
+	head := pr.HeadSHA
+	watch := map[string]string{}
+	since, err := time.Parse(time.RFC3339Nano, c.Issue.Watch[watchSince])
+	reruns, _ := strconv.Atoi(c.Issue.Watch[watchReruns])
+	if c.Issue.Watch[watchHead] != head || err != nil {
+		since, reruns = now, 0
+		watch[watchHead], watch[watchSince], watch[watchReruns] = head, now.UTC().Format(time.RFC3339Nano), ""
+	}
+	finish := func(o Outcome) Outcome {
+		o.Watch = watch
+		if o.Outputs == nil {
+			o.Outputs = map[string]string{}
+		}
+		for k, v := range prOutputs(pr) {
+			o.Outputs[k] = v
+		}
+		return o
+	}
+	if pr.Mergeable == forge.Conflicting {
+		o := Failf("PR #%d conflicts with %s; its CI results do not count until it is rebased", pr.Number, pr.Base)
+		o.Class = ClassConflict
+		return finish(o)
+	}
+	checks, err := headChecks(ctx, f, head)
+	if err != nil {
+		return finish(forgeFailure(c, fmt.Sprintf("reading checks of %s", short(head)), err))
+	}
+	sum := forge.Summarize(checks)
+	waited := now.Sub(since)
+	switch {
+	case sum.Total == 0:
+		if waited >= newRun {
+			o := Failf("no CI run started on %s within %s of the push (no_new_ci); check that the CI workflow runs on pull requests to %s", short(head), newRun, pr.Base)
+			o.Class = ClassNoNewCI
+			o.Outputs = map[string]string{"failure_reason": o.Reason}
+			return finish(o)
+		}
+		return finish(Pending(interval, fmt.Sprintf("waiting for CI to start on %s (%s so far)", short(head), waited.Round(time.Second))))
+	case sum.Pending > 0:
+		if timeout > 0 && waited >= timeout {
+			o := Failf("CI on %s is still running after %s (polling_timeout); %d of %d checks pending", short(head), timeout, sum.Pending, sum.Total)
+			o.Class = ClassPollingTimeout
+			o.Outputs = map[string]string{"failure_reason": o.Reason}
+			return finish(o)
+		}
+		return finish(Pending(interval, fmt.Sprintf("%d of %d checks still running on %s", sum.Pending, sum.Total, short(head))))
+	case sum.Failing == 0:
+		return finish(Pass())
+	}
+	if reruns < maxReruns {
+		if err := f.Rerun(ctx, sum.Failed); err != nil {
+			return finish(forgeFailure(c, "rerunning failed checks", err))
+		}
+		watch[watchHead], watch[watchReruns] = head, strconv.Itoa(reruns+1)
+		watch[watchSince] = now.UTC().Format(time.RFC3339Nano)
+		return finish(Pending(interval, fmt.Sprintf("rerunning %s (rerun %d of %d on %s)", checkNames(sum.Failed), reruns+1, maxReruns, short(head))))
+	}
+	return finish(ciFailure(ctx, c, f, pr, sum.Failed))
+}
+
+// ciFailure builds the failure of a finished, failed CI run, with
+// ci_feedback.md for the agent.
+func ciFailure(ctx context.Context, c *Call, f forge.Forge, pr *forge.PR, failed []forge.Check) Outcome {
+	o := Failf("CI failed on %s: %s", short(pr.HeadSHA), checkNames(failed))
+	o.Class = ClassCIFailed
+	url := ""
+	var names []string
+	for _, ch := range failed {
+		names = append(names, ch.Name)
+		if url == "" {
+			url = ch.URL
+		}
+	}
+	o.Outputs = map[string]string{"failed_checks": strings.Join(names, ", "), "ci_url": url, "failure_reason": o.Reason}
+	o.Files = map[string]string{feedbackFile: ciFeedback(ctx, f, pr, failed)}
+	return o
+}
+
+func ciFeedback(ctx context.Context, f forge.Forge, pr *forge.PR, failed []forge.Check) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# CI failed\n\nPR #%d (%s), commit %s.\n\n## Failing checks\n\n", pr.Number, pr.URL, pr.HeadSHA)
+	for _, ch := range failed {
+		link := ch.URL
+		if link == "" {
+			link = "no link"
+		}
+		fmt.Fprintf(&b, "- **%s**: %s — %s\n", ch.Name, ch.State, link)
+	}
+	for _, ch := range failed {
+		text, err := f.Log(ctx, ch, logLines)
+		if err != nil {
+			fmt.Fprintf(&b, "\n## %s\n\nThe log could not be fetched: %v\n", ch.Name, err)
+			continue
+		}
+		if strings.TrimSpace(text) == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "\n## %s (last %d lines of the log)\n\n```text\n%s\n```\n", ch.Name, logLines, strings.TrimRight(text, "\n"))
+	}
+	b.WriteString("\nFix the failures, commit, and run `agenttree next`.\n")
+	return b.String()
+}
+
+func withOutputs(o Outcome, outputs map[string]string) Outcome {
+	o.Outputs = outputs
+	return o
+}
+
+func prCIPassed(ctx context.Context, c *Call) Outcome {
+	f, pr, o := openPR(ctx, c)
+	if o != nil {
+		return *o
+	}
+	checks, err := headChecks(ctx, f, pr.HeadSHA)
+	if err != nil {
+		return forgeFailure(c, "reading checks", err)
+	}
+	sum := forge.Summarize(checks)
+	switch {
+	case sum.Failing > 0:
+		return withOutputs(ciFailure(ctx, c, f, pr, sum.Failed), prOutputs(pr))
+	case sum.Pending > 0:
+		return Failf("CI is still running on %s (%d of %d checks pending); wait for it (`agenttree pr wait %d`)", short(pr.HeadSHA), sum.Pending, sum.Total, c.Issue.ID)
+	case sum.Total == 0:
+		out := withOutputs(Pass(), prOutputs(pr))
+		out.Warnings = []string{fmt.Sprintf("no CI checks are reported for %s of PR #%d", short(pr.HeadSHA), pr.Number)}
+		return out
+	}
+	return withOutputs(Pass(), prOutputs(pr))
+}
+
+// conflictLister is implemented by forges that can name conflicting files.
+type conflictLister interface {
+	ConflictFiles(ctx context.Context, number int) ([]string, error)
+}
+
+func prMergeable(ctx context.Context, c *Call) Outcome {
+	f, pr, o := openPR(ctx, c)
+	if o != nil {
+		return *o
+	}
+	switch pr.Mergeable {
+	case forge.Mergeable:
+		return Pass()
+	case forge.Unknown:
+		return Pending(10*time.Second, fmt.Sprintf("the forge is still working out whether PR #%d merges cleanly", pr.Number))
+	}
+	files := ""
+	if cl, ok := f.(conflictLister); ok {
+		if list, err := cl.ConflictFiles(ctx, pr.Number); err == nil {
+			files = strings.Join(list, ", ")
+		}
+	}
+	out := Failf("PR #%d conflicts with %s%s; rebase onto %s and push", pr.Number, pr.Base, inFiles(files), pr.Base)
+	out.Class = ClassConflict
+	out.Outputs = map[string]string{"conflict_files": files}
+	return out
+}
+
+func inFiles(files string) string {
+	if files == "" {
+		return ""
+	}
+	return " in " + files
+}
+
+// rebaseOnto rebases the issue's branch onto the PR's base in its work
+// tree and pushes with a lease on the head the forge reported, so work
+// pushed meanwhile is never overwritten.
+func rebaseOnto(ctx context.Context, c *Call, g Git, pr *forge.PR) (newHead string, conflicts []string, err error) {
+	rem := remote(c)
+	if err := g.Fetch(ctx, rem); err != nil {
+		return "", nil, fmt.Errorf("fetching %s: %w", rem, err)
+	}
+	if err := g.Rebase(ctx, rem+"/"+pr.Base); err != nil {
+		var ce interface{ ConflictingFiles() []string }
+		if errors.As(err, &ce) {
+			return "", ce.ConflictingFiles(), nil
+		}
+		if errors.Is(err, forge.ErrConflict) {
+			files, _ := g.ConflictFiles(ctx, rem+"/"+pr.Base, pr.HeadSHA)
+			return "", files, nil
+		}
+		return "", nil, fmt.Errorf("rebasing onto %s/%s: %w", rem, pr.Base, err)
+	}
+	if err := g.Push(ctx, rem, pr.Branch, pr.HeadSHA); err != nil {
+		return "", nil, fmt.Errorf("pushing the rebased %s: %w", pr.Branch, err)
+	}
+	head, err := g.RevParse(ctx, "HEAD")
+	if err != nil {
+		return "", nil, err
+	}
+	return head, nil, nil
+}
+
+func conflictOutcome(c *Call, pr *forge.PR, files []string) Outcome {
+	list := strings.Join(files, ", ")
+	reason := fmt.Sprintf("PR #%d conflicts with %s%s; rebase onto %s, resolve the conflicts, commit and push", pr.Number, pr.Base, inFiles(list), pr.Base)
+	var o Outcome
+	switch c.Params.String("on_conflict", "fail") {
+	case "step_back":
+		o = StepBack("", reason) // the stage's on_failure names the target
+	case "escalate":
+		o = Escalate(reason)
+	default:
+		o = Failf("%s", reason)
+	}
+	o.Class = ClassConflict
+	o.Outputs = map[string]string{"conflict_files": list, "failure_reason": reason}
+	return o
+}
+
+func checkConflicts(ctx context.Context, c *Call) Outcome {
+	_, pr, o := openPR(ctx, c)
+	if o != nil {
+		return *o
+	}
+	g, o := gitOf(c)
+	if o != nil {
+		return *o
+	}
+	rem := remote(c)
+	if err := g.Fetch(ctx, rem); err != nil {
+		return forgeFailure(c, "fetching "+rem, err)
+	}
+	files, err := g.ConflictFiles(ctx, rem+"/"+pr.Base, pr.HeadSHA)
+	if err != nil {
+		return Failf("checking %s against %s/%s for conflicts: %v", short(pr.HeadSHA), rem, pr.Base, err)
+	}
+	if len(files) == 0 {
+		return withOutputs(Pass(), map[string]string{"conflict_files": ""})
+	}
+	if !c.Params.Bool("auto_rebase", settings(c).Conflicts.AutoRebase) {
+		return conflictOutcome(c, pr, files)
+	}
+	head, conflicts, err := rebaseOnto(ctx, c, g, pr)
+	if err != nil {
+		return Failf("%v", err)
+	}
+	if len(conflicts) > 0 {
+		return conflictOutcome(c, pr, conflicts)
+	}
+	out := withOutputs(Pass(), map[string]string{"conflict_files": "", "head_sha": head})
+	if settings(c).Conflicts.NotifyOnRebase {
+		out.Message = fmt.Sprintf("agenttree rebased %s onto %s (now %s) to resolve a conflict with %s; pull before you change anything", pr.Branch, pr.Base, short(head), strings.Join(files, ", "))
+	}
+	return out
+}
+
+func rebaseHook(ctx context.Context, c *Call) Outcome {
+	_, pr, o := openPR(ctx, c)
+	if o != nil {
+		return *o
+	}
+	g, o := gitOf(c)
+	if o != nil {
+		return *o
+	}
+	head, conflicts, err := rebaseOnto(ctx, c, g, pr)
+	if err != nil {
+		return Failf("%v", err)
+	}
+	if len(conflicts) > 0 {
+		return conflictOutcome(c, pr, conflicts)
+	}
+	out := withOutputs(Pass(), map[string]string{"conflict_files": "", "head_sha": head})
+	out.Message = fmt.Sprintf("rebased %s onto %s (now %s)", pr.Branch, pr.Base, short(head))
+	return out
+}
+
+func prApproved(ctx context.Context, c *Call) Outcome {
+	if settings(c).AllowSelfApprove {
+		return Pass()
+	}
+	_, pr, o := openPR(ctx, c)
+	if o != nil {
+		return *o
+	}
+	switch pr.ReviewDecision {
+	case forge.ReviewApproved:
+		return Pass()
+	case forge.ReviewChangesRequested:
+		return Failf("PR #%d has changes requested; address the review on %s", pr.Number, pr.URL)
+	}
+	return Failf("PR #%d is not approved yet; a reviewer approves it on %s (on the local forge: `agenttree approve %d`)", pr.Number, pr.URL, c.Issue.ID)
+}
+
+func mergePR(ctx context.Context, c *Call) Outcome {
+	f, pr, o := openPR(ctx, c)
+	if o != nil {
+		return *o
+	}
+	if pr.State == forge.StateMerged {
+		return withOutputs(Pass(), prOutputs(pr))
+	}
+	if pr.State == forge.StateClosed {
+		return Failf("PR #%d is closed without merging; reopen it first", pr.Number)
+	}
+	method := forge.MergeMethod(c.Params.String("method", string(forge.MergeSquash)))
+	if err := f.Merge(ctx, pr.Number, method, c.Params.Bool("delete_branch", true)); err != nil {
+		if errors.Is(err, forge.ErrConflict) {
+			out := Failf("PR #%d cannot be merged: %v; rebase it onto %s", pr.Number, err, pr.Base)
+			out.Class = ClassConflict
+			return out
+		}
+		return forgeFailure(c, fmt.Sprintf("merging PR #%d", pr.Number), err)
+	}
+	out := withOutputs(Pass(), prOutputs(pr))
+	out.Message = fmt.Sprintf("merged PR #%d into %s (%s)", pr.Number, pr.Base, method)
+	return out
+}
+
+func closePR(ctx context.Context, c *Call) Outcome {
+	f, pr, o := openPR(ctx, c)
+	if o != nil {
+		return *o
+	}
+	if pr.State != forge.StateOpen {
+		return Pass()
+	}
+	comment := stages.Render(c.Params.String("comment", ""), c.Issue.MessageVars())
+	if err := f.Close(ctx, pr.Number, comment); err != nil {
+		return forgeFailure(c, fmt.Sprintf("closing PR #%d", pr.Number), err)
+	}
+	return Pass()
+}
