@@ -181,9 +181,28 @@ func (e *Engine) forward(ctx context.Context, id int, actor Actor, dryRun, appro
 	kind := KindAdvance
 	if node.HumanReview() {
 		kind = KindApprove
+		e.approvePR(ctx, iss, res)
 	}
 	e.advance(ctx, iss, flow, node, to, kind, actor, res)
 	return res, nil
+}
+
+// Approver is a forge on which a person's approval in agenttree is the PR
+// review (the local forge).
+type Approver interface {
+	Approve(ctx context.Context, number int, by string) error
+}
+
+// approvePR records a person's approval on the PR where the forge takes it
+// from agenttree, so the review gate (pr_approved) sees it.
+func (e *Engine) approvePR(ctx context.Context, iss *Issue, res *Result) {
+	ap, ok := e.Forge.(Approver)
+	if !ok || iss.PRNumber == 0 || res.DryRun {
+		return
+	}
+	if err := ap.Approve(ctx, iss.PRNumber, ActorHuman); err != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("could not record the approval on PR #%d: %v", iss.PRNumber, err))
+	}
 }
 
 // gateResult is what the gate of a transition found.

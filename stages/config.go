@@ -44,6 +44,7 @@ type Config struct {
 	CIPolling        CIPolling
 	Conflicts        ConflictHandling
 	CI               CI
+	GitHub           GitHub
 
 	Stages []*Stage
 	// Flows in the order they were declared; DefaultFlow names the one new
@@ -69,6 +70,14 @@ type ConflictHandling struct {
 	AutoRebase         bool
 	NotifyOnRebase     bool
 	MaxConflictRetries int
+}
+
+// GitHub names the repository when origin does not (forge: github).
+type GitHub struct {
+	// Repo is "owner/name"; empty means read it from the origin remote.
+	Repo string
+	// Host is github.com or a GitHub Enterprise host.
+	Host string
 }
 
 // CI configures the local forge's CI command.

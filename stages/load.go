@@ -122,7 +122,7 @@ func (l *loader) unknownKey(k *yaml.Node, where string, known []string, hint str
 }
 
 var topKeys = []string{"project", "default_branch", "forge", "allow_self_approval", "ci_polling",
-	"conflict_handling", "ci", "stages", "flows", "default_flow"}
+	"conflict_handling", "ci", "github", "stages", "flows", "default_flow"}
 
 func (l *loader) load(root *yaml.Node) {
 	var stagesNode, flowsNode, defaultFlow *yaml.Node
@@ -178,6 +178,8 @@ func (l *loader) load(root *yaml.Node) {
 			l.conflicts(p.val)
 		case "ci":
 			l.ci(p.val)
+		case "github":
+			l.github(p.val)
 		default:
 			l.unknownKey(p.key, "the top level", topKeys, "")
 		}
@@ -350,6 +352,26 @@ func (l *loader) ci(n *yaml.Node) {
 			l.str(p.val, &l.cfg.CI.Command)
 		default:
 			l.unknownKey(p.key, "ci", []string{"command"}, "")
+		}
+	}
+}
+
+func (l *loader) github(n *yaml.Node) {
+	if !l.isMap(n, "github") {
+		return
+	}
+	for _, p := range pairs(n) {
+		switch p.key.Value {
+		case "repo":
+			if l.str(p.val, &l.cfg.GitHub.Repo) {
+				if owner, name, ok := strings.Cut(l.cfg.GitHub.Repo, "/"); !ok || owner == "" || name == "" || strings.Contains(name, "/") {
+					l.d.errorf(l.pos(p.val), "write it as OWNER/NAME, e.g. `repo: octo/app`", "bad github.repo %q", l.cfg.GitHub.Repo)
+				}
+			}
+		case "host":
+			l.str(p.val, &l.cfg.GitHub.Host)
+		default:
+			l.unknownKey(p.key, "github", []string{"repo", "host"}, "")
 		}
 	}
 }

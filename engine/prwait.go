@@ -1,0 +1,92 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// WaitPhase is one poll of WaitCI, for printing.
+type WaitPhase struct {
+	Iteration int
+	Elapsed   time.Duration
+	Status    string // the poll's summary: what it is waiting for
+	Next      time.Duration
+}
+
+// WaitOutcome is how WaitCI ended.
+type WaitOutcome struct {
+	Passed   bool
+	TimedOut bool
+	Reason   string
+	Class    string
+}
+
+// ErrNoPR is returned when the issue has no pull request to wait for.
+var ErrNoPR = errors.New("no pull request")
+
+// WaitCI polls issue id's PR until its CI is done, calling phase after each
+// poll. It uses the wait_for_ci entry of the issue's stage when there is
+// one (so its timeouts and reruns apply), else the config's ci_polling.
+// maxInterval caps the pause between polls (0: as the hook asks).
+func (e *Engine) WaitCI(ctx context.Context, id int, maxInterval time.Duration, phase func(WaitPhase)) (*WaitOutcome, error) {
+	iss, err := e.Store.Get(id)
+	if err != nil {
+		return nil, err
+	}
+	if iss.PRNumber == 0 {
+		return nil, fmt.Errorf("issue %d: %w yet; it gets one at a stage with create_pr (or run `agenttree next` to get there)", id, ErrNoPR)
+	}
+	entry := e.waitEntry(iss)
+	start := time.Now()
+	for i := 1; ; i++ {
+		snap := e.Snapshot(iss)
+		node, _ := e.Config.Node(iss.Stage)
+		o := e.runHook(ctx, entry, snap, node, true)
+		switch o.Kind {
+		case hooks.KindPass, hooks.KindSkipped:
+			return &WaitOutcome{Passed: true, Reason: "CI passed on " + snap.HeadSHA}, nil
+		case hooks.KindPending:
+		default:
+			return &WaitOutcome{TimedOut: o.Class == hooks.ClassPollingTimeout, Reason: o.Reason, Class: o.Class}, nil
+		}
+		wait := o.RetryAfter
+		if maxInterval > 0 && (wait <= 0 || wait > maxInterval) {
+			wait = maxInterval
+		}
+		if phase != nil {
+			phase(WaitPhase{Iteration: i, Elapsed: time.Since(start), Status: o.Reason, Next: wait})
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+		if iss, err = e.Store.Get(id); err != nil {
+			return nil, err
+		}
+	}
+}
+
+func (e *Engine) waitEntry(iss *Issue) *stages.HookEntry {
+	if node, ok := e.Config.Node(iss.Stage); ok {
+		lists := [][]*stages.HookEntry{node.Stage.PostStart, node.Stage.PreCompletion}
+		if node.Sub != nil {
+			lists = append(lists, node.Sub.PostStart, node.Sub.PreCompletion)
+		}
+		for _, list := range lists {
+			for _, h := range list {
+				if h.Name == "wait_for_ci" {
+					plain := *h
+					plain.OnFailure, plain.When, plain.Optional = nil, nil, false
+					return &plain
+				}
+			}
+		}
+	}
+	return &stages.HookEntry{Name: "wait_for_ci", Params: map[string]any{}}
+}
