@@ -187,16 +187,10 @@ func (e *Engine) forward(ctx context.Context, id int, actor Actor, dryRun, appro
 	return res, nil
 }
 
-// Approver is a forge on which a person's approval in agenttree is the PR
-// review (the local forge).
-type Approver interface {
-	Approve(ctx context.Context, number int, by string) error
-}
-
 // approvePR records a person's approval on the PR where the forge takes it
 // from agenttree, so the review gate (pr_approved) sees it.
 func (e *Engine) approvePR(ctx context.Context, iss *Issue, res *Result) {
-	ap, ok := e.Forge.(Approver)
+	ap, ok := e.Forge.(forge.Approver)
 	if !ok || iss.PRNumber == 0 || res.DryRun {
 		return
 	}

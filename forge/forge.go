@@ -47,7 +47,8 @@ type PR struct {
 	// ReviewDecision is approved, changes_requested, review_required or "".
 	ReviewDecision string `json:"review_decision"`
 	// Checks is the CI state of HeadSHA when the forge reports it with the
-	// PR (the batched query does); nil when not fetched.
+	// PR (the batched query does): nil means not fetched (call Checks), an
+	// empty slice means there are none.
 	Checks []Check `json:"checks,omitempty"`
 }
 
@@ -71,8 +72,9 @@ func (s CheckState) Passing() bool {
 	return s == CheckSuccess || s == CheckNeutral || s == CheckSkipped
 }
 
-// Done reports whether the check has finished.
-func (s CheckState) Done() bool { return s != CheckPending }
+// Done reports whether the check has finished. An unset state is not a
+// result, so it counts as pending rather than as a failure.
+func (s CheckState) Done() bool { return s != CheckPending && s != "" }
 
 // Check is one CI result bound to a commit.
 type Check struct {
@@ -121,19 +123,33 @@ type Forge interface {
 	// PRs returns many PRs' state, checks included, in as few requests as
 	// the forge allows. Numbers it cannot find are absent from the map.
 	PRs(ctx context.Context, numbers []int) (map[int]*PR, error)
-	// Checks lists the checks for one commit.
+	// Checks lists the checks for one commit. On the local forge the first
+	// call for a commit runs CI, bounded by ctx; a cancelled run records
+	// nothing.
 	Checks(ctx context.Context, sha string) ([]Check, error)
 	// Rerun starts the given failed checks again.
 	Rerun(ctx context.Context, checks []Check) error
 	// Log returns the tail (at most lines lines) of a failed check's log,
 	// or "" when the forge has none.
 	Log(ctx context.Context, c Check, lines int) (string, error)
-	// Merge merges a PR; merging a merged PR succeeds.
+	// Merge merges a PR (an empty method means merge); merging a merged PR
+	// succeeds.
 	Merge(ctx context.Context, number int, method MergeMethod, deleteBranch bool) error
 	// Close closes a PR, leaving comment if not empty.
 	Close(ctx context.Context, number int, comment string) error
 	// Comment adds a comment to a PR.
 	Comment(ctx context.Context, number int, body string) error
+}
+
+// ConflictLister is a forge that can name the files a PR conflicts in.
+type ConflictLister interface {
+	ConflictFiles(ctx context.Context, number int) ([]string, error)
+}
+
+// Approver is a forge on which a person's `agenttree approve` is the PR
+// review (the local forge).
+type Approver interface {
+	Approve(ctx context.Context, number int, by string) error
 }
 
 // Errors a Forge reports. An API error is never a CI failure: callers tell

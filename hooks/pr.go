@@ -382,11 +382,6 @@ func prCIPassed(ctx context.Context, c *Call) Outcome {
 	return withOutputs(Pass(), prOutputs(pr))
 }
 
-// conflictLister is implemented by forges that can name conflicting files.
-type conflictLister interface {
-	ConflictFiles(ctx context.Context, number int) ([]string, error)
-}
-
 func prMergeable(ctx context.Context, c *Call) Outcome {
 	f, pr, o := openPR(ctx, c)
 	if o != nil {
@@ -399,7 +394,7 @@ func prMergeable(ctx context.Context, c *Call) Outcome {
 		return Pending(10*time.Second, fmt.Sprintf("the forge is still working out whether PR #%d merges cleanly", pr.Number))
 	}
 	files := ""
-	if cl, ok := f.(conflictLister); ok {
+	if cl, ok := f.(forge.ConflictLister); ok {
 		if list, err := cl.ConflictFiles(ctx, pr.Number); err == nil {
 			files = strings.Join(list, ", ")
 		}

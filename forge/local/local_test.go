@@ -1,0 +1,589 @@
+package local_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/forge/local"
+)
+
+// TestMain keeps the developer's git configuration out of the tests.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "local-forge-home")
+	if err != nil {
+		panic(err)
+	}
+	cfg := filepath.Join(dir, "gitconfig")
+	if err := os.WriteFile(cfg, []byte("[user]\n\tname = Dev\n\temail = dev@example.com\n[init]\n\tdefaultBranch = main\n"), 0o644); err != nil {
+		panic(err)
+	}
+	os.Setenv("GIT_CONFIG_GLOBAL", cfg)
+	os.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "git %v: %s", args, out)
+	return strings.TrimSpace(string(out))
+}
+
+func commit(t *testing.T, dir, file, content, msg string) string {
+	t.Helper()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, file), []byte(content), 0o644))
+	git(t, dir, "add", file)
+	git(t, dir, "commit", "-q", "-m", msg)
+	return git(t, dir, "rev-parse", "HEAD")
+}
+
+type env struct {
+	root, bare, work, state string
+}
+
+// newEnv makes a bare origin with main, and a working clone of it.
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	root := t.TempDir()
+	e := &env{root: root, bare: filepath.Join(root, "origin.git"), work: filepath.Join(root, "work"), state: filepath.Join(root, "work", "_agenttree")}
+	git(t, root, "init", "-q", "--bare", e.bare)
+	git(t, root, "clone", "-q", e.bare, e.work)
+	commit(t, e.work, "a.txt", "one\ntwo\nthree\n", "init")
+	git(t, e.work, "push", "-q", "origin", "main")
+	return e
+}
+
+func (e *env) forge(t *testing.T, opts local.Options) *local.Forge {
+	t.Helper()
+	opts.StateDir, opts.RepoDir = e.state, e.work
+	f, err := local.New(context.Background(), opts)
+	require.NoError(t, err)
+	return f
+}
+
+// branch makes branch from main with one commit per file and pushes it.
+func (e *env) branch(t *testing.T, name string, files map[string]string) string {
+	t.Helper()
+	git(t, e.work, "checkout", "-q", "-B", name, "origin/main")
+	var sha string
+	for file, content := range files {
+		sha = commit(t, e.work, file, content, "add "+file)
+	}
+	git(t, e.work, "push", "-q", "-f", "origin", name)
+	return sha
+}
+
+// pushMain adds a commit to main on origin.
+func (e *env) pushMain(t *testing.T, file, content string) string {
+	t.Helper()
+	git(t, e.work, "checkout", "-q", "-B", "main", "origin/main")
+	sha := commit(t, e.work, file, content, "main: "+file)
+	git(t, e.work, "push", "-q", "origin", "main")
+	return sha
+}
+
+// noWorkTrees checks that the forge removed the work trees it made for CI
+// runs and rebase merges.
+func (e *env) noWorkTrees(t *testing.T) {
+	t.Helper()
+	assert.Equal(t, "(bare)", strings.Fields(git(t, e.bare, "worktree", "list"))[1])
+	assert.Len(t, strings.Split(git(t, e.bare, "worktree", "list"), "\n"), 1)
+}
+
+func TestNewNeedsLocalBareRemote(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t)
+
+	cases := map[string]string{
+		"https":     "https://github.com/x/y.git",
+		"scp":       "git@github.com:x/y.git",
+		"not bare":  e.work,
+		"missing":   filepath.Join(e.root, "nowhere.git"),
+		"plain dir": t.TempDir(),
+	}
+	for name, url := range cases {
+		git(t, e.work, "remote", "add", "r-"+strings.ReplaceAll(name, " ", "-"), url)
+	}
+	for name := range cases {
+		_, err := local.New(ctx, local.Options{StateDir: e.state, RepoDir: e.work, Remote: "r-" + strings.ReplaceAll(name, " ", "-")})
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), "bare repository on this machine", name)
+		assert.Contains(t, err.Error(), "git init --bare", name)
+	}
+	_, err := local.New(ctx, local.Options{StateDir: e.state, RepoDir: e.work, Remote: "upstream"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `no remote "upstream"`)
+	assert.Contains(t, err.Error(), "bare repository on this machine")
+	assert.Contains(t, err.Error(), "git remote add upstream")
+
+	_, err = local.New(ctx, local.Options{StateDir: e.state, RepoDir: t.TempDir()})
+	assert.ErrorContains(t, err, "not a git repository")
+
+	// file:// and relative paths are local too.
+	git(t, e.work, "remote", "add", "fileurl", "file://"+e.bare)
+	git(t, e.work, "remote", "add", "relative", "../origin.git")
+	for _, r := range []string{"fileurl", "relative"} {
+		f, err := local.New(ctx, local.Options{StateDir: e.state, RepoDir: e.work, Remote: r})
+		require.NoError(t, err, r)
+		assert.Equal(t, "main", f.DefaultBranch())
+		real, _ := filepath.EvalSymlinks(e.bare)
+		got, _ := filepath.EvalSymlinks(f.BareDir())
+		assert.Equal(t, real, got)
+	}
+}
+
+func TestEnsurePR(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t)
+	f := e.forge(t, local.Options{})
+
+	_, _, err := f.EnsurePR(ctx, forge.NewPR{Branch: "feature"})
+	require.ErrorIs(t, err, forge.ErrNotFound)
+	assert.Contains(t, err.Error(), "git push origin feature")
+
+	sha := e.branch(t, "feature", map[string]string{"f.txt": "f\n"})
+	pr, created, err := f.EnsurePR(ctx, forge.NewPR{Branch: "feature", Title: "Add f"})
+	require.NoError(t, err)
+	assert.True(t, created)
+	assert.Equal(t, 1, pr.Number)
+	assert.Equal(t, "local:work#1", pr.URL)
+	assert.Equal(t, "Add f", pr.Title)
+	assert.Equal(t, "main", pr.Base)
+	assert.Equal(t, sha, pr.HeadSHA)
+	assert.Equal(t, forge.StateOpen, pr.State)
+	assert.Equal(t, forge.Mergeable, pr.Mergeable)
+
+	again, created, err := f.EnsurePR(ctx, forge.NewPR{Branch: "feature", Title: "Other title"})
+	require.NoError(t, err)
+	assert.False(t, created)
+	assert.Equal(t, 1, again.Number)
+	assert.Equal(t, "Add f", again.Title)
+
+	// A push moves the PR head.
+	next := commit(t, e.work, "g.txt", "g\n", "more")
+	git(t, e.work, "push", "-q", "origin", "feature")
+	pr, err = f.PR(ctx, 1)
+	require.NoError(t, err)
+	assert.Equal(t, next, pr.HeadSHA)
+
+	e.branch(t, "other", map[string]string{"o.txt": "o\n"})
+	pr2, created, err := f.EnsurePR(ctx, forge.NewPR{Branch: "other"})
+	require.NoError(t, err)
+	assert.True(t, created)
+	assert.Equal(t, 2, pr2.Number)
+	assert.Equal(t, "other", pr2.Title)
+
+	// A closed PR's branch gets a new PR.
+	require.NoError(t, f.Close(ctx, 1, ""))
+	pr3, created, err := f.EnsurePR(ctx, forge.NewPR{Branch: "feature"})
+	require.NoError(t, err)
+	assert.True(t, created)
+	assert.Equal(t, 3, pr3.Number)
+
+	prs, err := f.PRs(ctx, []int{1, 2, 3, 99})
+	require.NoError(t, err)
+	assert.Len(t, prs, 3)
+	assert.Equal(t, forge.StateClosed, prs[1].State)
+	_, err = f.PR(ctx, 99)
+	assert.ErrorIs(t, err, forge.ErrNotFound)
+
+	_, _, err = f.EnsurePR(ctx, forge.NewPR{Branch: "main"})
+	assert.Error(t, err)
+}
+
+func TestEnsurePRConcurrent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t)
+	f := e.forge(t, local.Options{})
+	e.branch(t, "feature", map[string]string{"f.txt": "f\n"})
+	var wg sync.WaitGroup
+	numbers := make([]int, 8)
+	for i := range numbers {
+		wg.Go(func() {
+			pr, _, err := f.EnsurePR(ctx, forge.NewPR{Branch: "feature"})
+			if assert.NoError(t, err) {
+				numbers[i] = pr.Number
+			}
+		})
+	}
+	wg.Wait()
+	for _, n := range numbers {
+		assert.Equal(t, 1, n)
+	}
+}
+
+// The CI command fails unless the commit has a file named ok, and prints
+// the commit it runs on.
+const ciCommand = `echo "testing $AGENTTREE_CI_SHA at $(git rev-parse HEAD)"; test -f ok || { echo "missing ok file" >&2; exit 3; }`
+
+func TestChecksBoundToSHA(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t)
+	f := e.forge(t, local.Options{CICommand: ciCommand})
+	bad := e.branch(t, "feature", map[string]string{"f.txt": "f\n"})
+	pr, _, err := f.EnsurePR(ctx, forge.NewPR{Branch: "feature"})
+	require.NoError(t, err)
+	assert.Nil(t, pr.Checks, "CI has not run yet")
+
+	checks, err := f.Checks(ctx, bad)
+	require.NoError(t, err)
+	require.Len(t, checks, 1)
+	c := checks[0]
+	assert.Equal(t, "ci", c.Name)
+	assert.Equal(t, bad, c.SHA)
+	assert.Equal(t, forge.CheckFailure, c.State)
+	assert.Equal(t, "local", c.Kind)
+	assert.EqualValues(t, 1, c.ID)
+	assert.False(t, c.CompletedAt.IsZero())
+	log, err := f.Log(ctx, c, 50)
+	require.NoError(t, err)
+	assert.Contains(t, log, "testing "+bad+" at "+bad)
+	assert.Contains(t, log, "missing ok file")
+	assert.Contains(t, log, "exit status 3")
+	last, err := f.Log(ctx, c, 1)
+	require.NoError(t, err)
+	assert.NotContains(t, last, "\n")
+	assert.Contains(t, last, "CI failed")
+
+	prs, err := f.PRs(ctx, []int{1})
+	require.NoError(t, err)
+	require.Len(t, prs[1].Checks, 1)
+	assert.Equal(t, forge.CheckFailure, prs[1].Checks[0].State)
+
+	// The fix is pushed: the new head has no result, and the old failure
+	// does not show for it.
+	good := commit(t, e.work, "ok", "", "fix")
+	git(t, e.work, "push", "-q", "origin", "feature")
+	prs, err = f.PRs(ctx, []int{1})
+	require.NoError(t, err)
+	assert.Equal(t, good, prs[1].HeadSHA)
+	assert.Nil(t, prs[1].Checks, "PRs never runs CI")
+
+	checks, err = f.Checks(ctx, good[:10])
+	require.NoError(t, err)
+	require.Len(t, checks, 1)
+	assert.Equal(t, good, checks[0].SHA)
+	assert.Equal(t, forge.CheckSuccess, checks[0].State)
+	pr, err = f.PR(ctx, 1)
+	require.NoError(t, err)
+	require.Len(t, pr.Checks, 1)
+	assert.Equal(t, forge.CheckSuccess, pr.Checks[0].State)
+
+	// The old commit keeps its own result; a rerun forgets it and the next
+	// Checks runs CI again.
+	checks, err = f.Checks(ctx, bad)
+	require.NoError(t, err)
+	assert.Equal(t, forge.CheckFailure, checks[0].State)
+	require.NoError(t, f.Rerun(ctx, checks))
+	log, err = f.Log(ctx, checks[0], 10)
+	require.NoError(t, err)
+	assert.Empty(t, log)
+	checks, err = f.Checks(ctx, bad)
+	require.NoError(t, err)
+	assert.Equal(t, forge.CheckFailure, checks[0].State)
+	assert.EqualValues(t, 2, checks[0].ID, "the rerun is a new attempt")
+
+	_, err = f.Checks(ctx, strings.Repeat("0", 40))
+	assert.ErrorIs(t, err, forge.ErrNotFound)
+	e.noWorkTrees(t)
+}
+
+func TestChecksConcurrentCallerSeesPending(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t)
+	release := filepath.Join(e.root, "release")
+	f := e.forge(t, local.Options{CICommand: "while [ ! -f '" + release + "' ]; do sleep 0.01; done; echo released"})
+	sha := e.branch(t, "feature", map[string]string{"f.txt": "f\n"})
+
+	done := make(chan []forge.Check)
+	go func() {
+		checks, err := f.Checks(ctx, sha)
+		assert.NoError(t, err)
+		done <- checks
+	}()
+	// Wait until the first call has claimed the run.
+	require.Eventually(t, func() bool {
+		_, err := os.Stat(filepath.Join(e.state, "forge", "checks", sha+".yaml"))
+		return err == nil
+	}, 5*time.Second, 5*time.Millisecond)
+	start := time.Now()
+	checks, err := f.Checks(ctx, sha)
+	require.NoError(t, err)
+	assert.Less(t, time.Since(start), time.Second, "a concurrent caller does not wait for the run")
+	require.Len(t, checks, 1)
+	assert.Equal(t, forge.CheckPending, checks[0].State)
+	require.NoError(t, os.WriteFile(release, nil, 0o644))
+	got := <-done
+	require.Len(t, got, 1)
+	assert.Equal(t, forge.CheckSuccess, got[0].State)
+}
+
+func TestChecksRerunWhenOwnerDied(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t)
+	f := e.forge(t, local.Options{CICommand: "true"})
+	sha := e.branch(t, "feature", map[string]string{"f.txt": "f\n"})
+	// What a run killed halfway leaves: a pending record, no lock holder.
+	rec := "sha: " + sha + "\nattempt: 1\nstate: pending\ncommand: \"true\"\npid: 999999\n"
+	require.NoError(t, os.WriteFile(filepath.Join(e.state, "forge", "checks", sha+".yaml"), []byte(rec), 0o644))
+	checks, err := f.Checks(ctx, sha)
+	require.NoError(t, err)
+	require.Len(t, checks, 1)
+	assert.Equal(t, forge.CheckSuccess, checks[0].State)
+	assert.EqualValues(t, 2, checks[0].ID)
+}
+
+func TestChecksTimeoutAndCancel(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	f := e.forge(t, local.Options{CICommand: "echo started; sleep 10", CITimeout: 200 * time.Millisecond})
+	sha := e.branch(t, "feature", map[string]string{"f.txt": "f\n"})
+	start := time.Now()
+	checks, err := f.Checks(context.Background(), sha)
+	require.NoError(t, err)
+	assert.Less(t, time.Since(start), 5*time.Second)
+	assert.Equal(t, forge.CheckTimedOut, checks[0].State)
+	log, _ := f.Log(context.Background(), checks[0], 0)
+	assert.Contains(t, log, "started")
+	assert.Contains(t, log, "timed out after 200ms")
+
+	// A caller that gives up leaves no verdict: it is not a CI failure.
+	g := e.forge(t, local.Options{CICommand: "sleep 10"})
+	other := commit(t, e.work, "g.txt", "g\n", "g")
+	git(t, e.work, "push", "-q", "origin", "feature")
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err = g.Checks(ctx, other)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	pr, _, err := g.EnsurePR(context.Background(), forge.NewPR{Branch: "feature"})
+	require.NoError(t, err)
+	assert.Nil(t, pr.Checks)
+	e.noWorkTrees(t)
+}
+
+func TestNoCIMeansNoChecks(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t)
+	f := e.forge(t, local.Options{})
+	sha := e.branch(t, "feature", map[string]string{"f.txt": "f\n"})
+	checks, err := f.Checks(ctx, sha)
+	require.NoError(t, err)
+	assert.Empty(t, checks)
+	pr, _, err := f.EnsurePR(ctx, forge.NewPR{Branch: "feature"})
+	require.NoError(t, err)
+	assert.NotNil(t, pr.Checks, "known: there are no checks")
+	assert.Empty(t, pr.Checks)
+}
+
+func TestMergeability(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t)
+	f := e.forge(t, local.Options{})
+	e.branch(t, "clean", map[string]string{"c.txt": "c\n"})
+	e.branch(t, "clash", map[string]string{"a.txt": "one\nBRANCH\nthree\n", "z.txt": "z\n"})
+	e.pushMain(t, "a.txt", "one\nMAIN\nthree\n")
+
+	clean, _, err := f.EnsurePR(ctx, forge.NewPR{Branch: "clean"})
+	require.NoError(t, err)
+	clash, _, err := f.EnsurePR(ctx, forge.NewPR{Branch: "clash"})
+	require.NoError(t, err)
+	assert.Equal(t, forge.Mergeable, clean.Mergeable)
+	assert.Equal(t, forge.Conflicting, clash.Mergeable)
+
+	files, err := f.ConflictFiles(ctx, clean.Number)
+	require.NoError(t, err)
+	assert.Nil(t, files)
+	files, err = f.ConflictFiles(ctx, clash.Number)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a.txt"}, files)
+
+	before := git(t, e.bare, "rev-parse", "main")
+	err = f.Merge(ctx, clash.Number, forge.MergeSquash, false)
+	require.ErrorIs(t, err, forge.ErrConflict)
+	assert.Contains(t, err.Error(), "a.txt")
+	assert.Equal(t, before, git(t, e.bare, "rev-parse", "main"))
+	pr, err := f.PR(ctx, clash.Number)
+	require.NoError(t, err)
+	assert.Equal(t, forge.StateOpen, pr.State)
+}
+
+func TestMerge(t *testing.T) {
+	t.Parallel()
+	for _, method := range []forge.MergeMethod{forge.MergeSquash, forge.MergeMerge, forge.MergeRebase} {
+		t.Run(string(method), func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			e := newEnv(t)
+			f := e.forge(t, local.Options{})
+			git(t, e.work, "checkout", "-q", "-b", "feature")
+			commit(t, e.work, "f1.txt", "1\n", "first")
+			head := commit(t, e.work, "f2.txt", "2\n", "second")
+			git(t, e.work, "push", "-q", "origin", "feature")
+			oldMain := e.pushMain(t, "m.txt", "m\n")
+			pr, _, err := f.EnsurePR(ctx, forge.NewPR{Branch: "feature", Title: "Feature work"})
+			require.NoError(t, err)
+
+			require.NoError(t, f.Merge(ctx, pr.Number, method, true))
+
+			newMain := git(t, e.bare, "rev-parse", "main")
+			assert.NotEqual(t, oldMain, newMain)
+			parents := strings.Fields(git(t, e.bare, "log", "-1", "--format=%P", "main"))
+			subject := git(t, e.bare, "log", "-1", "--format=%s", "main")
+			switch method {
+			case forge.MergeSquash:
+				assert.Equal(t, []string{oldMain}, parents)
+				assert.Equal(t, "Feature work (#1)", subject)
+				assert.Equal(t, "Dev", git(t, e.bare, "log", "-1", "--format=%an", "main"))
+				assert.Equal(t, "agenttree", git(t, e.bare, "log", "-1", "--format=%cn", "main"))
+			case forge.MergeMerge:
+				assert.Equal(t, []string{oldMain, head}, parents)
+				assert.Equal(t, "Merge pull request #1 from feature", subject)
+			case forge.MergeRebase:
+				assert.Len(t, parents, 1)
+				assert.Equal(t, "second", subject)
+				assert.Equal(t, "first", git(t, e.bare, "log", "-1", "--format=%s", "main~1"))
+				assert.Equal(t, oldMain, git(t, e.bare, "rev-parse", "main~2"))
+			}
+
+			// The working clone can fetch the result.
+			git(t, e.work, "fetch", "-q", "origin")
+			git(t, e.work, "checkout", "-q", "-B", "main", "origin/main")
+			for _, file := range []string{"a.txt", "m.txt", "f1.txt", "f2.txt"} {
+				assert.FileExists(t, filepath.Join(e.work, file))
+			}
+
+			pr, err = f.PR(ctx, 1)
+			require.NoError(t, err)
+			assert.Equal(t, forge.StateMerged, pr.State)
+			assert.Equal(t, head, pr.HeadSHA)
+			out, err := exec.Command("git", "-C", e.bare, "rev-parse", "--verify", "--quiet", "refs/heads/feature").Output()
+			assert.Error(t, err, "branch deleted, got %s", out)
+
+			// Merging again is fine and changes nothing.
+			require.NoError(t, f.Merge(ctx, pr.Number, method, true))
+			assert.Equal(t, newMain, git(t, e.bare, "rev-parse", "main"))
+			rec, err := f.Record(ctx, 1)
+			require.NoError(t, err)
+			assert.Equal(t, string(method), rec.MergeMethod)
+			assert.Equal(t, newMain, rec.MergeCommit)
+			e.noWorkTrees(t)
+		})
+	}
+}
+
+func TestMergeRetryAfterCrash(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t)
+	f := e.forge(t, local.Options{})
+	e.branch(t, "feature", map[string]string{"f.txt": "f\n"})
+	pr, _, err := f.EnsurePR(ctx, forge.NewPR{Branch: "feature"})
+	require.NoError(t, err)
+	// As if a merge moved main and the process died before recording it.
+	git(t, e.bare, "update-ref", "refs/heads/main", "refs/heads/feature")
+	require.NoError(t, f.Merge(ctx, pr.Number, forge.MergeSquash, false))
+	assert.Equal(t, git(t, e.bare, "rev-parse", "feature"), git(t, e.bare, "rev-parse", "main"), "no second, empty commit")
+	pr, err = f.PR(ctx, pr.Number)
+	require.NoError(t, err)
+	assert.Equal(t, forge.StateMerged, pr.State)
+}
+
+func TestMergeKeepsBranchPushedAfterMerge(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t)
+	f := e.forge(t, local.Options{})
+	e.branch(t, "feature", map[string]string{"f.txt": "f\n"})
+	pr, _, err := f.EnsurePR(ctx, forge.NewPR{Branch: "feature"})
+	require.NoError(t, err)
+	require.NoError(t, f.Merge(ctx, pr.Number, forge.MergeMerge, false))
+	later := commit(t, e.work, "late.txt", "late\n", "late")
+	git(t, e.work, "push", "-q", "origin", "feature")
+	require.NoError(t, f.Merge(ctx, pr.Number, forge.MergeMerge, true))
+	assert.Equal(t, later, git(t, e.bare, "rev-parse", "refs/heads/feature"))
+}
+
+func TestReviewDecision(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t)
+	f := e.forge(t, local.Options{})
+	strict := e.forge(t, local.Options{DismissStaleApprovals: true})
+	e.branch(t, "feature", map[string]string{"f.txt": "f\n"})
+	pr, _, err := f.EnsurePR(ctx, forge.NewPR{Branch: "feature"})
+	require.NoError(t, err)
+	assert.Equal(t, forge.ReviewRequired, pr.ReviewDecision)
+
+	require.NoError(t, f.Approve(ctx, pr.Number, "alice"))
+	require.NoError(t, f.Approve(ctx, pr.Number, "alice"))
+	pr, err = f.PR(ctx, pr.Number)
+	require.NoError(t, err)
+	assert.Equal(t, forge.ReviewApproved, pr.ReviewDecision)
+	rec, err := f.Record(ctx, pr.Number)
+	require.NoError(t, err)
+	require.Len(t, rec.Approvals, 1)
+	assert.Equal(t, "alice", rec.Approvals[0].By)
+	assert.Equal(t, pr.HeadSHA, rec.Approvals[0].SHA)
+
+	// A push after approval: kept by default, dismissed when configured.
+	commit(t, e.work, "g.txt", "g\n", "after review")
+	git(t, e.work, "push", "-q", "origin", "feature")
+	pr, err = f.PR(ctx, pr.Number)
+	require.NoError(t, err)
+	assert.Equal(t, forge.ReviewApproved, pr.ReviewDecision)
+	pr, err = strict.PR(ctx, pr.Number)
+	require.NoError(t, err)
+	assert.Equal(t, forge.ReviewRequired, pr.ReviewDecision)
+
+	assert.ErrorIs(t, f.Approve(ctx, 42, "bob"), forge.ErrNotFound)
+}
+
+func TestCommentAndClose(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t)
+	f := e.forge(t, local.Options{})
+	e.branch(t, "feature", map[string]string{"f.txt": "f\n"})
+	pr, _, err := f.EnsurePR(ctx, forge.NewPR{Branch: "feature"})
+	require.NoError(t, err)
+
+	require.NoError(t, f.Comment(ctx, pr.Number, "looks good"))
+	require.NoError(t, f.Close(ctx, pr.Number, "superseded"))
+	require.NoError(t, f.Close(ctx, pr.Number, "superseded"), "closing twice is fine")
+	rec, err := f.Record(ctx, pr.Number)
+	require.NoError(t, err)
+	assert.Equal(t, forge.StateClosed, rec.State)
+	require.Len(t, rec.Comments, 2)
+	assert.Equal(t, "looks good", rec.Comments[0].Body)
+	assert.Equal(t, "superseded", rec.Comments[1].Body)
+
+	assert.Error(t, f.Merge(ctx, pr.Number, forge.MergeSquash, false), "a closed PR cannot be merged")
+	assert.ErrorIs(t, f.Comment(ctx, 7, "x"), forge.ErrNotFound)
+
+	// The record is plain YAML a person can read.
+	data, err := os.ReadFile(filepath.Join(e.state, "forge", "prs", "1.yaml"))
+	require.NoError(t, err)
+	assert.Contains(t, string(data), "state: closed")
+}

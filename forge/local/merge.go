@@ -1,0 +1,168 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/internal/gitx"
+)
+
+// mergeAttempts bounds retries when the base branch moves while a merge is
+// being made (someone pushed to it).
+const mergeAttempts = 5
+
+// Merge merges PR number into its base in the bare repository and marks it
+// merged. squash makes one commit titled "<title> (#N)"; merge makes a merge
+// commit; rebase replays the PR's commits on the base (a fast-forward when
+// the branch is already on top of it). An empty method means merge, as on
+// GitHub. The base is moved with a compare-and-swap, so a concurrent push
+// to it is never lost. A conflict fails with an error wrapping
+// forge.ErrConflict that lists the files. Merging a merged PR succeeds, and
+// a PR whose changes are already in its base is marked merged with no new
+// commit, which is also what makes a retry after a crash safe.
+//
+// deleteBranch deletes the branch only while it is still at the merged
+// head: commits pushed after the merge are not thrown away.
+func (f *Forge) Merge(ctx context.Context, number int, method forge.MergeMethod, deleteBranch bool) error {
+	if method == "" {
+		method = forge.MergeMerge
+	}
+	switch method {
+	case forge.MergeSquash, forge.MergeMerge, forge.MergeRebase:
+	default:
+		return fmt.Errorf("merge local PR #%d: unknown merge method %q (use squash, merge or rebase)", number, method)
+	}
+	var merged *Record
+	err := f.update(ctx, number, func(rec *Record) error {
+		switch rec.State {
+		case forge.StateMerged:
+			merged = rec
+			return errUnchanged
+		case forge.StateClosed:
+			return fmt.Errorf("merge local PR #%d: it is closed", number)
+		}
+		commit, head, err := f.mergeIntoBase(ctx, rec, method)
+		if err != nil {
+			return fmt.Errorf("merge local PR #%d (%s into %s): %w", number, rec.Branch, rec.Base, err)
+		}
+		t := now()
+		rec.State, rec.HeadSHA, rec.MergeCommit, rec.MergeMethod, rec.MergedAt = forge.StateMerged, head, commit, string(method), t
+		merged = rec
+		return nil
+	})
+	if err != nil && !errors.Is(err, errUnchanged) {
+		return err
+	}
+	if deleteBranch && merged != nil && merged.HeadSHA != "" {
+		err := f.bare.DeleteRef(ctx, "refs/heads/"+merged.Branch, merged.HeadSHA)
+		if err != nil && !errors.Is(err, gitx.ErrRefMoved) {
+			return fmt.Errorf("local PR #%d merged, but deleting branch %s failed: %w", number, merged.Branch, err)
+		}
+	}
+	return nil
+}
+
+// mergeIntoBase makes the merge and moves the base to it; it returns the
+// base's new commit and the head that was merged.
+func (f *Forge) mergeIntoBase(ctx context.Context, rec *Record, method forge.MergeMethod) (commit, head string, err error) {
+	for range mergeAttempts {
+		head, err = f.branchHead(ctx, rec.Branch)
+		if err != nil {
+			return "", "", err
+		}
+		if head == "" {
+			return "", "", fmt.Errorf("branch %s is not in %s (%w); push it again", rec.Branch, f.bareDir, forge.ErrNotFound)
+		}
+		base, err := f.bare.RevParse(ctx, "refs/heads/"+rec.Base)
+		if err != nil {
+			return "", "", fmt.Errorf("base branch %s: %w", rec.Base, err)
+		}
+		tree, err := f.bare.MergeTree(ctx, base, head)
+		var cerr *gitx.ConflictError
+		if errors.As(err, &cerr) {
+			return "", "", &gitx.ConflictError{Op: fmt.Sprintf("merging %s into %s", rec.Branch, rec.Base), Files: cerr.Files}
+		}
+		if err != nil {
+			return "", "", err
+		}
+		baseTree, err := f.bare.TreeOf(ctx, base)
+		if err != nil {
+			return "", "", err
+		}
+		if tree == baseTree {
+			return base, head, nil
+		}
+		commit, err := f.makeMerge(ctx, rec, method, base, head, tree)
+		if err != nil {
+			return "", "", err
+		}
+		err = f.bare.UpdateRef(ctx, "refs/heads/"+rec.Base, commit, base)
+		if errors.Is(err, gitx.ErrRefMoved) {
+			continue
+		}
+		return commit, head, err
+	}
+	return "", "", fmt.Errorf("base branch %s kept moving while merging; try again", rec.Base)
+}
+
+// makeMerge makes the commit the base will point at, touching no ref.
+func (f *Forge) makeMerge(ctx context.Context, rec *Record, method forge.MergeMethod, base, head, tree string) (string, error) {
+	switch method {
+	case forge.MergeMerge:
+		msg := fmt.Sprintf("Merge pull request #%d from %s\n\n%s", rec.Number, rec.Branch, rec.Title)
+		return f.bare.CommitTree(ctx, tree, []string{base, head}, msg)
+	case forge.MergeSquash:
+		subjects, err := f.bare.Run(ctx, "log", "--reverse", "--format=* %s", base+".."+head, "--")
+		if err != nil {
+			return "", err
+		}
+		// The squashed commit is the PR author's work; the forge commits it.
+		who, err := f.bare.Run(ctx, "log", "-1", "--format=%an%x00%ae", head, "--")
+		if err != nil {
+			return "", err
+		}
+		name, email, _ := strings.Cut(who, "\x00")
+		msg := fmt.Sprintf("%s (#%d)\n\n%s", rec.Title, rec.Number, subjects)
+		return f.bare.With("GIT_AUTHOR_NAME="+name, "GIT_AUTHOR_EMAIL="+email).CommitTree(ctx, tree, []string{base}, msg)
+	default:
+		return f.rebase(ctx, rec, base, head)
+	}
+}
+
+// rebase replays base..head onto base in a temporary work tree; merge-tree
+// cannot replay single commits in git 2.39.
+func (f *Forge) rebase(ctx context.Context, rec *Record, base, head string) (string, error) {
+	if ok, err := f.bare.IsAncestor(ctx, base, head); err != nil || ok {
+		return head, err
+	}
+	tmp, err := os.MkdirTemp("", "agenttree-merge-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tmp)
+	wt := filepath.Join(tmp, "pr-"+strconv.Itoa(rec.Number))
+	if err := f.bare.WorktreeAdd(ctx, wt, head); err != nil {
+		return "", err
+	}
+	defer func() {
+		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		_ = f.bare.WorktreeRemove(cleanup, wt)
+	}()
+	w := &gitx.Repo{Dir: wt, Timeout: f.bare.Timeout, Env: f.bare.Env}
+	if err := w.Rebase(ctx, base); err != nil {
+		var cerr *gitx.ConflictError
+		if errors.As(err, &cerr) {
+			return "", &gitx.ConflictError{Op: fmt.Sprintf("rebasing %s onto %s", rec.Branch, rec.Base), Files: cerr.Files}
+		}
+		return "", err
+	}
+	return w.HeadSHA(ctx)
+}

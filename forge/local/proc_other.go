@@ -1,0 +1,7 @@
+//go:build !unix
+
+package local
+
+import "os/exec"
+
+func killGroup(*exec.Cmd) {}

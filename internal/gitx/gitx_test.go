@@ -1,0 +1,362 @@
+package gitx_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/internal/gitx"
+)
+
+// TestMain keeps the developer's git configuration (signing, hooks, default
+// branch names) out of the tests.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "gitx-home")
+	if err != nil {
+		panic(err)
+	}
+	cfg := filepath.Join(dir, "gitconfig")
+	if err := os.WriteFile(cfg, []byte("[user]\n\tname = Test\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n"), 0o644); err != nil {
+		panic(err)
+	}
+	os.Setenv("GIT_CONFIG_GLOBAL", cfg)
+	os.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func sh(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "git %v: %s", args, out)
+	return strings.TrimSpace(string(out))
+}
+
+func commit(t *testing.T, dir, file, content, msg string) string {
+	t.Helper()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, file), []byte(content), 0o644))
+	sh(t, dir, "add", file)
+	sh(t, dir, "commit", "-q", "-m", msg)
+	return sh(t, dir, "rev-parse", "HEAD")
+}
+
+// setup makes a bare origin with one commit on main and a clone of it.
+func setup(t *testing.T) (bare, clone string) {
+	t.Helper()
+	root := t.TempDir()
+	bare = filepath.Join(root, "origin.git")
+	clone = filepath.Join(root, "work")
+	sh(t, root, "init", "-q", "--bare", bare)
+	sh(t, root, "clone", "-q", bare, clone)
+	commit(t, clone, "a.txt", "one\ntwo\nthree\n", "init")
+	sh(t, clone, "push", "-q", "origin", "main")
+	return bare, clone
+}
+
+func TestBasics(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	bare, clone := setup(t)
+	r, err := gitx.Open(ctx, clone)
+	require.NoError(t, err)
+
+	b, err := r.CurrentBranch(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "main", b)
+
+	head, err := r.HeadSHA(ctx)
+	require.NoError(t, err)
+	assert.Len(t, head, 40)
+	sha, err := r.RevParse(ctx, "origin/main")
+	require.NoError(t, err)
+	assert.Equal(t, head, sha)
+
+	ok, err := r.RefExists(ctx, "refs/heads/main")
+	require.NoError(t, err)
+	assert.True(t, ok)
+	ok, err = r.RefExists(ctx, "refs/heads/nope")
+	require.NoError(t, err)
+	assert.False(t, ok)
+	_, err = r.RevParse(ctx, "nope")
+	assert.ErrorIs(t, err, gitx.ErrNoRef)
+	_, err = r.RevParse(ctx, "--all")
+	assert.Error(t, err)
+
+	url, err := r.RemoteURL(ctx, "origin")
+	require.NoError(t, err)
+	assert.Equal(t, bare, url)
+	_, err = r.RemoteURL(ctx, "upstream")
+	assert.ErrorIs(t, err, gitx.ErrNoRemote)
+	assert.Contains(t, err.Error(), "git remote add upstream")
+
+	isBare, err := r.IsBare(ctx)
+	require.NoError(t, err)
+	assert.False(t, isBare)
+	isBare, err = (&gitx.Repo{Dir: bare}).IsBare(ctx)
+	require.NoError(t, err)
+	assert.True(t, isBare)
+
+	clean, err := r.IsClean(ctx)
+	require.NoError(t, err)
+	assert.True(t, clean)
+
+	commit(t, clone, "b.txt", "b\n", "b")
+	commit(t, clone, "c.txt", "c\n", "c")
+	n, err := r.CommitsAhead(ctx, "origin/main", "HEAD")
+	require.NoError(t, err)
+	assert.Equal(t, 2, n)
+	anc, err := r.IsAncestor(ctx, "origin/main", "HEAD")
+	require.NoError(t, err)
+	assert.True(t, anc)
+	anc, err = r.IsAncestor(ctx, "HEAD", "origin/main")
+	require.NoError(t, err)
+	assert.False(t, anc)
+
+	sh(t, clone, "checkout", "-q", "--detach")
+	_, err = r.CurrentBranch(ctx)
+	assert.ErrorIs(t, err, gitx.ErrDetached)
+
+	_, err = gitx.Open(ctx, t.TempDir())
+	assert.ErrorContains(t, err, "not a git repository")
+}
+
+func TestErrorNamesCommandAndStderr(t *testing.T) {
+	t.Parallel()
+	_, clone := setup(t)
+	r := &gitx.Repo{Dir: clone}
+	_, err := r.Run(context.Background(), "checkout", "no-such-branch")
+	require.Error(t, err)
+	var gerr *gitx.Error
+	require.ErrorAs(t, err, &gerr)
+	assert.NotZero(t, gerr.ExitCode)
+	assert.Contains(t, err.Error(), "git checkout no-such-branch")
+	assert.Contains(t, err.Error(), clone)
+	assert.Contains(t, err.Error(), "no-such-branch")
+	assert.Contains(t, err.Error(), "did not match")
+}
+
+// conflictingBranches makes main and feature change the same line.
+func conflictingBranches(t *testing.T, clone string) {
+	t.Helper()
+	sh(t, clone, "checkout", "-q", "-b", "feature")
+	commit(t, clone, "a.txt", "one\nFEATURE\nthree\n", "feature edit")
+	commit(t, clone, "f.txt", "f\n", "feature file")
+	sh(t, clone, "checkout", "-q", "main")
+	commit(t, clone, "a.txt", "one\nMAIN\nthree\n", "main edit")
+}
+
+func TestConflictFiles(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, clone := setup(t)
+	r := &gitx.Repo{Dir: clone}
+	conflictingBranches(t, clone)
+
+	files, err := r.ConflictFiles(ctx, "main", "feature")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a.txt"}, files)
+
+	_, err = r.MergeTree(ctx, "main", "feature")
+	assert.ErrorIs(t, err, forge.ErrConflict)
+	var cerr *gitx.ConflictError
+	require.ErrorAs(t, err, &cerr)
+	assert.Equal(t, []string{"a.txt"}, cerr.Files)
+
+	// A clean pair: nil, and a tree.
+	sh(t, clone, "checkout", "-q", "-b", "clean", "main~1")
+	commit(t, clone, "other file.txt", "x\n", "clean change")
+	files, err = r.ConflictFiles(ctx, "main", "clean")
+	require.NoError(t, err)
+	assert.Nil(t, files)
+	tree, err := r.MergeTree(ctx, "main", "clean")
+	require.NoError(t, err)
+	assert.Len(t, tree, 40)
+
+	_, err = r.ConflictFiles(ctx, "main", "missing")
+	assert.Error(t, err)
+}
+
+func TestRebase(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	t.Run("clean", func(t *testing.T) {
+		t.Parallel()
+		_, clone := setup(t)
+		r := &gitx.Repo{Dir: clone}
+		sh(t, clone, "checkout", "-q", "-b", "feature")
+		commit(t, clone, "f.txt", "f\n", "feature")
+		sh(t, clone, "checkout", "-q", "main")
+		mainSHA := commit(t, clone, "m.txt", "m\n", "main")
+		sh(t, clone, "checkout", "-q", "feature")
+
+		require.NoError(t, r.Rebase(ctx, "main"))
+		anc, err := r.IsAncestor(ctx, mainSHA, "HEAD")
+		require.NoError(t, err)
+		assert.True(t, anc)
+		n, err := r.CommitsAhead(ctx, "main", "HEAD")
+		require.NoError(t, err)
+		assert.Equal(t, 1, n)
+	})
+
+	t.Run("conflict aborts", func(t *testing.T) {
+		t.Parallel()
+		_, clone := setup(t)
+		r := &gitx.Repo{Dir: clone}
+		conflictingBranches(t, clone)
+		sh(t, clone, "checkout", "-q", "feature")
+		before := sh(t, clone, "rev-parse", "HEAD")
+
+		err := r.Rebase(ctx, "main")
+		require.Error(t, err)
+		assert.ErrorIs(t, err, forge.ErrConflict)
+		var cerr *gitx.ConflictError
+		require.ErrorAs(t, err, &cerr)
+		assert.Equal(t, []string{"a.txt"}, cerr.Files)
+		assert.True(t, cerr.Aborted)
+		assert.Contains(t, err.Error(), "a.txt")
+
+		assert.Equal(t, before, sh(t, clone, "rev-parse", "HEAD"))
+		assert.Equal(t, "", sh(t, clone, "status", "--porcelain"))
+		b, err := r.CurrentBranch(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, "feature", b)
+		assert.NoDirExists(t, filepath.Join(clone, ".git", "rebase-merge"))
+	})
+
+	t.Run("dirty tree refused untouched", func(t *testing.T) {
+		t.Parallel()
+		_, clone := setup(t)
+		r := &gitx.Repo{Dir: clone}
+		conflictingBranches(t, clone)
+		sh(t, clone, "checkout", "-q", "feature")
+		require.NoError(t, os.WriteFile(filepath.Join(clone, "a.txt"), []byte("dirty\n"), 0o644))
+		err := r.Rebase(ctx, "main")
+		require.Error(t, err)
+		assert.NotErrorIs(t, err, forge.ErrConflict)
+		got, _ := os.ReadFile(filepath.Join(clone, "a.txt"))
+		assert.Equal(t, "dirty\n", string(got))
+	})
+}
+
+func TestPush(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	bare, clone := setup(t)
+	r := &gitx.Repo{Dir: clone}
+	o := &gitx.Repo{Dir: bare}
+
+	sh(t, clone, "checkout", "-q", "-b", "feature")
+	first := commit(t, clone, "f.txt", "1\n", "one")
+	require.NoError(t, r.Push(ctx, "origin", "feature", ""))
+	got, err := o.RevParse(ctx, "refs/heads/feature")
+	require.NoError(t, err)
+	assert.Equal(t, first, got)
+
+	// Someone else pushes to feature from another clone.
+	other := filepath.Join(t.TempDir(), "other")
+	sh(t, filepath.Dir(other), "clone", "-q", "-b", "feature", bare, other)
+	theirs := commit(t, other, "g.txt", "theirs\n", "theirs")
+	sh(t, other, "push", "-q", "origin", "feature")
+
+	// Our rewritten history, pushed with the lease we last saw: rejected.
+	sh(t, clone, "commit", "-q", "--amend", "-m", "one, amended")
+	err = r.Push(ctx, "origin", "feature", first)
+	assert.ErrorIs(t, err, gitx.ErrLeaseRejected)
+	got, _ = o.RevParse(ctx, "refs/heads/feature")
+	assert.Equal(t, theirs, got, "a rejected lease leaves the remote alone")
+
+	// A plain push of diverged history is rejected differently.
+	err = r.Push(ctx, "origin", "feature", "")
+	assert.ErrorIs(t, err, gitx.ErrPushRejected)
+	assert.NotErrorIs(t, err, gitx.ErrLeaseRejected)
+
+	// With the current lease the rewrite goes through.
+	require.NoError(t, r.Push(ctx, "origin", "feature", theirs))
+	mine, _ := r.HeadSHA(ctx)
+	got, _ = o.RevParse(ctx, "refs/heads/feature")
+	assert.Equal(t, mine, got)
+
+	// Fetch brings the remote's branches.
+	require.NoError(t, (&gitx.Repo{Dir: other}).Fetch(ctx, "origin"))
+	got, _ = (&gitx.Repo{Dir: other}).RevParse(ctx, "origin/feature")
+	assert.Equal(t, mine, got)
+}
+
+func TestRefsAndCommits(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	bare, clone := setup(t)
+	o := &gitx.Repo{Dir: bare}
+	main, err := o.RevParse(ctx, "main")
+	require.NoError(t, err)
+	tree, err := o.TreeOf(ctx, main)
+	require.NoError(t, err)
+
+	c, err := o.CommitTree(ctx, tree, []string{main}, "empty change\n\nbody")
+	require.NoError(t, err)
+	require.NoError(t, o.UpdateRef(ctx, "refs/heads/main", c, main))
+	err = o.UpdateRef(ctx, "refs/heads/main", main, main)
+	assert.ErrorIs(t, err, gitx.ErrRefMoved, "a stale old value is a failed compare-and-swap")
+	got, _ := o.RevParse(ctx, "main")
+	assert.Equal(t, c, got)
+
+	require.NoError(t, o.UpdateRef(ctx, "refs/heads/x", c, ""))
+	assert.ErrorIs(t, o.DeleteRef(ctx, "refs/heads/x", main), gitx.ErrRefMoved)
+	require.NoError(t, o.DeleteRef(ctx, "refs/heads/x", c))
+	ok, _ := o.RefExists(ctx, "refs/heads/x")
+	assert.False(t, ok)
+
+	wt := filepath.Join(t.TempDir(), "wt")
+	require.NoError(t, o.WorktreeAdd(ctx, wt, c))
+	assert.FileExists(t, filepath.Join(wt, "a.txt"))
+	head, err := (&gitx.Repo{Dir: wt}).HeadSHA(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, c, head)
+	require.NoError(t, o.WorktreeRemove(ctx, wt))
+	assert.NoDirExists(t, wt)
+	require.NoError(t, o.WorktreeRemove(ctx, wt), "removing a removed work tree is fine")
+	_ = clone
+}
+
+func TestTimeout(t *testing.T) {
+	t.Parallel()
+	_, clone := setup(t)
+	r := &gitx.Repo{Dir: clone, Timeout: 200 * time.Millisecond}
+	start := time.Now()
+	// The alias runs a shell child that outlives git unless its whole
+	// process group is killed.
+	_, err := r.Run(context.Background(), "-c", "alias.slow=!sleep 10", "slow")
+	elapsed := time.Since(start)
+	require.Error(t, err)
+	assert.Less(t, elapsed, 3*time.Second)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Contains(t, err.Error(), "timed out after 200ms")
+	assert.Contains(t, err.Error(), "git -c alias.slow=!sleep 10 slow")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = (&gitx.Repo{Dir: clone}).Run(ctx, "status")
+	assert.True(t, errors.Is(err, context.Canceled), "%v", err)
+}
+
+func TestEnvDoesNotRedirect(t *testing.T) {
+	// A GIT_DIR inherited from a git hook must not point commands elsewhere.
+	bare, clone := setup(t)
+	t.Setenv("GIT_DIR", bare)
+	b, err := (&gitx.Repo{Dir: clone}).IsBare(context.Background())
+	require.NoError(t, err)
+	assert.False(t, b)
+}
