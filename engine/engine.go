@@ -168,6 +168,16 @@ func (e *Engine) forward(ctx context.Context, id int, actor Actor, dryRun, appro
 		res.Reasons = append(res.Reasons, why)
 		return res, nil
 	}
+	if failures, ran := e.resumeEntry(ctx, iss, flow, node, actor, res); len(failures) > 0 {
+		res.Status = StatusBlocked
+		res.Reasons = append(res.Reasons, failures...)
+		return res, nil
+	} else if ran {
+		if iss, err = e.Store.Get(id); err != nil { // entry hooks may have saved outputs
+			return nil, err
+		}
+		res.Version = iss.Version
+	}
 	to, skipped, err := flow.Next(node.Path, e.Snapshot(iss).CondVars())
 	if err != nil {
 		return nil, err
@@ -386,7 +396,7 @@ func (e *Engine) advance(ctx context.Context, iss *Issue, flow *stages.Flow, nod
 	if kind == KindAdvance || kind == KindApprove {
 		cur, to = e.complete(ctx, cur, m, node, to, actor, res)
 	}
-	e.enter(ctx, cur, m, node, to, actor, res, 0)
+	res.Warnings = append(res.Warnings, e.enter(ctx, cur, m, node, to, actor, res, 0)...)
 }
 
 // jumpReason is what the history says of a redirect: a step back's
@@ -509,10 +519,10 @@ func (e *Engine) jump(ctx context.Context, iss *Issue, m *Machine, from *stages.
 
 // enter runs to's post_start hooks, unless the controller owns to, and
 // loads the stage's instructions.
-func (e *Engine) enter(ctx context.Context, iss *Issue, m *Machine, from, to *stages.Node, actor Actor, res *Result, depth int) {
+func (e *Engine) enter(ctx context.Context, iss *Issue, m *Machine, from, to *stages.Node, actor Actor, res *Result, depth int) (failures []string) {
 	if to.Controller() {
 		res.Instructions = fmt.Sprintf("%s is run by the host controller; `agenttree controller` takes the issue from here.", to.Path)
-		return
+		return nil
 	}
 	snap := e.Snapshot(iss)
 	outputs := map[string]string{}
@@ -531,17 +541,55 @@ func (e *Engine) enter(ctx context.Context, iss *Issue, m *Machine, from, to *st
 		case hooks.KindRollback, hooks.KindStepBack, hooks.KindRedirect:
 			if depth >= e.maxChain {
 				res.Warnings = append(res.Warnings, fmt.Sprintf("stopped following redirects at %s after %d hops; check the hooks for a loop", to.Path, depth))
-				return
+				return nil
 			}
 			if next, cur := e.jump(ctx, iss, m, to, o, actor, res); next != nil {
-				e.enter(ctx, cur, m, to, next, actor, res, depth+1)
-				return
+				return e.enter(ctx, cur, m, to, next, actor, res, depth+1)
 			}
 		case hooks.KindFail, hooks.KindEscalate, hooks.KindPending:
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s (post_start of %s): %s", h.Label(), to.Path, o.Reason))
+			failures = append(failures, fmt.Sprintf("%s (post_start of %s): %s", h.Label(), to.Path, o.Reason))
+		}
+	}
+	// An entry hook that did not finish (a push that failed, say) runs
+	// again on the next `next` at this stage, before the gate.
+	pending := map[string]string{watchEntryStage: "", watchEntryFrom: ""}
+	if len(failures) > 0 {
+		pending[watchEntryStage] = to.Path
+		if from != nil {
+			pending[watchEntryFrom] = from.Path
+		}
+	}
+	if len(failures) > 0 || snap.Watch[watchEntryStage] != "" {
+		if err := e.Store.UpdateWatch(ctx, iss.ID, pending); err != nil {
+			res.Warnings = append(res.Warnings, "could not save the entry state: "+err.Error())
 		}
 	}
 	res.Instructions = e.instructions(to)
+	return failures
+}
+
+// Watch keys for entry hooks that have to run again.
+const (
+	watchEntryStage = "entry.incomplete"
+	watchEntryFrom  = "entry.from"
+)
+
+// resumeEntry reruns the entry hooks of node if they did not finish when
+// the issue arrived. It returns what still fails.
+func (e *Engine) resumeEntry(ctx context.Context, iss *Issue, flow *stages.Flow, node *stages.Node, actor Actor, res *Result) (failures []string, ran bool) {
+	w, err := e.Store.Watch(iss.ID)
+	if err != nil || w[watchEntryStage] != node.Path {
+		return nil, false
+	}
+	if res.DryRun {
+		return []string{fmt.Sprintf("the entry hooks of %s did not finish; `agenttree next` runs them again", node.Path)}, false
+	}
+	from, _ := e.Config.Node(w[watchEntryFrom])
+	probe := &Result{}
+	failures = e.enter(ctx, iss, e.Machine(flow), from, node, actor, probe, 0)
+	res.Warnings = append(res.Warnings, probe.Warnings...)
+	res.Notes = append(res.Notes, probe.Notes...)
+	return failures, true
 }
 
 // instructions returns the stage's skill file, or a one-line summary.

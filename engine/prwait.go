@@ -20,10 +20,10 @@ type WaitPhase struct {
 
 // WaitOutcome is how WaitCI ended.
 type WaitOutcome struct {
-	Passed   bool
-	TimedOut bool
-	Reason   string
-	Class    string
+	Passed   bool   `json:"passed"`
+	TimedOut bool   `json:"timed_out"`
+	Reason   string `json:"reason"`
+	Class    string `json:"class,omitempty"`
 }
 
 // ErrNoPR is returned when the issue has no pull request to wait for.

@@ -90,6 +90,14 @@ func forgeOf(c *Call) (forge.Forge, *Outcome) {
 		o := Failf("hook `%s` needs a forge, and none is set up: set `forge: local` or `forge: github` in .agenttree.yaml", c.Entry.Name)
 		return nil, &o
 	}
+	// A forge opened on first use says here, before anything is pushed,
+	// whether it can be opened at all.
+	if lazy, ok := c.Env.Forge.(interface{ Get() (forge.Forge, error) }); ok {
+		if _, err := lazy.Get(); err != nil {
+			o := Failf("hook `%s`: %v", c.Entry.Name, err)
+			return nil, &o
+		}
+	}
 	return c.Env.Forge, nil
 }
 
@@ -117,6 +125,8 @@ func forgeFailure(c *Call, what string, err error) Outcome {
 		o := Pending(wait, fmt.Sprintf("%s: %v", what, err))
 		o.Class = ClassRateLimit
 		return o
+	case errors.Is(err, forge.ErrUnavailable):
+		return Failf("%s: %v", what, err)
 	case errors.Is(err, forge.ErrAuth):
 		o := Failf("%s: %v; check the token (`gh auth status`, GH_TOKEN)", what, err)
 		o.Class = ClassAuth

@@ -82,7 +82,7 @@ func (a *app) rootCmd() *cobra.Command {
 	root.PersistentFlags().StringVar(&a.configPath, "config", "", "path to .agenttree.yaml (default: found by walking up from the current directory)")
 	root.PersistentFlags().BoolVar(&a.debug, "debug", false, "log what the engine does to stderr")
 	root.AddCommand(a.initCmd(), a.validateCmd(), a.stagesCmd(), a.graphCmd(), a.issueCmd(),
-		a.nextCmd(), a.approveCmd(), a.statusCmd())
+		a.nextCmd(), a.approveCmd(), a.statusCmd(), a.prCmd())
 	return root
 }
 
@@ -125,11 +125,15 @@ func (a *app) engine() (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := engine.OpenStore(filepath.Join(filepath.Dir(cfg.File), "_agenttree"))
+	stateDir := filepath.Join(filepath.Dir(cfg.File), "_agenttree")
+	store, err := engine.OpenStore(stateDir)
 	if err != nil {
 		return nil, err
 	}
-	return engine.New(cfg, store, reg, a.logger()), nil
+	e := engine.New(cfg, store, reg, a.logger())
+	e.Forge = a.openForge(cfg, stateDir)
+	e.Git = openGit
+	return e, nil
 }
 
 // engineFor parses an issue id argument, then opens the engine.

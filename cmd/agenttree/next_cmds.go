@@ -151,6 +151,9 @@ func (a *app) printResult(res *engine.Result) {
 			fmt.Fprintln(a.out, res.Instructions)
 		}
 	case engine.StatusBlocked:
+		for _, n := range res.Notes {
+			fmt.Fprintln(a.out, n)
+		}
 		fmt.Fprintf(a.out, "issue %d is blocked at %s; fix these, then run `agenttree next` again:\n", res.Issue, res.From)
 		for _, r := range res.Reasons {
 			fmt.Fprintln(a.out, "  - "+r)

@@ -1,0 +1,27 @@
+package main
+
+import (
+	"path/filepath"
+
+	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/forge/local"
+	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/internal/github"
+	"github.com/agenttree/agenttree/internal/gitx"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// openForge returns the config's forge, opened on first use: most commands
+// never touch a PR and should not pay for reading remotes and tokens.
+func (a *app) openForge(cfg *stages.Config, stateDir string) *forge.LazyForge {
+	repoDir := filepath.Dir(cfg.File)
+	return forge.Lazy(func() (forge.Forge, error) {
+		if cfg.Forge == "github" {
+			return github.New(a.ctx, github.Options{Repo: cfg.GitHub.Repo, Host: cfg.GitHub.Host, RepoDir: repoDir, Logger: a.logger()})
+		}
+		return local.New(a.ctx, local.Options{StateDir: stateDir, RepoDir: repoDir, DefaultBranch: cfg.DefaultBranch,
+			Project: cfg.Project, CICommand: cfg.CI.Command})
+	})
+}
+
+func openGit(dir string) hooks.Git { return &gitx.Repo{Dir: dir} }

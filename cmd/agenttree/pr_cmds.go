@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agenttree/agenttree/engine"
+)
+
+const exitTimeout = 4
+
+func (a *app) prCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "pr", Short: "Work with an issue's pull request"}
+	cmd.AddCommand(a.prWaitCmd())
+	return cmd
+}
+
+func (a *app) prWaitCmd() *cobra.Command {
+	var interval time.Duration
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "wait ID",
+		Short: "Poll an issue's PR until its CI is done (for use without a controller)",
+		Long: "Poll an issue's PR until its CI is done, printing each phase.\n\n" +
+			"Exit status: 0 CI passed, 1 CI failed (ci_feedback.md is written in the issue's directory),\n" +
+			"2 bad usage, 4 timed out (ci_polling.timeout_s or the stage's wait_for_ci timeout).",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			e, id, err := a.engineFor(args[0])
+			if err != nil {
+				return err
+			}
+			out, err := e.WaitCI(a.ctx, id, interval, func(p engine.WaitPhase) {
+				if !asJSON {
+					fmt.Fprintf(a.out, "[%d] %s elapsed: %s; next poll in %s\n", p.Iteration, p.Elapsed.Round(time.Second), p.Status, p.Next.Round(time.Second))
+				}
+			})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if err := a.printJSON(out); err != nil {
+					return err
+				}
+			} else if out.Passed {
+				fmt.Fprintf(a.out, "CI passed: %s\n", out.Reason)
+			} else {
+				fmt.Fprintf(a.out, "CI did not pass: %s\n", out.Reason)
+			}
+			switch {
+			case out.Passed:
+				return nil
+			case out.TimedOut:
+				return silentExit(exitTimeout)
+			}
+			return silentExit(exitBlocked)
+		},
+	}
+	cmd.Flags().DurationVar(&interval, "interval", 0, "longest pause between polls (default: as the config's ci_polling says)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the outcome as JSON")
+	return cmd
+}
