@@ -1,0 +1,164 @@
+package github
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/internal/github/githubtest"
+)
+
+func TestPRsBatchesGraphQLRequests(t *testing.T) {
+	tests := []struct {
+		prs          int
+		askMissing   bool // also ask for a number that does not exist
+		wantRequests int
+	}{
+		{1, true, 1},
+		{PRBatchSize - 1, true, 1},
+		{PRBatchSize, false, 1},
+		{PRBatchSize, true, 2},
+		{120, false, 3}, // ceil(120/50)
+		{120, true, 3},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%d/missing=%v", tt.prs, tt.askMissing), func(t *testing.T) {
+			srv := githubtest.New(t)
+			c, _ := newClient(t, srv)
+			var numbers []int
+			for i := range tt.prs {
+				sha := fmt.Sprintf("%040x", i+1)
+				n := srv.AddPR(githubtest.PR{Branch: fmt.Sprintf("issue-%d", i), HeadSHA: sha})
+				id := srv.AddCheckRun(sha, githubtest.CheckRun{Name: "test"})
+				srv.CompleteCheckRun(id, "success")
+				numbers = append(numbers, n)
+			}
+			numbers = append(numbers, numbers[0]) // a duplicate costs nothing
+			if tt.askMissing {
+				numbers = append(numbers, 99999)
+			}
+
+			prs, err := c.PRs(context.Background(), numbers)
+			require.NoError(t, err)
+			assert.Len(t, prs, tt.prs, "the missing number is absent")
+			assert.Equal(t, tt.wantRequests, srv.Requests(githubtest.EndpointGraphQL))
+			assert.Equal(t, tt.wantRequests, srv.TotalRequests(), "nothing but the batched queries")
+			for _, n := range numbers[:tt.prs] {
+				pr := prs[n]
+				require.NotNil(t, pr, "PR #%d", n)
+				assert.Equal(t, n, pr.Number)
+				assert.Equal(t, forge.StateOpen, pr.State)
+				require.Len(t, pr.Checks, 1)
+				assert.Equal(t, pr.HeadSHA, pr.Checks[0].SHA)
+				assert.Equal(t, forge.CheckSuccess, pr.Checks[0].State)
+			}
+		})
+	}
+}
+
+func TestPRFields(t *testing.T) {
+	srv := githubtest.New(t)
+	c, _ := newClient(t, srv)
+	ctx := context.Background()
+	n := srv.AddPR(githubtest.PR{Title: "Add widgets", Branch: "agenttree/issue-7", HeadSHA: sha1, Base: "develop",
+		Draft: true, Mergeable: "CONFLICTING", ReviewDecision: "CHANGES_REQUESTED"})
+	merged := srv.AddPR(githubtest.PR{State: "merged", ReviewDecision: "APPROVED"})
+
+	pr, err := c.PR(ctx, n)
+	require.NoError(t, err)
+	assert.Equal(t, &forge.PR{
+		Number: n, URL: fmt.Sprintf("https://github.com/octo/app/pull/%d", n), Title: "Add widgets",
+		Branch: "agenttree/issue-7", Base: "develop", HeadSHA: sha1, State: forge.StateOpen, Draft: true,
+		Mergeable: forge.Conflicting, ReviewDecision: forge.ReviewChangesRequested, Checks: []forge.Check{},
+	}, pr)
+
+	pr, err = c.PR(ctx, merged)
+	require.NoError(t, err)
+	assert.Equal(t, forge.StateMerged, pr.State)
+	assert.Equal(t, forge.ReviewApproved, pr.ReviewDecision)
+
+	_, err = c.PR(ctx, 4242)
+	assert.ErrorIs(t, err, forge.ErrNotFound)
+}
+
+func TestMergeability(t *testing.T) {
+	ctx := context.Background()
+
+	t.Run("PR returns unknown as is", func(t *testing.T) {
+		srv := githubtest.New(t)
+		c, sl := newClient(t, srv)
+		n := srv.AddPR(githubtest.PR{HeadSHA: sha1})
+		srv.SetMergeable(n, "MERGEABLE", 1)
+		pr, err := c.PR(ctx, n)
+		require.NoError(t, err)
+		assert.Equal(t, forge.Unknown, pr.Mergeable)
+		assert.Zero(t, sl.count())
+	})
+
+	tests := []struct {
+		name         string
+		final        string
+		unknownReads int
+		want         string
+		wantPolls    int
+	}{
+		{"known at once", "MERGEABLE", 0, forge.Mergeable, 1},
+		{"unknown then mergeable", "MERGEABLE", 2, forge.Mergeable, 3},
+		{"unknown then conflicting", "CONFLICTING", 3, forge.Conflicting, 4},
+		{"still unknown after the polls", "MERGEABLE", 100, forge.Unknown, 6},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := githubtest.New(t)
+			c, sl := newClient(t, srv)
+			n := srv.AddPR(githubtest.PR{HeadSHA: sha1})
+			srv.SetMergeable(n, tt.final, tt.unknownReads)
+
+			pr, err := c.WaitMergeable(ctx, n, sha1)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, pr.Mergeable)
+			assert.Equal(t, tt.wantPolls, srv.Requests(githubtest.EndpointGraphQL))
+			waits := sl.all()
+			assert.Len(t, waits, tt.wantPolls-1)
+			for i := 1; i < len(waits); i++ {
+				assert.Greater(t, waits[i], waits[i-1], "backs off")
+			}
+		})
+	}
+
+	t.Run("aborts when the head changes meanwhile", func(t *testing.T) {
+		srv := githubtest.New(t)
+		c, sl := newClient(t, srv)
+		n := srv.AddPR(githubtest.PR{HeadSHA: sha1})
+		srv.SetMergeable(n, "MERGEABLE", 5)
+		sl.hook = func(int) { srv.SetHead(n, sha2) } // a push while waiting
+
+		pr, err := c.WaitMergeable(ctx, n, "")
+		require.ErrorIs(t, err, ErrHeadChanged)
+		assert.Contains(t, err.Error(), "aborted")
+		assert.Equal(t, sha2, pr.HeadSHA)
+		assert.Equal(t, 1, sl.count())
+	})
+
+	t.Run("aborts when the head is not the expected one", func(t *testing.T) {
+		srv := githubtest.New(t)
+		c, _ := newClient(t, srv)
+		n := srv.AddPR(githubtest.PR{HeadSHA: sha2})
+		_, err := c.WaitMergeable(ctx, n, sha1)
+		require.ErrorIs(t, err, ErrHeadChanged)
+	})
+
+	t.Run("a PR closed meanwhile is returned", func(t *testing.T) {
+		srv := githubtest.New(t)
+		c, _ := newClient(t, srv)
+		n := srv.AddPR(githubtest.PR{HeadSHA: sha1, State: "closed"})
+		pr, err := c.WaitMergeable(ctx, n, sha1)
+		require.NoError(t, err)
+		assert.Equal(t, forge.StateClosed, pr.State)
+		assert.Equal(t, 1, srv.Requests(githubtest.EndpointGraphQL))
+	})
+}

@@ -1,0 +1,193 @@
+package github
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/cli/go-gh/v2/pkg/auth"
+)
+
+// Errors New reports about where the repository is.
+var (
+	// ErrNoRemote: the repository has no remote to read, and no repository
+	// was configured.
+	ErrNoRemote = errors.New("no git remote")
+	// ErrNotGitHub: the remote is not on a GitHub host.
+	ErrNotGitHub = errors.New("not a GitHub repository")
+)
+
+// Repo names a repository on a GitHub host.
+type Repo struct {
+	Host  string // github.com, or a GitHub Enterprise host
+	Owner string
+	Name  string
+}
+
+// String is host/owner/name.
+func (r Repo) String() string { return r.Host + "/" + r.Owner + "/" + r.Name }
+
+// FullName is owner/name.
+func (r Repo) FullName() string { return r.Owner + "/" + r.Name }
+
+// ParseRemoteURL reads a git remote URL: https://host/o/r(.git),
+// git@host:o/r(.git), ssh://[user@]host[:port]/o/r(.git), git://, and
+// git+ssh://. It does not judge whether the host is GitHub.
+func ParseRemoteURL(raw string) (Repo, error) {
+	s := strings.TrimSpace(raw)
+	if s == "" {
+		return Repo{}, fmt.Errorf("empty remote URL")
+	}
+	var host, path string
+	switch {
+	case strings.Contains(s, "://"):
+		u, err := url.Parse(s)
+		if err != nil {
+			return Repo{}, fmt.Errorf("remote URL %q: %w", raw, err)
+		}
+		switch u.Scheme {
+		case "https", "http", "ssh", "git", "git+ssh", "ssh+git":
+		case "file":
+			return Repo{}, fmt.Errorf("remote %q is a local path, not a GitHub repository", raw)
+		default:
+			return Repo{}, fmt.Errorf("remote URL %q: unsupported scheme %q", raw, u.Scheme)
+		}
+		host, path = u.Hostname(), u.Path
+	case looksLocal(s):
+		return Repo{}, fmt.Errorf("remote %q is a local path, not a GitHub repository", raw)
+	default:
+		// scp-like: [user@]host:owner/repo
+		at := strings.LastIndex(s[:max(strings.Index(s, ":"), 0)], "@")
+		hostPath := s[at+1:]
+		h, p, ok := strings.Cut(hostPath, ":")
+		if !ok {
+			return Repo{}, fmt.Errorf("remote URL %q: not a URL or user@host:owner/repo", raw)
+		}
+		host, path = h, p
+	}
+	path = strings.Trim(path, "/")
+	path = strings.TrimSuffix(path, ".git")
+	parts := strings.Split(path, "/")
+	if host == "" || len(parts) != 2 || parts[0] == "" || parts[1] == "" {
+		return Repo{}, fmt.Errorf("remote URL %q does not name host/owner/repo", raw)
+	}
+	return Repo{Host: normalizeHost(host), Owner: parts[0], Name: parts[1]}, nil
+}
+
+func looksLocal(s string) bool {
+	if strings.HasPrefix(s, "/") || strings.HasPrefix(s, ".") || strings.HasPrefix(s, "~") {
+		return true
+	}
+	// git treats "a:b" as scp-like only when no slash precedes the colon.
+	colon := strings.Index(s, ":")
+	slash := strings.Index(s, "/")
+	return colon < 0 || (slash >= 0 && slash < colon)
+}
+
+// normalizeHost maps ssh.github.com, www.github.com and api.github.com to
+// github.com, and lower-cases the rest.
+func normalizeHost(h string) string {
+	h = strings.ToLower(strings.TrimSuffix(h, "."))
+	if n := auth.NormalizeHostname(h); n == "github.com" {
+		return n
+	}
+	return h
+}
+
+// ParseRepo reads a configured repository: "owner/name", "host/owner/name"
+// or a remote URL. defaultHost is used for the short form.
+func ParseRepo(s, defaultHost string) (Repo, error) {
+	s = strings.TrimSpace(s)
+	if strings.Contains(s, "://") || (strings.Contains(s, ":") && !looksLocal(s)) {
+		return ParseRemoteURL(s)
+	}
+	parts := strings.Split(strings.TrimSuffix(strings.Trim(s, "/"), ".git"), "/")
+	switch {
+	case len(parts) == 2 && parts[0] != "" && parts[1] != "":
+		return Repo{Host: normalizeHost(defaultHost), Owner: parts[0], Name: parts[1]}, nil
+	case len(parts) == 3 && parts[0] != "" && parts[1] != "" && parts[2] != "":
+		return Repo{Host: normalizeHost(parts[0]), Owner: parts[1], Name: parts[2]}, nil
+	}
+	return Repo{}, fmt.Errorf("repository %q: want owner/name or host/owner/name", s)
+}
+
+// RemoteRepo reads the URL of a git remote in dir (with git's insteadOf
+// rewrites applied) and parses it.
+func RemoteRepo(ctx context.Context, dir, remote string) (Repo, error) {
+	if remote == "" {
+		remote = "origin"
+	}
+	cmd := exec.CommandContext(ctx, "git", "remote", "get-url", remote)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		where := dir
+		if where == "" {
+			where, _ = os.Getwd()
+		}
+		switch {
+		case strings.Contains(msg, "No such remote"):
+			return Repo{}, fmt.Errorf("%w: the repository in %s has no %q remote; add one with `git remote add %s <url>`, or name the repository in the config (github_repo: owner/name)",
+				ErrNoRemote, where, remote, remote)
+		case strings.Contains(msg, "not a git repository"):
+			return Repo{}, fmt.Errorf("%w: %s is not a git repository; run agenttree inside one, or name the repository in the config (github_repo: owner/name)",
+				ErrNoRemote, where)
+		}
+		return Repo{}, fmt.Errorf("reading the %q remote in %s: %w: %s", remote, where, err, msg)
+	}
+	r, err := ParseRemoteURL(string(out))
+	if err != nil {
+		return Repo{}, fmt.Errorf("the %q remote: %w", remote, err)
+	}
+	return r, nil
+}
+
+// Hosts that are certainly not GitHub, for a clear error instead of a
+// confusing 404 from an API that is not there.
+var notGitHubHosts = []string{"gitlab.com", "bitbucket.org", "codeberg.org", "dev.azure.com",
+	"ssh.dev.azure.com", "visualstudio.com", "sr.ht", "gitea.com", "sourceforge.net"}
+
+func certainlyNotGitHub(host string) bool {
+	for _, h := range notGitHubHosts {
+		if host == h || strings.HasSuffix(host, "."+h) {
+			return true
+		}
+	}
+	return strings.Contains(host, "gitlab") || strings.Contains(host, "bitbucket")
+}
+
+// checkHost accepts github.com, GHE.com tenancies, and any Enterprise
+// host gh knows (logged in, GH_HOST, or an enterprise token in the
+// environment) or the caller named explicitly.
+func checkHost(r Repo, explicitHost, remote string) error {
+	what := "the repository " + r.String()
+	if remote != "" {
+		what = remote + " is " + r.String()
+	}
+	if certainlyNotGitHub(r.Host) {
+		return fmt.Errorf("%w: %s; agenttree's github forge needs a GitHub remote, or use `forge: local`", ErrNotGitHub, what)
+	}
+	h := r.Host
+	if h == "github.com" || h == "github.localhost" || auth.IsTenancy(h) || strings.EqualFold(h, explicitHost) ||
+		strings.EqualFold(h, os.Getenv("GH_HOST")) {
+		return nil
+	}
+	for _, k := range auth.KnownHosts() {
+		if strings.EqualFold(k, h) {
+			return nil
+		}
+	}
+	if os.Getenv("GH_ENTERPRISE_TOKEN") != "" || os.Getenv("GITHUB_ENTERPRISE_TOKEN") != "" {
+		return nil
+	}
+	return fmt.Errorf("%w: %s, and %s is not a GitHub host gh knows; if it is GitHub Enterprise, run `gh auth login --hostname %s` or set GH_ENTERPRISE_TOKEN; otherwise use `forge: local`",
+		ErrNotGitHub, what, h, h)
+}
