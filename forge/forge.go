@@ -133,8 +133,9 @@ type Forge interface {
 	// or "" when the forge has none.
 	Log(ctx context.Context, c Check, lines int) (string, error)
 	// Merge merges a PR (an empty method means merge); merging a merged PR
-	// succeeds.
-	Merge(ctx context.Context, number int, method MergeMethod, deleteBranch bool) error
+	// succeeds. With expectHead set it merges only that commit, the one CI
+	// verified, and fails with ErrHeadChanged if the head has moved.
+	Merge(ctx context.Context, number int, method MergeMethod, deleteBranch bool, expectHead string) error
 	// Close closes a PR, leaving comment if not empty.
 	Close(ctx context.Context, number int, comment string) error
 	// Comment adds a comment to a PR.
@@ -159,6 +160,8 @@ var (
 	ErrAuth      = errors.New("authentication failed")
 	ErrRateLimit = errors.New("rate limited")
 	ErrConflict  = errors.New("merge conflict")
+	// ErrHeadChanged: the PR's head moved while agenttree was acting on it.
+	ErrHeadChanged = errors.New("PR head changed")
 )
 
 // RateLimitError carries when a rate limit resets.

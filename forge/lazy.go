@@ -84,12 +84,12 @@ func (l *LazyForge) Log(ctx context.Context, c Check, lines int) (string, error)
 	return f.Log(ctx, c, lines)
 }
 
-func (l *LazyForge) Merge(ctx context.Context, number int, method MergeMethod, deleteBranch bool) error {
+func (l *LazyForge) Merge(ctx context.Context, number int, method MergeMethod, deleteBranch bool, expectHead string) error {
 	f, err := l.Get()
 	if err != nil {
 		return err
 	}
-	return f.Merge(ctx, number, method, deleteBranch)
+	return f.Merge(ctx, number, method, deleteBranch, expectHead)
 }
 
 func (l *LazyForge) Close(ctx context.Context, number int, comment string) error {

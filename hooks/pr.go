@@ -555,7 +555,16 @@ func mergePR(ctx context.Context, c *Call) Outcome {
 		return Failf("PR #%d is closed without merging; reopen it first", pr.Number)
 	}
 	method := forge.MergeMethod(c.Params.String("method", string(forge.MergeSquash)))
-	if err := f.Merge(ctx, pr.Number, method, c.Params.Bool("delete_branch", true)); err != nil {
+	// Merge exactly the head the CI gates verified (recorded on the issue);
+	// a push since then must go through CI first.
+	expect := c.Issue.HeadSHA
+	if expect == "" {
+		expect = pr.HeadSHA
+	}
+	if err := f.Merge(ctx, pr.Number, method, c.Params.Bool("delete_branch", true), expect); err != nil {
+		if errors.Is(err, forge.ErrHeadChanged) {
+			return Failf("PR #%d changed while merging (%v); its new head needs CI before it merges", pr.Number, err)
+		}
 		if errors.Is(err, forge.ErrConflict) {
 			out := Failf("PR #%d cannot be merged: %v; rebase it onto %s", pr.Number, err, pr.Base)
 			out.Class = ClassConflict

@@ -420,7 +420,7 @@ func TestMergeability(t *testing.T) {
 	assert.Equal(t, []string{"a.txt"}, files)
 
 	before := git(t, e.bare, "rev-parse", "main")
-	err = f.Merge(ctx, clash.Number, forge.MergeSquash, false)
+	err = f.Merge(ctx, clash.Number, forge.MergeSquash, false, "")
 	require.ErrorIs(t, err, forge.ErrConflict)
 	assert.Contains(t, err.Error(), "a.txt")
 	assert.Equal(t, before, git(t, e.bare, "rev-parse", "main"))
@@ -445,7 +445,7 @@ func TestMerge(t *testing.T) {
 			pr, _, err := f.EnsurePR(ctx, forge.NewPR{Branch: "feature", Title: "Feature work"})
 			require.NoError(t, err)
 
-			require.NoError(t, f.Merge(ctx, pr.Number, method, true))
+			require.NoError(t, f.Merge(ctx, pr.Number, method, true, ""))
 
 			newMain := git(t, e.bare, "rev-parse", "main")
 			assert.NotEqual(t, oldMain, newMain)
@@ -482,7 +482,7 @@ func TestMerge(t *testing.T) {
 			assert.Error(t, err, "branch deleted, got %s", out)
 
 			// Merging again is fine and changes nothing.
-			require.NoError(t, f.Merge(ctx, pr.Number, method, true))
+			require.NoError(t, f.Merge(ctx, pr.Number, method, true, ""))
 			assert.Equal(t, newMain, git(t, e.bare, "rev-parse", "main"))
 			rec, err := f.Record(ctx, 1)
 			require.NoError(t, err)
@@ -503,7 +503,7 @@ func TestMergeRetryAfterCrash(t *testing.T) {
 	require.NoError(t, err)
 	// As if a merge moved main and the process died before recording it.
 	git(t, e.bare, "update-ref", "refs/heads/main", "refs/heads/feature")
-	require.NoError(t, f.Merge(ctx, pr.Number, forge.MergeSquash, false))
+	require.NoError(t, f.Merge(ctx, pr.Number, forge.MergeSquash, false, ""))
 	assert.Equal(t, git(t, e.bare, "rev-parse", "feature"), git(t, e.bare, "rev-parse", "main"), "no second, empty commit")
 	pr, err = f.PR(ctx, pr.Number)
 	require.NoError(t, err)
@@ -518,10 +518,10 @@ func TestMergeKeepsBranchPushedAfterMerge(t *testing.T) {
 	e.branch(t, "feature", map[string]string{"f.txt": "f\n"})
 	pr, _, err := f.EnsurePR(ctx, forge.NewPR{Branch: "feature"})
 	require.NoError(t, err)
-	require.NoError(t, f.Merge(ctx, pr.Number, forge.MergeMerge, false))
+	require.NoError(t, f.Merge(ctx, pr.Number, forge.MergeMerge, false, ""))
 	later := commit(t, e.work, "late.txt", "late\n", "late")
 	git(t, e.work, "push", "-q", "origin", "feature")
-	require.NoError(t, f.Merge(ctx, pr.Number, forge.MergeMerge, true))
+	require.NoError(t, f.Merge(ctx, pr.Number, forge.MergeMerge, true, ""))
 	assert.Equal(t, later, git(t, e.bare, "rev-parse", "refs/heads/feature"))
 }
 
@@ -579,11 +579,29 @@ func TestCommentAndClose(t *testing.T) {
 	assert.Equal(t, "looks good", rec.Comments[0].Body)
 	assert.Equal(t, "superseded", rec.Comments[1].Body)
 
-	assert.Error(t, f.Merge(ctx, pr.Number, forge.MergeSquash, false), "a closed PR cannot be merged")
+	assert.Error(t, f.Merge(ctx, pr.Number, forge.MergeSquash, false, ""), "a closed PR cannot be merged")
 	assert.ErrorIs(t, f.Comment(ctx, 7, "x"), forge.ErrNotFound)
 
 	// The record is plain YAML a person can read.
 	data, err := os.ReadFile(filepath.Join(e.state, "forge", "prs", "1.yaml"))
 	require.NoError(t, err)
 	assert.Contains(t, string(data), "state: closed")
+}
+
+func TestMergeRefusesAMovedHead(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newEnv(t)
+	f := e.forge(t, local.Options{})
+	verified := e.branch(t, "feature", map[string]string{"b.txt": "b\n"})
+	pr, _, err := f.EnsurePR(ctx, forge.NewPR{Branch: "feature", Base: "main", Title: "B"})
+	require.NoError(t, err)
+	commit(t, e.work, "c.txt", "c\n", "unverified")
+	git(t, e.work, "push", "-q", "origin", "feature")
+
+	err = f.Merge(ctx, pr.Number, forge.MergeSquash, false, verified)
+	require.ErrorIs(t, err, forge.ErrHeadChanged)
+	after, err := f.PR(ctx, pr.Number)
+	require.NoError(t, err)
+	assert.Equal(t, forge.StateOpen, after.State, "nothing merged")
 }

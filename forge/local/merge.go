@@ -30,7 +30,7 @@ const mergeAttempts = 5
 //
 // deleteBranch deletes the branch only while it is still at the merged
 // head: commits pushed after the merge are not thrown away.
-func (f *Forge) Merge(ctx context.Context, number int, method forge.MergeMethod, deleteBranch bool) error {
+func (f *Forge) Merge(ctx context.Context, number int, method forge.MergeMethod, deleteBranch bool, expectHead string) error {
 	if method == "" {
 		method = forge.MergeMerge
 	}
@@ -48,7 +48,7 @@ func (f *Forge) Merge(ctx context.Context, number int, method forge.MergeMethod,
 		case forge.StateClosed:
 			return fmt.Errorf("merge local PR #%d: it is closed", number)
 		}
-		commit, head, err := f.mergeIntoBase(ctx, rec, method)
+		commit, head, err := f.mergeIntoBase(ctx, rec, method, expectHead)
 		if err != nil {
 			return fmt.Errorf("merge local PR #%d (%s into %s): %w", number, rec.Branch, rec.Base, err)
 		}
@@ -71,7 +71,7 @@ func (f *Forge) Merge(ctx context.Context, number int, method forge.MergeMethod,
 
 // mergeIntoBase makes the merge and moves the base to it; it returns the
 // base's new commit and the head that was merged.
-func (f *Forge) mergeIntoBase(ctx context.Context, rec *Record, method forge.MergeMethod) (commit, head string, err error) {
+func (f *Forge) mergeIntoBase(ctx context.Context, rec *Record, method forge.MergeMethod, expectHead string) (commit, head string, err error) {
 	for range mergeAttempts {
 		head, err = f.branchHead(ctx, rec.Branch)
 		if err != nil {
@@ -79,6 +79,9 @@ func (f *Forge) mergeIntoBase(ctx context.Context, rec *Record, method forge.Mer
 		}
 		if head == "" {
 			return "", "", fmt.Errorf("branch %s is not in %s (%w); push it again", rec.Branch, f.bareDir, forge.ErrNotFound)
+		}
+		if expectHead != "" && head != expectHead {
+			return "", "", fmt.Errorf("%w: expected %s, found %s", forge.ErrHeadChanged, expectHead, head)
 		}
 		base, err := f.bare.RevParse(ctx, "refs/heads/"+rec.Base)
 		if err != nil {

@@ -27,7 +27,7 @@ const PRBatchSize = 50
 const rollupContexts = 100
 
 // ErrHeadChanged: the PR's head moved while the client was looking at it.
-var ErrHeadChanged = errors.New("PR head changed")
+var ErrHeadChanged = forge.ErrHeadChanged
 
 var prFragment = fmt.Sprintf(`
 fragment prState on PullRequest {

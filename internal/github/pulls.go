@@ -176,10 +176,13 @@ func (c *Client) ensureLabels(ctx context.Context, p *restPR, labels []string) e
 // branch still deleted; a PR closed unmerged is an error. A refusal
 // because of conflicts wraps forge.ErrConflict; because the head moved,
 // ErrHeadChanged.
-func (c *Client) Merge(ctx context.Context, number int, method forge.MergeMethod, deleteBranch bool) error {
+func (c *Client) Merge(ctx context.Context, number int, method forge.MergeMethod, deleteBranch bool, expectHead string) error {
 	p, err := c.getPull(ctx, number)
 	if err != nil {
 		return err
+	}
+	if expectHead != "" && !p.merged() && p.Head.SHA != expectHead {
+		return fmt.Errorf("github: merge PR #%d: %w: expected %s, found %s", number, forge.ErrHeadChanged, short(expectHead), short(p.Head.SHA))
 	}
 	switch {
 	case p.merged():

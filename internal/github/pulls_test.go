@@ -97,14 +97,14 @@ func TestMerge(t *testing.T) {
 		c, _ := newClient(t, srv)
 		n := srv.AddPR(githubtest.PR{Branch: "agenttree/issue-7", HeadSHA: sha1})
 
-		require.NoError(t, c.Merge(ctx, n, forge.MergeSquash, true))
+		require.NoError(t, c.Merge(ctx, n, forge.MergeSquash, true, ""))
 		pr, _ := srv.PR(n)
 		assert.Equal(t, "merged", pr.State)
 		assert.Equal(t, "squash", pr.MergeMethod)
 		_, exists := srv.Branch("agenttree/issue-7")
 		assert.False(t, exists)
 
-		require.NoError(t, c.Merge(ctx, n, forge.MergeSquash, true))
+		require.NoError(t, c.Merge(ctx, n, forge.MergeSquash, true, ""))
 		assert.Equal(t, 1, srv.Requests(githubtest.EndpointMergePull), "merged already: not asked again")
 		got, err := c.PR(ctx, n)
 		require.NoError(t, err)
@@ -117,14 +117,14 @@ func TestMerge(t *testing.T) {
 		n := srv.AddPR(githubtest.PR{HeadSHA: sha1})
 		srv.FailNext(1, githubtest.Fault{Status: http.StatusMethodNotAllowed, Message: "Pull Request is already merged",
 			Endpoint: githubtest.EndpointMergePull})
-		require.NoError(t, c.Merge(ctx, n, forge.MergeRebase, false))
+		require.NoError(t, c.Merge(ctx, n, forge.MergeRebase, false, ""))
 	})
 
 	t.Run("merged by someone else meanwhile", func(t *testing.T) {
 		srv := githubtest.New(t)
 		c, _ := newClient(t, srv)
 		n := srv.AddPR(githubtest.PR{HeadSHA: sha1, State: "merged"})
-		require.NoError(t, c.Merge(ctx, n, forge.MergeMerge, false))
+		require.NoError(t, c.Merge(ctx, n, forge.MergeMerge, false, ""))
 		assert.Zero(t, srv.Requests(githubtest.EndpointMergePull))
 	})
 
@@ -132,7 +132,7 @@ func TestMerge(t *testing.T) {
 		srv := githubtest.New(t)
 		c, _ := newClient(t, srv)
 		n := srv.AddPR(githubtest.PR{HeadSHA: sha1, Mergeable: "CONFLICTING"})
-		err := c.Merge(ctx, n, forge.MergeSquash, true)
+		err := c.Merge(ctx, n, forge.MergeSquash, true, "")
 		require.ErrorIs(t, err, forge.ErrConflict)
 		_, exists := srv.Branch("branch-1")
 		assert.True(t, exists, "an unmerged branch is kept")
@@ -142,7 +142,7 @@ func TestMerge(t *testing.T) {
 		srv := githubtest.New(t)
 		c, _ := newClient(t, srv)
 		n := srv.AddPR(githubtest.PR{HeadSHA: sha1, State: "closed"})
-		err := c.Merge(ctx, n, forge.MergeSquash, false)
+		err := c.Merge(ctx, n, forge.MergeSquash, false, "")
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "closed without being merged")
 	})
@@ -151,15 +151,15 @@ func TestMerge(t *testing.T) {
 		srv := githubtest.New(t)
 		c, _ := newClient(t, srv)
 		n := srv.AddPR(githubtest.PR{Branch: "gone", HeadSHA: sha1})
-		require.NoError(t, c.Merge(ctx, n, forge.MergeSquash, true))
-		require.NoError(t, c.Merge(ctx, n, forge.MergeSquash, true))
+		require.NoError(t, c.Merge(ctx, n, forge.MergeSquash, true, ""))
+		require.NoError(t, c.Merge(ctx, n, forge.MergeSquash, true, ""))
 		assert.Equal(t, 2, srv.Requests(githubtest.EndpointDeleteRef))
 	})
 
 	t.Run("missing PR", func(t *testing.T) {
 		srv := githubtest.New(t)
 		c, _ := newClient(t, srv)
-		require.ErrorIs(t, c.Merge(ctx, 77, forge.MergeSquash, false), forge.ErrNotFound)
+		require.ErrorIs(t, c.Merge(ctx, 77, forge.MergeSquash, false, ""), forge.ErrNotFound)
 	})
 }
 
