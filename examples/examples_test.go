@@ -110,3 +110,13 @@ func TestReviewLoop(t *testing.T) {
 	step(t, e, iss.ID, dev, engine.StatusAdvanced, "implement.review")
 	step(t, e, iss.ID, reviewer, engine.StatusAdvanced, "done")
 }
+
+// The project's own pipeline must always load: it is the one we use.
+func TestOwnPipelineLoads(t *testing.T) {
+	cfg, err := stages.Load(filepath.Join("..", stages.FileName), hooks.Builtin())
+	require.NoError(t, err)
+	assert.Empty(t, cfg.Warnings)
+	flow, err := cfg.Flow("")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"backlog", "implement.code", "implement.feedback", "pr_ready", "implementation_review", "accepted", "not_doing"}, flow.Paths())
+}

@@ -169,3 +169,39 @@ func TestForgeMisconfigurationIsAClearFailure(t *testing.T) {
 	assert.Contains(t, r.stdout, "CI failed on")
 	assert.Equal(t, 1, w.issue(t, id).PRNumber)
 }
+
+func TestGitHubForgeSetupErrorsNameTheFix(t *testing.T) {
+	config := strings.Replace(localForgePipeline, "forge: local", "forge: github", 1)
+	tests := []struct {
+		name   string
+		remote string
+		want   string
+	}{
+		{"not a GitHub remote", "https://gitlab.com/shop/shop.git", "gitlab.com"},
+		{"no token", "https://github.com/shop/shop.git", "gh auth login"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newForgeRepo(t, config)
+			for _, k := range []string{"GH_TOKEN", "GITHUB_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN", "GH_HOST"} {
+				t.Setenv(k, "")
+			}
+			t.Setenv("GH_CONFIG_DIR", t.TempDir())
+			bare := filepath.Join(filepath.Dir(w.dir), "origin.git")
+			gitOut(t, w.dir, "remote", "set-url", "origin", tt.remote)
+			id := w.create(t, "Checkout", "--stage", "implement")
+			gitOut(t, w.dir, "checkout", "-q", "-b", w.issue(t, id).Branch)
+			require.NoError(t, os.WriteFile(filepath.Join(w.dir, "x.txt"), []byte("x\n"), 0o644))
+			gitOut(t, w.dir, "add", "x.txt")
+			gitOut(t, w.dir, "commit", "-q", "-m", "x")
+			gitOut(t, w.dir, "update-ref", "refs/remotes/origin/main", "HEAD~1")
+
+			r := w.run(t, agentEnv, "next")
+			require.Equal(t, 0, r.code, r.stdout+r.stderr)
+			assert.Contains(t, r.stderr, tt.want)
+			assert.Zero(t, w.issue(t, id).PRNumber)
+			branches := gitOut(t, bare, "branch", "--list")
+			assert.NotContains(t, branches, "issue-", "nothing was pushed")
+		})
+	}
+}
