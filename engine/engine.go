@@ -377,6 +377,18 @@ func (e *Engine) advance(ctx context.Context, iss *Issue, flow *stages.Flow, nod
 		res.Status = StatusBlocked
 		res.Reasons = append(res.Reasons, g.reasons...)
 		return
+	} else if back, why, blocked := e.decideRollback(ctx, snap, node, to, actor, res); blocked {
+		res.Status = StatusBlocked
+		res.Reasons = append(res.Reasons, why)
+		return
+	} else if back != nil {
+		if err := m.Check(ctx, node.Path, back.Path, KindRollback); err != nil {
+			res.Status = StatusBlocked
+			res.Reasons = append(res.Reasons, err.Error())
+			return
+		}
+		to, kind, reason = back, KindRollback, why
+		res.Reasons = append(res.Reasons, why)
 	}
 	res.To, res.Kind = to.Path, kind
 	if g.jump != nil {
@@ -397,6 +409,35 @@ func (e *Engine) advance(ctx context.Context, iss *Issue, flow *stages.Flow, nod
 		cur, to = e.complete(ctx, cur, m, node, to, actor, res)
 	}
 	res.Warnings = append(res.Warnings, e.enter(ctx, cur, m, node, to, actor, res, 0)...)
+}
+
+// decideRollback runs the rollback hooks of node's post_completion before
+// the move is committed, so a review loop sends the issue back instead of
+// forward in one step. A spent rollback budget blocks an agent; a person's
+// `next` is the decision to move on, and goes through with a warning.
+func (e *Engine) decideRollback(ctx context.Context, snap *hooks.Issue, node, to *stages.Node, actor Actor, res *Result) (back *stages.Node, why string, blocked bool) {
+	for _, h := range node.Completed(to) {
+		if h.Name != "rollback" {
+			continue
+		}
+		o := e.runHook(ctx, h, snap, node, !res.DryRun)
+		res.Warnings = append(res.Warnings, o.Warnings...)
+		switch o.Kind {
+		case hooks.KindRollback:
+			target, ok := e.Config.Node(o.Target)
+			if !ok {
+				return nil, fmt.Sprintf("rollback names unknown stage %q", o.Target), true
+			}
+			return target, o.Reason, false
+		case hooks.KindFail:
+			if actor.Kind == ActorHuman {
+				res.Warnings = append(res.Warnings, o.Reason+" (moving on: a person decided)")
+				continue
+			}
+			return nil, o.Reason, true
+		}
+	}
+	return nil, "", false
 }
 
 // jumpReason is what the history says of a redirect: a step back's
@@ -477,6 +518,9 @@ func (e *Engine) saveOutputs(ctx context.Context, iss *Issue, outputs map[string
 func (e *Engine) complete(ctx context.Context, iss *Issue, m *Machine, node, to *stages.Node, actor Actor, res *Result) (*Issue, *stages.Node) {
 	snap := e.Snapshot(iss)
 	for _, h := range node.Completed(to) {
+		if h.Name == "rollback" {
+			continue // decided before the commit (decideRollback)
+		}
 		o := e.runHook(ctx, h, snap, node, true)
 		res.Warnings = append(res.Warnings, o.Warnings...)
 		if o.Message != "" && o.Kind == hooks.KindPass {

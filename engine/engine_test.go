@@ -218,11 +218,21 @@ func TestRollbackInPostCompletionWinsAndIsBounded(t *testing.T) {
 	require.Equal(t, engine.StatusAdvanced, res.Status, res.Reasons)
 	assert.Equal(t, engine.KindRollback, res.Kind)
 	assert.Equal(t, "implement.code", res.To)
+	got, _ := e.Store.Get(iss.ID)
+	last := got.History[len(got.History)-1]
+	assert.Equal(t, []string{"implement.feedback", "implement.code", "rollback"}, []string{last.From, last.To, last.Kind},
+		"one step back, not forward and back")
 
 	next(t, e, iss.ID, agent) // back to feedback
 	res = next(t, e, iss.ID, agent)
+	require.Equal(t, engine.StatusBlocked, res.Status, "the budget is spent: the agent is stopped")
+	assert.Contains(t, res.Reasons[0], "max_rollbacks: 1")
+	got, _ = e.Store.Get(iss.ID)
+	assert.Equal(t, "implement.feedback", got.Stage)
+
+	res = next(t, e, iss.ID, human)
 	require.Equal(t, engine.StatusAdvanced, res.Status, res.Reasons)
-	assert.Equal(t, "pr_ready", res.To, "the rollback budget is spent, so the advance stands")
+	assert.Equal(t, "pr_ready", res.To, "a person decides to move on")
 	assert.NotEmpty(t, res.Warnings)
 }
 

@@ -108,7 +108,8 @@ func TestReviewLoop(t *testing.T) {
 		step(t, e, iss.ID, reviewer, engine.StatusAdvanced, "implement.code")
 	}
 	step(t, e, iss.ID, dev, engine.StatusAdvanced, "implement.review")
-	step(t, e, iss.ID, reviewer, engine.StatusAdvanced, "done")
+	step(t, e, iss.ID, reviewer, engine.StatusBlocked, "done") // budget spent: blocked on the way to done
+	step(t, e, iss.ID, person, engine.StatusAdvanced, "done")
 }
 
 // The project's own pipeline must always load: it is the one we use.
