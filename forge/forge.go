@@ -162,6 +162,9 @@ var (
 	ErrConflict  = errors.New("merge conflict")
 	// ErrHeadChanged: the PR's head moved while agenttree was acting on it.
 	ErrHeadChanged = errors.New("PR head changed")
+	// ErrNotRerunnable: a check cannot be started again through the forge
+	// (a commit status posted by an outside CI service).
+	ErrNotRerunnable = errors.New("check cannot be rerun through the forge")
 )
 
 // RateLimitError carries when a rate limit resets.

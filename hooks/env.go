@@ -24,6 +24,10 @@ type Git interface {
 	ConflictFiles(ctx context.Context, base, head string) ([]string, error)
 	// RevParse resolves a ref to a commit.
 	RevParse(ctx context.Context, ref string) (string, error)
+	// IsAncestor reports whether ancestor is reachable from rev.
+	IsAncestor(ctx context.Context, ancestor, rev string) (bool, error)
+	// CurrentBranch names the checked-out branch.
+	CurrentBranch(ctx context.Context) (string, error)
 }
 
 // Env is what hooks may use of the world beyond the issue: the forge, git,

@@ -117,7 +117,7 @@ func forgeFailure(c *Call, what string, err error) Outcome {
 	case errors.As(err, &rl):
 		wait := rl.RetryAfter
 		if wait <= 0 {
-			wait = time.Until(rl.Reset)
+			wait = rl.Reset.Sub(c.Env.now())
 		}
 		if wait <= 0 {
 			wait = time.Minute
@@ -310,15 +310,33 @@ func waitForCI(ctx context.Context, c *Call) Outcome {
 	case sum.Failing == 0:
 		return finish(Pass())
 	}
-	if reruns < maxReruns {
-		if err := f.Rerun(ctx, sum.Failed); err != nil {
+	if reruns < maxReruns && rerunnable(sum.Failed) {
+		// The attempt counts whatever the answer, so a forge that half
+		// started the reruns is never asked again and again.
+		watch[watchHead], watch[watchReruns] = head, strconv.Itoa(reruns+1)
+		err := f.Rerun(ctx, sum.Failed)
+		switch {
+		case errors.Is(err, forge.ErrNotRerunnable):
+			return finish(ciFailure(ctx, c, f, pr, sum.Failed))
+		case err != nil:
 			return finish(forgeFailure(c, "rerunning failed checks", err))
 		}
-		watch[watchHead], watch[watchReruns] = head, strconv.Itoa(reruns+1)
 		watch[watchSince] = now.UTC().Format(time.RFC3339Nano)
 		return finish(Pending(interval, fmt.Sprintf("rerunning %s (rerun %d of %d on %s)", checkNames(sum.Failed), reruns+1, maxReruns, short(head))))
 	}
 	return finish(ciFailure(ctx, c, f, pr, sum.Failed))
+}
+
+// rerunnable reports whether the forge can start every failed check again:
+// a commit status posted by an outside CI service cannot be, and rerunning
+// only the others would not change the verdict.
+func rerunnable(failed []forge.Check) bool {
+	for _, ch := range failed {
+		if ch.Kind == "status" {
+			return false
+		}
+	}
+	return true
 }
 
 // ciFailure builds the failure of a finished, failed CI run, with
@@ -381,7 +399,11 @@ func prCIPassed(ctx context.Context, c *Call) Outcome {
 	sum := forge.Summarize(checks)
 	switch {
 	case sum.Failing > 0:
-		return withOutputs(ciFailure(ctx, c, f, pr, sum.Failed), prOutputs(pr))
+		o := ciFailure(ctx, c, f, pr, sum.Failed)
+		for k, v := range prOutputs(pr) {
+			o.Outputs[k] = v
+		}
+		return o
 	case sum.Pending > 0:
 		return Failf("CI is still running on %s (%d of %d checks pending); wait for it (`agenttree pr wait %d`)", short(pr.HeadSHA), sum.Pending, sum.Total, c.Issue.ID)
 	case sum.Total == 0:
@@ -396,6 +418,12 @@ func prMergeable(ctx context.Context, c *Call) Outcome {
 	f, pr, o := openPR(ctx, c)
 	if o != nil {
 		return *o
+	}
+	switch {
+	case pr.State == forge.StateMerged:
+		return Pass()
+	case pr.State == forge.StateClosed:
+		return Failf("PR #%d is closed; reopen it or open a new one", pr.Number)
 	}
 	switch pr.Mergeable {
 	case forge.Mergeable:
@@ -429,6 +457,15 @@ func rebaseOnto(ctx context.Context, c *Call, g Git, pr *forge.PR) (newHead stri
 	rem := remote(c)
 	if err := g.Fetch(ctx, rem); err != nil {
 		return "", nil, fmt.Errorf("fetching %s: %w", rem, err)
+	}
+	// The push below replaces the PR's head, so the work tree must be on
+	// the PR's branch and hold that head: commits pushed from elsewhere
+	// are never dropped.
+	if branch, err := g.CurrentBranch(ctx); err != nil || branch != pr.Branch {
+		return "", nil, fmt.Errorf("the work tree %s is not on %s (on %q); check out the PR's branch", c.Issue.WorkDir, pr.Branch, branch)
+	}
+	if ok, err := g.IsAncestor(ctx, pr.HeadSHA, "HEAD"); err != nil || !ok {
+		return "", nil, fmt.Errorf("the PR's head %s is not in the work tree %s (someone pushed to %s); pull it first: git pull --rebase %s %s", short(pr.HeadSHA), c.Issue.WorkDir, pr.Branch, rem, pr.Branch)
 	}
 	if err := g.Rebase(ctx, rem+"/"+pr.Base); err != nil {
 		var ce interface{ ConflictingFiles() []string }
@@ -481,14 +518,20 @@ func checkConflicts(ctx context.Context, c *Call) Outcome {
 	if err := g.Fetch(ctx, rem); err != nil {
 		return forgeFailure(c, "fetching "+rem, err)
 	}
-	files, err := g.ConflictFiles(ctx, rem+"/"+pr.Base, pr.HeadSHA)
+	base := rem + "/" + pr.Base
+	files, err := g.ConflictFiles(ctx, base, pr.HeadSHA)
 	if err != nil {
-		return Failf("checking %s against %s/%s for conflicts: %v", short(pr.HeadSHA), rem, pr.Base, err)
+		return Failf("checking %s against %s for conflicts: %v", short(pr.HeadSHA), base, err)
 	}
+	auto := c.Params.Bool("auto_rebase", settings(c).Conflicts.AutoRebase)
 	if len(files) == 0 {
-		return withOutputs(Pass(), map[string]string{"conflict_files": ""})
-	}
-	if !c.Params.Bool("auto_rebase", settings(c).Conflicts.AutoRebase) {
+		// With auto_rebase the branch is also kept on top of its base, so
+		// what CI tests is what the merge will produce.
+		upToDate, err := g.IsAncestor(ctx, base, pr.HeadSHA)
+		if !auto || err != nil || upToDate {
+			return withOutputs(Pass(), map[string]string{"conflict_files": ""})
+		}
+	} else if !auto {
 		return conflictOutcome(c, pr, files)
 	}
 	head, conflicts, err := rebaseOnto(ctx, c, g, pr)
@@ -500,7 +543,11 @@ func checkConflicts(ctx context.Context, c *Call) Outcome {
 	}
 	out := withOutputs(Pass(), map[string]string{"conflict_files": "", "head_sha": head})
 	if settings(c).Conflicts.NotifyOnRebase {
-		out.Message = fmt.Sprintf("agenttree rebased %s onto %s (now %s) to resolve a conflict with %s; pull before you change anything", pr.Branch, pr.Base, short(head), strings.Join(files, ", "))
+		why := "it was behind " + pr.Base
+		if len(files) > 0 {
+			why = "it conflicted in " + strings.Join(files, ", ")
+		}
+		out.Message = fmt.Sprintf("agenttree rebased %s onto %s (now %s) because %s; pull before you change anything", pr.Branch, pr.Base, short(head), why)
 	}
 	return out
 }

@@ -17,7 +17,7 @@ import (
 
 // ErrNotRerunnable: a check cannot be started again through the API (a
 // commit status belongs to an external CI service).
-var ErrNotRerunnable = errors.New("check cannot be rerun through GitHub")
+var ErrNotRerunnable = forge.ErrNotRerunnable
 
 // maxCheckPages bounds pagination: 10 pages of 100 is more checks than any
 // sane commit has, and a bug or a pathological repository must not turn
