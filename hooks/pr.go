@@ -505,12 +505,21 @@ func conflictOutcome(c *Call, pr *forge.PR, files []string) Outcome {
 	return o
 }
 
-func checkConflicts(ctx context.Context, c *Call) Outcome {
+// prAndGit loads the PR and git in its work tree.
+func prAndGit(ctx context.Context, c *Call) (*forge.PR, Git, *Outcome) {
 	_, pr, o := openPR(ctx, c)
 	if o != nil {
-		return *o
+		return nil, nil, o
 	}
 	g, o := gitOf(c)
+	if o != nil {
+		return nil, nil, o
+	}
+	return pr, g, nil
+}
+
+func checkConflicts(ctx context.Context, c *Call) Outcome {
+	pr, g, o := prAndGit(ctx, c)
 	if o != nil {
 		return *o
 	}
@@ -553,11 +562,7 @@ func checkConflicts(ctx context.Context, c *Call) Outcome {
 }
 
 func rebaseHook(ctx context.Context, c *Call) Outcome {
-	_, pr, o := openPR(ctx, c)
-	if o != nil {
-		return *o
-	}
-	g, o := gitOf(c)
+	pr, g, o := prAndGit(ctx, c)
 	if o != nil {
 		return *o
 	}
