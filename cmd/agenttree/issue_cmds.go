@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -153,6 +154,21 @@ func (a *app) printIssue(e *engine.Engine, iss *engine.Issue) {
 	fmt.Fprintf(a.out, "  branch:  %s\n", iss.Branch)
 	if iss.PRURL != "" {
 		fmt.Fprintf(a.out, "  pr:      #%d %s\n", iss.PRNumber, iss.PRURL)
+	}
+	if len(iss.Labels) > 0 {
+		fmt.Fprintf(a.out, "  labels:  %s\n", strings.Join(iss.Labels, ", "))
+	}
+	if len(iss.Vars) > 0 {
+		keys := make([]string, 0, len(iss.Vars))
+		for k := range iss.Vars {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		pairs := make([]string, len(keys))
+		for i, k := range keys {
+			pairs[i] = fmt.Sprintf("%s=%v", k, iss.Vars[k])
+		}
+		fmt.Fprintf(a.out, "  vars:    %s\n", strings.Join(pairs, " "))
 	}
 	fmt.Fprintf(a.out, "  dir:     %s\n", e.Store.Dir(iss.ID))
 	fmt.Fprintln(a.out, "  history:")
