@@ -39,6 +39,9 @@ type Env struct {
 	Remote string
 	Now    func() time.Time
 	Log    *slog.Logger
+	// DryRun asks hooks to change nothing outside the issue: no pushes,
+	// rebases, reruns or merges; they report what they would do.
+	DryRun bool
 }
 
 func (e *Env) now() time.Time {

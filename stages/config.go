@@ -83,6 +83,8 @@ type GitHub struct {
 // CI configures the local forge's CI command.
 type CI struct {
 	Command string
+	// Timeout bounds one CI run (default 30 minutes).
+	Timeout time.Duration
 }
 
 // Stage is one top-level stage.

@@ -350,8 +350,10 @@ func (l *loader) ci(n *yaml.Node) {
 		switch p.key.Value {
 		case "command":
 			l.str(p.val, &l.cfg.CI.Command)
+		case "timeout_s":
+			l.seconds(p.val, &l.cfg.CI.Timeout)
 		default:
-			l.unknownKey(p.key, "ci", []string{"command"}, "")
+			l.unknownKey(p.key, "ci", []string{"command", "timeout_s"}, "")
 		}
 	}
 }
