@@ -225,7 +225,7 @@ func TestRollbackInPostCompletionWinsAndIsBounded(t *testing.T) {
 
 	next(t, e, iss.ID, agent) // back to feedback
 	res = next(t, e, iss.ID, agent)
-	require.Equal(t, engine.StatusBlocked, res.Status, "the budget is spent: the agent is stopped")
+	require.Equal(t, engine.StatusWaiting, res.Status, "the budget is spent: the agent waits for a person")
 	assert.Contains(t, res.Reasons[0], "max_rollbacks: 1")
 	got, _ = e.Store.Get(iss.ID)
 	assert.Equal(t, "implement.feedback", got.Stage)

@@ -44,14 +44,19 @@ func (e *Engine) WaitCI(ctx context.Context, id int, maxInterval time.Duration, 
 	entry := e.waitEntry(iss)
 	start := time.Now()
 	for i := 1; ; i++ {
-		snap := e.Snapshot(iss)
-		node, _ := e.Config.Node(iss.Stage)
-		o := e.runHook(ctx, entry, snap, node, true)
+		o, err := e.pollCI(ctx, id, entry)
+		if err != nil {
+			return nil, err
+		}
 		switch o.Kind {
 		case hooks.KindPass, hooks.KindSkipped:
-			return &WaitOutcome{Passed: true, Reason: "CI passed on " + snap.HeadSHA}, nil
+			return &WaitOutcome{Passed: true, Reason: "CI passed on " + o.Outputs["head_sha"]}, nil
 		case hooks.KindPending:
 		default:
+			if !o.AgentFixable() {
+				// Not a CI verdict: credentials, setup or an outage.
+				return nil, fmt.Errorf("waiting for CI on issue %d: %s", id, o.Reason)
+			}
 			return &WaitOutcome{TimedOut: o.Class == hooks.ClassPollingTimeout, Reason: o.Reason, Class: o.Class}, nil
 		}
 		wait := o.RetryAfter
@@ -66,10 +71,28 @@ func (e *Engine) WaitCI(ctx context.Context, id int, maxInterval time.Duration, 
 			return nil, ctx.Err()
 		case <-time.After(wait):
 		}
-		if iss, err = e.Store.Get(id); err != nil {
-			return nil, err
-		}
 	}
+}
+
+// pollCI makes one wait_for_ci poll under the issue's lock and keeps what
+// it learned (watch state, feedback, the verified head).
+func (e *Engine) pollCI(ctx context.Context, id int, entry *stages.HookEntry) (hooks.Outcome, error) {
+	tx, err := e.Store.Lock(ctx, id)
+	if err != nil {
+		return hooks.Outcome{}, err
+	}
+	defer tx.Unlock()
+	iss, err := tx.Get()
+	if err != nil {
+		return hooks.Outcome{}, err
+	}
+	t := &transition{e: e, ctx: ctx, tx: tx, actor: Actor{Kind: ActorHuman}, res: &Result{}}
+	node, _ := e.Config.Node(iss.Stage)
+	o := t.runHook(entry, e.Snapshot(iss), node)
+	if o.Kind == hooks.KindPass || o.Kind == hooks.KindFail {
+		t.saveOutputs(iss, o.Outputs)
+	}
+	return o, nil
 }
 
 func (e *Engine) waitEntry(iss *Issue) *stages.HookEntry {

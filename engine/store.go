@@ -39,11 +39,9 @@ type Store struct {
 	now         func() time.Time
 }
 
-// OpenStore opens (creating if needed) the state directory root.
+// OpenStore opens the state directory root. Nothing is created until the
+// first issue is: reading commands leave the disk as it is.
 func OpenStore(root string) (*Store, error) {
-	if err := os.MkdirAll(filepath.Join(root, "issues"), 0o755); err != nil {
-		return nil, fmt.Errorf("create state directory: %w", err)
-	}
 	return &Store{root: root, LockTimeout: 30 * time.Second, now: time.Now}, nil
 }
 
@@ -100,6 +98,9 @@ func (s *Store) List() ([]*Issue, error) {
 
 func (s *Store) ids() ([]int, error) {
 	entries, err := os.ReadDir(filepath.Join(s.root, "issues"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -116,6 +117,9 @@ func (s *Store) ids() ([]int, error) {
 // Create allocates the next id under the store lock and writes iss with it,
 // recording actor as its creator.
 func (s *Store) Create(ctx context.Context, iss *Issue, actor string) (*Issue, error) {
+	if err := os.MkdirAll(filepath.Join(s.root, "issues"), 0o755); err != nil {
+		return nil, fmt.Errorf("create state directory: %w", err)
+	}
 	unlock, err := s.lock(ctx, filepath.Join(s.root, "issues", ".lock"), "the issue list")
 	if err != nil {
 		return nil, err
@@ -146,39 +150,82 @@ func (s *Store) Create(ctx context.Context, iss *Issue, actor string) (*Issue, e
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	s.appendEvents(&created, created.History)
+	if err := s.appendEvents(&created, created.History); err != nil {
+		return &created, fmt.Errorf("issue %d was created, but its event log was not: %w", next, err)
+	}
 	return &created, nil
 }
 
-// Update applies fn to issue id under its lock if its version is still
-// expected, bumps the version and writes it atomically. fn's history
-// entries beyond the old length are appended to events.jsonl.
-func (s *Store) Update(ctx context.Context, id, expected int, fn func(*Issue) error) (*Issue, error) {
+// Tx holds one issue's file lock: what is read and written through it is
+// one step no other agenttree process can interleave with.
+type Tx struct {
+	s      *Store
+	id     int
+	unlock func()
+}
+
+// Lock takes issue id's lock, waiting up to LockTimeout.
+func (s *Store) Lock(ctx context.Context, id int) (*Tx, error) {
+	if _, err := os.Stat(s.path(id)); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("issue %d: %w (list issues with `agenttree issue list`)", id, ErrNotFound)
+		}
+		return nil, err
+	}
 	unlock, err := s.lock(ctx, filepath.Join(s.Dir(id), ".lock"), fmt.Sprintf("issue %d", id))
 	if err != nil {
 		return nil, err
 	}
-	defer unlock()
-	cur, err := s.Get(id)
+	return &Tx{s: s, id: id, unlock: unlock}, nil
+}
+
+// Unlock releases the lock; further use of the Tx is a bug.
+func (t *Tx) Unlock() {
+	if t.unlock != nil {
+		t.unlock()
+		t.unlock = nil
+	}
+}
+
+// Get reads the issue.
+func (t *Tx) Get() (*Issue, error) { return t.s.Get(t.id) }
+
+// Update applies fn if the issue's version is still expected, bumps the
+// version and writes it atomically; fn's new history entries are appended
+// to events.jsonl.
+func (t *Tx) Update(expected int, fn func(*Issue) error) (*Issue, error) {
+	cur, err := t.s.Get(t.id)
 	if err != nil {
 		return nil, err
 	}
 	if cur.Version != expected {
-		return nil, &ConflictError{ID: id, Expected: expected, Found: cur.Version}
+		return nil, &ConflictError{ID: t.id, Expected: expected, Found: cur.Version}
 	}
 	before := len(cur.History)
 	if err := fn(cur); err != nil {
 		return nil, err
 	}
 	cur.Version = expected + 1
-	cur.Updated = s.now().UTC().Truncate(time.Second)
-	if err := s.write(cur); err != nil {
+	cur.Updated = t.s.now().UTC().Truncate(time.Second)
+	if err := t.s.write(cur); err != nil {
 		return nil, err
 	}
 	if len(cur.History) > before {
-		s.appendEvents(cur, cur.History[before:])
+		if err := t.s.appendEvents(cur, cur.History[before:]); err != nil {
+			return cur, fmt.Errorf("issue %d was saved, but its event log was not: %w", t.id, err)
+		}
 	}
 	return cur, nil
+}
+
+// Update is Lock, Tx.Update, Unlock.
+func (s *Store) Update(ctx context.Context, id, expected int, fn func(*Issue) error) (*Issue, error) {
+	tx, err := s.Lock(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Unlock()
+	return tx.Update(expected, fn)
 }
 
 func (s *Store) write(iss *Issue) error {
@@ -197,10 +244,10 @@ type event struct {
 
 // appendEvents adds lines to events.jsonl. The log follows issue.yaml,
 // which is the truth: a crash between the two loses a log line, never state.
-func (s *Store) appendEvents(iss *Issue, entries []HistoryEntry) {
+func (s *Store) appendEvents(iss *Issue, entries []HistoryEntry) error {
 	f, err := os.OpenFile(filepath.Join(s.Dir(iss.ID), "events.jsonl"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
-		return
+		return err
 	}
 	defer f.Close()
 	var buf []byte
@@ -211,7 +258,10 @@ func (s *Store) appendEvents(iss *Issue, entries []HistoryEntry) {
 		}
 		buf = append(append(buf, line...), '\n')
 	}
-	_, _ = f.Write(buf)
+	if _, err := f.Write(buf); err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // WriteFileAtomic writes data to path atomically (see atomicfile.Write).
@@ -237,19 +287,13 @@ func (s *Store) Watch(id int) (map[string]string, error) {
 	return w, nil
 }
 
-// UpdateWatch merges changes into issue id's watch state under its lock;
-// an empty value deletes the key. The watch state is not part of the
-// issue's version: polling does not race with transitions.
-func (s *Store) UpdateWatch(ctx context.Context, id int, changes map[string]string) error {
+// UpdateWatch merges changes into the hooks' watch state; an empty value
+// deletes the key. The watch state is not part of the issue's version.
+func (t *Tx) UpdateWatch(changes map[string]string) error {
 	if len(changes) == 0 {
 		return nil
 	}
-	unlock, err := s.lock(ctx, filepath.Join(s.Dir(id), ".lock"), fmt.Sprintf("issue %d", id))
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	w, err := s.Watch(id)
+	w, err := t.s.Watch(t.id)
 	if err != nil {
 		return err
 	}
@@ -264,15 +308,33 @@ func (s *Store) UpdateWatch(ctx context.Context, id int, changes map[string]stri
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(s.watchPath(id), data, 0o644)
+	return atomicfile.Write(t.s.watchPath(t.id), data, 0o644)
 }
 
-// WriteDoc writes a stage document into issue id's directory atomically.
-// name must stay inside the directory.
-func (s *Store) WriteDoc(id int, name string, content []byte) error {
-	clean := filepath.Clean(name)
-	if filepath.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)) || strings.ContainsRune(clean, filepath.Separator) {
-		return fmt.Errorf("stage document %q must be a plain file name inside the issue directory", name)
+// UpdateWatch is Lock, Tx.UpdateWatch, Unlock.
+func (s *Store) UpdateWatch(ctx context.Context, id int, changes map[string]string) error {
+	tx, err := s.Lock(ctx, id)
+	if err != nil {
+		return err
 	}
-	return atomicfile.Write(filepath.Join(s.Dir(id), clean), content, 0o644)
+	defer tx.Unlock()
+	return tx.UpdateWatch(changes)
+}
+
+// WriteDoc writes a stage document into the issue's directory atomically;
+// empty content removes it. name must be a plain file name.
+func (t *Tx) WriteDoc(name string, content []byte) error {
+	clean := filepath.Clean(name)
+	if filepath.IsAbs(clean) || clean == "." || clean == ".." || strings.ContainsRune(clean, filepath.Separator) ||
+		clean == "issue.yaml" || clean == "watch.yaml" || clean == "events.jsonl" || strings.HasPrefix(clean, ".") {
+		return fmt.Errorf("stage document %q must be a plain file name inside the issue directory, not one of agenttree's own files", name)
+	}
+	path := filepath.Join(t.s.Dir(t.id), clean)
+	if len(content) == 0 {
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	return atomicfile.Write(path, content, 0o644)
 }

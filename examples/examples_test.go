@@ -108,7 +108,7 @@ func TestReviewLoop(t *testing.T) {
 		step(t, e, iss.ID, reviewer, engine.StatusAdvanced, "implement.code")
 	}
 	step(t, e, iss.ID, dev, engine.StatusAdvanced, "implement.review")
-	step(t, e, iss.ID, reviewer, engine.StatusBlocked, "done") // budget spent: blocked on the way to done
+	step(t, e, iss.ID, reviewer, engine.StatusWaiting, "done") // budget spent: waits for a person
 	step(t, e, iss.ID, person, engine.StatusAdvanced, "done")
 }
 

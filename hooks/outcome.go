@@ -89,6 +89,21 @@ func (o Outcome) Blocking() bool {
 	return o.Kind == KindFail || o.Kind == KindPending || o.Kind == KindEscalate
 }
 
+// ClassConfig is a failure of setup (no forge, no remote): a person fixes it.
+const ClassConfig = "config"
+
+// AgentFixable reports whether the failure is one an agent can act on. Bad
+// credentials, outages, rate limits and a forge that is not set up are not:
+// stepping the issue back to the agent for them would only send it in
+// circles.
+func (o Outcome) AgentFixable() bool {
+	switch o.Class {
+	case ClassAuth, ClassRateLimit, ClassConfig, "forge_error":
+		return false
+	}
+	return true
+}
+
 // transient reports whether a failure may go away by itself.
 func (o Outcome) transient() bool {
 	return o.Kind == KindFail && (o.Class == ClassTimeout || o.Class == ClassRateLimit)

@@ -366,7 +366,7 @@ func TestNextJSONStatuses(t *testing.T) {
 		{name: "agent passes both gates", stage: "implement.code", env: agentEnv, notes: notesDone, status: "advanced", code: 0, to: "implement.feedback"},
 		{name: "agent passes gates in the quick flow", stage: "implement.code", flow: "quick", env: agentEnv, notes: notesDone, status: "advanced", code: 0, to: "accepted"},
 		{name: "container agent passes gates", stage: "implement.code", env: containerEnv, notes: notesDone, status: "advanced", code: 0, to: "implement.feedback"},
-		{name: "every failing gate is listed", stage: "implement.code", env: agentEnv, status: "blocked", code: 1, nReasons: 2, reason: "notes.md"},
+		{name: "two gates failing on one missing file say it once", stage: "implement.code", env: agentEnv, status: "blocked", code: 1, nReasons: 1, reason: "notes.md"},
 		{name: "one failing gate", stage: "implement.code", env: agentEnv, notes: "# Notes\n\n## Done\n\n", status: "blocked", code: 1, nReasons: 1, reason: `section "Done"`},
 		{name: "agent at a human review substage", stage: "plan.review", env: agentEnv, status: "waiting", code: 3, nReasons: 1, reason: "human review"},
 		{name: "container agent at a human review", stage: "implementation_review", env: containerEnv, status: "waiting", code: 3, nReasons: 1, reason: "human review"},

@@ -154,6 +154,10 @@ func (a *app) printResult(res *engine.Result) {
 		for _, n := range res.Notes {
 			fmt.Fprintln(a.out, n)
 		}
+		if res.Conflict {
+			fmt.Fprintf(a.out, "issue %d was changed by another agenttree process while this one ran; nothing was done. Look at it (`agenttree status %d`) and run the command again if it still applies.\n", res.Issue, res.Issue)
+			return
+		}
 		fmt.Fprintf(a.out, "issue %d is blocked at %s; fix these, then run `agenttree next` again:\n", res.Issue, res.From)
 		for _, r := range res.Reasons {
 			fmt.Fprintln(a.out, "  - "+r)
