@@ -147,6 +147,12 @@ type ConflictLister interface {
 	ConflictFiles(ctx context.Context, number int) ([]string, error)
 }
 
+// MergeableWaiter is a forge that computes mergeability in the background
+// and can be polled for it, giving up if the head moves (GitHub).
+type MergeableWaiter interface {
+	WaitMergeable(ctx context.Context, number int, expectHead string) (*PR, error)
+}
+
 // Approver is a forge on which a person's `agenttree approve` is the PR
 // review (the local forge).
 type Approver interface {

@@ -122,6 +122,19 @@ func (l *LazyForge) Approve(ctx context.Context, number int, by string) error {
 	return nil
 }
 
+// WaitMergeable polls mergeability where the forge computes it in the
+// background; elsewhere it returns the PR as it is.
+func (l *LazyForge) WaitMergeable(ctx context.Context, number int, expectHead string) (*PR, error) {
+	f, err := l.Get()
+	if err != nil {
+		return nil, err
+	}
+	if w, ok := f.(MergeableWaiter); ok {
+		return w.WaitMergeable(ctx, number, expectHead)
+	}
+	return f.PR(ctx, number)
+}
+
 // ConflictFiles names conflicting files where the forge can.
 func (l *LazyForge) ConflictFiles(ctx context.Context, number int) ([]string, error) {
 	f, err := l.Get()

@@ -27,6 +27,7 @@ const (
 	watchHead    = "ci.head"
 	watchSince   = "ci.head_seen_at"
 	watchReruns  = "ci.reruns"
+	watchRerunAt = "ci.rerun_at"
 	feedbackFile = "ci_feedback.md"
 	logLines     = 200
 )
@@ -40,8 +41,8 @@ func prDefs() []Def {
 		{HookSpec: stages.HookSpec{Name: "wait_for_ci",
 			Params: []stages.Param{{Name: "timeout", Type: stages.ParamDuration}, {Name: "new_run_timeout", Type: stages.ParamDuration},
 				{Name: "poll_interval", Type: stages.ParamDuration}, {Name: "rerun_failed", Type: stages.ParamInt}},
-			Outputs: []string{"head_sha", "failed_checks", "ci_url", "failure_reason"}}, Run: waitForCI},
-		{HookSpec: stages.HookSpec{Name: "pr_ci_passed", Outputs: []string{"head_sha", "failed_checks", "ci_url"}}, Run: prCIPassed},
+			Outputs: []string{"head_sha", "ci_passed_sha", "failed_checks", "ci_url", "failure_reason"}}, Run: waitForCI},
+		{HookSpec: stages.HookSpec{Name: "pr_ci_passed", Outputs: []string{"head_sha", "ci_passed_sha", "failed_checks", "ci_url"}}, Run: prCIPassed},
 		{HookSpec: stages.HookSpec{Name: "check_conflicts",
 			Params: []stages.Param{{Name: "auto_rebase", Type: stages.ParamBool},
 				{Name: "on_conflict", Type: stages.ParamEnum, Enum: []string{"fail", "step_back", "escalate"}}},
@@ -88,6 +89,7 @@ func baseBranch(c *Call, pr *forge.PR) string {
 func forgeOf(c *Call) (forge.Forge, *Outcome) {
 	if c.Env == nil || c.Env.Forge == nil {
 		o := Failf("hook `%s` needs a forge, and none is set up: set `forge: local` or `forge: github` in .agenttree.yaml", c.Entry.Name)
+		o.Class = ClassConfig
 		return nil, &o
 	}
 	// A forge opened on first use says here, before anything is pushed,
@@ -95,6 +97,7 @@ func forgeOf(c *Call) (forge.Forge, *Outcome) {
 	if lazy, ok := c.Env.Forge.(interface{ Get() (forge.Forge, error) }); ok {
 		if _, err := lazy.Get(); err != nil {
 			o := Failf("hook `%s`: %v", c.Entry.Name, err)
+			o.Class = ClassConfig
 			return nil, &o
 		}
 	}
@@ -104,6 +107,7 @@ func forgeOf(c *Call) (forge.Forge, *Outcome) {
 func gitOf(c *Call) (Git, *Outcome) {
 	if c.Env == nil || c.Env.Git == nil {
 		o := Failf("hook `%s` needs git in the issue's work tree, and none is set up", c.Entry.Name)
+		o.Class = ClassConfig
 		return nil, &o
 	}
 	return c.Env.Git(c.Issue.WorkDir), nil
@@ -126,7 +130,9 @@ func forgeFailure(c *Call, what string, err error) Outcome {
 		o.Class = ClassRateLimit
 		return o
 	case errors.Is(err, forge.ErrUnavailable):
-		return Failf("%s: %v", what, err)
+		o := Failf("%s: %v", what, err)
+		o.Class = ClassConfig
+		return o
 	case errors.Is(err, forge.ErrAuth):
 		o := Failf("%s: %v; check the token (`gh auth status`, GH_TOKEN)", what, err)
 		o.Class = ClassAuth
@@ -189,6 +195,11 @@ func createPR(ctx context.Context, c *Call) Outcome {
 	branch := c.Issue.Branch
 	if branch == "" {
 		return Failf("issue %d has no branch to open a PR from", c.Issue.ID)
+	}
+	if c.Env.DryRun {
+		out := Pass()
+		out.Message = fmt.Sprintf("would push %s and open a PR", branch)
+		return out
 	}
 	if err := g.Push(ctx, remote(c), branch, ""); err != nil {
 		return Failf("pushing %s to %s: %v; make sure the branch exists and has your commits", branch, remote(c), err)
@@ -265,9 +276,10 @@ func waitForCI(ctx context.Context, c *Call) Outcome {
 	watch := map[string]string{}
 	since, err := time.Parse(time.RFC3339Nano, c.Issue.Watch[watchSince])
 	reruns, _ := strconv.Atoi(c.Issue.Watch[watchReruns])
+	rerunAt, _ := time.Parse(time.RFC3339Nano, c.Issue.Watch[watchRerunAt])
 	if c.Issue.Watch[watchHead] != head || err != nil {
-		since, reruns = now, 0
-		watch[watchHead], watch[watchSince], watch[watchReruns] = head, now.UTC().Format(time.RFC3339Nano), ""
+		since, reruns, rerunAt = now, 0, time.Time{}
+		watch[watchHead], watch[watchSince], watch[watchReruns], watch[watchRerunAt] = head, now.UTC().Format(time.RFC3339Nano), "", ""
 	}
 	finish := func(o Outcome) Outcome {
 		o.Watch = watch
@@ -284,12 +296,22 @@ func waitForCI(ctx context.Context, c *Call) Outcome {
 		o.Class = ClassConflict
 		return finish(o)
 	}
+	waited := now.Sub(since)
 	checks, err := headChecks(ctx, f, head)
 	if err != nil {
-		return finish(forgeFailure(c, fmt.Sprintf("reading checks of %s", short(head)), err))
+		o := forgeFailure(c, fmt.Sprintf("reading checks of %s", short(head)), err)
+		if o.Kind == KindPending && timeout > 0 && waited >= timeout {
+			// An outage that outlasts the whole wait ends it too, but as
+			// what it is: no verdict on the code.
+			o = Failf("no CI verdict on %s after %s (polling_timeout): %s", short(head), timeout, o.Reason)
+			o.Class = ClassPollingTimeout
+		}
+		return finish(o)
 	}
+	// A failure that finished before the rerun we asked for is the old
+	// run's; wait for the new one.
+	checks = supersededAsPending(checks, rerunAt)
 	sum := forge.Summarize(checks)
-	waited := now.Sub(since)
 	switch {
 	case sum.Total == 0:
 		if waited >= newRun {
@@ -308,12 +330,14 @@ func waitForCI(ctx context.Context, c *Call) Outcome {
 		}
 		return finish(Pending(interval, fmt.Sprintf("%d of %d checks still running on %s", sum.Pending, sum.Total, short(head))))
 	case sum.Failing == 0:
-		return finish(Pass())
+		return finish(ciPassed(head))
 	}
 	if reruns < maxReruns && rerunnable(sum.Failed) {
-		// The attempt counts whatever the answer, so a forge that half
-		// started the reruns is never asked again and again.
-		watch[watchHead], watch[watchReruns] = head, strconv.Itoa(reruns+1)
+		if c.Env != nil && c.Env.DryRun {
+			return finish(Pending(interval, fmt.Sprintf("would rerun %s (rerun %d of %d)", checkNames(sum.Failed), reruns+1, maxReruns)))
+		}
+		// Only a rerun the forge accepted is counted: asking again after
+		// an error is safe (a rerun already running is not started twice).
 		err := f.Rerun(ctx, sum.Failed)
 		switch {
 		case errors.Is(err, forge.ErrNotRerunnable):
@@ -321,10 +345,37 @@ func waitForCI(ctx context.Context, c *Call) Outcome {
 		case err != nil:
 			return finish(forgeFailure(c, "rerunning failed checks", err))
 		}
-		watch[watchSince] = now.UTC().Format(time.RFC3339Nano)
+		watch[watchHead], watch[watchReruns] = head, strconv.Itoa(reruns+1)
+		watch[watchRerunAt] = now.UTC().Format(time.RFC3339Nano)
 		return finish(Pending(interval, fmt.Sprintf("rerunning %s (rerun %d of %d on %s)", checkNames(sum.Failed), reruns+1, maxReruns, short(head))))
 	}
 	return finish(ciFailure(ctx, c, f, pr, sum.Failed))
+}
+
+// ciPassed is the verdict that lets head merge: ci_passed_sha names the
+// commit CI verified, and merge_pr merges only that commit. The feedback of
+// an earlier failure is removed.
+func ciPassed(head string) Outcome {
+	o := Pass()
+	o.Outputs = map[string]string{"ci_passed_sha": head}
+	o.Files = map[string]string{feedbackFile: ""}
+	return o
+}
+
+// supersededAsPending turns failed checks that completed before rerunAt
+// into pending ones.
+func supersededAsPending(checks []forge.Check, rerunAt time.Time) []forge.Check {
+	if rerunAt.IsZero() {
+		return checks
+	}
+	out := make([]forge.Check, len(checks))
+	for i, ch := range checks {
+		if ch.State.Done() && !ch.State.Passing() && !ch.CompletedAt.IsZero() && ch.CompletedAt.Before(rerunAt) {
+			ch.State = forge.CheckPending
+		}
+		out[i] = ch
+	}
+	return out
 }
 
 // rerunnable reports whether the forge can start every failed check again:
@@ -378,7 +429,7 @@ func ciFeedback(ctx context.Context, f forge.Forge, pr *forge.PR, failed []forge
 		}
 		fmt.Fprintf(&b, "\n## %s (last %d lines of the log)\n\n```text\n%s\n```\n", ch.Name, logLines, strings.TrimRight(text, "\n"))
 	}
-	b.WriteString("\nFix the failures, commit, and run `agenttree next`.\n")
+	b.WriteString("\nFix the failures, commit, push (`git push`), then run `agenttree next`.\n")
 	return b.String()
 }
 
@@ -406,12 +457,15 @@ func prCIPassed(ctx context.Context, c *Call) Outcome {
 		return o
 	case sum.Pending > 0:
 		return Failf("CI is still running on %s (%d of %d checks pending); wait for it (`agenttree pr wait %d`)", short(pr.HeadSHA), sum.Pending, sum.Total, c.Issue.ID)
-	case sum.Total == 0:
-		out := withOutputs(Pass(), prOutputs(pr))
-		out.Warnings = []string{fmt.Sprintf("no CI checks are reported for %s of PR #%d", short(pr.HeadSHA), pr.Number)}
-		return out
 	}
-	return withOutputs(Pass(), prOutputs(pr))
+	out := ciPassed(pr.HeadSHA)
+	for k, v := range prOutputs(pr) {
+		out.Outputs[k] = v
+	}
+	if sum.Total == 0 {
+		out.Warnings = []string{fmt.Sprintf("no CI checks are reported for %s of PR #%d", short(pr.HeadSHA), pr.Number)}
+	}
+	return out
 }
 
 func prMergeable(ctx context.Context, c *Call) Outcome {
@@ -429,7 +483,18 @@ func prMergeable(ctx context.Context, c *Call) Outcome {
 	case forge.Mergeable:
 		return Pass()
 	case forge.Unknown:
+		// GitHub works mergeability out in the background: give it a few
+		// polls (abandoned if the head moves) before answering "later".
+		if w, ok := f.(forge.MergeableWaiter); ok {
+			if known, err := w.WaitMergeable(ctx, pr.Number, pr.HeadSHA); err == nil && known.Mergeable != forge.Unknown {
+				pr = known
+				break
+			}
+		}
 		return Pending(10*time.Second, fmt.Sprintf("the forge is still working out whether PR #%d merges cleanly", pr.Number))
+	}
+	if pr.Mergeable == forge.Mergeable {
+		return Pass()
 	}
 	files := ""
 	if cl, ok := f.(forge.ConflictLister); ok {
@@ -543,6 +608,9 @@ func checkConflicts(ctx context.Context, c *Call) Outcome {
 	} else if !auto {
 		return conflictOutcome(c, pr, files)
 	}
+	if c.Env.DryRun {
+		return Pending(0, fmt.Sprintf("would rebase %s onto %s", pr.Branch, base))
+	}
 	head, conflicts, err := rebaseOnto(ctx, c, g, pr)
 	if err != nil {
 		return Failf("%v", err)
@@ -550,7 +618,10 @@ func checkConflicts(ctx context.Context, c *Call) Outcome {
 	if len(conflicts) > 0 {
 		return conflictOutcome(c, pr, conflicts)
 	}
-	out := withOutputs(Pass(), map[string]string{"conflict_files": "", "head_sha": head})
+	// The rebased head is new code: nothing may pass on it until CI has
+	// run there, so this check waits (the next call finds it up to date).
+	out := Pending(settings(c).CIPolling.PollInterval, fmt.Sprintf("rebased %s onto %s (now %s); CI must pass on the new head", pr.Branch, pr.Base, short(head)))
+	out.Outputs = map[string]string{"conflict_files": "", "head_sha": head}
 	if settings(c).Conflicts.NotifyOnRebase {
 		why := "it was behind " + pr.Base
 		if len(files) > 0 {
@@ -565,6 +636,9 @@ func rebaseHook(ctx context.Context, c *Call) Outcome {
 	pr, g, o := prAndGit(ctx, c)
 	if o != nil {
 		return *o
+	}
+	if c.Env.DryRun {
+		return Pending(0, fmt.Sprintf("would rebase %s onto %s", pr.Branch, pr.Base))
 	}
 	head, conflicts, err := rebaseOnto(ctx, c, g, pr)
 	if err != nil {
@@ -609,13 +683,16 @@ func mergePR(ctx context.Context, c *Call) Outcome {
 	method := forge.MergeMethod(c.Params.String("method", string(forge.MergeSquash)))
 	// Merge exactly the head the CI gates verified (recorded on the issue);
 	// a push since then must go through CI first.
-	expect := c.Issue.HeadSHA
+	expect := c.Issue.Outputs["ci_passed_sha"]
 	if expect == "" {
-		expect = pr.HeadSHA
+		expect = pr.HeadSHA // no CI gate in this pipeline
+	}
+	if c.Env != nil && c.Env.DryRun {
+		return withOutputs(Pass(), prOutputs(pr))
 	}
 	if err := f.Merge(ctx, pr.Number, method, c.Params.Bool("delete_branch", true), expect); err != nil {
 		if errors.Is(err, forge.ErrHeadChanged) {
-			return Failf("PR #%d changed while merging (%v); its new head needs CI before it merges", pr.Number, err)
+			return Failf("PR #%d is not at the commit CI verified (%v); its new head needs CI before it merges", pr.Number, err)
 		}
 		if errors.Is(err, forge.ErrConflict) {
 			out := Failf("PR #%d cannot be merged: %v; rebase it onto %s", pr.Number, err, pr.Base)
@@ -635,6 +712,9 @@ func closePR(ctx context.Context, c *Call) Outcome {
 		return *o
 	}
 	if pr.State != forge.StateOpen {
+		return Pass()
+	}
+	if c.Env != nil && c.Env.DryRun {
 		return Pass()
 	}
 	comment := stages.Render(c.Params.String("comment", ""), c.Issue.MessageVars())

@@ -175,7 +175,8 @@ func TestGitHubWaitForCIPendingThenSuccess(t *testing.T) {
 	assert.Equal(t, shaA, o.Outputs["head_sha"])
 	assert.Equal(t, fmt.Sprint(n), o.Outputs["pr_number"])
 	assert.Equal(t, "https://github.com/octo/app/pull/1", o.Outputs["pr_url"])
-	assert.Empty(t, o.Files, "no feedback on success")
+	assert.Equal(t, map[string]string{"ci_feedback.md": ""}, o.Files, "success removes an earlier failure's feedback")
+	assert.Equal(t, shaA, o.Outputs["ci_passed_sha"], "the verified commit")
 }
 
 func TestGitHubWaitForCIFailureWritesFeedback(t *testing.T) {
@@ -564,12 +565,15 @@ func TestGitHubPRMergeable(t *testing.T) {
 	f := newGitHubFixture(t, github.RetryPolicy{})
 	n, issue := f.addPR(t, shaA)
 
-	f.srv.SetMergeable(n, "MERGEABLE", 1)
+	// UNKNOWN for a while: the hook polls a few times, then answers later.
+	f.srv.SetMergeable(n, "MERGEABLE", 50)
 	o := runHook(t, f.env, issue, "pr_mergeable", nil)
 	require.Equal(t, KindPending, o.Kind, "GitHub is still computing: %s", o.Reason)
 	assert.Positive(t, o.RetryAfter)
 	assert.Contains(t, o.Reason, "still working out whether PR #1 merges cleanly")
 
+	// UNKNOWN for a read or two: resolved within the same call.
+	f.srv.SetMergeable(n, "MERGEABLE", 2)
 	o = runHook(t, f.env, issue, "pr_mergeable", nil)
 	assert.Equal(t, KindPass, o.Kind, "reason: %s", o.Reason)
 
@@ -653,10 +657,11 @@ func TestGitHubMergePR(t *testing.T) {
 	t.Run("head moved since CI verified it", func(t *testing.T) {
 		f := newGitHubFixture(t, github.RetryPolicy{})
 		n, issue := f.addPR(t, shaA)
+		issue.Outputs = map[string]string{"ci_passed_sha": shaA}
 		f.srv.SetHead(n, shaB) // a push after the gates passed on shaA
 		o := runHook(t, f.env, issue, "merge_pr", nil)
 		require.Equal(t, KindFail, o.Kind, "reason: %s", o.Reason)
-		assert.Contains(t, o.Reason, "PR #1 changed while merging")
+		assert.Contains(t, o.Reason, "PR #1 is not at the commit CI verified")
 		assert.Contains(t, o.Reason, shaA[:10])
 		assert.Contains(t, o.Reason, shaB[:10])
 		assert.Contains(t, o.Reason, "needs CI before it merges")

@@ -175,7 +175,7 @@ func TestLocalCheckConflictsAutoRebase(t *testing.T) {
 		mainHead := l.pushToMain(t, "g.txt", "other work\n")
 
 		o := runHook(t, l.env, l.issue, "check_conflicts", map[string]any{"auto_rebase": true})
-		require.Equal(t, KindPass, o.Kind, "reason: %s", o.Reason)
+		require.Equal(t, KindPending, o.Kind, "a rebased head waits for CI: %s", o.Reason)
 		assert.Empty(t, o.Outputs["conflict_files"])
 		newHead := revParse(t, l.work, "HEAD")
 		assert.NotEqual(t, before, newHead, "the branch was rebased")
@@ -184,6 +184,10 @@ func TestLocalCheckConflictsAutoRebase(t *testing.T) {
 		assert.Equal(t, mainHead, revParse(t, l.work, "HEAD~1"), "on top of the new main")
 		assert.Contains(t, o.Message, "rebased issue-7 onto main")
 		assert.True(t, isClean(t, l.work))
+
+		l.issue.HeadSHA = newHead
+		o = runHook(t, l.env, l.issue, "check_conflicts", map[string]any{"auto_rebase": true})
+		assert.Equal(t, KindPass, o.Kind, "up to date now: %s", o.Reason)
 	})
 
 	// merge-tree sees a conflict that a rebase resolves: the branch's
@@ -205,7 +209,7 @@ func TestLocalCheckConflictsAutoRebase(t *testing.T) {
 		mainHead := revParse(t, l.other, "HEAD")
 
 		o := runHook(t, l.env, l.issue, "check_conflicts", map[string]any{"auto_rebase": true, "on_conflict": "step_back"})
-		require.Equal(t, KindPass, o.Kind, "reason: %s", o.Reason)
+		require.Equal(t, KindPending, o.Kind, "a rebased head waits for CI: %s", o.Reason)
 		newHead := revParse(t, l.work, "HEAD")
 		assert.NotEqual(t, before, newHead)
 		assert.Equal(t, mainHead, revParse(t, l.work, "HEAD~1"), "one commit left, on top of main")
@@ -390,13 +394,14 @@ func TestLocalMergePR(t *testing.T) {
 	t.Run("head moved since CI verified it", func(t *testing.T) {
 		l := newLocalPR(t, "")
 		l.openPR(t)
+		l.issue.Outputs = map[string]string{"ci_passed_sha": l.issue.HeadSHA}
 		oldMain := branchIn(t, l.bare, "main")
 		moved := commitFile(t, l.work, "late.txt", "late\n", "a late change")
 		gitCmd(t, l.work, "push", "--quiet", "origin", "issue-7")
 
 		o := runHook(t, l.env, l.issue, "merge_pr", map[string]any{"method": "squash"})
 		require.Equal(t, KindFail, o.Kind, "reason: %s", o.Reason)
-		assert.Contains(t, o.Reason, "PR #1 changed while merging")
+		assert.Contains(t, o.Reason, "PR #1 is not at the commit CI verified")
 		assert.Contains(t, o.Reason, moved)
 		assert.Equal(t, oldMain, branchIn(t, l.bare, "main"), "nothing merged")
 	})

@@ -205,3 +205,42 @@ func TestGitHubForgeSetupErrorsNameTheFix(t *testing.T) {
 		})
 	}
 }
+
+// A commit pushed after CI passed is never merged unverified: the merge
+// refuses, and goes through once CI has passed on the new head.
+func TestUnverifiedHeadIsNotMerged(t *testing.T) {
+	w := newForgeRepo(t, localForgePipeline)
+	id := w.create(t, "Add search", "--stage", "implement")
+	branch := w.issue(t, id).Branch
+	gitOut(t, w.dir, "checkout", "-q", "-b", branch)
+	require.NoError(t, os.WriteFile(filepath.Join(w.dir, "ok.txt"), []byte("ok\n"), 0o644))
+	gitOut(t, w.dir, "add", "ok.txt")
+	gitOut(t, w.dir, "commit", "-q", "-m", "search")
+	require.Equal(t, 0, w.run(t, agentEnv, "next").code)
+	r := w.run(t, agentEnv, "pr", "wait", itoa(id), "--interval", "10ms")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	verified := gitOut(t, w.dir, "rev-parse", "HEAD")
+	require.Equal(t, 0, w.run(t, agentEnv, "next").code)
+	assert.Equal(t, "review", w.issue(t, id).Stage)
+
+	// A late push, after CI passed.
+	require.NoError(t, os.WriteFile(filepath.Join(w.dir, "late.txt"), []byte("late\n"), 0o644))
+	gitOut(t, w.dir, "add", "late.txt")
+	gitOut(t, w.dir, "commit", "-q", "-m", "late change")
+	gitOut(t, w.dir, "push", "-q", "origin", branch)
+
+	r = w.run(t, humanEnv, "approve", itoa(id))
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	assert.Contains(t, r.stderr, "not at the commit CI verified")
+	bare := filepath.Join(filepath.Dir(w.dir), "origin.git")
+	assert.NotContains(t, gitOut(t, bare, "ls-tree", "--name-only", "main"), "late.txt", "nothing unverified reached main")
+	assert.Equal(t, verified, w.issue(t, id).Outputs["ci_passed_sha"])
+
+	// CI passes on the new head; the next `next` finishes the merge.
+	r = w.run(t, humanEnv, "pr", "wait", itoa(id), "--interval", "10ms")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	r = w.run(t, humanEnv, "next", "-i", itoa(id))
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	assert.Contains(t, r.stdout, "merged PR #1")
+	assert.Contains(t, gitOut(t, bare, "ls-tree", "--name-only", "main"), "late.txt")
+}

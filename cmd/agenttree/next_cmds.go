@@ -165,6 +165,9 @@ func (a *app) printResult(res *engine.Result) {
 	case engine.StatusWaiting:
 		fmt.Fprintf(a.out, "issue %d is waiting at %s: %s\n", res.Issue, res.From, strings.Join(res.Reasons, "; "))
 	case engine.StatusFinal:
+		for _, n := range res.Notes {
+			fmt.Fprintln(a.out, n)
+		}
 		fmt.Fprintf(a.out, "%s\n", strings.Join(res.Reasons, "; "))
 	}
 }
