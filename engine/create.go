@@ -29,6 +29,10 @@ func (e *Engine) Create(ctx context.Context, req NewIssue) (*Issue, error) {
 		return nil, err
 	}
 	stage := flow.Nodes[0].Path
+	if req.Stage != "" && req.Stage != stage && req.By.Kind == ActorAgent {
+		// Placing an issue mid-flow would skip gates (a review, say).
+		return nil, fmt.Errorf("agents create issues at the start of a flow (%s); a person can place one at %s", stage, req.Stage)
+	}
 	if req.Stage != "" {
 		node, ok := e.Config.Node(req.Stage)
 		if !ok || flow.Index(node.Path) < 0 {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -47,6 +48,9 @@ type app struct {
 	out, err   io.Writer
 	configPath string
 	debug      bool
+	// workDir is the work tree the config was found from, when found by
+	// walking up (a linked worktree's own root).
+	workDir string
 }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -65,11 +69,30 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return int(se)
 	}
 	fmt.Fprintln(stderr, "error:", err)
+	code := exitUsage
 	var ee *exitError
 	if errors.As(err, &ee) {
-		return ee.code
+		code = ee.code
 	}
-	return exitUsage
+	if wantsJSON(args) {
+		// Programs asked for JSON: they get it on failure too.
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(map[string]any{"error": err.Error(), "exit_code": code})
+	}
+	return code
+}
+
+func wantsJSON(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "--json" || a == "--json=true" {
+			return true
+		}
+	}
+	return false
 }
 
 func (a *app) rootCmd() *cobra.Command {
@@ -107,6 +130,18 @@ func (a *app) loadConfig() (*stages.Config, *hooks.Registry, error) {
 		if path, err = stages.Find(wd); err != nil {
 			return nil, nil, err
 		}
+		a.workDir = filepath.Dir(path)
+		// In a linked git worktree (where agents work), the pipeline and the
+		// issues are the main checkout's: a branch cannot bring its own,
+		// weaker copy of the rules, nor a separate set of issues.
+		if main, ok := mainWorktree(a.workDir); ok {
+			if _, err := os.Stat(filepath.Join(main, stages.FileName)); err == nil {
+				path = filepath.Join(main, stages.FileName)
+			}
+		}
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, nil, fmt.Errorf("config file %s: %w; pass an existing file to --config, or run `agenttree init`", path, err)
 	}
 	reg := hooks.Builtin()
 	cfg, err := stages.Load(path, reg)
@@ -131,6 +166,9 @@ func (a *app) engine() (*engine.Engine, error) {
 		return nil, err
 	}
 	e := engine.New(cfg, store, reg, a.logger())
+	if a.workDir != "" {
+		e.WorkDir = a.workDir // hooks check the work tree the command ran in
+	}
 	e.Forge = a.openForge(cfg, stateDir)
 	e.Git = openGit
 	return e, nil
@@ -150,4 +188,31 @@ func (a *app) printJSON(v any) error {
 	enc := json.NewEncoder(a.out)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// mainWorktree returns the main checkout of the repository when dir is the
+// root of a linked worktree, whose .git is a file naming
+// <main>/.git/worktrees/<name>.
+func mainWorktree(dir string) (string, bool) {
+	data, err := os.ReadFile(filepath.Join(dir, ".git"))
+	if err != nil {
+		return "", false // a directory (main checkout) or no git at all
+	}
+	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
+	if !ok {
+		return "", false
+	}
+	gitdir = strings.TrimSpace(gitdir)
+	if !filepath.IsAbs(gitdir) {
+		gitdir = filepath.Join(dir, gitdir)
+	}
+	worktrees := filepath.Dir(gitdir)
+	if filepath.Base(worktrees) != "worktrees" {
+		return "", false
+	}
+	common := filepath.Dir(worktrees)
+	if filepath.Base(common) != ".git" {
+		return "", false // a bare repository's worktree: no main checkout
+	}
+	return filepath.Dir(common), true
 }

@@ -34,7 +34,7 @@ func (a *app) prWaitCmd() *cobra.Command {
 			}
 			out, err := e.WaitCI(a.ctx, id, interval, func(p engine.WaitPhase) {
 				if !asJSON {
-					fmt.Fprintf(a.out, "[%d] %s elapsed: %s; next poll in %s\n", p.Iteration, p.Elapsed.Round(time.Second), p.Status, p.Next.Round(time.Second))
+					fmt.Fprintf(a.out, "[%d] %s elapsed: %s; next poll in %s\n", p.Iteration, roundDuration(p.Elapsed), p.Status, roundDuration(p.Next))
 				}
 			})
 			if err != nil {
@@ -61,4 +61,13 @@ func (a *app) prWaitCmd() *cobra.Command {
 	cmd.Flags().DurationVar(&interval, "interval", 0, "longest pause between polls (default: as the config's ci_polling says)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the outcome as JSON")
 	return cmd
+}
+
+// roundDuration keeps a duration readable: whole seconds, or milliseconds
+// below a second.
+func roundDuration(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(time.Second)
 }

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// An agent in a linked worktree works on the main checkout's issues under
+// the main checkout's rules, even if its branch edits .agenttree.yaml.
+func TestLinkedWorktreeUsesTheMainCheckout(t *testing.T) {
+	const gated = `
+stages:
+  - name: implement
+    pre_completion:
+      - file_exists: notes.md
+  - name: review
+    human_review: true
+  - name: done
+    terminal: completion
+`
+	w := newForgeRepo(t, gated)
+	id := w.create(t, "Login", "--stage", "implement")
+	branch := w.issue(t, id).Branch
+	wt := filepath.Join(filepath.Dir(w.dir), "wt")
+	gitOut(t, w.dir, "worktree", "add", "-q", "-b", branch, wt)
+
+	// The branch weakens the gate; it must not matter.
+	weak := "stages:\n  - name: implement\n  - name: review\n    human_review: true\n  - name: done\n    terminal: completion\n"
+	require.NoError(t, os.WriteFile(filepath.Join(wt, ".agenttree.yaml"), []byte(weak), 0o644))
+
+	t.Chdir(wt)
+	r := invoke(t, agentEnv, "next")
+	require.Equal(t, 1, r.code, "the main checkout's gate applies: %s%s", r.stdout, r.stderr)
+	assert.Contains(t, r.stdout, "notes.md")
+	_, err := os.Stat(filepath.Join(wt, "_agenttree"))
+	assert.True(t, os.IsNotExist(err), "no second state directory in the worktree")
+
+	w.writeDoc(t, id, "notes.md", "done\n")
+	r = invoke(t, agentEnv, "next")
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	assert.Equal(t, "review", w.issue(t, id).Stage)
+}
