@@ -756,7 +756,17 @@ func TestUnknownIssue(t *testing.T) {
 			w.create(t, "Add login page")
 			r := w.run(t, map[string]string{"AGENTTREE_ISSUE": "x1"}, tt.args...)
 			assert.Equal(t, 2, r.code, "stdout %s stderr %s", r.stdout, r.stderr)
-			assert.Empty(t, r.stdout)
+			if wantsJSON(tt.args) {
+				var out struct {
+					Error    string `json:"error"`
+					ExitCode int    `json:"exit_code"`
+				}
+				require.NoError(t, json.Unmarshal([]byte(r.stdout), &out), "JSON callers get JSON errors: %s", r.stdout)
+				assert.Equal(t, 2, out.ExitCode)
+				assert.Contains(t, out.Error, "not found")
+			} else {
+				assert.Empty(t, r.stdout)
+			}
 			for _, s := range tt.want {
 				assert.Contains(t, r.stderr, s)
 			}
