@@ -30,26 +30,32 @@ func Builtin() *Registry {
 		{HookSpec: stages.HookSpec{Name: "has_list_items", Main: "file",
 			Params: []stages.Param{file, section, {Name: "min", Type: stages.ParamInt}}}, Run: hasListItems},
 		{HookSpec: stages.HookSpec{Name: "checkbox_checked",
-			Params: []stages.Param{file, {Name: "item", Type: stages.ParamString, Required: true}, section, onFail}},
+			Params: []stages.Param{file, {Name: "item", Type: stages.ParamString, Required: true, Aliases: []string{"checkbox"}}, section, onFail}},
 			Run: checkboxChecked},
 		{HookSpec: stages.HookSpec{Name: "field_check",
-			Params: []stages.Param{file, {Name: "field", Type: stages.ParamString, Required: true},
+			Params: []stages.Param{file, {Name: "field", Type: stages.ParamString, Required: true, Aliases: []string{"path"}},
 				{Name: "min", Type: stages.ParamNumber}, {Name: "max", Type: stages.ParamNumber}}},
 			Run: fieldCheck},
 		{HookSpec: stages.HookSpec{Name: "min_words", Main: "file",
 			Params: []stages.Param{file, {Name: "min", Type: stages.ParamInt, Required: true}, section}}, Run: minWords},
 		{HookSpec: stages.HookSpec{Name: "contains",
-			Params: []stages.Param{file, {Name: "text", Type: stages.ParamString, Required: true}, section}}, Run: containsText},
+			Params: []stages.Param{file, {Name: "text", Type: stages.ParamString}, {Name: "values", Type: stages.ParamList}, section},
+			OneOf:  [][]string{{"text", "values"}}}, Run: containsText},
 		{HookSpec: stages.HookSpec{Name: "title_set"}, Run: titleSet},
 		{HookSpec: stages.HookSpec{Name: "has_commits", Outputs: []string{"commit_count"}}, Run: hasCommits},
 		{HookSpec: stages.HookSpec{Name: "run", Main: "command",
-			Params: []stages.Param{{Name: "command", Type: stages.ParamString, Required: true},
-				{Name: "timeout", Type: stages.ParamDuration}, {Name: "outputs", Type: stages.ParamList}},
+			Params: []stages.Param{{Name: "command", Type: stages.ParamTemplate, Required: true},
+				{Name: "timeout", Type: stages.ParamDuration}, {Name: "outputs", Type: stages.ParamList},
+				{Name: "must_pass", Type: stages.ParamBool}},
 			Outputs: []string{"exit_status", "output_tail"}, OutputsParam: "outputs"}, Run: runCommand},
 		{HookSpec: stages.HookSpec{Name: "step_back", Main: "to",
 			Params: []stages.Param{to, {Name: "message", Type: stages.ParamTemplate}}}, Run: stepBack},
 		{HookSpec: stages.HookSpec{Name: "rollback", Main: "to",
 			Params: []stages.Param{to, {Name: "max_rollbacks", Type: stages.ParamInt}}}, Run: rollback},
+		{HookSpec: stages.HookSpec{Name: "create_file",
+			Params: []stages.Param{{Name: "dest", Type: stages.ParamString, Required: true},
+				{Name: "template", Type: stages.ParamString}, {Name: "content", Type: stages.ParamTemplate}},
+			OneOf: [][]string{{"template", "content"}}}, Run: createFile},
 	} {
 		d.Run = requireParams(d.HookSpec, d.Run)
 		r.Register(d)
@@ -75,8 +81,27 @@ func requireParams(spec stages.HookSpec, run Func) Func {
 				return Failf("hook `%s` needs parameter `%s`; add it to the hook in the config", spec.Name, p.Name)
 			}
 		}
+		for _, group := range spec.OneOf {
+			var set []string
+			for _, name := range group {
+				if _, ok := c.Params[name]; ok {
+					set = append(set, "`"+name+"`")
+				}
+			}
+			if len(set) != 1 {
+				return Failf("hook `%s` takes exactly one of %s, got %d; fix the hook in the config", spec.Name, quoteNames(group), len(set))
+			}
+		}
 		return run(ctx, c)
 	}
+}
+
+func quoteNames(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = "`" + n + "`"
+	}
+	return strings.Join(q, ", ")
 }
 
 // nextHint ends the reasons of failures an agent fixes by editing files.

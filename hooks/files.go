@@ -233,14 +233,29 @@ func minWords(_ context.Context, c *Call) Outcome {
 	return Pass()
 }
 
+// containsText checks that a document holds `text`, or every one of
+// `values` (the earlier tool's list spelling).
 func containsText(_ context.Context, c *Call) Outcome {
 	lines, where, err := docScope(c)
 	if err != nil {
 		return Failf("%s", err)
 	}
-	text := c.Params.String("text", "")
-	if !strings.Contains(joinText(lines), text) {
-		return Failf("%s does not contain %q (case matters; HTML comments do not count); add it, %s", where, text, nextHint)
+	want := c.Params.List("values")
+	if text, ok := c.Params["text"].(string); ok {
+		want = []string{text}
+	}
+	body := joinText(lines)
+	var missing []string
+	for _, w := range want {
+		if !strings.Contains(body, w) {
+			missing = append(missing, w)
+		}
+	}
+	switch {
+	case len(missing) == 1:
+		return Failf("%s does not contain %q (case matters; HTML comments do not count); add it, %s", where, missing[0], nextHint)
+	case len(missing) > 1:
+		return Failf("%s does not contain %s (case matters; HTML comments do not count); add them, %s", where, quoteList(missing), nextHint)
 	}
 	return Pass()
 }

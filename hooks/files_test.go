@@ -253,6 +253,15 @@ func TestContains(t *testing.T) {
 		{name: "comments do not count", files: files, params: Params{"file": "review.md", "text": "LGTM"}, kind: KindFail},
 		{name: "section", files: files, params: Params{"file": "review.md", "text": "APPROVED", "section": "Notes"}, kind: KindFail,
 			reason: []string{`review.md: section "Notes" does not contain "APPROVED"`}},
+		{name: "values: all present", files: files, params: Params{"file": "review.md", "values": []string{"Verdict", "APPROVED"}}, kind: KindPass},
+		{name: "values: one missing", files: files, params: Params{"file": "review.md", "values": []string{"Verdict", "LGTM"}}, kind: KindFail,
+			reason: []string{`review.md does not contain "LGTM"`, "add it"}},
+		{name: "values: several missing", files: files, params: Params{"file": "review.md", "values": []string{"Risks", "Verdict", "LGTM"}}, kind: KindFail,
+			reason: []string{`review.md does not contain "Risks", "LGTM"`, "add them"}},
+		{name: "neither text nor values", files: files, params: Params{"file": "review.md"}, kind: KindFail,
+			reason: []string{"hook `contains` takes exactly one of `text`, `values`, got 0"}},
+		{name: "both text and values", files: files, params: Params{"file": "review.md", "text": "x", "values": []string{"y"}}, kind: KindFail,
+			reason: []string{"takes exactly one of `text`, `values`, got 2"}},
 	})
 }
 

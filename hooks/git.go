@@ -9,10 +9,12 @@ import (
 	"strings"
 )
 
-// hasCommits counts the commits on HEAD that are in none of the bases: the
-// issue branch as last pushed (so work after a step back must be new work),
-// and the default branch on origin and locally. Bases that do not exist are
-// skipped; with none at all there is nothing to compare against.
+// hasCommits counts the commits on the issue's branch that are in none of
+// the bases: the issue branch as last pushed (so work after a step back must
+// be new work), and the default branch on origin and locally. Bases that do
+// not exist are skipped; with none at all there is nothing to compare
+// against. It counts the issue's branch, not whatever is checked out, so a
+// work tree switched to another branch neither hides nor lends commits.
 func hasCommits(ctx context.Context, c *Call) Outcome {
 	dir := c.Issue.WorkDir
 	if dir == "" {
@@ -37,18 +39,22 @@ func hasCommits(ctx context.Context, c *Call) Outcome {
 			names = append(names, strings.TrimPrefix(strings.TrimPrefix(ref, "refs/remotes/"), "refs/heads/"))
 		}
 	}
-	branch := c.Issue.Branch
+	branch, rev := c.Issue.Branch, "HEAD"
 	if branch == "" {
 		branch = "HEAD"
+	} else if _, err := git(ctx, dir, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err == nil {
+		rev = "refs/heads/" + branch
+	} else if head, _ := git(ctx, dir, "symbolic-ref", "--quiet", "--short", "HEAD"); strings.TrimSpace(head) != branch {
+		return Failf("has_commits: branch %s does not exist in %s; create it with `git switch -c %s`, %s", branch, dir, branch, nextHint)
 	}
 	if len(bases) == 0 {
 		return Failf("has_commits: neither origin/%s nor %s exists in %s, so there is nothing to count %s's commits against; fetch the default branch (`git fetch origin %s`), %s",
 			def, def, dir, branch, def, nextHint)
 	}
-	if _, err := git(ctx, dir, "rev-parse", "--verify", "--quiet", "HEAD^{commit}"); err != nil {
+	if _, err := git(ctx, dir, "rev-parse", "--verify", "--quiet", rev+"^{commit}"); err != nil {
 		return Failf("has_commits: %s has no commits at all; commit your work first, %s", dir, nextHint)
 	}
-	out, err := git(ctx, dir, append([]string{"rev-list", "--count", "HEAD", "--not"}, bases...)...)
+	out, err := git(ctx, dir, append([]string{"rev-list", "--count", rev, "--not"}, bases...)...)
 	if err != nil {
 		return Failf("has_commits: cannot count commits in %s: %v", dir, err)
 	}

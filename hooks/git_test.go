@@ -129,3 +129,64 @@ func TestHasCommitsWithoutOrigin(t *testing.T) {
 		require.True(t, ok)
 	}
 }
+
+// TestHasCommitsCountsTheIssueBranch checks has_commits looks at the issue's
+// branch whatever the work tree has checked out.
+func TestHasCommitsCountsTheIssueBranch(t *testing.T) {
+	tests := []struct {
+		name   string
+		branch string // the issue's branch; issue-7 when empty
+		setup  func(t *testing.T, work string)
+		kind   Kind
+		count  string
+		reason []string
+	}{
+		{name: "issue branch has work, main checked out",
+			setup: func(t *testing.T, work string) {
+				gitCmd(t, work, "commit", "--quiet", "--allow-empty", "-m", "work")
+				gitCmd(t, work, "checkout", "--quiet", "main")
+			},
+			kind: KindPass, count: "1"},
+		{name: "another branch with work checked out, issue branch empty",
+			setup: func(t *testing.T, work string) {
+				gitCmd(t, work, "checkout", "--quiet", "-b", "unrelated")
+				gitCmd(t, work, "commit", "--quiet", "--allow-empty", "-m", "other work")
+				gitCmd(t, work, "commit", "--quiet", "--allow-empty", "-m", "more other work")
+			},
+			kind: KindFail, count: "0", reason: []string{"no commits on issue-7 beyond origin/main, main"}},
+		{name: "issue branch checked out",
+			setup: func(t *testing.T, work string) {
+				gitCmd(t, work, "commit", "--quiet", "--allow-empty", "-m", "work")
+			},
+			kind: KindPass, count: "1"},
+		{name: "issue branch exists nowhere",
+			setup: func(t *testing.T, work string) {
+				gitCmd(t, work, "checkout", "--quiet", "main")
+				gitCmd(t, work, "branch", "--quiet", "-D", "issue-7")
+			},
+			kind: KindFail, reason: []string{"branch issue-7 does not exist in ", "create it with `git switch -c issue-7`"}},
+		{name: "issue branch checked out but unborn", branch: "issue-8",
+			setup: func(t *testing.T, work string) {
+				gitCmd(t, work, "checkout", "--quiet", "--orphan", "issue-8")
+			},
+			kind: KindFail, reason: []string{"has no commits at all"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			work := newClone(t)
+			tt.setup(t, work)
+			branch := tt.branch
+			if branch == "" {
+				branch = "issue-7"
+			}
+			issue := &Issue{Dir: t.TempDir(), WorkDir: work, Branch: branch, DefaultBranch: "main"}
+			o := callHook(t, context.Background(), "has_commits", issue, Params{})
+			assert.Equal(t, tt.kind, o.Kind, o.Reason)
+			assert.Equal(t, tt.count, o.Outputs["commit_count"])
+			for _, r := range tt.reason {
+				assert.Contains(t, o.Reason, r)
+			}
+		})
+	}
+}

@@ -17,7 +17,7 @@ import (
 
 func TestBuiltinSpecs(t *testing.T) {
 	r := Builtin()
-	assert.Equal(t, []string{"check_conflicts", "checkbox_checked", "close_pr", "contains", "create_pr", "field_check",
+	assert.Equal(t, []string{"check_conflicts", "checkbox_checked", "close_pr", "contains", "create_file", "create_pr", "field_check",
 		"file_exists", "has_commits", "has_list_items", "merge_pr", "min_words", "pr_approved", "pr_ci_passed",
 		"pr_mergeable", "rebase", "rollback", "run", "section_check", "step_back", "title_set", "wait_for_ci"}, r.HookNames())
 	alias, ok := r.Hook("ci_check")

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/agenttree/agenttree/stages"
 )
 
 const (
@@ -46,9 +48,21 @@ func httpStatus(code string) string {
 // longer than its timeout: the command runs in its own process group, the
 // whole group is killed when time is up or the shell exits, and a process
 // that escaped the group but keeps the output pipe open is cut off
-// runWaitDelay after the shell exits.
+// runWaitDelay after the shell exits. With `must_pass: false` (the earlier
+// tool's spelling of `optional`) a failure is only a warning.
 func runCommand(ctx context.Context, c *Call) Outcome {
-	command := c.Params.String("command", "")
+	o := runShell(ctx, c)
+	if o.Kind == KindFail && !c.Params.Bool("must_pass", true) {
+		return Outcome{Kind: KindPass, Outputs: o.Outputs, Warnings: append(o.Warnings, "run (must_pass: false) failed: "+o.Reason)}
+	}
+	return o
+}
+
+func runShell(ctx context.Context, c *Call) Outcome {
+	command, err := renderCommand(c.Params.String("command", ""), c.Issue.MessageVars())
+	if err != nil {
+		return Failf("%s", err)
+	}
 	timeout := runTimeout(c)
 	if timeout > 0 {
 		var cancel context.CancelFunc
@@ -72,7 +86,7 @@ func runCommand(ctx context.Context, c *Call) Outcome {
 	}
 	cmd.WaitDelay = runWaitDelay
 
-	err := cmd.Run()
+	err = cmd.Run()
 	if cmd.ProcessState != nil {
 		// A hook leaves nothing running: whatever the shell started in the
 		// background dies with it, unless it left the process group (setsid).
@@ -113,6 +127,189 @@ func runCommand(ctx context.Context, c *Call) Outcome {
 		reason += ":\n" + strings.Join(tail, "\n")
 	}
 	return Outcome{Kind: KindFail, Reason: reason, Class: class, Outputs: outputs}
+}
+
+// renderCommand fills the command's {{placeholders}} with the issue's
+// values, each quoted for where it stands in the command, so that nothing in
+// a value (an issue title, say) is ever read by the shell as code.
+func renderCommand(tmpl string, vars map[string]string) (string, error) {
+	var refused []string
+	out := stages.Expand(tmpl, func(name, prefix string) string {
+		v := vars[name]
+		ctx, escaped := shellContext(prefix)
+		lead := ""
+		if escaped {
+			// A backslash before the placeholder would escape the quote
+			// that opens the value; escaping a backslash instead keeps the
+			// quoting whole.
+			lead = `\`
+		}
+		switch ctx {
+		case shUnquoted:
+			return lead + shellQuote(v)
+		case shSingle:
+			return strings.ReplaceAll(v, "'", `'\''`)
+		case shDouble:
+			return lead + `"` + shellQuote(v) + `"`
+		case shComment:
+			return strings.NewReplacer("\n", " ", "\r", " ").Replace(v)
+		}
+		refused = append(refused, "{{"+name+"}}")
+		return ""
+	})
+	if len(refused) > 0 {
+		return "", fmt.Errorf("command %q: %s cannot be quoted safely where it stands (inside `...`, ${...} or $'...', or after a here-document's <<); "+
+			"move it to a plain argument, e.g. `printf '%%s\\n' {{%s}} | ...`", tmpl, strings.Join(refused, ", "), strings.Trim(refused[0], "{}"))
+	}
+	return out, nil
+}
+
+// shellQuote makes s one shell word that means exactly s.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Where a placeholder stands in a shell command.
+type shellCtx int
+
+const (
+	shUnquoted shellCtx = iota
+	shSingle
+	shDouble
+	shComment
+	// shRefused: inside `...`, ${...} or $'...', or after a here-document
+	// operator, where no quoting of a value is reliably inert.
+	shRefused
+)
+
+// shellContext reads the POSIX sh quoting of prefix and says where the text
+// after it stands, and whether a backslash escapes its first character.
+// A command substitution $(...) starts a fresh context, even inside double
+// quotes.
+func shellContext(prefix string) (ctx shellCtx, escaped bool) {
+	type frame struct {
+		// 0: top level; '(' $(...); '`' `...`; '"'; '\''; '{' ${...};
+		// '$' $'...'
+		kind   byte
+		nested int // unclosed ( inside $(...), { inside ${...}
+	}
+	stack := []frame{{}}
+	push := func(kind byte) { stack = append(stack, frame{kind: kind}) }
+	pop := func() { stack = stack[:len(stack)-1] }
+	comment, wordStart := false, true
+	for i := 0; i < len(prefix); i++ {
+		c := prefix[i]
+		top := &stack[len(stack)-1]
+		next := byte(0)
+		if i+1 < len(prefix) {
+			next = prefix[i+1]
+		}
+		switch {
+		case comment:
+			if c == '\n' {
+				comment, wordStart = false, true
+			}
+			continue
+		case top.kind == '\'':
+			if c == '\'' {
+				pop()
+			}
+			continue
+		case top.kind == '$':
+			if c == '\\' {
+				i++
+			} else if c == '\'' {
+				pop()
+			}
+			continue
+		case top.kind == '{':
+			if c == '{' {
+				top.nested++
+			} else if c == '}' && top.nested > 0 {
+				top.nested--
+			} else if c == '}' {
+				pop()
+			}
+			continue
+		case top.kind == '"':
+			switch {
+			case c == '\\' && next == 0:
+				return shDouble, true
+			case c == '\\':
+				i++
+			case c == '"':
+				pop()
+			case c == '`':
+				push('`')
+				wordStart = true
+			case c == '$' && next == '(':
+				push('(')
+				i++
+				wordStart = true
+			case c == '$' && next == '{':
+				push('{')
+				i++
+			}
+			continue
+		}
+		// Unquoted: the top level, or inside a command substitution.
+		start := false
+		switch {
+		case c == '\\' && next == 0:
+			return shUnquoted, true
+		case c == '\\':
+			i++
+		case c == '\'':
+			push('\'')
+		case c == '"':
+			push('"')
+		case c == '`' && top.kind == '`':
+			pop()
+		case c == '`':
+			push('`')
+			start = true
+		case c == '$' && (next == '(' || next == '{' || next == '\''):
+			push(map[byte]byte{'(': '(', '{': '{', '\'': '$'}[next])
+			i++
+			start = next == '('
+		case c == '<' && next == '<':
+			// Everything after a here-document operator is refused rather
+			// than parsed: the body has quoting rules of its own, and a value
+			// holding the delimiter line would end it early.
+			return shRefused, false
+		case c == '(' && top.kind == '(':
+			top.nested++
+			start = true
+		case c == ')' && top.kind == '(' && top.nested > 0:
+			top.nested--
+		case c == ')' && top.kind == '(':
+			pop()
+		case c == '#' && wordStart:
+			comment = true
+		default:
+			start = strings.IndexByte(" \t\n;&|()<>", c) >= 0
+		}
+		wordStart = start
+	}
+	for _, f := range stack {
+		if f.kind == '`' {
+			// The shell strips backslashes inside `...` before parsing it,
+			// and a backquote in the value would end it early.
+			return shRefused, false
+		}
+	}
+	if comment {
+		return shComment, false
+	}
+	switch stack[len(stack)-1].kind {
+	case '\'':
+		return shSingle, false
+	case '"':
+		return shDouble, false
+	case '{', '$':
+		return shRefused, false
+	}
+	return shUnquoted, false
 }
 
 // runTimeout is the `timeout` parameter; 0 means no limit of its own. When

@@ -37,6 +37,9 @@ type HookSpec struct {
 	// OutputsParam names a list parameter whose values the hook also
 	// provides as outputs (`run: {outputs: [coverage]}`).
 	OutputsParam string
+	// OneOf lists groups of alternative parameters: exactly one of each
+	// group must be given (`contains` takes `text` or `values`).
+	OneOf [][]string
 }
 
 // Param finds a parameter by name or alias, returning its canonical name.

@@ -3,6 +3,7 @@ package stages
 import (
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 
 	"github.com/expr-lang/expr"
@@ -11,8 +12,9 @@ import (
 )
 
 // Condition is a compiled expression over issue variables, such as
-// `needs_ui_review and not hotfix`. The earlier tool wrote conditions as
-// Jinja placeholders (`{{ needs_ui_review }}`); that spelling is accepted.
+// `needs_ui_review and not hotfix`. The earlier tool wrote conditions with
+// Jinja placeholders (`{{ needs_ui_review }}`, `{{ a }} and not {{ b }}`);
+// that spelling is accepted.
 type Condition struct {
 	Src     string
 	Pos     Pos
@@ -20,13 +22,19 @@ type Condition struct {
 	idents  []string
 }
 
+// jinjaRE matches one `{{ ... }}` placeholder of the earlier spelling.
+var jinjaRE = regexp.MustCompile(`\{\{(.*?)\}\}`)
+
 // ParseCondition compiles src. It is exported for tools that check a
 // condition outside a config file.
 func ParseCondition(src string) (*Condition, error) {
-	body := strings.TrimSpace(src)
-	if strings.HasPrefix(body, "{{") && strings.HasSuffix(body, "}}") {
-		body = strings.TrimSpace(body[2 : len(body)-2])
-	}
+	body := strings.TrimSpace(jinjaRE.ReplaceAllStringFunc(src, func(m string) string {
+		// Parenthesised, so `not {{ a or b }}` keeps its meaning.
+		if inner := strings.TrimSpace(m[2 : len(m)-2]); inner != "" {
+			return "(" + inner + ")"
+		}
+		return ""
+	}))
 	if body == "" {
 		return nil, fmt.Errorf("empty condition")
 	}

@@ -61,6 +61,7 @@ func Parse(file string, data []byte, catalog HookCatalog) (*Config, error) {
 	} else if root.Content[0].Kind != yaml.MappingNode {
 		l.d.errorf(l.pos(root.Content[0]), "", "the config must be a mapping of keys such as `stages:` and `flows:`, got %s", kindName(root.Content[0]))
 	} else {
+		l.duplicateKeys(root.Content[0])
 		l.load(root.Content[0])
 	}
 	errs, warns := l.d.split()
@@ -77,12 +78,22 @@ func IsLoadError(err error) bool {
 	return errors.As(err, &le)
 }
 
+// pendingRef is a stage reference a hook or on_failure makes, resolved once
+// every stage is known.
 type pendingRef struct {
-	pos  Pos
-	from *Node
-	ref  string
-	set  func(path string)
+	pos   Pos
+	stage *Stage
+	// sub is nil for a stage's own keys, which apply in all its substages.
+	sub *Substage
+	ref string
+	set func(path string)
+	// what names the reference in errors: `section_check.on_fail`.
 	what string
+	// verb says what sends the issue there: "on_fail" in "whose on_fail
+	// sends issues to".
+	verb string
+	// target is the resolved node path; empty when ref did not resolve.
+	target string
 }
 
 type pendingTemplate struct {
@@ -230,7 +241,33 @@ func (l *loader) load(root *yaml.Node) {
 		l.checkFlow(f)
 	}
 	l.resolveRefs()
+	l.checkFlowTargets()
 	l.checkTemplates()
+}
+
+// duplicateKeys reports every key given twice in one mapping. yaml.v3 keeps
+// both in the node tree, and reading it would silently use one of them.
+func (l *loader) duplicateKeys(n *yaml.Node) {
+	if n == nil || n.Kind == yaml.AliasNode {
+		return // the anchored node is checked where it is defined
+	}
+	if n.Kind == yaml.MappingNode {
+		seen := map[string]*yaml.Node{}
+		for _, p := range pairs(n) {
+			if p.key.Kind != yaml.ScalarNode || p.key.Value == "<<" {
+				continue
+			}
+			id := p.key.ShortTag() + " " + p.key.Value
+			if first, dup := seen[id]; dup {
+				l.d.errorf(l.pos(p.key), "keep one of them, merging what each says", "duplicate key `%s` (the first is at %s)", p.key.Value, l.pos(first))
+				continue
+			}
+			seen[id] = p.key
+		}
+	}
+	for _, c := range n.Content {
+		l.duplicateKeys(c)
+	}
 }
 
 func (l *loader) hasFlow(name string) bool {
@@ -642,13 +679,6 @@ func (l *loader) substages(n *yaml.Node, stage *Stage) {
 	}
 }
 
-func contextNode(stage *Stage, sub *Substage) *Node {
-	if sub != nil {
-		return &Node{Path: stage.Name + "." + sub.Name, Stage: stage, Sub: sub}
-	}
-	return &Node{Path: stage.Name, Stage: stage}
-}
-
 func (l *loader) onFailure(n *yaml.Node, stage *Stage, sub *Substage) *OnFailure {
 	if !l.isMap(n, "on_failure") {
 		return nil
@@ -658,8 +688,8 @@ func (l *loader) onFailure(n *yaml.Node, stage *Stage, sub *Substage) *OnFailure
 		switch p.key.Value {
 		case "step_back_to":
 			if l.str(p.val, &of.StepBackTo) {
-				l.refs = append(l.refs, pendingRef{pos: l.pos(p.val), from: contextNode(stage, sub), ref: of.StepBackTo,
-					set: func(path string) { of.StepBackTo = path }, what: "on_failure.step_back_to"})
+				l.refs = append(l.refs, pendingRef{pos: l.pos(p.val), stage: stage, sub: sub, ref: of.StepBackTo,
+					set: func(path string) { of.StepBackTo = path }, what: "on_failure.step_back_to", verb: "on_failure"})
 			}
 		case "message":
 			if l.str(p.val, &of.Message) {
@@ -702,33 +732,15 @@ func (l *loader) hookList(n *yaml.Node, stage *Stage, sub *Substage, list string
 
 func (l *loader) hookEntry(item *yaml.Node, stage *Stage, sub *Substage) *HookEntry {
 	h := &HookEntry{Pos: l.pos(item), Params: map[string]any{}}
-	var value *yaml.Node
-	var nameNode *yaml.Node
+	var nameNode, value *yaml.Node
+	var options []pair
 	switch item.Kind {
 	case yaml.ScalarNode:
 		nameNode = item
 	case yaml.MappingNode:
-		var names []*yaml.Node
-		for _, p := range pairs(item) {
-			if isCommonOption(p.key.Value) {
-				continue
-			}
-			names = append(names, p.key)
-			value = p.val
-		}
-		if len(names) != 1 {
-			var got []string
-			for _, nn := range names {
-				got = append(got, "`"+nn.Value+"`")
-			}
-			l.d.errorf(l.pos(item), "write one hook per list item: `- hook_name: {params}`", "a hook entry must name exactly one hook, found %d (%s)", len(names), strings.Join(got, ", "))
+		var ok bool
+		if nameNode, value, options, ok = l.splitHookItem(item); !ok {
 			return nil
-		}
-		nameNode = names[0]
-		for _, p := range pairs(item) {
-			if isCommonOption(p.key.Value) {
-				l.commonOption(h, p.key, p.val, stage, sub)
-			}
 		}
 	default:
 		l.d.errorf(l.pos(item), "write `- hook_name: {params}`", "a hook entry must be a mapping, got %s", kindName(item))
@@ -736,8 +748,14 @@ func (l *loader) hookEntry(item *yaml.Node, stage *Stage, sub *Substage) *HookEn
 	}
 	h.Name = nameNode.Value
 	h.Pos = l.pos(nameNode)
-	spec, ok := l.cat.Hook(h.Name)
-	if !ok {
+	spec, known := l.cat.Hook(h.Name)
+	if known {
+		h.Name = spec.Name
+	}
+	for _, p := range options {
+		l.commonOption(h, p.key, p.val, stage, sub)
+	}
+	if !known {
 		hint := suggest(h.Name, l.cat.HookNames())
 		if l.canonical() {
 			l.d.errorf(h.Pos, hint, "unknown hook `%s`", h.Name)
@@ -747,10 +765,12 @@ func (l *loader) hookEntry(item *yaml.Node, stage *Stage, sub *Substage) *HookEn
 		h.Unsupported = true
 		return h
 	}
-	h.Name = spec.Name
 	for _, o := range spec.Outputs {
 		l.outputs[o] = true
 	}
+	// given maps every parameter written, even with a bad value, to its
+	// spelling, so a bad value is not also reported missing.
+	given := map[string]string{}
 	switch {
 	case isNull(value):
 	case value.Kind == yaml.MappingNode:
@@ -759,18 +779,32 @@ func (l *loader) hookEntry(item *yaml.Node, stage *Stage, sub *Substage) *HookEn
 				l.commonOption(h, p.key, p.val, stage, sub)
 				continue
 			}
-			l.param(h, spec, p.key, p.val, stage, sub)
+			l.param(h, spec, p.key, p.val, stage, sub, given)
 		}
 	default:
 		if spec.Main == "" {
 			l.d.errorf(l.pos(value), fmt.Sprintf("write `%s:` with no value, or `%s: {param: value}`", h.Name, h.Name), "hook `%s` takes no main parameter", h.Name)
 			return nil
 		}
-		l.param(h, spec, &yaml.Node{Kind: yaml.ScalarNode, Value: spec.Main, Line: value.Line, Column: value.Column}, value, stage, sub)
+		l.param(h, spec, &yaml.Node{Kind: yaml.ScalarNode, Value: spec.Main, Line: value.Line, Column: value.Column}, value, stage, sub, given)
 	}
 	for _, p := range spec.Params {
-		if _, set := h.Params[p.Name]; p.Required && !set {
+		if _, ok := given[p.Name]; p.Required && !ok {
 			l.d.errorf(h.Pos, fmt.Sprintf("add `%s:`", p.Name), "hook `%s` needs parameter `%s`", h.Name, p.Name)
+		}
+	}
+	for _, group := range spec.OneOf {
+		n := 0
+		for _, name := range group {
+			if _, ok := given[name]; ok {
+				n++
+			}
+		}
+		switch {
+		case n == 0:
+			l.d.errorf(h.Pos, "add one of them", "hook `%s` needs %s", h.Name, orList(group))
+		case n > 1:
+			l.d.errorf(h.Pos, "keep one", "hook `%s` takes %s, not both", h.Name, orList(group))
 		}
 	}
 	if spec.OutputsParam != "" {
@@ -783,6 +817,65 @@ func (l *loader) hookEntry(item *yaml.Node, stage *Stage, sub *Substage) *HookEn
 	return h
 }
 
+// orList spells alternatives: "`text` or `values`".
+func orList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = "`" + n + "`"
+	}
+	if len(q) <= 2 {
+		return strings.Join(q, " or ")
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}
+
+// splitHookItem finds which key of a `- hook: ...` mapping names the hook;
+// the rest are options beside it. Files of the earlier tool put options of
+// its own there (`host_only: true`), so in the compatible form a key that
+// names no hook, beside one that does, is ignored with a warning.
+func (l *loader) splitHookItem(item *yaml.Node) (name, value *yaml.Node, options []pair, ok bool) {
+	var cands, hooks []pair
+	for _, p := range pairs(item) {
+		if isCommonOption(p.key.Value) {
+			options = append(options, p)
+			continue
+		}
+		cands = append(cands, p)
+		if _, known := l.cat.Hook(p.key.Value); known {
+			hooks = append(hooks, p)
+		}
+	}
+	var hook pair
+	switch {
+	case len(cands) == 1:
+		return cands[0].key, cands[0].val, options, true
+	case len(hooks) == 1:
+		hook = hooks[0]
+	case len(hooks) == 0 && len(cands) > 1 && !l.canonical():
+		// None is ours: the earlier tool's hook comes first, its options after.
+		hook = cands[0]
+	default:
+		got := make([]string, len(cands))
+		for i, c := range cands {
+			got[i] = "`" + c.key.Value + "`"
+		}
+		l.d.errorf(l.pos(item), "write one hook per list item: `- hook_name: {params}`", "a hook entry must name exactly one hook, found %d (%s)", len(cands), strings.Join(got, ", "))
+		return nil, nil, nil, false
+	}
+	for _, c := range cands {
+		if c == hook {
+			continue
+		}
+		if l.canonical() {
+			l.d.errorf(l.pos(c.key), suggest(c.key.Value, commonOptions), "unknown option `%s` beside hook `%s` (known options: %s)",
+				c.key.Value, hook.key.Value, strings.Join(commonOptions, ", "))
+		} else {
+			l.d.warnf(l.pos(c.key), suggest(c.key.Value, commonOptions), "unknown option `%s` beside hook `%s` is ignored", c.key.Value, hook.key.Value)
+		}
+	}
+	return hook.key, hook.val, options, true
+}
+
 func paramNames(spec HookSpec) []string {
 	var out []string
 	for _, p := range spec.Params {
@@ -792,7 +885,7 @@ func paramNames(spec HookSpec) []string {
 	return out
 }
 
-func (l *loader) param(h *HookEntry, spec HookSpec, key, val *yaml.Node, stage *Stage, sub *Substage) {
+func (l *loader) param(h *HookEntry, spec HookSpec, key, val *yaml.Node, stage *Stage, sub *Substage, given map[string]string) {
 	p, ok := spec.Param(key.Value)
 	if !ok {
 		known := paramNames(spec)
@@ -810,10 +903,13 @@ func (l *loader) param(h *HookEntry, spec HookSpec, key, val *yaml.Node, stage *
 	bad := func(err error) {
 		l.d.errorf(l.pos(val), "", "hook `%s` parameter `%s`: %s", h.Name, key.Value, err)
 	}
-	if _, dup := h.Params[p.Name]; dup {
-		l.d.errorf(l.pos(key), "keep one spelling", "hook `%s` parameter `%s` is given twice (`%s` is another spelling of it)", h.Name, p.Name, key.Value)
+	if first, dup := given[p.Name]; dup {
+		if first != key.Value { // the same spelling twice is a duplicate key, reported already
+			l.d.errorf(l.pos(key), "keep one spelling", "hook `%s` parameter `%s` is given twice (`%s` is another spelling of it)", h.Name, p.Name, key.Value)
+		}
 		return
 	}
+	given[p.Name] = key.Value
 	switch p.Type {
 	case ParamString, ParamTemplate, ParamStageRef, ParamEnum:
 		s, err := scalarString(val)
@@ -831,8 +927,15 @@ func (l *loader) param(h *HookEntry, spec HookSpec, key, val *yaml.Node, stage *
 		}
 		if p.Type == ParamStageRef {
 			name := p.Name
-			l.refs = append(l.refs, pendingRef{pos: l.pos(val), from: contextNode(stage, sub), ref: s,
-				set: func(path string) { h.Params[name] = path }, what: h.Name + "." + key.Value})
+			verb := h.Name + " " + p.Name
+			switch {
+			case p.Name == "on_fail":
+				verb = "on_fail"
+			case p.Name == spec.Main:
+				verb = h.Name // rollback, step_back
+			}
+			l.refs = append(l.refs, pendingRef{pos: l.pos(val), stage: stage, sub: sub, ref: s,
+				set: func(path string) { h.Params[name] = path }, what: h.Name + "." + key.Value, verb: verb})
 		}
 	case ParamInt:
 		v, err := scalarInt(val)
@@ -918,8 +1021,8 @@ func (l *loader) commonOption(h *HookEntry, key, val *yaml.Node, stage *Stage, s
 		fp := &FailurePolicy{}
 		target := func(n *yaml.Node) {
 			if l.str(n, &fp.Target) {
-				l.refs = append(l.refs, pendingRef{pos: l.pos(n), from: contextNode(stage, sub), ref: fp.Target,
-					set: func(path string) { fp.Target = path }, what: "on_failure.step_back_to"})
+				l.refs = append(l.refs, pendingRef{pos: l.pos(n), stage: stage, sub: sub, ref: fp.Target,
+					set: func(path string) { fp.Target = path }, what: "on_failure.step_back_to", verb: "`" + h.Name + "` on_failure"})
 			}
 		}
 		switch val.Kind {
@@ -960,13 +1063,52 @@ func (l *loader) refNames() []string {
 }
 
 func (l *loader) resolveRefs() {
-	for _, r := range l.refs {
-		n, ok := l.cfg.ResolveRef(r.from, r.ref)
+	for i := range l.refs {
+		r := &l.refs[i]
+		from := &Node{Path: r.stage.Name, Stage: r.stage, Sub: r.sub}
+		if r.sub != nil {
+			from.Path += "." + r.sub.Name
+		}
+		n, ok := l.cfg.ResolveRef(from, r.ref)
 		if !ok {
 			l.d.errorf(r.pos, suggest(r.ref, l.refNames()), "%s names unknown stage %q", r.what, r.ref)
 			continue
 		}
+		r.target = n.Path
 		r.set(n.Path)
+	}
+}
+
+// checkFlowTargets checks that every node a flow's stages can send an issue
+// to belongs to that flow: an issue keeps its flow, and on a node its flow
+// does not contain `next` cannot tell where to go. The earlier tool did not
+// check this, so its files get a warning.
+func (l *loader) checkFlowTargets() {
+	for _, f := range l.cfg.Flows {
+		if l.brokenFlows[f.Name] {
+			continue // its node list is incomplete and already reported
+		}
+		for _, r := range l.refs {
+			if r.target == "" || f.Index(r.target) >= 0 {
+				continue
+			}
+			from := ""
+			for _, n := range f.Nodes {
+				if n.Stage == r.stage && (r.sub == nil || n.Sub == r.sub) {
+					from = n.Path
+					break
+				}
+			}
+			if from == "" {
+				continue
+			}
+			report := l.d.errorf
+			if !l.canonical() {
+				report = l.d.warnf
+			}
+			report(r.pos, "", "flow `%s` includes %s, whose %s sends issues to %s, which flow `%s` does not include; add it to the flow",
+				f.Name, from, r.verb, r.target, f.Name)
+		}
 	}
 }
 

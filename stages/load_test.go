@@ -116,6 +116,13 @@ func TestConditions(t *testing.T) {
 		{"size > 3 and lang == 'go'", map[string]any{"size": 5, "lang": "go"}, true},
 		{"size > 3", nil, false},
 		{"'ui' in labels", map[string]any{"labels": []string{"ui", "bug"}}, true},
+		{"{{ a }} and {{ b }}", map[string]any{"a": true, "b": true}, true},
+		{"{{ a }} and {{ b }}", map[string]any{"a": true}, false},
+		{"{{ a }} and not {{ b }}", map[string]any{"a": true}, true},
+		{"{{ a }} and not {{ b }}", map[string]any{"a": true, "b": true}, false},
+		{"{{a}} or {{ b }}", map[string]any{"b": true}, true},
+		{"not {{ a or b }}", map[string]any{"b": true}, false},
+		{"{{ size }} > 3", map[string]any{"size": 5}, true},
 	}
 	for _, tt := range tests {
 		c, err := stages.ParseCondition(tt.src)
