@@ -124,8 +124,10 @@ type Forge interface {
 	// the forge allows. Numbers it cannot find are absent from the map.
 	PRs(ctx context.Context, numbers []int) (map[int]*PR, error)
 	// Checks lists the checks for one commit. On the local forge the first
-	// call for a commit runs CI, bounded by ctx; a cancelled run records
-	// nothing.
+	// call for a commit starts CI in the background and returns it pending;
+	// later calls report its progress and result. ctx bounds only the call.
+	// A forge without CI reports one skipped (passing) check rather than
+	// none, so "no checks" always means "CI has not started yet".
 	Checks(ctx context.Context, sha string) ([]Check, error)
 	// Rerun starts the given failed checks again.
 	Rerun(ctx context.Context, checks []Check) error

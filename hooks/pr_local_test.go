@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -122,8 +123,10 @@ func TestLocalCreatePRAndWaitForCI(t *testing.T) {
 	_, err = l.forge.Record(context.Background(), 2)
 	assert.ErrorIs(t, err, forge.ErrNotFound)
 
-	// CI runs on the head and fails: ok.txt is missing.
+	// CI runs on the head (in the background) and fails: ok.txt is missing.
 	o = runHook(t, l.env, l.issue, "wait_for_ci", nil)
+	require.Equal(t, KindPending, o.Kind, "CI runs in the background: %s", o.Reason)
+	o = pollUntilDone(t, l, "wait_for_ci")
 	require.Equal(t, KindFail, o.Kind, "reason: %s", o.Reason)
 	assert.Equal(t, ClassCIFailed, o.Class)
 	assert.Equal(t, "ci", o.Outputs["failed_checks"])
@@ -140,7 +143,7 @@ func TestLocalCreatePRAndWaitForCI(t *testing.T) {
 	// The agent fixes it and pushes: the new head gets its own CI run.
 	fixed := commitFile(t, l.work, "ok.txt", "ok\n", "add ok.txt")
 	gitCmd(t, l.work, "push", "--quiet", "origin", "issue-7")
-	o = runHook(t, l.env, l.issue, "wait_for_ci", nil)
+	o = pollUntilDone(t, l, "wait_for_ci")
 	require.Equal(t, KindPass, o.Kind, "reason: %s", o.Reason)
 	assert.Equal(t, fixed, o.Outputs["head_sha"])
 	assert.Equal(t, fixed, l.issue.Watch[watchHead])
@@ -405,4 +408,19 @@ func TestLocalMergePR(t *testing.T) {
 		assert.Contains(t, o.Reason, moved)
 		assert.Equal(t, oldMain, branchIn(t, l.bare, "main"), "nothing merged")
 	})
+}
+
+// pollUntilDone calls a polling hook until it stops answering pending, as
+// the engine would, bounded so a stuck CI fails the test instead of hanging.
+func pollUntilDone(t *testing.T, l *localPR, hook string) Outcome {
+	t.Helper()
+	for i := 0; i < 500; i++ {
+		o := runHook(t, l.env, l.issue, hook, nil)
+		if o.Kind != KindPending {
+			return o
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s still pending after 500 polls", hook)
+	return Outcome{}
 }

@@ -20,7 +20,7 @@ func (a *app) openForge(cfg *stages.Config, stateDir string) *forge.LazyForge {
 			return github.New(a.ctx, github.Options{Repo: cfg.GitHub.Repo, Host: cfg.GitHub.Host, RepoDir: repoDir, Logger: a.logger()})
 		}
 		return local.New(a.ctx, local.Options{StateDir: stateDir, RepoDir: repoDir, DefaultBranch: cfg.DefaultBranch,
-			Project: cfg.Project, CICommand: cfg.CI.Command})
+			Project: cfg.Project, CICommand: cfg.CI.Command, CITimeout: cfg.CI.Timeout})
 	})
 }
 

@@ -166,8 +166,12 @@ func TestForgeMisconfigurationIsAClearFailure(t *testing.T) {
 	r = w.run(t, agentEnv, "next")
 	assert.Contains(t, r.stdout, "opened PR #1", r.stdout+r.stderr)
 	require.Equal(t, 1, r.code, "now the CI gate decides: "+r.stdout)
-	assert.Contains(t, r.stdout, "CI failed on")
+	assert.Contains(t, r.stdout, "CI is still running")
 	assert.Equal(t, 1, w.issue(t, id).PRNumber)
+	require.Equal(t, 1, w.run(t, agentEnv, "pr", "wait", itoa(id), "--interval", "10ms").code)
+	r = w.run(t, agentEnv, "next")
+	require.Equal(t, 1, r.code)
+	assert.Contains(t, r.stdout, "CI failed on")
 }
 
 func TestGitHubForgeSetupErrorsNameTheFix(t *testing.T) {

@@ -4,13 +4,15 @@
 // <state dir>/forge/:
 //
 //	forge/prs/N.yaml        one pull request (Record)
-//	forge/checks/SHA.yaml   the CI result for one commit
-//	forge/checks/SHA.log    the tail of that run's output
+//	forge/checks/SHA.yaml   the CI state of one commit
+//	forge/checks/SHA.N.log  the tail of attempt N's output
+//	forge/checks/SHA.N.result  attempt N's exit status, until recorded
 //	forge/locks/            file locks that serialize writers
 //
 // A PR's head is always read live from the bare repository's
 // refs/heads/<branch>, so pushing to the branch updates the PR. CI is the
-// configured shell command, run on demand by Checks (see there).
+// configured shell command, started on demand by Checks in a detached
+// runner (see there).
 package local
 
 import (
@@ -19,6 +21,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -47,7 +50,8 @@ type Options struct {
 	// work repository's directory name.
 	Project string
 	// CICommand runs with `sh -c` in a fresh checkout of the commit under
-	// test; exit 0 passes. Empty: no CI, so no checks to wait for.
+	// test, in the background (see Forge.Checks); exit 0 passes. Empty: no
+	// CI, reported as one skipped (passing) check.
 	CICommand string
 	// CITimeout bounds one CI run (default 30 minutes); a run that takes
 	// longer is recorded as timed_out.
@@ -64,9 +68,12 @@ type Options struct {
 // Forge is the local forge. It implements forge.Forge.
 type Forge struct {
 	opts    Options
-	dir     string // StateDir/forge
+	dir     string // StateDir/forge, absolute: CI runners work elsewhere
 	bare    *gitx.Repo
 	bareDir string
+	// timeoutBin is coreutils timeout, which CI runners use to enforce
+	// CITimeout on the whole CI process group; "" when there is none.
+	timeoutBin string
 }
 
 var _ forge.Forge = (*Forge)(nil)
@@ -113,11 +120,22 @@ func New(ctx context.Context, opts Options) (*Forge, error) {
 	if err != nil {
 		return nil, err
 	}
+	stateDir, err := filepath.Abs(opts.StateDir)
+	if err != nil {
+		return nil, fmt.Errorf("forge: local: %w", err)
+	}
 	f := &Forge{
 		opts:    opts,
-		dir:     filepath.Join(opts.StateDir, "forge"),
+		dir:     filepath.Join(stateDir, "forge"),
 		bare:    &gitx.Repo{Dir: bareDir, Timeout: opts.GitTimeout, Env: forgeEnv},
 		bareDir: bareDir,
+	}
+	// gtimeout is Homebrew's name for it on macOS.
+	for _, name := range []string{"timeout", "gtimeout"} {
+		if p, err := exec.LookPath(name); err == nil {
+			f.timeoutBin = p
+			break
+		}
 	}
 	if f.opts.Project == "" {
 		f.opts.Project = filepath.Base(top)
@@ -425,7 +443,7 @@ func (f *Forge) view(ctx context.Context, rec *Record, withChecks bool) (*forge.
 	}
 	pr.ReviewDecision = f.reviewDecision(rec, pr.HeadSHA)
 	if withChecks && pr.HeadSHA != "" {
-		checks, err := f.recordedChecks(pr.HeadSHA)
+		checks, err := f.recordedChecks(ctx, pr.HeadSHA)
 		if err != nil {
 			return nil, fmt.Errorf("local PR #%d: %w", rec.Number, err)
 		}
@@ -466,8 +484,8 @@ func (f *Forge) PR(ctx context.Context, number int) (*forge.PR, error) {
 }
 
 // PRs returns the state of many PRs. Checks holds recorded CI results only:
-// nil when the head's CI has not run yet (call Checks to run it), empty
-// when no CI is configured.
+// nil when the head's CI has not been started (call Checks to start it),
+// one skipped check when no CI is configured.
 func (f *Forge) PRs(ctx context.Context, numbers []int) (map[int]*forge.PR, error) {
 	out := make(map[int]*forge.PR, len(numbers))
 	for _, n := range numbers {

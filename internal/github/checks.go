@@ -197,8 +197,15 @@ func (s restStatus) toCheck(sha string) forge.Check {
 	if s.CreatedAt != nil {
 		c.StartedAt = *s.CreatedAt
 	}
-	if s.UpdatedAt != nil && c.State.Done() {
-		c.CompletedAt = *s.UpdatedAt
+	if c.State.Done() {
+		// A status is posted once per state, so created_at is when it got
+		// its result if updated_at is missing.
+		switch {
+		case s.UpdatedAt != nil:
+			c.CompletedAt = *s.UpdatedAt
+		case s.CreatedAt != nil:
+			c.CompletedAt = *s.CreatedAt
+		}
 	}
 	return c
 }

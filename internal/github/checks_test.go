@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -265,5 +267,83 @@ func TestRerunAndLog(t *testing.T) {
 		if ch.Name == "test" {
 			require.NoError(t, c.Rerun(ctx, []forge.Check{ch}))
 		}
+	}
+}
+
+// clock is a settable time for the fake server.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) set(t time.Time) { c.mu.Lock(); defer c.mu.Unlock(); c.t = t }
+
+// Checks carry when they started and finished, in both the REST and the
+// GraphQL answer, so a result from before a rerun can be told from one
+// after it.
+func TestCheckTimes(t *testing.T) {
+	t0 := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	at := func(min int) time.Time { return t0.Add(time.Duration(min) * time.Minute) }
+	clk := &clock{t: t0}
+	srv := githubtest.New(t, githubtest.WithClock(clk.now))
+	c, _ := newClient(t, srv)
+	ctx := context.Background()
+	n := srv.AddPR(githubtest.PR{HeadSHA: sha1})
+	build := srv.AddCheckRun(sha1, githubtest.CheckRun{Name: "build"})
+	srv.AddStatus(sha1, "ci/external", "pending", "")
+
+	both := func() map[string]map[string]forge.Check {
+		t.Helper()
+		rest, err := c.Checks(ctx, sha1)
+		require.NoError(t, err)
+		prs, err := c.PRs(ctx, []int{n})
+		require.NoError(t, err)
+		out := map[string]map[string]forge.Check{"rest": {}, "graphql": {}}
+		for _, ch := range rest {
+			out["rest"][ch.Name] = ch
+		}
+		for _, ch := range prs[n].Checks {
+			out["graphql"][ch.Name] = ch
+		}
+		return out
+	}
+
+	clk.set(at(1))
+	srv.SetCheckRunStatus(build, "in_progress")
+	for via, checks := range both() {
+		assert.Equal(t, at(1), checks["build"].StartedAt, via)
+		assert.True(t, checks["build"].CompletedAt.IsZero(), via)
+		assert.True(t, checks["ci/external"].CompletedAt.IsZero(), "%s: a pending status has not completed", via)
+	}
+
+	clk.set(at(4))
+	srv.AddStatus(sha1, "ci/external", "failure", "")
+	clk.set(at(5))
+	srv.CompleteCheckRun(build, "failure")
+	first := both()
+	for via, checks := range first {
+		assert.Equal(t, at(1), checks["build"].StartedAt, via)
+		assert.Equal(t, at(5), checks["build"].CompletedAt, via)
+		assert.Equal(t, at(4), checks["ci/external"].CompletedAt, via)
+	}
+
+	// A rerun: its result is newer than the one it replaces.
+	clk.set(at(10))
+	require.NoError(t, c.Rerun(ctx, []forge.Check{first["rest"]["build"]}))
+	for via, checks := range both() {
+		assert.Equal(t, forge.CheckPending, checks["build"].State, via)
+		assert.True(t, checks["build"].CompletedAt.IsZero(), via)
+	}
+	runs := srv.CheckRuns(sha1)
+	clk.set(at(12))
+	srv.CompleteCheckRun(runs[len(runs)-1].ID, "success")
+	clk.set(at(13))
+	srv.AddStatus(sha1, "ci/external", "success", "")
+	for via, checks := range both() {
+		assert.Equal(t, forge.CheckSuccess, checks["build"].State, via)
+		assert.Equal(t, at(12), checks["build"].CompletedAt, via)
+		assert.True(t, checks["build"].CompletedAt.After(first[via]["build"].CompletedAt), via)
+		assert.Equal(t, at(13), checks["ci/external"].CompletedAt, via)
 	}
 }

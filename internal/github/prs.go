@@ -15,9 +15,9 @@ import (
 )
 
 // PRBatchSize is how many PRs one GraphQL request asks for. Each PR costs
-// about 103 nodes (the PR, its last commit, up to 100 rollup contexts), so
-// 50 PRs stay near 5,000 nodes and 1 rate-limit point — far under the
-// 500,000-node cap. The binding limit is GitHub's 10-second query timeout:
+// about 123 nodes (the PR, its last commit, up to 100 rollup contexts, up
+// to 20 reviews), so 50 PRs stay near 6,000 nodes and 1 rate-limit point —
+// far under the 500,000-node cap. The binding limit is GitHub's 10-second query timeout:
 // a bigger batch of heavy rollups risks a 502 that loses the whole batch,
 // a smaller one spends more requests per controller tick.
 const PRBatchSize = 50
@@ -32,6 +32,7 @@ var ErrHeadChanged = forge.ErrHeadChanged
 var prFragment = fmt.Sprintf(`
 fragment prState on PullRequest {
   number url title headRefName headRefOid baseRefName state isDraft mergeable reviewDecision
+  latestOpinionatedReviews(first: %d, writersOnly: true) { nodes { state author { login } } }
   commits(last: 1) { nodes { commit { oid statusCheckRollup {
     contexts(first: %d) {
       totalCount
@@ -43,7 +44,11 @@ fragment prState on PullRequest {
       }
     }
   } } } }
-}`, rollupContexts)
+}`, opinionatedReviews, rollupContexts)
+
+// opinionatedReviews is how many reviewers' latest verdicts a batched
+// query reads per PR to decide the review itself when GitHub does not.
+const opinionatedReviews = 20
 
 type gqlPR struct {
 	Number         int     `json:"number"`
@@ -56,7 +61,17 @@ type gqlPR struct {
 	IsDraft        bool    `json:"isDraft"`
 	Mergeable      string  `json:"mergeable"`
 	ReviewDecision *string `json:"reviewDecision"`
-	Commits        struct {
+	// LatestOpinionatedReviews is each writer's latest approval or request
+	// for changes.
+	LatestOpinionatedReviews struct {
+		Nodes []struct {
+			State  string `json:"state"`
+			Author *struct {
+				Login string `json:"login"`
+			} `json:"author"`
+		} `json:"nodes"`
+	} `json:"latestOpinionatedReviews"`
+	Commits struct {
 		Nodes []struct {
 			Commit struct {
 				Oid               string `json:"oid"`
@@ -181,9 +196,7 @@ func (g *gqlPR) toForge() (*forge.PR, bool) {
 		State: strings.ToLower(g.State), Draft: g.IsDraft,
 		Mergeable: mergeableState(g.Mergeable),
 	}
-	if g.ReviewDecision != nil {
-		pr.ReviewDecision = strings.ToLower(*g.ReviewDecision)
-	}
+	pr.ReviewDecision = g.reviewDecision()
 	if len(g.Commits.Nodes) == 0 {
 		return pr, false
 	}
@@ -207,6 +220,27 @@ func (g *gqlPR) toForge() (*forge.PR, bool) {
 	return pr, false
 }
 
+// reviewDecision is GitHub's, or, where GitHub leaves it null because
+// branch protection requires no review, the one its reviews make: any
+// writer's request for changes outweighs approvals, as it would if reviews
+// were required. Without either it is ReviewNone, which pr_approved does
+// not take for an approval.
+func (g *gqlPR) reviewDecision() string {
+	if g.ReviewDecision != nil && *g.ReviewDecision != "" {
+		return strings.ToLower(*g.ReviewDecision)
+	}
+	decision := forge.ReviewNone
+	for _, r := range g.LatestOpinionatedReviews.Nodes {
+		switch r.State {
+		case "CHANGES_REQUESTED":
+			return forge.ReviewChangesRequested
+		case "APPROVED":
+			decision = forge.ReviewApproved
+		}
+	}
+	return decision
+}
+
 func mergeableState(s string) string {
 	switch s {
 	case "MERGEABLE":
@@ -223,6 +257,11 @@ func (n gqlContext) toCheck(sha string) forge.Check {
 			URL: n.TargetURL, Kind: "status"}
 		if n.CreatedAt != nil {
 			c.StartedAt = *n.CreatedAt
+			// Every state of a status is a new status, so the time this
+			// one was posted is when its context reached a result.
+			if c.State.Done() {
+				c.CompletedAt = *n.CreatedAt
+			}
 		}
 		return c
 	}

@@ -162,3 +162,43 @@ func TestMergeability(t *testing.T) {
 		assert.Equal(t, 1, srv.Requests(githubtest.EndpointGraphQL))
 	})
 }
+
+// GitHub leaves reviewDecision null where branch protection requires no
+// review; the writers' latest reviews decide then.
+func TestReviewDecisionWithoutRequiredReviews(t *testing.T) {
+	approve := func(who string) githubtest.Review { return githubtest.Review{Author: who, State: "APPROVED"} }
+	changes := func(who string) githubtest.Review { return githubtest.Review{Author: who, State: "CHANGES_REQUESTED"} }
+	tests := []struct {
+		name     string
+		decision string // GitHub's; "" = null
+		reviews  []githubtest.Review
+		want     string
+	}{
+		{"no reviews", "", nil, forge.ReviewNone},
+		{"approved", "", []githubtest.Review{approve("alice")}, forge.ReviewApproved},
+		{"changes requested", "", []githubtest.Review{changes("bob")}, forge.ReviewChangesRequested},
+		{"changes requested outweigh an approval", "", []githubtest.Review{approve("alice"), changes("bob")}, forge.ReviewChangesRequested},
+		{"a reviewer's latest review counts", "", []githubtest.Review{changes("bob"), approve("bob")}, forge.ReviewApproved},
+		{"comments are no verdict", "", []githubtest.Review{{Author: "carol", State: "COMMENTED"}}, forge.ReviewNone},
+		{"a dismissed approval is none", "", []githubtest.Review{approve("alice"), {Author: "alice", State: "DISMISSED"}}, forge.ReviewNone},
+		{"an approval without write access is none", "", []githubtest.Review{{Author: "stranger", State: "APPROVED", NoWriteAccess: true}}, forge.ReviewNone},
+		{"GitHub's decision wins", "REVIEW_REQUIRED", []githubtest.Review{approve("alice")}, forge.ReviewRequired},
+		{"GitHub's approval wins", "APPROVED", []githubtest.Review{changes("bob")}, forge.ReviewApproved},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := githubtest.New(t)
+			c, _ := newClient(t, srv)
+			n := srv.AddPR(githubtest.PR{HeadSHA: sha1, ReviewDecision: tt.decision})
+			for _, rv := range tt.reviews {
+				srv.AddReview(n, rv)
+			}
+			pr, err := c.PR(context.Background(), n)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, pr.ReviewDecision)
+			prs, err := c.PRs(context.Background(), []int{n, n + 1})
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, prs[n].ReviewDecision, "batched")
+		})
+	}
+}

@@ -33,6 +33,8 @@ type restPR struct {
 	Head           restRef     `json:"head"`
 	Base           restRef     `json:"base"`
 	Labels         []restLabel `json:"labels"`
+	// Comments counts the conversation's comments (single PR only).
+	Comments int `json:"comments"`
 }
 
 type restLabel struct {
@@ -253,8 +255,10 @@ func (c *Client) deleteBranch(ctx context.Context, p *restPR) error {
 	return err
 }
 
-// Close closes a PR, leaving comment first. A closed PR stays closed and
-// gets no second comment; a merged PR cannot be closed.
+// Close closes a PR, leaving comment first. It is safe to call again
+// after any failure: a comment already among the PR's newest ones is not
+// posted twice (the close can fail after the comment went up), a closed PR
+// stays closed and gets no comment, and a merged PR cannot be closed.
 func (c *Client) Close(ctx context.Context, number int, comment string) error {
 	p, err := c.getPull(ctx, number)
 	if err != nil {
@@ -267,13 +271,43 @@ func (c *Client) Close(ctx context.Context, number int, comment string) error {
 		return nil
 	}
 	if comment != "" {
-		if err := c.Comment(ctx, number, comment); err != nil {
+		posted, err := c.hasComment(ctx, number, p.Comments, comment)
+		if err != nil {
 			return err
+		}
+		if !posted {
+			if err := c.Comment(ctx, number, comment); err != nil {
+				return err
+			}
 		}
 	}
 	op := fmt.Sprintf("github: close PR #%d", number)
 	// Closing twice leaves it closed: safe to retry.
 	return c.call(retryable(ctx), op, http.MethodPatch, c.path("pulls/%d", number), map[string]any{"state": "closed"}, nil)
+}
+
+// hasComment reports whether body is among the newest comments of PR
+// number, which has count comments. One page is enough: a comment an
+// earlier attempt posted is among the newest unless a hundred others came
+// after it.
+func (c *Client) hasComment(ctx context.Context, number, count int, body string) (bool, error) {
+	const perPage = 100
+	// The count may lag behind a comment just posted; page 1 is read then.
+	last := max(1, (count+perPage-1)/perPage)
+	var comments []struct {
+		Body string `json:"body"`
+	}
+	op := fmt.Sprintf("github: reading the comments of PR #%d", number)
+	if err := c.call(ctx, op, http.MethodGet, c.path("issues/%d/comments?per_page=%d&page=%d", number, perPage, last), nil, &comments); err != nil {
+		return false, err
+	}
+	want := strings.TrimSpace(body)
+	for _, cm := range comments {
+		if strings.TrimSpace(cm.Body) == want {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // Comment adds a comment to a PR. A 5xx is not retried: GitHub may have

@@ -2,6 +2,7 @@ package github
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"testing"
 
@@ -180,4 +181,44 @@ func TestCloseAndComment(t *testing.T) {
 	err := c.Close(ctx, merged, "")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "already merged")
+}
+
+// A close that fails after its comment went up is retried without a
+// second comment.
+func TestCloseRetryDoesNotRepeatTheComment(t *testing.T) {
+	for _, earlier := range []int{0, 150} {
+		t.Run(fmt.Sprintf("%d earlier comments", earlier), func(t *testing.T) {
+			srv := githubtest.New(t)
+			c, _ := newClient(t, srv)
+			ctx := context.Background()
+			var comments []string
+			for i := range earlier {
+				comments = append(comments, fmt.Sprintf("comment %d", i))
+			}
+			n := srv.AddPR(githubtest.PR{HeadSHA: sha1, Comments: comments})
+
+			srv.FailNext(100, githubtest.Fault500.On(githubtest.EndpointUpdatePull))
+			err := c.Close(ctx, n, "Abandoned: see issue 7")
+			require.ErrorIs(t, err, ErrServer)
+			srv.ClearFaults()
+			pr, _ := srv.PR(n)
+			assert.Equal(t, "open", pr.State)
+			assert.Len(t, pr.Comments, earlier+1, "the comment went up before the close failed")
+
+			require.NoError(t, c.Close(ctx, n, "Abandoned: see issue 7"))
+			pr, _ = srv.PR(n)
+			assert.Equal(t, "closed", pr.State)
+			assert.Len(t, pr.Comments, earlier+1)
+			assert.Equal(t, "Abandoned: see issue 7", pr.Comments[earlier])
+			assert.Equal(t, 1, srv.Requests(githubtest.EndpointCreateComment))
+		})
+	}
+
+	// Another comment already there does not stop this one.
+	srv := githubtest.New(t)
+	c, _ := newClient(t, srv)
+	n := srv.AddPR(githubtest.PR{HeadSHA: sha1, Comments: []string{"CI is green"}})
+	require.NoError(t, c.Close(context.Background(), n, "Abandoned"))
+	pr, _ := srv.PR(n)
+	assert.Equal(t, []string{"CI is green", "Abandoned"}, pr.Comments)
 }

@@ -48,25 +48,25 @@ func ParseRemoteURL(raw string) (Repo, error) {
 	case strings.Contains(s, "://"):
 		u, err := url.Parse(s)
 		if err != nil {
-			return Repo{}, fmt.Errorf("remote URL %q: %w", raw, err)
+			return Repo{}, fmt.Errorf("remote URL %q: %w", s, err)
 		}
 		switch u.Scheme {
 		case "https", "http", "ssh", "git", "git+ssh", "ssh+git":
 		case "file":
-			return Repo{}, fmt.Errorf("remote %q is a local path, not a GitHub repository", raw)
+			return Repo{}, localRemote(s)
 		default:
-			return Repo{}, fmt.Errorf("remote URL %q: unsupported scheme %q", raw, u.Scheme)
+			return Repo{}, fmt.Errorf("remote URL %q: unsupported scheme %q", s, u.Scheme)
 		}
 		host, path = u.Hostname(), u.Path
 	case looksLocal(s):
-		return Repo{}, fmt.Errorf("remote %q is a local path, not a GitHub repository", raw)
+		return Repo{}, localRemote(s)
 	default:
 		// scp-like: [user@]host:owner/repo
 		at := strings.LastIndex(s[:max(strings.Index(s, ":"), 0)], "@")
 		hostPath := s[at+1:]
 		h, p, ok := strings.Cut(hostPath, ":")
 		if !ok {
-			return Repo{}, fmt.Errorf("remote URL %q: not a URL or user@host:owner/repo", raw)
+			return Repo{}, fmt.Errorf("remote URL %q: not a URL or user@host:owner/repo", s)
 		}
 		host, path = h, p
 	}
@@ -74,9 +74,16 @@ func ParseRemoteURL(raw string) (Repo, error) {
 	path = strings.TrimSuffix(path, ".git")
 	parts := strings.Split(path, "/")
 	if host == "" || len(parts) != 2 || parts[0] == "" || parts[1] == "" {
-		return Repo{}, fmt.Errorf("remote URL %q does not name host/owner/repo", raw)
+		return Repo{}, fmt.Errorf("remote URL %q does not name host/owner/repo", s)
 	}
 	return Repo{Host: normalizeHost(host), Owner: parts[0], Name: parts[1]}, nil
+}
+
+// localRemote is the error for a remote on this machine, which only the
+// local forge can serve. url is trimmed: git's output ends in a newline
+// that would otherwise show up quoted in the message.
+func localRemote(url string) error {
+	return fmt.Errorf("%w: remote %q is a local path; for a bare repository on this machine use `forge: local`", ErrNotGitHub, url)
 }
 
 func looksLocal(s string) bool {
@@ -143,7 +150,7 @@ func RemoteRepo(ctx context.Context, dir, remote string) (Repo, error) {
 		}
 		return Repo{}, fmt.Errorf("reading the %q remote in %s: %w: %s", remote, where, err, msg)
 	}
-	r, err := ParseRemoteURL(string(out))
+	r, err := ParseRemoteURL(strings.TrimSpace(string(out)))
 	if err != nil {
 		return Repo{}, fmt.Errorf("the %q remote: %w", remote, err)
 	}

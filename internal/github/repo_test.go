@@ -33,7 +33,9 @@ func TestParseRemoteURL(t *testing.T) {
 		{url: "ssh://git@ghe.example.com:2222/team/svc", want: Repo{"ghe.example.com", "team", "svc"}},
 		{url: "https://acme.ghe.com/team/svc", want: Repo{"acme.ghe.com", "team", "svc"}},
 		{url: "git@gitlab.com:group/proj.git", want: Repo{"gitlab.com", "group", "proj"}},
-		{url: "/srv/git/app.git", wantErr: "local path"},
+		{url: "/srv/git/app.git", wantErr: `remote "/srv/git/app.git" is a local path`},
+		{url: "/tmp/x/origin.git\n", wantErr: `remote "/tmp/x/origin.git" is a local path`},
+		{url: "  https://github.com/octo/app/extra\n", wantErr: `remote URL "https://github.com/octo/app/extra" does not`},
 		{url: "../app.git", wantErr: "local path"},
 		{url: "file:///srv/git/app.git", wantErr: "local path"},
 		{url: "https://gitlab.com/group/sub/proj.git", wantErr: "does not name host/owner/repo"},
@@ -46,6 +48,7 @@ func TestParseRemoteURL(t *testing.T) {
 			if tt.wantErr != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tt.wantErr)
+				assert.NotContains(t, err.Error(), `\n`, "git's trailing newline is not quoted")
 				return
 			}
 			require.NoError(t, err)
@@ -107,6 +110,8 @@ func TestNewReadsTheOriginRemote(t *testing.T) {
 			wantText: []string{"origin is git.example.com/team/svc", "gh auth login --hostname git.example.com", "forge: local"}},
 		{name: "GitLab", origin: "git@gitlab.com:group/proj.git", env: map[string]string{"GH_ENTERPRISE_TOKEN": "t"},
 			wantErr: ErrNotGitHub, wantText: []string{"origin is gitlab.com/group/proj", "needs a GitHub remote", "forge: local"}},
+		{name: "local path", origin: "/tmp/x/origin.git", wantErr: ErrNotGitHub,
+			wantText: []string{`remote "/tmp/x/origin.git" is a local path`, "forge: local"}},
 		{name: "no origin", wantErr: ErrNoRemote, wantText: []string{`no "origin" remote`, "git remote add origin", "github_repo"}},
 		{name: "not a git repository", noGit: true, wantErr: ErrNoRemote, wantText: []string{"not a git repository"}},
 	}
@@ -125,6 +130,7 @@ func TestNewReadsTheOriginRemote(t *testing.T) {
 				for _, s := range tt.wantText {
 					assert.Contains(t, err.Error(), s)
 				}
+				assert.NotContains(t, err.Error(), `\n`)
 				return
 			}
 			require.NoError(t, err)

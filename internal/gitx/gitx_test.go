@@ -278,16 +278,37 @@ func TestPush(t *testing.T) {
 	got, _ = o.RevParse(ctx, "refs/heads/feature")
 	assert.Equal(t, theirs, got, "a rejected lease leaves the remote alone")
 
-	// A plain push of diverged history is rejected differently.
+	// A plain push of diverged history is rejected differently, with the
+	// way out.
 	err = r.Push(ctx, "origin", "feature", "")
 	assert.ErrorIs(t, err, gitx.ErrPushRejected)
 	assert.NotErrorIs(t, err, gitx.ErrLeaseRejected)
+	assert.Contains(t, err.Error(), "the remote has commits you do not have; pull them first (`git pull --rebase origin feature`)")
 
 	// With the current lease the rewrite goes through.
 	require.NoError(t, r.Push(ctx, "origin", "feature", theirs))
 	mine, _ := r.HeadSHA(ctx)
 	got, _ = o.RevParse(ctx, "refs/heads/feature")
 	assert.Equal(t, mine, got)
+
+	// A branch that was never made here.
+	err = r.Push(ctx, "origin", "nope", "")
+	assert.ErrorIs(t, err, gitx.ErrNoRef)
+	assert.NotErrorIs(t, err, gitx.ErrPushRejected)
+	assert.Contains(t, err.Error(), "branch nope does not exist here; create it with `git switch -c nope`")
+	var gerr *gitx.Error
+	assert.ErrorAs(t, err, &gerr, "git's own words are kept")
+
+	// The remote refuses for its own reasons: git's reason, no pull hint.
+	hook := filepath.Join(bare, "hooks", "pre-receive")
+	require.NoError(t, os.WriteFile(hook, []byte("#!/bin/sh\necho 'no pushes today' >&2\nexit 1\n"), 0o755))
+	commit(t, clone, "h.txt", "h\n", "more")
+	err = r.Push(ctx, "origin", "feature", "")
+	assert.ErrorIs(t, err, gitx.ErrPushRejected)
+	assert.NotErrorIs(t, err, gitx.ErrLeaseRejected)
+	assert.Contains(t, err.Error(), "hook declined")
+	assert.NotContains(t, err.Error(), "git pull")
+	require.NoError(t, os.Remove(hook))
 
 	// Fetch brings the remote's branches.
 	require.NoError(t, (&gitx.Repo{Dir: other}).Fetch(ctx, "origin"))

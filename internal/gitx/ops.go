@@ -138,7 +138,8 @@ func (r *Repo) Fetch(ctx context.Context, remote string, refspecs ...string) err
 // sha the remote branch is expected at) the push may rewrite the branch,
 // but only from that sha: a remote that moved fails with ErrLeaseRejected.
 // Without lease it is a plain fast-forward push; a refused one fails with
-// ErrPushRejected.
+// ErrPushRejected. A branch that does not exist here fails with ErrNoRef.
+// Each error says what to do about it.
 func (r *Repo) Push(ctx context.Context, remote, branch, lease string) error {
 	ref := "refs/heads/" + branch
 	args := []string{"push", "--porcelain"}
@@ -150,16 +151,32 @@ func (r *Repo) Push(ctx context.Context, remote, branch, lease string) error {
 	if err == nil {
 		return nil
 	}
+	var gerr *Error
+	if errors.As(err, &gerr) && strings.Contains(gerr.Stderr, "src refspec") && strings.Contains(gerr.Stderr, "does not match any") {
+		return fmt.Errorf("push %s to %s: branch %s does not exist here; create it with `git switch -c %s`: %w: %w",
+			branch, remote, branch, branch, ErrNoRef, err)
+	}
 	for _, line := range strings.Split(out, "\n") {
 		if !strings.HasPrefix(line, "!") {
 			continue
 		}
-		if strings.Contains(line, "stale info") {
+		switch {
+		case strings.Contains(line, "stale info"):
 			return fmt.Errorf("push %s to %s (expected at %s): %w: %v", branch, remote, short(lease), ErrLeaseRejected, err)
+		case strings.Contains(line, "non-fast-forward") || strings.Contains(line, "fetch first"):
+			return fmt.Errorf("push %s to %s: %w: the remote has commits you do not have; pull them first (`git pull --rebase %s %s`): %v",
+				branch, remote, ErrPushRejected, remote, branch, err)
 		}
-		return fmt.Errorf("push %s to %s: %w: %v", branch, remote, ErrPushRejected, err)
+		return fmt.Errorf("push %s to %s: %w: %s: %v", branch, remote, ErrPushRejected, pushReason(line), err)
 	}
 	return err
+}
+
+// pushReason is the reason in a porcelain rejection line
+// ("!\tsrc:dst\t[remote rejected] (hook declined)").
+func pushReason(line string) string {
+	fields := strings.Split(line, "\t")
+	return strings.TrimSpace(fields[len(fields)-1])
 }
 
 func short(sha string) string {

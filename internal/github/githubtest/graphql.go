@@ -16,7 +16,23 @@ var (
 	prSelRE    = regexp.MustCompile(`(?:(\w+)\s*:\s*)?pullRequest\s*\(\s*number\s*:\s*(\$?\w+)\s*\)`)
 	repoRE     = regexp.MustCompile(`repository\s*\(\s*owner\s*:\s*("[^"]*"|\$\w+)\s*,\s*name\s*:\s*("[^"]*"|\$\w+)\s*\)`)
 	contextsRE = regexp.MustCompile(`contexts\s*\(\s*first\s*:\s*(\d+)`)
+	reviewsRE  = regexp.MustCompile(`latestOpinionatedReviews\s*\(([^)]*)\)`)
+	firstRE    = regexp.MustCompile(`first\s*:\s*(\d+)`)
+	writersRE  = regexp.MustCompile(`writersOnly\s*:\s*true`)
 )
+
+// reviewArgs reads the arguments of latestOpinionatedReviews.
+func reviewArgs(query string) (first int, writersOnly bool) {
+	first = 100
+	m := reviewsRE.FindStringSubmatch(query)
+	if m == nil {
+		return first, false
+	}
+	if fm := firstRE.FindStringSubmatch(m[1]); fm != nil {
+		first, _ = strconv.Atoi(fm[1])
+	}
+	return first, writersRE.MatchString(m[1])
+}
 
 type gqlRequest struct {
 	Query     string         `json:"query"`
@@ -63,6 +79,7 @@ func (s *Server) graphql(r *http.Request, _ *Repo) reply {
 	if cm := contextsRE.FindStringSubmatch(req.Query); cm != nil {
 		first, _ = strconv.Atoi(cm[1])
 	}
+	reviewsFirst, writersOnly := reviewArgs(req.Query)
 
 	data := map[string]any{}
 	var errs []any
@@ -79,7 +96,7 @@ func (s *Server) graphql(r *http.Request, _ *Repo) reply {
 				fmt.Sprintf("Could not resolve to a PullRequest with the number of %s.", arg(sel[2])), "repository", alias))
 			continue
 		}
-		data[alias] = s.prNode(repo, p, first)
+		data[alias] = s.prNode(repo, p, first, reviewsFirst, writersOnly)
 	}
 	out := map[string]any{"data": map[string]any{"repository": data}}
 	if len(errs) > 0 {
@@ -94,22 +111,27 @@ var gqlConclusion = map[string]string{
 	"stale": "STALE", "startup_failure": "STARTUP_FAILURE",
 }
 
-func (s *Server) prNode(repo *Repo, p *prState, first int) map[string]any {
+func (s *Server) prNode(repo *Repo, p *prState, first, reviewsFirst int, writersOnly bool) map[string]any {
 	var review any
 	if p.ReviewDecision != "" {
 		review = p.ReviewDecision
 	}
+	reviews := []any{}
+	for _, rv := range p.latestOpinionatedReviews(reviewsFirst, writersOnly) {
+		reviews = append(reviews, map[string]any{"state": rv.State, "author": map[string]any{"login": rv.Author}})
+	}
 	return map[string]any{
-		"number":         p.Number,
-		"url":            fmt.Sprintf("%s/%s/pull/%d", s.web, repo.fullName(), p.Number),
-		"title":          p.Title,
-		"headRefName":    p.Branch,
-		"headRefOid":     p.HeadSHA,
-		"baseRefName":    p.Base,
-		"state":          strings.ToUpper(p.State),
-		"isDraft":        p.Draft,
-		"mergeable":      p.readMergeable(),
-		"reviewDecision": review,
+		"number":                   p.Number,
+		"url":                      fmt.Sprintf("%s/%s/pull/%d", s.web, repo.fullName(), p.Number),
+		"title":                    p.Title,
+		"headRefName":              p.Branch,
+		"headRefOid":               p.HeadSHA,
+		"baseRefName":              p.Base,
+		"state":                    strings.ToUpper(p.State),
+		"isDraft":                  p.Draft,
+		"mergeable":                p.readMergeable(),
+		"reviewDecision":           review,
+		"latestOpinionatedReviews": map[string]any{"nodes": reviews},
 		"commits": map[string]any{"nodes": []any{map[string]any{"commit": map[string]any{
 			"oid":               p.HeadSHA,
 			"statusCheckRollup": rollup(repo, p.HeadSHA, first),

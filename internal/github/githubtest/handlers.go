@@ -473,11 +473,35 @@ func (s *Server) createComment(r *http.Request, repo *Repo) reply {
 	id := s.nextID()
 	p.Comments = append(p.Comments, in.Body)
 	p.commentID = append(p.commentID, id)
-	return jsonReply(http.StatusCreated, map[string]any{
-		"id": id, "body": in.Body, "user": map[string]any{"login": "octocat"},
+	p.commentAt = append(p.commentAt, s.now())
+	return jsonReply(http.StatusCreated, s.commentJSON(repo, p, len(p.Comments)-1))
+}
+
+func (s *Server) commentJSON(repo *Repo, p *prState, i int) map[string]any {
+	id, at := p.commentID[i], p.commentAt[i]
+	return map[string]any{
+		"id": id, "body": p.Comments[i], "user": map[string]any{"login": "octocat"},
 		"html_url":   fmt.Sprintf("%s/%s/pull/%d#issuecomment-%d", s.web, repo.fullName(), p.Number, id),
-		"created_at": ts(s.now()),
-	})
+		"created_at": ts(at), "updated_at": ts(at),
+	}
+}
+
+// listComments answers oldest first, paginated, as GitHub does.
+func (s *Server) listComments(r *http.Request, repo *Repo) reply {
+	p, rep := s.pullFromPath(r, repo, "issue_number")
+	if rep != nil {
+		return *rep
+	}
+	idx := make([]int, len(p.Comments))
+	for i := range idx {
+		idx[i] = i
+	}
+	page, perPage := pageParams(r, 30)
+	out := []map[string]any{}
+	for _, i := range paginate(idx, page, perPage) {
+		out = append(out, s.commentJSON(repo, p, i))
+	}
+	return jsonReply(http.StatusOK, out)
 }
 
 func (s *Server) deleteRef(r *http.Request, repo *Repo) reply {

@@ -35,6 +35,7 @@ const (
 	EndpointJobLogs       = "GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs"
 	EndpointAddLabels     = "POST /repos/{owner}/{repo}/issues/{issue_number}/labels"
 	EndpointCreateComment = "POST /repos/{owner}/{repo}/issues/{issue_number}/comments"
+	EndpointListComments  = "GET /repos/{owner}/{repo}/issues/{issue_number}/comments"
 	EndpointDeleteRef     = "DELETE /repos/{owner}/{repo}/git/refs/{ref...}"
 	EndpointGraphQL       = "POST /graphql"
 	EndpointLogBlob       = "GET /_blobs/jobs/{job_id}/logs"
@@ -96,6 +97,11 @@ func WithSeed(seed uint64) Option {
 	return func(s *Server) { s.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)) }
 }
 
+// WithClock sets the clock behind every timestamp the server makes (check
+// runs, statuses, PRs, comments); default time.Now. It is read with the
+// server's lock held, so it must not call the server.
+func WithClock(now func() time.Time) Option { return func(s *Server) { s.clock = now } }
+
 // WithWebURL sets the base of html_url fields (default https://github.com).
 func WithWebURL(u string) Option { return func(s *Server) { s.web = strings.TrimSuffix(u, "/") } }
 
@@ -112,6 +118,7 @@ type Server struct {
 	ts                           *httptest.Server
 	defOwner, defName, defBranch string
 	web                          string
+	clock                        func() time.Time
 
 	mu          sync.Mutex
 	repos       map[string]*Repo
@@ -275,7 +282,13 @@ func (s *Server) ResetCounts() {
 	s.notModified = map[string]int{}
 }
 
-func (s *Server) now() time.Time { return time.Now().UTC().Truncate(time.Second) }
+func (s *Server) now() time.Time {
+	now := time.Now
+	if s.clock != nil {
+		now = s.clock
+	}
+	return now().UTC().Truncate(time.Second)
+}
 
 func (s *Server) nextID() int64 { s.id++; return s.id }
 
@@ -323,6 +336,7 @@ func (s *Server) routes() http.Handler {
 	handle(EndpointJobLogs, s.jobLogs)
 	handle(EndpointAddLabels, s.addLabels)
 	handle(EndpointCreateComment, s.createComment)
+	handle(EndpointListComments, s.listComments)
 	handle(EndpointDeleteRef, s.deleteRef)
 	handle(EndpointGraphQL, s.graphql, noRepo, graphqlResource)
 	// Log downloads redirect here, like GitHub's signed blob URLs: no

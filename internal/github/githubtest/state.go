@@ -29,6 +29,19 @@ type PR struct {
 	Labels         []string
 	Comments       []string
 	MergeMethod    string // how it was merged, once merged
+	// Reviews are the submitted reviews, oldest first (see AddReview).
+	Reviews []Review
+}
+
+// Review is one submitted review of a PR.
+type Review struct {
+	Author string
+	// State is APPROVED, CHANGES_REQUESTED, COMMENTED or DISMISSED.
+	State string
+	// NoWriteAccess marks a reviewer who cannot push to the repository:
+	// anyone may review a public repository's PRs, and such reviews are
+	// left out of latestOpinionatedReviews(writersOnly: true).
+	NoWriteAccess bool
 }
 
 // CheckRun is one check run on a commit.
@@ -97,6 +110,7 @@ type prState struct {
 	labelIDs  map[string]int64
 	unknownN  int // reads left that answer UNKNOWN
 	commentID []int64
+	commentAt []time.Time
 }
 
 func (r *Repo) fullName() string { return r.Owner + "/" + r.Name }
@@ -140,10 +154,15 @@ func (r *Repo) addPRLocked(pr PR) int {
 	}
 	pr.Labels = slices.Clone(pr.Labels)
 	pr.Comments = slices.Clone(pr.Comments)
+	pr.Reviews = slices.Clone(pr.Reviews)
 	now := r.s.now()
 	st := &prState{PR: pr, id: r.s.nextID(), created: now, updated: now, labelIDs: map[string]int64{}}
 	for _, l := range pr.Labels {
 		st.labelIDs[l] = r.s.nextID()
+	}
+	for range pr.Comments {
+		st.commentID = append(st.commentID, r.s.nextID())
+		st.commentAt = append(st.commentAt, now)
 	}
 	if pr.State == "merged" {
 		st.mergedAt, st.closedAt, st.mergeSHA = now, now, r.s.fakeSHA()
@@ -169,6 +188,7 @@ func (r *Repo) PR(number int) (PR, bool) {
 	out := p.PR
 	out.Labels = slices.Clone(p.Labels)
 	out.Comments = slices.Clone(p.Comments)
+	out.Reviews = slices.Clone(p.Reviews)
 	return out, true
 }
 
@@ -205,6 +225,44 @@ func (r *Repo) SetMergeable(number int, final string, unknownReads int) {
 	p := r.mustPR(number)
 	p.Mergeable = final
 	p.unknownN = unknownReads
+}
+
+// AddReview submits a review. It does not change the review decision,
+// which GitHub computes only when branch protection requires reviews; set
+// that with SetReviewDecision.
+func (r *Repo) AddReview(number int, rv Review) {
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	p := r.mustPR(number)
+	p.Reviews = append(p.Reviews, rv)
+}
+
+// latestOpinionatedReviews is GitHub's field of that name: each reviewer's
+// latest review that approved or requested changes (or was one that got
+// dismissed), optionally only writers', at most first.
+func (p *prState) latestOpinionatedReviews(first int, writersOnly bool) []Review {
+	latest := map[string]int{}
+	var order []string
+	for i, rv := range p.Reviews {
+		switch {
+		case rv.State != "APPROVED" && rv.State != "CHANGES_REQUESTED" && rv.State != "DISMISSED":
+			continue
+		case writersOnly && rv.NoWriteAccess:
+			continue
+		}
+		if _, seen := latest[rv.Author]; !seen {
+			order = append(order, rv.Author)
+		}
+		latest[rv.Author] = i
+	}
+	out := []Review{}
+	for _, a := range order {
+		if len(out) == first {
+			break
+		}
+		out = append(out, p.Reviews[latest[a]])
+	}
+	return out
 }
 
 // SetReviewDecision sets APPROVED, CHANGES_REQUESTED, REVIEW_REQUIRED or "".
