@@ -25,7 +25,16 @@ const (
 )
 
 // ExitCode is the process exit status for a result: 0 moved or final,
-// 1 blocked by a gate, 3 waiting on a human or the controller.
+// 1 blocked by a gate or moved with entry hooks unfinished, 3 waiting on a
+// human or the controller.
+func (r *Result) ExitCode() int {
+	if len(r.Unfinished) > 0 && r.Status != StatusWaiting {
+		return 1
+	}
+	return r.Status.ExitCode()
+}
+
+// ExitCode is the exit status of a status alone (see Result.ExitCode).
 func (s Status) ExitCode() int {
 	switch s {
 	case StatusBlocked:
@@ -50,6 +59,10 @@ type Result struct {
 	Notes   []string `json:"notes,omitempty"`
 	Skipped []string `json:"skipped,omitempty"`
 	DryRun  bool     `json:"dry_run,omitempty"`
+	// Unfinished lists entry hooks of the new stage that did not pass (a
+	// merge refused, a push that failed): the move stands, and the next
+	// `next` at that stage runs them again.
+	Unfinished []string `json:"unfinished,omitempty"`
 	// Conflict is set when another process changed the issue first.
 	Conflict     bool   `json:"conflict,omitempty"`
 	Version      int    `json:"version"`
@@ -188,6 +201,7 @@ func (e *Engine) forward(ctx context.Context, id int, actor Actor, dryRun, appro
 	if failures, ran := t.resumeEntry(iss, node); len(failures) > 0 {
 		res.Status = StatusBlocked
 		res.Reasons = append(res.Reasons, failures...)
+		res.Unfinished = nil
 		return res, nil
 	} else if ran {
 		if iss, err = tx.Get(); err != nil {
@@ -233,7 +247,7 @@ func dedupe(list []string) []string {
 }
 
 // instructions returns the stage's skill file, or a one-line summary.
-func (e *Engine) instructions(n *stages.Node) string {
+func (e *Engine) instructions(n *stages.Node, iss *Issue) string {
 	if skill := n.Skill(); skill != "" {
 		p := skill
 		if !filepath.IsAbs(p) {
@@ -245,9 +259,9 @@ func (e *Engine) instructions(n *stages.Node) string {
 	}
 	switch {
 	case n.HumanReview():
-		return fmt.Sprintf("%s waits for a person: review, then `agenttree approve`.", n.Path)
+		return fmt.Sprintf("%s waits for a person: review issue %d, then `agenttree approve %d`.", n.Path, iss.ID, iss.ID)
 	case n.Terminal() != "":
 		return fmt.Sprintf("%s is the end of the flow.", n.Path)
 	}
-	return fmt.Sprintf("Work on %s, then run `agenttree next`.", n.Path)
+	return fmt.Sprintf("Work on %s on branch %s (issue documents in %s), then run `agenttree next`.", n.Path, iss.Branch, e.Store.Dir(iss.ID))
 }

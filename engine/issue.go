@@ -26,9 +26,22 @@ type Issue struct {
 	Labels   []string          `yaml:"labels,omitempty" json:"labels,omitempty"`
 	Vars     map[string]any    `yaml:"vars,omitempty" json:"vars,omitempty"`
 	Outputs  map[string]string `yaml:"outputs,omitempty" json:"outputs,omitempty"`
-	Created  time.Time         `yaml:"created" json:"created"`
-	Updated  time.Time         `yaml:"updated" json:"updated"`
-	History  []HistoryEntry    `yaml:"history" json:"history"`
+	// EntryPending is set, in the same write as the move, when the issue
+	// enters a stage with post_start hooks, and cleared once they all pass:
+	// a crash or a failing hook leaves it set, and the next `next` at that
+	// stage runs them again.
+	EntryPending *EntryPending  `yaml:"entry_pending,omitempty" json:"entry_pending,omitempty"`
+	Created      time.Time      `yaml:"created" json:"created"`
+	Updated      time.Time      `yaml:"updated" json:"updated"`
+	History      []HistoryEntry `yaml:"history" json:"history"`
+}
+
+// EntryPending names a stage whose entry hooks have not all passed.
+type EntryPending struct {
+	Stage string `yaml:"stage" json:"stage"`
+	From  string `yaml:"from,omitempty" json:"from,omitempty"`
+	// Failures are what the last attempt reported.
+	Failures []string `yaml:"failures,omitempty" json:"failures,omitempty"`
 }
 
 // History kinds.

@@ -306,11 +306,18 @@ func jumpKind(k hooks.Kind) string {
 	return KindRedirect
 }
 
-// commit writes the move, if nobody moved the issue since it was read.
+// commit writes the move, if nobody moved the issue since it was read. When
+// the new stage has entry hooks, the same write marks them pending.
 func (t *transition) commit(iss *Issue, to, kind, reason string, outputs map[string]string) (*Issue, error) {
+	fromNode, _ := t.e.Config.Node(iss.Stage)
+	toNode, _ := t.e.Config.Node(to)
 	cur, err := t.tx.Update(iss.Version, func(cur *Issue) error {
 		from := cur.Stage
 		cur.Stage = to
+		cur.EntryPending = nil
+		if toNode != nil && !toNode.Controller() && len(toNode.Entering(fromNode)) > 0 {
+			cur.EntryPending = &EntryPending{Stage: to, From: from}
+		}
 		applyOutputs(cur, outputs)
 		cur.History = append(cur.History, HistoryEntry{From: from, To: to, Kind: kind, Actor: t.actor.Kind, Reason: reason, At: time.Now().UTC().Truncate(time.Second)})
 		return nil
@@ -322,10 +329,14 @@ func (t *transition) commit(iss *Issue, to, kind, reason string, outputs map[str
 	return cur, err
 }
 
-// applyOutputs keeps hook outputs on the issue; the PR facts also fill the
-// issue's own fields.
+// applyOutputs keeps hook outputs on the issue (an empty value removes
+// one); the PR facts also fill the issue's own fields.
 func applyOutputs(iss *Issue, outputs map[string]string) {
 	for k, v := range outputs {
+		if v == "" {
+			delete(iss.Outputs, k)
+			continue
+		}
 		if iss.Outputs == nil {
 			iss.Outputs = map[string]string{}
 		}
@@ -409,12 +420,6 @@ func (t *transition) jump(iss *Issue, from *stages.Node, o hooks.Outcome) (*stag
 	return target, cur
 }
 
-// Watch keys for entry hooks that have to run again.
-const (
-	watchEntryStage = "entry.incomplete"
-	watchEntryFrom  = "entry.from"
-)
-
 // enter runs to's post_start hooks, unless the controller owns to, and
 // loads the stage's instructions. It returns the entry hooks that failed;
 // they run again on the next `next` at this stage.
@@ -449,34 +454,61 @@ func (t *transition) enter(iss *Issue, from, to *stages.Node, depth int) (failur
 			failures = append(failures, fmt.Sprintf("%s (post_start of %s): %s", h.Label(), to.Path, o.Reason))
 		}
 	}
-	t.saveOutputs(iss, outputs)
-	pending := map[string]string{watchEntryStage: "", watchEntryFrom: ""}
-	if len(failures) > 0 {
-		pending[watchEntryStage] = to.Path
-		if from != nil {
-			pending[watchEntryFrom] = from.Path
-		}
-	}
-	if len(failures) > 0 || snap.Watch[watchEntryStage] != "" {
-		if err := t.tx.UpdateWatch(pending); err != nil {
-			t.res.Warnings = append(t.res.Warnings, "could not save the entry state: "+err.Error())
-		}
-	}
-	t.res.Instructions = t.e.instructions(to)
+	t.finishEntry(iss, outputs, failures)
+	t.res.Unfinished = append(t.res.Unfinished, failures...)
+	t.res.Instructions = t.e.instructions(to, iss)
 	return failures
+}
+
+// finishEntry saves the entry hooks' outputs and what is still pending, in
+// one write.
+func (t *transition) finishEntry(iss *Issue, outputs map[string]string, failures []string) {
+	cur, err := t.tx.Get()
+	if err != nil {
+		t.res.Warnings = append(t.res.Warnings, "could not save the entry state: "+err.Error())
+		return
+	}
+	pending := cur.EntryPending
+	if pending != nil {
+		p := *pending
+		p.Failures = failures
+		pending = &p
+	}
+	if len(failures) == 0 {
+		pending = nil
+	}
+	if len(outputs) == 0 && equalPending(pending, cur.EntryPending) {
+		return
+	}
+	updated, err := t.tx.Update(cur.Version, func(i *Issue) error {
+		applyOutputs(i, outputs)
+		i.EntryPending = pending
+		return nil
+	})
+	if err != nil {
+		t.res.Warnings = append(t.res.Warnings, "could not save the entry state: "+err.Error())
+		return
+	}
+	t.res.Version = updated.Version
+}
+
+func equalPending(a, b *EntryPending) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Stage == b.Stage && a.From == b.From && fmt.Sprint(a.Failures) == fmt.Sprint(b.Failures)
 }
 
 // resumeEntry reruns the entry hooks of node if they did not finish when
 // the issue arrived. It returns what still fails.
 func (t *transition) resumeEntry(iss *Issue, node *stages.Node) (failures []string, ran bool) {
-	w, err := t.e.Store.Watch(iss.ID)
-	if err != nil || w[watchEntryStage] != node.Path {
+	if iss.EntryPending == nil || iss.EntryPending.Stage != node.Path {
 		return nil, false
 	}
 	if t.dryRun() {
 		return []string{fmt.Sprintf("the entry hooks of %s did not finish; `agenttree next` runs them again", node.Path)}, false
 	}
-	from, _ := t.e.Config.Node(w[watchEntryFrom])
+	from, _ := t.e.Config.Node(iss.EntryPending.From)
 	probe := &transition{e: t.e, ctx: t.ctx, tx: t.tx, actor: t.actor, res: &Result{}, flow: t.flow, m: t.m}
 	failures = probe.enter(iss, from, node, 0)
 	t.res.Warnings = append(t.res.Warnings, probe.res.Warnings...)

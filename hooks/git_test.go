@@ -2,43 +2,20 @@ package hooks
 
 import (
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-// gitCmd runs git in dir, isolated from the user's configuration.
-func gitCmd(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(),
-		"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
-		"GIT_AUTHOR_NAME=Test", "GIT_AUTHOR_EMAIL=test@example.com",
-		"GIT_COMMITTER_NAME=Test", "GIT_COMMITTER_EMAIL=test@example.com")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "git %s: %s", strings.Join(args, " "), out)
-	return string(out)
-}
+	"github.com/agenttree/agenttree/internal/gittest"
+)
 
 // newClone makes a bare origin with one commit on main and a clone of it
 // checked out on a new branch issue-7.
 func newClone(t *testing.T) (work string) {
 	t.Helper()
-	root := t.TempDir()
-	origin := filepath.Join(root, "origin.git")
-	work = filepath.Join(root, "work")
-	gitCmd(t, root, "init", "--quiet", "--bare", "--initial-branch=main", origin)
-	gitCmd(t, root, "clone", "--quiet", origin, work)
-	gitCmd(t, work, "checkout", "--quiet", "-B", "main")
-	gitCmd(t, work, "commit", "--quiet", "--allow-empty", "-m", "init")
-	gitCmd(t, work, "push", "--quiet", "origin", "main")
-	gitCmd(t, work, "checkout", "--quiet", "-b", "issue-7")
+	_, work = gittest.NewRemote(t)
+	gittest.Run(t, work, "checkout", "--quiet", "-b", "issue-7")
 	return work
 }
 
@@ -47,7 +24,7 @@ func TestHasCommits(t *testing.T) {
 	work := newClone(t)
 	issue := &Issue{Dir: t.TempDir(), WorkDir: work, Branch: "issue-7", DefaultBranch: "main"}
 	commit := func(msg string) func(t *testing.T) {
-		return func(t *testing.T) { gitCmd(t, work, "commit", "--quiet", "--allow-empty", "-m", msg) }
+		return func(t *testing.T) { gittest.Run(t, work, "commit", "--quiet", "--allow-empty", "-m", msg) }
 	}
 	steps := []struct {
 		name   string
@@ -61,13 +38,13 @@ func TestHasCommits(t *testing.T) {
 		{name: "one commit", before: commit("work"), kind: KindPass, count: "1"},
 		{name: "two commits", before: commit("more work"), kind: KindPass, count: "2"},
 		{name: "pushed: nothing new beyond origin/issue-7",
-			before: func(t *testing.T) { gitCmd(t, work, "push", "--quiet", "origin", "issue-7") },
+			before: func(t *testing.T) { gittest.Run(t, work, "push", "--quiet", "origin", "issue-7") },
 			kind:   KindFail, count: "0", reason: "no commits on issue-7 beyond origin/issue-7, origin/main, main"},
 		{name: "new work after the push", before: commit("fix CI"), kind: KindPass, count: "1"},
 		{name: "commits merged to main do not count",
 			before: func(t *testing.T) {
-				gitCmd(t, work, "push", "--quiet", "origin", "issue-7:main")
-				gitCmd(t, work, "fetch", "--quiet", "origin")
+				gittest.Run(t, work, "push", "--quiet", "origin", "issue-7:main")
+				gittest.Run(t, work, "fetch", "--quiet", "origin")
 			},
 			kind: KindFail, count: "0"},
 	}
@@ -89,7 +66,7 @@ func TestHasCommits(t *testing.T) {
 func TestHasCommitsWithoutOrigin(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	gitCmd(t, dir, "init", "--quiet", "--initial-branch=trunk")
+	gittest.Run(t, dir, "init", "--quiet", "--initial-branch=trunk")
 
 	tests := []struct {
 		name   string
@@ -106,15 +83,15 @@ func TestHasCommitsWithoutOrigin(t *testing.T) {
 			reason: "neither origin/trunk nor trunk exists"},
 		{name: "local default branch only", issue: &Issue{WorkDir: dir, DefaultBranch: "trunk", Branch: "feature"},
 			setup: func(t *testing.T) {
-				gitCmd(t, dir, "commit", "--quiet", "--allow-empty", "-m", "init")
-				gitCmd(t, dir, "checkout", "--quiet", "-b", "feature")
-				gitCmd(t, dir, "commit", "--quiet", "--allow-empty", "-m", "work")
+				gittest.Run(t, dir, "commit", "--quiet", "--allow-empty", "-m", "init")
+				gittest.Run(t, dir, "checkout", "--quiet", "-b", "feature")
+				gittest.Run(t, dir, "commit", "--quiet", "--allow-empty", "-m", "work")
 			},
 			kind: KindPass},
 		{name: "default branch defaults to main", issue: &Issue{WorkDir: dir},
-			setup: func(t *testing.T) { gitCmd(t, dir, "branch", "main", "trunk") }, kind: KindPass},
+			setup: func(t *testing.T) { gittest.Run(t, dir, "branch", "main", "trunk") }, kind: KindPass},
 		{name: "on the default branch itself", issue: &Issue{WorkDir: dir, DefaultBranch: "trunk"},
-			setup: func(t *testing.T) { gitCmd(t, dir, "checkout", "--quiet", "trunk") }, kind: KindFail,
+			setup: func(t *testing.T) { gittest.Run(t, dir, "checkout", "--quiet", "trunk") }, kind: KindFail,
 			reason: "no commits on HEAD beyond trunk"},
 	}
 	for _, tt := range tests {
@@ -143,31 +120,31 @@ func TestHasCommitsCountsTheIssueBranch(t *testing.T) {
 	}{
 		{name: "issue branch has work, main checked out",
 			setup: func(t *testing.T, work string) {
-				gitCmd(t, work, "commit", "--quiet", "--allow-empty", "-m", "work")
-				gitCmd(t, work, "checkout", "--quiet", "main")
+				gittest.Run(t, work, "commit", "--quiet", "--allow-empty", "-m", "work")
+				gittest.Run(t, work, "checkout", "--quiet", "main")
 			},
 			kind: KindPass, count: "1"},
 		{name: "another branch with work checked out, issue branch empty",
 			setup: func(t *testing.T, work string) {
-				gitCmd(t, work, "checkout", "--quiet", "-b", "unrelated")
-				gitCmd(t, work, "commit", "--quiet", "--allow-empty", "-m", "other work")
-				gitCmd(t, work, "commit", "--quiet", "--allow-empty", "-m", "more other work")
+				gittest.Run(t, work, "checkout", "--quiet", "-b", "unrelated")
+				gittest.Run(t, work, "commit", "--quiet", "--allow-empty", "-m", "other work")
+				gittest.Run(t, work, "commit", "--quiet", "--allow-empty", "-m", "more other work")
 			},
 			kind: KindFail, count: "0", reason: []string{"no commits on issue-7 beyond origin/main, main"}},
 		{name: "issue branch checked out",
 			setup: func(t *testing.T, work string) {
-				gitCmd(t, work, "commit", "--quiet", "--allow-empty", "-m", "work")
+				gittest.Run(t, work, "commit", "--quiet", "--allow-empty", "-m", "work")
 			},
 			kind: KindPass, count: "1"},
 		{name: "issue branch exists nowhere",
 			setup: func(t *testing.T, work string) {
-				gitCmd(t, work, "checkout", "--quiet", "main")
-				gitCmd(t, work, "branch", "--quiet", "-D", "issue-7")
+				gittest.Run(t, work, "checkout", "--quiet", "main")
+				gittest.Run(t, work, "branch", "--quiet", "-D", "issue-7")
 			},
 			kind: KindFail, reason: []string{"branch issue-7 does not exist in ", "create it with `git switch -c issue-7`"}},
 		{name: "issue branch checked out but unborn", branch: "issue-8",
 			setup: func(t *testing.T, work string) {
-				gitCmd(t, work, "checkout", "--quiet", "--orphan", "issue-8")
+				gittest.Run(t, work, "checkout", "--quiet", "--orphan", "issue-8")
 			},
 			kind: KindFail, reason: []string{"has no commits at all"}},
 	}

@@ -49,7 +49,7 @@ func prDefs() []Def {
 			Outputs: []string{"conflict_files", "head_sha"}}, Run: checkConflicts},
 		{HookSpec: stages.HookSpec{Name: "pr_mergeable", Outputs: []string{"conflict_files"}}, Run: prMergeable},
 		{HookSpec: stages.HookSpec{Name: "rebase", Outputs: []string{"conflict_files", "head_sha"}}, Run: rebaseHook},
-		{HookSpec: stages.HookSpec{Name: "pr_approved"}, Run: prApproved},
+		{HookSpec: stages.HookSpec{Name: "pr_approved", Outputs: []string{"approved_sha"}}, Run: prApproved},
 		{HookSpec: stages.HookSpec{Name: "merge_pr",
 			Params: []stages.Param{{Name: "method", Type: stages.ParamEnum, Enum: []string{"squash", "merge", "rebase"}},
 				{Name: "delete_branch", Type: stages.ParamBool}}}, Run: mergePR},
@@ -305,6 +305,7 @@ func waitForCI(ctx context.Context, c *Call) Outcome {
 			// what it is: no verdict on the code.
 			o = Failf("no CI verdict on %s after %s (polling_timeout): %s", short(head), timeout, o.Reason)
 			o.Class = ClassPollingTimeout
+			watch[watchHead], watch[watchSince] = head, now.UTC().Format(time.RFC3339Nano)
 		}
 		return finish(o)
 	}
@@ -326,6 +327,8 @@ func waitForCI(ctx context.Context, c *Call) Outcome {
 			o := Failf("CI on %s is still running after %s (polling_timeout); %d of %d checks pending", short(head), timeout, sum.Pending, sum.Total)
 			o.Class = ClassPollingTimeout
 			o.Outputs = map[string]string{"failure_reason": o.Reason}
+			// The next wait is a new one, with its own budget.
+			watch[watchHead], watch[watchSince] = head, now.UTC().Format(time.RFC3339Nano)
 			return finish(o)
 		}
 		return finish(Pending(interval, fmt.Sprintf("%d of %d checks still running on %s", sum.Pending, sum.Total, short(head))))
@@ -357,7 +360,8 @@ func waitForCI(ctx context.Context, c *Call) Outcome {
 // an earlier failure is removed.
 func ciPassed(head string) Outcome {
 	o := Pass()
-	o.Outputs = map[string]string{"ci_passed_sha": head}
+	// Empty values remove an earlier failure's facts from the issue.
+	o.Outputs = map[string]string{"ci_passed_sha": head, "failure_reason": "", "failed_checks": "", "ci_url": ""}
 	o.Files = map[string]string{feedbackFile: ""}
 	return o
 }
@@ -502,7 +506,7 @@ func prMergeable(ctx context.Context, c *Call) Outcome {
 			files = strings.Join(list, ", ")
 		}
 	}
-	out := Failf("PR #%d conflicts with %s%s; rebase onto %s and push", pr.Number, pr.Base, inFiles(files), pr.Base)
+	out := Failf("PR #%d conflicts with %s%s; on branch %s run `git fetch %s && git rebase %s/%s`, resolve the conflicts, then `git push --force-with-lease`", pr.Number, pr.Base, inFiles(files), pr.Branch, remote(c), remote(c), pr.Base)
 	out.Class = ClassConflict
 	out.Outputs = map[string]string{"conflict_files": files}
 	return out
@@ -555,7 +559,8 @@ func rebaseOnto(ctx context.Context, c *Call, g Git, pr *forge.PR) (newHead stri
 
 func conflictOutcome(c *Call, pr *forge.PR, files []string) Outcome {
 	list := strings.Join(files, ", ")
-	reason := fmt.Sprintf("PR #%d conflicts with %s%s; rebase onto %s, resolve the conflicts, commit and push", pr.Number, pr.Base, inFiles(list), pr.Base)
+	rem := remote(c)
+	reason := fmt.Sprintf("PR #%d conflicts with %s%s; on branch %s run `git fetch %s && git rebase %s/%s`, resolve the conflicts, then `git push --force-with-lease`", pr.Number, pr.Base, inFiles(list), pr.Branch, rem, rem, pr.Base)
 	var o Outcome
 	switch c.Params.String("on_conflict", "fail") {
 	case "step_back":
@@ -653,16 +658,22 @@ func rebaseHook(ctx context.Context, c *Call) Outcome {
 }
 
 func prApproved(ctx context.Context, c *Call) Outcome {
-	if settings(c).AllowSelfApprove {
-		return Pass()
-	}
 	_, pr, o := openPR(ctx, c)
 	if o != nil {
+		if settings(c).AllowSelfApprove {
+			return Pass()
+		}
 		return *o
+	}
+	// approved_sha binds the approval to the commit a person looked at:
+	// merge_pr merges nothing else.
+	approved := withOutputs(Pass(), map[string]string{"approved_sha": pr.HeadSHA})
+	if settings(c).AllowSelfApprove {
+		return approved
 	}
 	switch pr.ReviewDecision {
 	case forge.ReviewApproved:
-		return Pass()
+		return approved
 	case forge.ReviewChangesRequested:
 		return Failf("PR #%d has changes requested; address the review on %s", pr.Number, pr.URL)
 	}
@@ -686,6 +697,9 @@ func mergePR(ctx context.Context, c *Call) Outcome {
 	expect := c.Issue.Outputs["ci_passed_sha"]
 	if expect == "" {
 		expect = pr.HeadSHA // no CI gate in this pipeline
+	}
+	if approved := c.Issue.Outputs["approved_sha"]; approved != "" && approved != expect {
+		return Failf("PR #%d is not at the commit a person approved (approved %s, CI verified %s, head %s); the new code needs review: a person approves again", pr.Number, short(approved), short(expect), short(pr.HeadSHA))
 	}
 	if c.Env != nil && c.Env.DryRun {
 		return withOutputs(Pass(), prOutputs(pr))

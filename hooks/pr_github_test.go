@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +16,7 @@ import (
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/internal/github"
 	"github.com/agenttree/agenttree/internal/github/githubtest"
+	"github.com/agenttree/agenttree/internal/gittest"
 	"github.com/agenttree/agenttree/internal/gitx"
 	"github.com/agenttree/agenttree/stages"
 )
@@ -695,23 +694,15 @@ func TestGitHubMergePR(t *testing.T) {
 // branch issue-7 with one commit the remote does not have yet.
 func gitRemoteRepo(t *testing.T) (bare, work string) {
 	t.Helper()
-	root := t.TempDir()
-	bare, work = filepath.Join(root, "origin.git"), filepath.Join(root, "work")
-	gitCmd(t, root, "init", "--quiet", "--bare", "--initial-branch=main", bare)
-	gitCmd(t, root, "clone", "--quiet", bare, work)
-	gitCmd(t, work, "checkout", "--quiet", "-B", "main")
-	gitCmd(t, work, "commit", "--quiet", "--allow-empty", "-m", "init")
-	gitCmd(t, work, "push", "--quiet", "origin", "main")
-	gitCmd(t, work, "checkout", "--quiet", "-b", "issue-7")
-	require.NoError(t, os.WriteFile(filepath.Join(work, "login.go"), []byte("package login\n"), 0o644))
-	gitCmd(t, work, "add", "login.go")
-	gitCmd(t, work, "commit", "--quiet", "-m", "add login")
+	bare, work = gittest.NewRemote(t)
+	gittest.Run(t, work, "checkout", "--quiet", "-b", "issue-7")
+	gittest.Commit(t, work, "login.go", "package login\n", "add login")
 	return bare, work
 }
 
 func revParse(t *testing.T, dir, rev string) string {
 	t.Helper()
-	return strings.TrimSpace(gitCmd(t, dir, "rev-parse", rev))
+	return gittest.Run(t, dir, "rev-parse", rev)
 }
 
 // branchIn is the branch's head in repo dir, "" if it has none.
@@ -817,7 +808,7 @@ func TestPRHooksWhenTheForgeCannotOpen(t *testing.T) {
 	assert.Contains(t, o.Reason, "hook `create_pr`: forge unavailable")
 	assert.Contains(t, o.Reason, "no GitHub token for github.com")
 	assert.Empty(t, branchIn(t, bare, "issue-7"), "nothing is pushed when the forge cannot be opened")
-	assert.Empty(t, strings.TrimSpace(gitCmd(t, bare, "for-each-ref", "refs/heads/issue-7")))
+	assert.Empty(t, gittest.Run(t, bare, "for-each-ref", "refs/heads/issue-7"))
 
 	issue.PRNumber = 1
 	for _, name := range []string{"wait_for_ci", "pr_ci_passed", "merge_pr"} {

@@ -2,7 +2,6 @@ package hooks
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/forge/local"
+	"github.com/agenttree/agenttree/internal/gittest"
 	"github.com/agenttree/agenttree/internal/gitx"
 )
 
@@ -36,25 +36,18 @@ const localFile = "one\ntwo\nthree\n"
 func newLocalPR(t *testing.T, ci string) *localPR {
 	t.Helper()
 	// The hooks run git (rebases commit) with the process environment.
-	t.Setenv("GIT_AUTHOR_NAME", "Agent")
-	t.Setenv("GIT_AUTHOR_EMAIL", "agent@example.com")
-	t.Setenv("GIT_COMMITTER_NAME", "Agent")
-	t.Setenv("GIT_COMMITTER_EMAIL", "agent@example.com")
-	t.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	gittest.Isolate(t)
 
-	root := t.TempDir()
-	l := &localPR{bare: filepath.Join(root, "origin.git"), work: filepath.Join(root, "work"), other: filepath.Join(root, "other")}
-	gitCmd(t, root, "init", "--quiet", "--bare", "--initial-branch=main", l.bare)
-	gitCmd(t, root, "clone", "--quiet", l.bare, l.work)
-	gitCmd(t, l.work, "checkout", "--quiet", "-B", "main")
-	commitFile(t, l.work, "f.txt", localFile, "init")
-	commitFile(t, l.work, "README", "readme\n", "readme")
-	gitCmd(t, l.work, "push", "--quiet", "origin", "main")
-	gitCmd(t, root, "clone", "--quiet", l.bare, l.other)
+	bare, work := gittest.NewRemote(t)
+	root := filepath.Dir(bare)
+	l := &localPR{bare: bare, work: work, other: filepath.Join(root, "other")}
+	gittest.Commit(t, l.work, "f.txt", localFile, "add f.txt")
+	gittest.Commit(t, l.work, "README", "readme\n", "readme")
+	gittest.Run(t, l.work, "push", "--quiet", "origin", "main")
+	gittest.Run(t, root, "clone", "--quiet", l.bare, l.other)
 
-	gitCmd(t, l.work, "checkout", "--quiet", "-b", "issue-7")
-	commitFile(t, l.work, "f.txt", "one\ntwo (issue 7)\nthree\n", "issue 7: change two")
+	gittest.Run(t, l.work, "checkout", "--quiet", "-b", "issue-7")
+	gittest.Commit(t, l.work, "f.txt", "one\ntwo (issue 7)\nthree\n", "issue 7: change two")
 
 	f, err := local.New(context.Background(), local.Options{
 		StateDir: filepath.Join(root, "state"), RepoDir: l.work, CICommand: ci, DefaultBranch: "main"})
@@ -65,15 +58,6 @@ func newLocalPR(t *testing.T, ci string) *localPR {
 	l.issue = &Issue{ID: 7, Title: "Add login", Stage: "pr_ready", Branch: "issue-7", Dir: filepath.Join(root, "issue"),
 		WorkDir: l.work, DefaultBranch: "main", Watch: map[string]string{}, Outputs: map[string]string{}}
 	return l
-}
-
-// commitFile writes file in dir and commits it; it returns the commit.
-func commitFile(t *testing.T, dir, file, content, msg string) string {
-	t.Helper()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, file), []byte(content), 0o644))
-	gitCmd(t, dir, "add", file)
-	gitCmd(t, dir, "commit", "--quiet", "-m", msg)
-	return revParse(t, dir, "HEAD")
 }
 
 // openPR runs create_pr and records the PR on the issue, as the engine
@@ -90,15 +74,15 @@ func (l *localPR) openPR(t *testing.T) {
 // pushToMain commits on main in the second clone and pushes it.
 func (l *localPR) pushToMain(t *testing.T, file, content string) string {
 	t.Helper()
-	gitCmd(t, l.other, "pull", "--quiet", "--ff-only", "origin", "main")
-	sha := commitFile(t, l.other, file, content, "main: "+file)
-	gitCmd(t, l.other, "push", "--quiet", "origin", "main")
+	gittest.Run(t, l.other, "pull", "--quiet", "--ff-only", "origin", "main")
+	sha := gittest.Commit(t, l.other, file, content, "main: "+file)
+	gittest.Run(t, l.other, "push", "--quiet", "origin", "main")
 	return sha
 }
 
 func isClean(t *testing.T, dir string) bool {
 	t.Helper()
-	return strings.TrimSpace(gitCmd(t, dir, "status", "--porcelain")) == ""
+	return gittest.Run(t, dir, "status", "--porcelain") == ""
 }
 
 func TestLocalCreatePRAndWaitForCI(t *testing.T) {
@@ -141,8 +125,8 @@ func TestLocalCreatePRAndWaitForCI(t *testing.T) {
 	assert.Equal(t, KindFail, o.Kind, "the gate sees the same failure")
 
 	// The agent fixes it and pushes: the new head gets its own CI run.
-	fixed := commitFile(t, l.work, "ok.txt", "ok\n", "add ok.txt")
-	gitCmd(t, l.work, "push", "--quiet", "origin", "issue-7")
+	fixed := gittest.Commit(t, l.work, "ok.txt", "ok\n", "add ok.txt")
+	gittest.Run(t, l.work, "push", "--quiet", "origin", "issue-7")
 	o = pollUntilDone(t, l, "wait_for_ci")
 	require.Equal(t, KindPass, o.Kind, "reason: %s", o.Reason)
 	assert.Equal(t, fixed, o.Outputs["head_sha"])
@@ -199,16 +183,16 @@ func TestLocalCheckConflictsAutoRebase(t *testing.T) {
 	t.Run("conflict that a rebase resolves", func(t *testing.T) {
 		l := newLocalPR(t, "")
 		picked := revParse(t, l.work, "HEAD")
-		commitFile(t, l.work, "h.txt", "more work\n", "issue 7: more work")
+		gittest.Commit(t, l.work, "h.txt", "more work\n", "issue 7: more work")
 		l.openPR(t)
 		before := l.issue.HeadSHA
-		gitCmd(t, l.other, "fetch", "--quiet", "origin")
+		gittest.Run(t, l.other, "fetch", "--quiet", "origin")
 		// On another parent, so the pick is a commit of its own.
-		commitFile(t, l.other, "g.txt", "other work\n", "main: other work")
-		gitCmd(t, l.other, "cherry-pick", picked)
+		gittest.Commit(t, l.other, "g.txt", "other work\n", "main: other work")
+		gittest.Run(t, l.other, "cherry-pick", picked)
 		require.NotEqual(t, picked, revParse(t, l.other, "HEAD"))
-		commitFile(t, l.other, "f.txt", "one\ntwo (issue 7, refined on main)\nthree\n", "main: refine two")
-		gitCmd(t, l.other, "push", "--quiet", "origin", "main")
+		gittest.Commit(t, l.other, "f.txt", "one\ntwo (issue 7, refined on main)\nthree\n", "main: refine two")
+		gittest.Run(t, l.other, "push", "--quiet", "origin", "main")
 		mainHead := revParse(t, l.other, "HEAD")
 
 		o := runHook(t, l.env, l.issue, "check_conflicts", map[string]any{"auto_rebase": true, "on_conflict": "step_back"})
@@ -254,9 +238,9 @@ func TestLocalCheckConflictsAutoRebase(t *testing.T) {
 			}
 
 			// The rebase was aborted: work tree and branches as they were.
-			assert.True(t, isClean(t, l.work), "work tree left clean:\n%s", gitCmd(t, l.work, "status"))
+			assert.True(t, isClean(t, l.work), "work tree left clean:\n%s", gittest.Run(t, l.work, "status"))
 			assert.Equal(t, before, revParse(t, l.work, "HEAD"), "HEAD unchanged")
-			assert.Equal(t, "issue-7", strings.TrimSpace(gitCmd(t, l.work, "symbolic-ref", "--short", "HEAD")))
+			assert.Equal(t, "issue-7", gittest.Run(t, l.work, "symbolic-ref", "--short", "HEAD"))
 			assert.Equal(t, before, branchIn(t, l.bare, "issue-7"), "nothing pushed")
 		})
 	}
@@ -327,11 +311,11 @@ func TestLocalRebaseHook(t *testing.T) {
 	t.Run("keeps commits pushed from elsewhere", func(t *testing.T) {
 		l := newLocalPR(t, "")
 		l.openPR(t)
-		gitCmd(t, l.other, "fetch", "--quiet", "origin")
-		gitCmd(t, l.other, "checkout", "--quiet", "-b", "issue-7", "origin/issue-7")
-		theirs := commitFile(t, l.other, "review.txt", "a reviewer's fix\n", "review fix")
-		gitCmd(t, l.other, "push", "--quiet", "origin", "issue-7")
-		gitCmd(t, l.other, "checkout", "--quiet", "main")
+		gittest.Run(t, l.other, "fetch", "--quiet", "origin")
+		gittest.Run(t, l.other, "checkout", "--quiet", "-b", "issue-7", "origin/issue-7")
+		theirs := gittest.Commit(t, l.other, "review.txt", "a reviewer's fix\n", "review fix")
+		gittest.Run(t, l.other, "push", "--quiet", "origin", "issue-7")
+		gittest.Run(t, l.other, "checkout", "--quiet", "main")
 		l.pushToMain(t, "g.txt", "other work\n")
 
 		o := runHook(t, l.env, l.issue, "rebase", nil)
@@ -339,7 +323,7 @@ func TestLocalRebaseHook(t *testing.T) {
 		if pushed != theirs {
 			contains, err := (&gitx.Repo{Dir: l.bare}).IsAncestor(context.Background(), theirs, pushed)
 			require.NoError(t, err)
-			files := gitCmd(t, l.bare, "ls-tree", "--name-only", pushed)
+			files := gittest.Run(t, l.bare, "ls-tree", "--name-only", pushed)
 			assert.True(t, contains || strings.Contains(files, "review.txt"),
 				"the other commit (%s) was overwritten by the rebase push (outcome %s: %s); branch now %s with files:\n%s",
 				theirs[:10], o.Kind, o.Reason, pushed[:10], files)
@@ -381,8 +365,8 @@ func TestLocalMergePR(t *testing.T) {
 		newMain := branchIn(t, l.bare, "main")
 		assert.NotEqual(t, oldMain, newMain, "main moved in the bare repository")
 		assert.Equal(t, oldMain, revParse(t, l.bare, newMain+"^"), "one squashed commit on the old main")
-		assert.Equal(t, "one\ntwo (issue 7)\nthree\n", gitCmd(t, l.bare, "show", newMain+":f.txt"))
-		assert.Equal(t, "Add login (#1)", strings.TrimSpace(gitCmd(t, l.bare, "log", "-1", "--format=%s", newMain)))
+		assert.Equal(t, "one\ntwo (issue 7)\nthree", gittest.Run(t, l.bare, "show", newMain+":f.txt"))
+		assert.Equal(t, "Add login (#1)", gittest.Run(t, l.bare, "log", "-1", "--format=%s", newMain))
 		assert.Empty(t, branchIn(t, l.bare, "issue-7"), "the branch is deleted")
 		rec, err := l.forge.Record(context.Background(), 1)
 		require.NoError(t, err)
@@ -399,8 +383,8 @@ func TestLocalMergePR(t *testing.T) {
 		l.openPR(t)
 		l.issue.Outputs = map[string]string{"ci_passed_sha": l.issue.HeadSHA}
 		oldMain := branchIn(t, l.bare, "main")
-		moved := commitFile(t, l.work, "late.txt", "late\n", "a late change")
-		gitCmd(t, l.work, "push", "--quiet", "origin", "issue-7")
+		moved := gittest.Commit(t, l.work, "late.txt", "late\n", "a late change")
+		gittest.Run(t, l.work, "push", "--quiet", "origin", "issue-7")
 
 		o := runHook(t, l.env, l.issue, "merge_pr", map[string]any{"method": "squash"})
 		require.Equal(t, KindFail, o.Kind, "reason: %s", o.Reason)

@@ -69,8 +69,12 @@ func runShell(ctx context.Context, c *Call) Outcome {
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
+	dir, err := issueWorkTree(ctx, c.Issue)
+	if err != nil {
+		return Failf("run %q: %v", command, err)
+	}
 	cmd := exec.CommandContext(ctx, "sh", "-c", command)
-	cmd.Dir = runDir(c.Issue)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),
 		"AGENTTREE_ISSUE="+strconv.Itoa(c.Issue.ID),
 		"AGENTTREE_STAGE="+c.Issue.Stage,
@@ -327,6 +331,38 @@ func runTimeout(c *Call) time.Duration {
 
 // runDir is where commands run: the work tree, else the repository that
 // holds the issue directory (<repo>/_agenttree/issues/NNN).
+// issueWorkTree is where the issue's code is checked out: the work tree the
+// command runs in when it is on the issue's branch, else the linked
+// worktree that has the branch. A gate must test the issue's code, never
+// whatever another branch happens to hold.
+func issueWorkTree(ctx context.Context, i *Issue) (string, error) {
+	dir := runDir(i)
+	if i.Branch == "" {
+		return dir, nil
+	}
+	out, err := exec.CommandContext(ctx, "git", "-C", dir, "symbolic-ref", "--quiet", "--short", "HEAD").Output()
+	if err != nil {
+		return dir, nil // not a git work tree, or detached: nothing to match
+	}
+	if strings.TrimSpace(string(out)) == i.Branch {
+		return dir, nil
+	}
+	list, err := exec.CommandContext(ctx, "git", "-C", dir, "worktree", "list", "--porcelain").Output()
+	if err == nil {
+		path := ""
+		for _, line := range strings.Split(string(list), "\n") {
+			if p, ok := strings.CutPrefix(line, "worktree "); ok {
+				path = p
+			}
+			if line == "branch refs/heads/"+i.Branch {
+				return path, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("%s is on branch %s, and no worktree has issue %d's branch %s checked out; check it out (`git switch %s`, or `git worktree add ../%s %s`) so its gates test its code",
+		dir, strings.TrimSpace(string(out)), i.ID, i.Branch, i.Branch, i.Branch, i.Branch)
+}
+
 func runDir(i *Issue) string {
 	if i.WorkDir != "" {
 		return i.WorkDir

@@ -19,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/internal/gittest"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -776,19 +777,6 @@ func TestUnknownIssue(t *testing.T) {
 	}
 }
 
-// git runs git in dir with a fixed identity and no user or system config.
-func git(t *testing.T, dir string, args ...string) {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(),
-		"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
-		"GIT_AUTHOR_NAME=agenttree test", "GIT_AUTHOR_EMAIL=test@example.com",
-		"GIT_COMMITTER_NAME=agenttree test", "GIT_COMMITTER_EMAIL=test@example.com")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "git %v: %s", args, out)
-}
-
 func requireGit(t *testing.T) {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
@@ -802,8 +790,8 @@ func TestNextResolvesIssueFromGitBranch(t *testing.T) {
 	for range 12 {
 		w.create(t, "Add login page", "--stage", "plan.draft")
 	}
-	git(t, w.dir, "init", "-q", "-b", "main")
-	git(t, w.dir, "commit", "-q", "--allow-empty", "-m", "initial")
+	gittest.Run(t, w.dir, "init", "-q", "-b", "main")
+	gittest.Run(t, w.dir, "commit", "-q", "--allow-empty", "-m", "initial")
 
 	tests := []struct {
 		branch string
@@ -821,7 +809,7 @@ func TestNextResolvesIssueFromGitBranch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.branch, func(t *testing.T) {
-			git(t, w.dir, "checkout", "-q", "-b", tt.branch)
+			gittest.Run(t, w.dir, "checkout", "-q", "-b", tt.branch)
 			r := w.run(t, tt.env, "next", "--dry-run", "--json")
 			if tt.want == 0 {
 				assert.Equal(t, 2, r.code, r.stdout)
@@ -837,7 +825,7 @@ func TestNextResolvesIssueFromGitBranch(t *testing.T) {
 	}
 
 	// A real move from the branch, then -i wins over the branch.
-	git(t, w.dir, "checkout", "-q", "-b", "issue-007-real")
+	gittest.Run(t, w.dir, "checkout", "-q", "-b", "issue-007-real")
 	r := w.run(t, agentEnv, "next")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Equal(t, "plan.review", w.issue(t, 7).Stage)
@@ -858,8 +846,8 @@ func TestNextResolvesIssueFromUnbornBranch(t *testing.T) {
 		t.Run(branch, func(t *testing.T) {
 			w := newWorkspace(t, pipeline)
 			w.create(t, "Add login page", "--stage", "plan.draft")
-			git(t, w.dir, "init", "-q", "-b", "main")
-			git(t, w.dir, "checkout", "-q", "-b", branch)
+			gittest.Run(t, w.dir, "init", "-q", "-b", "main")
+			gittest.Run(t, w.dir, "checkout", "-q", "-b", branch)
 			r := w.run(t, agentEnv, "next", "--json")
 			require.Equal(t, 0, r.code, "stdout %s stderr %s", r.stdout, r.stderr)
 			assert.Equal(t, 1, decodeNext(t, r.stdout).Issue)

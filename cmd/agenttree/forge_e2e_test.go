@@ -2,13 +2,14 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agenttree/agenttree/internal/gittest"
 )
 
 // A pipeline for people without a controller: entering `pr` opens the PR
@@ -39,39 +40,17 @@ stages:
       - merge_pr: {method: squash}
 `
 
-// gitOut runs git in dir and returns its trimmed output.
-func gitOut(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "git %v: %s", args, out)
-	return strings.TrimSpace(string(out))
-}
-
 // newForgeRepo makes a bare origin and a clone holding the config, with
-// one commit on main, and sets a git identity for the processes git runs.
+// the config committed on main, and sets a git identity for the processes
+// git runs.
 func newForgeRepo(t *testing.T, config string) *workspace {
 	t.Helper()
 	requireGit(t)
-	for k, v := range map[string]string{
-		"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
-		"GIT_AUTHOR_NAME": "agenttree test", "GIT_AUTHOR_EMAIL": "test@example.com",
-		"GIT_COMMITTER_NAME": "agenttree test", "GIT_COMMITTER_EMAIL": "test@example.com",
-	} {
-		t.Setenv(k, v)
-	}
-	root := t.TempDir()
-	bare := filepath.Join(root, "origin.git")
-	gitOut(t, root, "init", "--bare", "-b", "main", bare)
-	dir := filepath.Join(root, "work")
-	gitOut(t, root, "clone", "-q", bare, dir)
-	gitOut(t, dir, "checkout", "-q", "-b", "main")
-	require.NoError(t, os.WriteFile(filepath.Join(dir, ".agenttree.yaml"), []byte(config), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("_agenttree/\n"), 0o644))
-	gitOut(t, dir, "add", ".")
-	gitOut(t, dir, "commit", "-q", "-m", "pipeline")
-	gitOut(t, dir, "push", "-q", "origin", "main")
+	gittest.Isolate(t)
+	_, dir := gittest.NewRemote(t)
+	gittest.Commit(t, dir, ".gitignore", "_agenttree/\n", "ignore the state")
+	gittest.Commit(t, dir, ".agenttree.yaml", config, "pipeline")
+	gittest.Run(t, dir, "push", "-q", "origin", "main")
 	return &workspace{dir: dir, config: filepath.Join(dir, ".agenttree.yaml")}
 }
 
@@ -79,10 +58,8 @@ func TestLocalForgeEndToEnd(t *testing.T) {
 	w := newForgeRepo(t, localForgePipeline)
 	id := w.create(t, "Add checkout page", "--stage", "implement")
 	branch := w.issue(t, id).Branch
-	gitOut(t, w.dir, "checkout", "-q", "-b", branch)
-	require.NoError(t, os.WriteFile(filepath.Join(w.dir, "checkout.txt"), []byte("checkout\n"), 0o644))
-	gitOut(t, w.dir, "add", "checkout.txt")
-	gitOut(t, w.dir, "commit", "-q", "-m", "checkout page")
+	gittest.Run(t, w.dir, "checkout", "-q", "-b", branch)
+	gittest.Commit(t, w.dir, "checkout.txt", "checkout\n", "checkout page")
 
 	// Entering pr pushes the branch and opens the PR.
 	r := w.run(t, agentEnv, "next")
@@ -91,7 +68,7 @@ func TestLocalForgeEndToEnd(t *testing.T) {
 	iss := w.issue(t, id)
 	assert.Equal(t, "pr", iss.Stage)
 	assert.Equal(t, 1, iss.PRNumber)
-	assert.Equal(t, gitOut(t, w.dir, "rev-parse", "HEAD"), iss.HeadSHA)
+	assert.Equal(t, gittest.Run(t, w.dir, "rev-parse", "HEAD"), iss.HeadSHA)
 
 	// CI fails: ok.txt is missing. pr wait says so and writes the feedback.
 	r = w.run(t, agentEnv, "pr", "wait", itoa(id), "--interval", "10ms")
@@ -107,10 +84,8 @@ func TestLocalForgeEndToEnd(t *testing.T) {
 	assert.Contains(t, r.stdout, "CI failed on")
 
 	// A new commit on the head: the old failure does not count for it.
-	require.NoError(t, os.WriteFile(filepath.Join(w.dir, "ok.txt"), []byte("ok\n"), 0o644))
-	gitOut(t, w.dir, "add", "ok.txt")
-	gitOut(t, w.dir, "commit", "-q", "-m", "make CI pass")
-	gitOut(t, w.dir, "push", "-q", "origin", branch)
+	gittest.Commit(t, w.dir, "ok.txt", "ok\n", "make CI pass")
+	gittest.Run(t, w.dir, "push", "-q", "origin", branch)
 	r = w.run(t, agentEnv, "pr", "wait", itoa(id), "--interval", "10ms", "--json")
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)
 	assert.Contains(t, r.stdout, `"passed": true`)
@@ -128,7 +103,7 @@ func TestLocalForgeEndToEnd(t *testing.T) {
 	assert.Contains(t, r.stdout, "merged PR #1")
 
 	bare := filepath.Join(filepath.Dir(w.dir), "origin.git")
-	files := gitOut(t, bare, "ls-tree", "--name-only", "main")
+	files := gittest.Run(t, bare, "ls-tree", "--name-only", "main")
 	assert.Contains(t, files, "checkout.txt")
 	assert.Contains(t, files, "ok.txt")
 }
@@ -143,17 +118,18 @@ func TestPRWaitWithoutPR(t *testing.T) {
 
 func TestForgeMisconfigurationIsAClearFailure(t *testing.T) {
 	w := newForgeRepo(t, localForgePipeline)
-	gitOut(t, w.dir, "remote", "remove", "origin")
+	gittest.Run(t, w.dir, "remote", "remove", "origin")
 	id := w.create(t, "Orphan", "--stage", "implement")
-	gitOut(t, w.dir, "checkout", "-q", "-b", w.issue(t, id).Branch)
-	require.NoError(t, os.WriteFile(filepath.Join(w.dir, "x.txt"), []byte("x\n"), 0o644))
-	gitOut(t, w.dir, "add", "x.txt")
-	gitOut(t, w.dir, "commit", "-q", "-m", "x")
-	gitOut(t, w.dir, "update-ref", "refs/remotes/origin/main", "HEAD~1")
+	gittest.Run(t, w.dir, "checkout", "-q", "-b", w.issue(t, id).Branch)
+	gittest.Commit(t, w.dir, "x.txt", "x\n", "x")
+	gittest.Run(t, w.dir, "update-ref", "refs/remotes/origin/main", "HEAD~1")
 	r := w.run(t, agentEnv, "next")
-	// The move happens; the entry hook reports the missing remote plainly.
-	require.Equal(t, 0, r.code, r.stdout+r.stderr)
-	assert.Contains(t, r.stderr, "forge: local needs")
+	// The move happens; the entry hook reports the missing remote plainly,
+	// and the exit status says the work is not finished.
+	require.Equal(t, 1, r.code, r.stdout+r.stderr)
+	assert.Contains(t, r.stdout, "moved implement → pr")
+	assert.Contains(t, r.stdout, "did not finish")
+	assert.Contains(t, r.stdout, "forge: local needs")
 	assert.Zero(t, w.issue(t, id).PRNumber)
 
 	// Until the entry hook succeeds, `next` runs it again before the gate.
@@ -162,7 +138,7 @@ func TestForgeMisconfigurationIsAClearFailure(t *testing.T) {
 	assert.Contains(t, r.stdout, "create_pr (post_start of pr)")
 
 	bare := filepath.Join(filepath.Dir(w.dir), "origin.git")
-	gitOut(t, w.dir, "remote", "add", "origin", bare)
+	gittest.Run(t, w.dir, "remote", "add", "origin", bare)
 	r = w.run(t, agentEnv, "next")
 	assert.Contains(t, r.stdout, "opened PR #1", r.stdout+r.stderr)
 	require.Equal(t, 1, r.code, "now the CI gate decides: "+r.stdout)
@@ -192,19 +168,17 @@ func TestGitHubForgeSetupErrorsNameTheFix(t *testing.T) {
 			}
 			t.Setenv("GH_CONFIG_DIR", t.TempDir())
 			bare := filepath.Join(filepath.Dir(w.dir), "origin.git")
-			gitOut(t, w.dir, "remote", "set-url", "origin", tt.remote)
+			gittest.Run(t, w.dir, "remote", "set-url", "origin", tt.remote)
 			id := w.create(t, "Checkout", "--stage", "implement")
-			gitOut(t, w.dir, "checkout", "-q", "-b", w.issue(t, id).Branch)
-			require.NoError(t, os.WriteFile(filepath.Join(w.dir, "x.txt"), []byte("x\n"), 0o644))
-			gitOut(t, w.dir, "add", "x.txt")
-			gitOut(t, w.dir, "commit", "-q", "-m", "x")
-			gitOut(t, w.dir, "update-ref", "refs/remotes/origin/main", "HEAD~1")
+			gittest.Run(t, w.dir, "checkout", "-q", "-b", w.issue(t, id).Branch)
+			gittest.Commit(t, w.dir, "x.txt", "x\n", "x")
+			gittest.Run(t, w.dir, "update-ref", "refs/remotes/origin/main", "HEAD~1")
 
 			r := w.run(t, agentEnv, "next")
-			require.Equal(t, 0, r.code, r.stdout+r.stderr)
-			assert.Contains(t, r.stderr, tt.want)
+			require.Equal(t, 1, r.code, r.stdout+r.stderr)
+			assert.Contains(t, r.stdout, tt.want)
 			assert.Zero(t, w.issue(t, id).PRNumber)
-			branches := gitOut(t, bare, "branch", "--list")
+			branches := gittest.Run(t, bare, "branch", "--list")
 			assert.NotContains(t, branches, "issue-", "nothing was pushed")
 		})
 	}
@@ -216,28 +190,26 @@ func TestUnverifiedHeadIsNotMerged(t *testing.T) {
 	w := newForgeRepo(t, localForgePipeline)
 	id := w.create(t, "Add search", "--stage", "implement")
 	branch := w.issue(t, id).Branch
-	gitOut(t, w.dir, "checkout", "-q", "-b", branch)
-	require.NoError(t, os.WriteFile(filepath.Join(w.dir, "ok.txt"), []byte("ok\n"), 0o644))
-	gitOut(t, w.dir, "add", "ok.txt")
-	gitOut(t, w.dir, "commit", "-q", "-m", "search")
+	gittest.Run(t, w.dir, "checkout", "-q", "-b", branch)
+	gittest.Commit(t, w.dir, "ok.txt", "ok\n", "search")
 	require.Equal(t, 0, w.run(t, agentEnv, "next").code)
 	r := w.run(t, agentEnv, "pr", "wait", itoa(id), "--interval", "10ms")
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)
-	verified := gitOut(t, w.dir, "rev-parse", "HEAD")
+	verified := gittest.Run(t, w.dir, "rev-parse", "HEAD")
 	require.Equal(t, 0, w.run(t, agentEnv, "next").code)
 	assert.Equal(t, "review", w.issue(t, id).Stage)
 
 	// A late push, after CI passed.
-	require.NoError(t, os.WriteFile(filepath.Join(w.dir, "late.txt"), []byte("late\n"), 0o644))
-	gitOut(t, w.dir, "add", "late.txt")
-	gitOut(t, w.dir, "commit", "-q", "-m", "late change")
-	gitOut(t, w.dir, "push", "-q", "origin", branch)
+	gittest.Commit(t, w.dir, "late.txt", "late\n", "late change")
+	gittest.Run(t, w.dir, "push", "-q", "origin", branch)
 
 	r = w.run(t, humanEnv, "approve", itoa(id))
-	require.Equal(t, 0, r.code, r.stdout+r.stderr)
-	assert.Contains(t, r.stderr, "not at the commit CI verified")
+	require.Equal(t, 1, r.code, "approved, but the merge did not happen: "+r.stdout+r.stderr)
+	assert.Contains(t, r.stdout, "is not at the commit")
+	r = w.run(t, humanEnv, "issue", "show", itoa(id))
+	assert.Contains(t, r.stdout, "unfinished: entering accepted did not finish")
 	bare := filepath.Join(filepath.Dir(w.dir), "origin.git")
-	assert.NotContains(t, gitOut(t, bare, "ls-tree", "--name-only", "main"), "late.txt", "nothing unverified reached main")
+	assert.NotContains(t, gittest.Run(t, bare, "ls-tree", "--name-only", "main"), "late.txt", "nothing unverified reached main")
 	assert.Equal(t, verified, w.issue(t, id).Outputs["ci_passed_sha"])
 
 	// CI passes on the new head; the next `next` finishes the merge.
@@ -246,5 +218,42 @@ func TestUnverifiedHeadIsNotMerged(t *testing.T) {
 	r = w.run(t, humanEnv, "next", "-i", itoa(id))
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)
 	assert.Contains(t, r.stdout, "merged PR #1")
-	assert.Contains(t, gitOut(t, bare, "ls-tree", "--name-only", "main"), "late.txt")
+	assert.Contains(t, gittest.Run(t, bare, "ls-tree", "--name-only", "main"), "late.txt")
+}
+
+// What a person approved is what merges: code pushed after the approval,
+// even with CI green on it, waits for a new approval.
+func TestUnapprovedCodeIsNotMerged(t *testing.T) {
+	w := newForgeRepo(t, localForgePipeline)
+	bare := filepath.Join(filepath.Dir(w.dir), "origin.git")
+	id := w.create(t, "Tweak a", "--stage", "implement")
+	branch := w.issue(t, id).Branch
+	gittest.Run(t, w.dir, "checkout", "-q", "-b", branch)
+	gittest.Commit(t, w.dir, "ok.txt", "ok\n", "ci file")
+	gittest.Commit(t, w.dir, "a.txt", "one (issue)\ntwo\nthree\n", "tweak a")
+	require.Equal(t, 0, w.run(t, agentEnv, "next").code)
+	require.Equal(t, 0, w.run(t, agentEnv, "pr", "wait", itoa(id), "--interval", "10ms").code)
+	require.Equal(t, 0, w.run(t, agentEnv, "next").code)
+
+	// Meanwhile main changes the same line: the approved merge conflicts.
+	other := filepath.Join(filepath.Dir(w.dir), "other")
+	gittest.Run(t, filepath.Dir(w.dir), "clone", "-q", bare, other)
+	gittest.Commit(t, other, "a.txt", "one (main)\ntwo\nthree\n", "main tweaks a")
+	gittest.Run(t, other, "push", "-q", "origin", "main")
+	r := w.run(t, humanEnv, "approve", itoa(id))
+	require.Equal(t, 1, r.code, r.stdout+r.stderr)
+	assert.Contains(t, r.stdout, "cannot be merged")
+
+	// The agent resolves it, slips in more, and CI passes on the result.
+	gittest.Run(t, w.dir, "fetch", "-q", "origin")
+	gittest.Run(t, w.dir, "reset", "-q", "--hard", "origin/main")
+	gittest.Commit(t, w.dir, "ok.txt", "ok\n", "ci file")
+	gittest.Commit(t, w.dir, "extra.sh", "echo unreviewed\n", "unreviewed extra")
+	gittest.Run(t, w.dir, "push", "-q", "-f", "origin", branch)
+	require.Equal(t, 0, w.run(t, agentEnv, "pr", "wait", itoa(id), "--interval", "10ms").code)
+
+	r = w.run(t, agentEnv, "next")
+	require.Equal(t, 1, r.code, r.stdout+r.stderr)
+	assert.Contains(t, r.stdout, "not at the commit a person approved")
+	assert.NotContains(t, gittest.Run(t, bare, "ls-tree", "--name-only", "main"), "extra.sh")
 }

@@ -152,6 +152,12 @@ func (a *app) printIssue(e *engine.Engine, iss *engine.Issue) {
 		fmt.Fprintf(a.out, "  owner:   %s\n", describeNode(n))
 	}
 	fmt.Fprintf(a.out, "  branch:  %s\n", iss.Branch)
+	if p := iss.EntryPending; p != nil {
+		fmt.Fprintf(a.out, "  unfinished: entering %s did not finish (`agenttree next -i %d` runs it again)\n", p.Stage, iss.ID)
+		for _, f := range p.Failures {
+			fmt.Fprintf(a.out, "    - %s\n", f)
+		}
+	}
 	if iss.PRURL != "" {
 		fmt.Fprintf(a.out, "  pr:      #%d %s\n", iss.PRNumber, iss.PRURL)
 	}

@@ -120,7 +120,7 @@ func (a *app) report(res *engine.Result, asJSON bool) error {
 	} else {
 		a.printResult(res)
 	}
-	if code := res.Status.ExitCode(); code != exitOK {
+	if code := res.ExitCode(); code != exitOK {
 		return silentExit(code)
 	}
 	return nil
@@ -145,6 +145,12 @@ func (a *app) printResult(res *engine.Result) {
 		}
 		for _, n := range res.Notes {
 			fmt.Fprintln(a.out, "  "+n)
+		}
+		if len(res.Unfinished) > 0 {
+			fmt.Fprintf(a.out, "but the work of entering %s did not finish; fix this, then run `agenttree next -i %d` to finish it:\n", res.To, res.Issue)
+			for _, u := range res.Unfinished {
+				fmt.Fprintln(a.out, "  - "+u)
+			}
 		}
 		if res.Instructions != "" {
 			fmt.Fprintln(a.out)
@@ -178,6 +184,8 @@ type statusRow struct {
 	Stage string `json:"stage"`
 	Owner string `json:"owner"`
 	Next  string `json:"next"`
+	// Unfinished: the stage's entry hooks have not all passed.
+	Unfinished bool `json:"unfinished,omitempty"`
 }
 
 func (a *app) statusCmd() *cobra.Command {
@@ -207,7 +215,7 @@ func (a *app) statusCmd() *cobra.Command {
 			}
 			rows := []statusRow{}
 			for _, iss := range list {
-				row := statusRow{ID: iss.ID, Title: iss.Title, Stage: iss.Stage}
+				row := statusRow{ID: iss.ID, Title: iss.Title, Stage: iss.Stage, Unfinished: iss.EntryPending != nil}
 				if n, ok := e.Config.Node(iss.Stage); ok {
 					row.Owner = describeNode(n)
 					if flow, err := e.Config.Flow(iss.Flow); err == nil {
@@ -234,7 +242,11 @@ func (a *app) statusCmd() *cobra.Command {
 			tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tSTAGE\tWHO ACTS\tNEXT\tTITLE")
 			for _, r := range rows {
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", r.ID, r.Stage, r.Owner, r.Next, r.Title)
+				stage := r.Stage
+				if r.Unfinished {
+					stage += " (unfinished)"
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", r.ID, stage, r.Owner, r.Next, r.Title)
 			}
 			return tw.Flush()
 		},

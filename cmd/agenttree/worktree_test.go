@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agenttree/agenttree/internal/gittest"
 )
 
 // An agent in a linked worktree works on the main checkout's issues under
@@ -26,7 +28,7 @@ stages:
 	id := w.create(t, "Login", "--stage", "implement")
 	branch := w.issue(t, id).Branch
 	wt := filepath.Join(filepath.Dir(w.dir), "wt")
-	gitOut(t, w.dir, "worktree", "add", "-q", "-b", branch, wt)
+	gittest.Run(t, w.dir, "worktree", "add", "-q", "-b", branch, wt)
 
 	// The branch weakens the gate; it must not matter.
 	weak := "stages:\n  - name: implement\n  - name: review\n    human_review: true\n  - name: done\n    terminal: completion\n"

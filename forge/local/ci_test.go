@@ -20,6 +20,7 @@ import (
 
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/forge/local"
+	"github.com/agenttree/agenttree/internal/gittest"
 )
 
 // The CI command fails unless the commit has a file named ok, and prints
@@ -133,8 +134,8 @@ func TestChecksBoundToSHA(t *testing.T) {
 
 	// The fix is pushed: the new head has no result, and the old failure
 	// does not show for it.
-	good := commit(t, e.work, "ok", "", "fix")
-	git(t, e.work, "push", "-q", "origin", "feature")
+	good := gittest.Commit(t, e.work, "ok", "", "fix")
+	gittest.Run(t, e.work, "push", "-q", "origin", "feature")
 	prs, err = f.PRs(ctx, []int{1})
 	require.NoError(t, err)
 	assert.Equal(t, good, prs[1].HeadSHA)

@@ -14,40 +14,14 @@ import (
 
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/forge/local"
+	"github.com/agenttree/agenttree/internal/gittest"
 )
 
-// TestMain keeps the developer's git configuration out of the tests.
+// TestMain keeps the developer's git configuration out of the tests, and
+// gives the git they run an identity.
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "local-forge-home")
-	if err != nil {
-		panic(err)
-	}
-	cfg := filepath.Join(dir, "gitconfig")
-	if err := os.WriteFile(cfg, []byte("[user]\n\tname = Dev\n\temail = dev@example.com\n[init]\n\tdefaultBranch = main\n"), 0o644); err != nil {
-		panic(err)
-	}
-	os.Setenv("GIT_CONFIG_GLOBAL", cfg)
-	os.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-func git(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "git %v: %s", args, out)
-	return strings.TrimSpace(string(out))
-}
-
-func commit(t *testing.T, dir, file, content, msg string) string {
-	t.Helper()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, file), []byte(content), 0o644))
-	git(t, dir, "add", file)
-	git(t, dir, "commit", "-q", "-m", msg)
-	return git(t, dir, "rev-parse", "HEAD")
+	gittest.IsolateProcess()
+	os.Exit(m.Run())
 }
 
 type env struct {
@@ -57,13 +31,8 @@ type env struct {
 // newEnv makes a bare origin with main, and a working clone of it.
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	root := t.TempDir()
-	e := &env{root: root, bare: filepath.Join(root, "origin.git"), work: filepath.Join(root, "work"), state: filepath.Join(root, "work", "_agenttree")}
-	git(t, root, "init", "-q", "--bare", e.bare)
-	git(t, root, "clone", "-q", e.bare, e.work)
-	commit(t, e.work, "a.txt", "one\ntwo\nthree\n", "init")
-	git(t, e.work, "push", "-q", "origin", "main")
-	return e
+	bare, work := gittest.NewRemote(t)
+	return &env{root: filepath.Dir(bare), bare: bare, work: work, state: filepath.Join(work, "_agenttree")}
 }
 
 func (e *env) forge(t *testing.T, opts local.Options) *local.Forge {
@@ -77,21 +46,21 @@ func (e *env) forge(t *testing.T, opts local.Options) *local.Forge {
 // branch makes branch from main with one commit per file and pushes it.
 func (e *env) branch(t *testing.T, name string, files map[string]string) string {
 	t.Helper()
-	git(t, e.work, "checkout", "-q", "-B", name, "origin/main")
+	gittest.Run(t, e.work, "checkout", "-q", "-B", name, "origin/main")
 	var sha string
 	for file, content := range files {
-		sha = commit(t, e.work, file, content, "add "+file)
+		sha = gittest.Commit(t, e.work, file, content, "add "+file)
 	}
-	git(t, e.work, "push", "-q", "-f", "origin", name)
+	gittest.Run(t, e.work, "push", "-q", "-f", "origin", name)
 	return sha
 }
 
 // pushMain adds a commit to main on origin.
 func (e *env) pushMain(t *testing.T, file, content string) string {
 	t.Helper()
-	git(t, e.work, "checkout", "-q", "-B", "main", "origin/main")
-	sha := commit(t, e.work, file, content, "main: "+file)
-	git(t, e.work, "push", "-q", "origin", "main")
+	gittest.Run(t, e.work, "checkout", "-q", "-B", "main", "origin/main")
+	sha := gittest.Commit(t, e.work, file, content, "main: "+file)
+	gittest.Run(t, e.work, "push", "-q", "origin", "main")
 	return sha
 }
 
@@ -99,8 +68,8 @@ func (e *env) pushMain(t *testing.T, file, content string) string {
 // runs and rebase merges.
 func (e *env) noWorkTrees(t *testing.T) {
 	t.Helper()
-	assert.Equal(t, "(bare)", strings.Fields(git(t, e.bare, "worktree", "list"))[1])
-	assert.Len(t, strings.Split(git(t, e.bare, "worktree", "list"), "\n"), 1)
+	assert.Equal(t, "(bare)", strings.Fields(gittest.Run(t, e.bare, "worktree", "list"))[1])
+	assert.Len(t, strings.Split(gittest.Run(t, e.bare, "worktree", "list"), "\n"), 1)
 }
 
 func TestNewNeedsLocalBareRemote(t *testing.T) {
@@ -116,7 +85,7 @@ func TestNewNeedsLocalBareRemote(t *testing.T) {
 		"plain dir": t.TempDir(),
 	}
 	for name, url := range cases {
-		git(t, e.work, "remote", "add", "r-"+strings.ReplaceAll(name, " ", "-"), url)
+		gittest.Run(t, e.work, "remote", "add", "r-"+strings.ReplaceAll(name, " ", "-"), url)
 	}
 	for name := range cases {
 		_, err := local.New(ctx, local.Options{StateDir: e.state, RepoDir: e.work, Remote: "r-" + strings.ReplaceAll(name, " ", "-")})
@@ -134,8 +103,8 @@ func TestNewNeedsLocalBareRemote(t *testing.T) {
 	assert.ErrorContains(t, err, "not a git repository")
 
 	// file:// and relative paths are local too.
-	git(t, e.work, "remote", "add", "fileurl", "file://"+e.bare)
-	git(t, e.work, "remote", "add", "relative", "../origin.git")
+	gittest.Run(t, e.work, "remote", "add", "fileurl", "file://"+e.bare)
+	gittest.Run(t, e.work, "remote", "add", "relative", "../origin.git")
 	for _, r := range []string{"fileurl", "relative"} {
 		f, err := local.New(ctx, local.Options{StateDir: e.state, RepoDir: e.work, Remote: r})
 		require.NoError(t, err, r)
@@ -175,8 +144,8 @@ func TestEnsurePR(t *testing.T) {
 	assert.Equal(t, "Add f", again.Title)
 
 	// A push moves the PR head.
-	next := commit(t, e.work, "g.txt", "g\n", "more")
-	git(t, e.work, "push", "-q", "origin", "feature")
+	next := gittest.Commit(t, e.work, "g.txt", "g\n", "more")
+	gittest.Run(t, e.work, "push", "-q", "origin", "feature")
 	pr, err = f.PR(ctx, 1)
 	require.NoError(t, err)
 	assert.Equal(t, next, pr.HeadSHA)
@@ -251,11 +220,11 @@ func TestMergeability(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"a.txt"}, files)
 
-	before := git(t, e.bare, "rev-parse", "main")
+	before := gittest.Run(t, e.bare, "rev-parse", "main")
 	err = f.Merge(ctx, clash.Number, forge.MergeSquash, false, "")
 	require.ErrorIs(t, err, forge.ErrConflict)
 	assert.Contains(t, err.Error(), "a.txt")
-	assert.Equal(t, before, git(t, e.bare, "rev-parse", "main"))
+	assert.Equal(t, before, gittest.Run(t, e.bare, "rev-parse", "main"))
 	pr, err := f.PR(ctx, clash.Number)
 	require.NoError(t, err)
 	assert.Equal(t, forge.StateOpen, pr.State)
@@ -269,39 +238,39 @@ func TestMerge(t *testing.T) {
 			ctx := context.Background()
 			e := newEnv(t)
 			f := e.forge(t, local.Options{})
-			git(t, e.work, "checkout", "-q", "-b", "feature")
-			commit(t, e.work, "f1.txt", "1\n", "first")
-			head := commit(t, e.work, "f2.txt", "2\n", "second")
-			git(t, e.work, "push", "-q", "origin", "feature")
+			gittest.Run(t, e.work, "checkout", "-q", "-b", "feature")
+			gittest.Commit(t, e.work, "f1.txt", "1\n", "first")
+			head := gittest.Commit(t, e.work, "f2.txt", "2\n", "second")
+			gittest.Run(t, e.work, "push", "-q", "origin", "feature")
 			oldMain := e.pushMain(t, "m.txt", "m\n")
 			pr, _, err := f.EnsurePR(ctx, forge.NewPR{Branch: "feature", Title: "Feature work"})
 			require.NoError(t, err)
 
 			require.NoError(t, f.Merge(ctx, pr.Number, method, true, ""))
 
-			newMain := git(t, e.bare, "rev-parse", "main")
+			newMain := gittest.Run(t, e.bare, "rev-parse", "main")
 			assert.NotEqual(t, oldMain, newMain)
-			parents := strings.Fields(git(t, e.bare, "log", "-1", "--format=%P", "main"))
-			subject := git(t, e.bare, "log", "-1", "--format=%s", "main")
+			parents := strings.Fields(gittest.Run(t, e.bare, "log", "-1", "--format=%P", "main"))
+			subject := gittest.Run(t, e.bare, "log", "-1", "--format=%s", "main")
 			switch method {
 			case forge.MergeSquash:
 				assert.Equal(t, []string{oldMain}, parents)
 				assert.Equal(t, "Feature work (#1)", subject)
-				assert.Equal(t, "Dev", git(t, e.bare, "log", "-1", "--format=%an", "main"))
-				assert.Equal(t, "agenttree", git(t, e.bare, "log", "-1", "--format=%cn", "main"))
+				assert.Equal(t, gittest.Name, gittest.Run(t, e.bare, "log", "-1", "--format=%an", "main"))
+				assert.Equal(t, "agenttree", gittest.Run(t, e.bare, "log", "-1", "--format=%cn", "main"))
 			case forge.MergeMerge:
 				assert.Equal(t, []string{oldMain, head}, parents)
 				assert.Equal(t, "Merge pull request #1 from feature", subject)
 			case forge.MergeRebase:
 				assert.Len(t, parents, 1)
 				assert.Equal(t, "second", subject)
-				assert.Equal(t, "first", git(t, e.bare, "log", "-1", "--format=%s", "main~1"))
-				assert.Equal(t, oldMain, git(t, e.bare, "rev-parse", "main~2"))
+				assert.Equal(t, "first", gittest.Run(t, e.bare, "log", "-1", "--format=%s", "main~1"))
+				assert.Equal(t, oldMain, gittest.Run(t, e.bare, "rev-parse", "main~2"))
 			}
 
 			// The working clone can fetch the result.
-			git(t, e.work, "fetch", "-q", "origin")
-			git(t, e.work, "checkout", "-q", "-B", "main", "origin/main")
+			gittest.Run(t, e.work, "fetch", "-q", "origin")
+			gittest.Run(t, e.work, "checkout", "-q", "-B", "main", "origin/main")
 			for _, file := range []string{"a.txt", "m.txt", "f1.txt", "f2.txt"} {
 				assert.FileExists(t, filepath.Join(e.work, file))
 			}
@@ -315,7 +284,7 @@ func TestMerge(t *testing.T) {
 
 			// Merging again is fine and changes nothing.
 			require.NoError(t, f.Merge(ctx, pr.Number, method, true, ""))
-			assert.Equal(t, newMain, git(t, e.bare, "rev-parse", "main"))
+			assert.Equal(t, newMain, gittest.Run(t, e.bare, "rev-parse", "main"))
 			rec, err := f.Record(ctx, 1)
 			require.NoError(t, err)
 			assert.Equal(t, string(method), rec.MergeMethod)
@@ -334,9 +303,9 @@ func TestMergeRetryAfterCrash(t *testing.T) {
 	pr, _, err := f.EnsurePR(ctx, forge.NewPR{Branch: "feature"})
 	require.NoError(t, err)
 	// As if a merge moved main and the process died before recording it.
-	git(t, e.bare, "update-ref", "refs/heads/main", "refs/heads/feature")
+	gittest.Run(t, e.bare, "update-ref", "refs/heads/main", "refs/heads/feature")
 	require.NoError(t, f.Merge(ctx, pr.Number, forge.MergeSquash, false, ""))
-	assert.Equal(t, git(t, e.bare, "rev-parse", "feature"), git(t, e.bare, "rev-parse", "main"), "no second, empty commit")
+	assert.Equal(t, gittest.Run(t, e.bare, "rev-parse", "feature"), gittest.Run(t, e.bare, "rev-parse", "main"), "no second, empty commit")
 	pr, err = f.PR(ctx, pr.Number)
 	require.NoError(t, err)
 	assert.Equal(t, forge.StateMerged, pr.State)
@@ -351,10 +320,10 @@ func TestMergeKeepsBranchPushedAfterMerge(t *testing.T) {
 	pr, _, err := f.EnsurePR(ctx, forge.NewPR{Branch: "feature"})
 	require.NoError(t, err)
 	require.NoError(t, f.Merge(ctx, pr.Number, forge.MergeMerge, false, ""))
-	later := commit(t, e.work, "late.txt", "late\n", "late")
-	git(t, e.work, "push", "-q", "origin", "feature")
+	later := gittest.Commit(t, e.work, "late.txt", "late\n", "late")
+	gittest.Run(t, e.work, "push", "-q", "origin", "feature")
 	require.NoError(t, f.Merge(ctx, pr.Number, forge.MergeMerge, true, ""))
-	assert.Equal(t, later, git(t, e.bare, "rev-parse", "refs/heads/feature"))
+	assert.Equal(t, later, gittest.Run(t, e.bare, "rev-parse", "refs/heads/feature"))
 }
 
 func TestReviewDecision(t *testing.T) {
@@ -380,8 +349,8 @@ func TestReviewDecision(t *testing.T) {
 	assert.Equal(t, pr.HeadSHA, rec.Approvals[0].SHA)
 
 	// A push after approval: kept by default, dismissed when configured.
-	commit(t, e.work, "g.txt", "g\n", "after review")
-	git(t, e.work, "push", "-q", "origin", "feature")
+	gittest.Commit(t, e.work, "g.txt", "g\n", "after review")
+	gittest.Run(t, e.work, "push", "-q", "origin", "feature")
 	pr, err = f.PR(ctx, pr.Number)
 	require.NoError(t, err)
 	assert.Equal(t, forge.ReviewApproved, pr.ReviewDecision)
@@ -428,8 +397,8 @@ func TestMergeRefusesAMovedHead(t *testing.T) {
 	verified := e.branch(t, "feature", map[string]string{"b.txt": "b\n"})
 	pr, _, err := f.EnsurePR(ctx, forge.NewPR{Branch: "feature", Base: "main", Title: "B"})
 	require.NoError(t, err)
-	commit(t, e.work, "c.txt", "c\n", "unverified")
-	git(t, e.work, "push", "-q", "origin", "feature")
+	gittest.Commit(t, e.work, "c.txt", "c\n", "unverified")
+	gittest.Run(t, e.work, "push", "-q", "origin", "feature")
 
 	err = f.Merge(ctx, pr.Number, forge.MergeSquash, false, verified)
 	require.ErrorIs(t, err, forge.ErrHeadChanged)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/internal/github/githubtest"
+	"github.com/agenttree/agenttree/internal/gittest"
 )
 
 // TestMain keeps the developer's gh login, config and environment out of
@@ -24,8 +25,7 @@ func TestMain(m *testing.M) {
 	}
 	_ = os.Setenv("GH_CONFIG_DIR", dir)
 	_ = os.Setenv("GH_PATH", dir+"/no-gh-here")
-	_ = os.Setenv("GIT_CONFIG_GLOBAL", os.DevNull)
-	_ = os.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	gittest.IsolateProcess()
 	code := m.Run()
 	_ = os.RemoveAll(dir)
 	os.Exit(code)

@@ -2,13 +2,13 @@ package github
 
 import (
 	"context"
-	"os/exec"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/internal/github/githubtest"
+	"github.com/agenttree/agenttree/internal/gittest"
 )
 
 func TestParseRemoteURL(t *testing.T) {
@@ -75,13 +75,9 @@ func TestParseRepo(t *testing.T) {
 func gitRepo(t *testing.T, origin string) string {
 	t.Helper()
 	dir := t.TempDir()
-	run := func(args ...string) {
-		out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
-		require.NoError(t, err, "git %v: %s", args, out)
-	}
-	run("init", "-q")
+	gittest.Run(t, dir, "init", "-q")
 	if origin != "" {
-		run("remote", "add", "origin", origin)
+		gittest.Run(t, dir, "remote", "add", "origin", origin)
 	}
 	return dir
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,61 +12,21 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/internal/gittest"
 	"github.com/agenttree/agenttree/internal/gitx"
 )
 
 // TestMain keeps the developer's git configuration (signing, hooks, default
-// branch names) out of the tests.
+// branch names) out of the tests, and gives the git they run an identity.
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "gitx-home")
-	if err != nil {
-		panic(err)
-	}
-	cfg := filepath.Join(dir, "gitconfig")
-	if err := os.WriteFile(cfg, []byte("[user]\n\tname = Test\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n"), 0o644); err != nil {
-		panic(err)
-	}
-	os.Setenv("GIT_CONFIG_GLOBAL", cfg)
-	os.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
-
-func sh(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "git %v: %s", args, out)
-	return strings.TrimSpace(string(out))
-}
-
-func commit(t *testing.T, dir, file, content, msg string) string {
-	t.Helper()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, file), []byte(content), 0o644))
-	sh(t, dir, "add", file)
-	sh(t, dir, "commit", "-q", "-m", msg)
-	return sh(t, dir, "rev-parse", "HEAD")
-}
-
-// setup makes a bare origin with one commit on main and a clone of it.
-func setup(t *testing.T) (bare, clone string) {
-	t.Helper()
-	root := t.TempDir()
-	bare = filepath.Join(root, "origin.git")
-	clone = filepath.Join(root, "work")
-	sh(t, root, "init", "-q", "--bare", bare)
-	sh(t, root, "clone", "-q", bare, clone)
-	commit(t, clone, "a.txt", "one\ntwo\nthree\n", "init")
-	sh(t, clone, "push", "-q", "origin", "main")
-	return bare, clone
+	gittest.IsolateProcess()
+	os.Exit(m.Run())
 }
 
 func TestBasics(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	bare, clone := setup(t)
+	bare, clone := gittest.NewRemote(t)
 	r, err := gitx.Open(ctx, clone)
 	require.NoError(t, err)
 
@@ -112,8 +70,8 @@ func TestBasics(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, clean)
 
-	commit(t, clone, "b.txt", "b\n", "b")
-	commit(t, clone, "c.txt", "c\n", "c")
+	gittest.Commit(t, clone, "b.txt", "b\n", "b")
+	gittest.Commit(t, clone, "c.txt", "c\n", "c")
 	n, err := r.CommitsAhead(ctx, "origin/main", "HEAD")
 	require.NoError(t, err)
 	assert.Equal(t, 2, n)
@@ -124,7 +82,7 @@ func TestBasics(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, anc)
 
-	sh(t, clone, "checkout", "-q", "--detach")
+	gittest.Run(t, clone, "checkout", "-q", "--detach")
 	_, err = r.CurrentBranch(ctx)
 	assert.ErrorIs(t, err, gitx.ErrDetached)
 
@@ -134,7 +92,7 @@ func TestBasics(t *testing.T) {
 
 func TestErrorNamesCommandAndStderr(t *testing.T) {
 	t.Parallel()
-	_, clone := setup(t)
+	_, clone := gittest.NewRemote(t)
 	r := &gitx.Repo{Dir: clone}
 	_, err := r.Run(context.Background(), "checkout", "no-such-branch")
 	require.Error(t, err)
@@ -150,17 +108,17 @@ func TestErrorNamesCommandAndStderr(t *testing.T) {
 // conflictingBranches makes main and feature change the same line.
 func conflictingBranches(t *testing.T, clone string) {
 	t.Helper()
-	sh(t, clone, "checkout", "-q", "-b", "feature")
-	commit(t, clone, "a.txt", "one\nFEATURE\nthree\n", "feature edit")
-	commit(t, clone, "f.txt", "f\n", "feature file")
-	sh(t, clone, "checkout", "-q", "main")
-	commit(t, clone, "a.txt", "one\nMAIN\nthree\n", "main edit")
+	gittest.Run(t, clone, "checkout", "-q", "-b", "feature")
+	gittest.Commit(t, clone, "a.txt", "one\nFEATURE\nthree\n", "feature edit")
+	gittest.Commit(t, clone, "f.txt", "f\n", "feature file")
+	gittest.Run(t, clone, "checkout", "-q", "main")
+	gittest.Commit(t, clone, "a.txt", "one\nMAIN\nthree\n", "main edit")
 }
 
 func TestConflictFiles(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	_, clone := setup(t)
+	_, clone := gittest.NewRemote(t)
 	r := &gitx.Repo{Dir: clone}
 	conflictingBranches(t, clone)
 
@@ -175,8 +133,8 @@ func TestConflictFiles(t *testing.T) {
 	assert.Equal(t, []string{"a.txt"}, cerr.Files)
 
 	// A clean pair: nil, and a tree.
-	sh(t, clone, "checkout", "-q", "-b", "clean", "main~1")
-	commit(t, clone, "other file.txt", "x\n", "clean change")
+	gittest.Run(t, clone, "checkout", "-q", "-b", "clean", "main~1")
+	gittest.Commit(t, clone, "other file.txt", "x\n", "clean change")
 	files, err = r.ConflictFiles(ctx, "main", "clean")
 	require.NoError(t, err)
 	assert.Nil(t, files)
@@ -194,13 +152,13 @@ func TestRebase(t *testing.T) {
 
 	t.Run("clean", func(t *testing.T) {
 		t.Parallel()
-		_, clone := setup(t)
+		_, clone := gittest.NewRemote(t)
 		r := &gitx.Repo{Dir: clone}
-		sh(t, clone, "checkout", "-q", "-b", "feature")
-		commit(t, clone, "f.txt", "f\n", "feature")
-		sh(t, clone, "checkout", "-q", "main")
-		mainSHA := commit(t, clone, "m.txt", "m\n", "main")
-		sh(t, clone, "checkout", "-q", "feature")
+		gittest.Run(t, clone, "checkout", "-q", "-b", "feature")
+		gittest.Commit(t, clone, "f.txt", "f\n", "feature")
+		gittest.Run(t, clone, "checkout", "-q", "main")
+		mainSHA := gittest.Commit(t, clone, "m.txt", "m\n", "main")
+		gittest.Run(t, clone, "checkout", "-q", "feature")
 
 		require.NoError(t, r.Rebase(ctx, "main"))
 		anc, err := r.IsAncestor(ctx, mainSHA, "HEAD")
@@ -213,11 +171,11 @@ func TestRebase(t *testing.T) {
 
 	t.Run("conflict aborts", func(t *testing.T) {
 		t.Parallel()
-		_, clone := setup(t)
+		_, clone := gittest.NewRemote(t)
 		r := &gitx.Repo{Dir: clone}
 		conflictingBranches(t, clone)
-		sh(t, clone, "checkout", "-q", "feature")
-		before := sh(t, clone, "rev-parse", "HEAD")
+		gittest.Run(t, clone, "checkout", "-q", "feature")
+		before := gittest.Run(t, clone, "rev-parse", "HEAD")
 
 		err := r.Rebase(ctx, "main")
 		require.Error(t, err)
@@ -228,8 +186,8 @@ func TestRebase(t *testing.T) {
 		assert.True(t, cerr.Aborted)
 		assert.Contains(t, err.Error(), "a.txt")
 
-		assert.Equal(t, before, sh(t, clone, "rev-parse", "HEAD"))
-		assert.Equal(t, "", sh(t, clone, "status", "--porcelain"))
+		assert.Equal(t, before, gittest.Run(t, clone, "rev-parse", "HEAD"))
+		assert.Equal(t, "", gittest.Run(t, clone, "status", "--porcelain"))
 		b, err := r.CurrentBranch(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, "feature", b)
@@ -238,10 +196,10 @@ func TestRebase(t *testing.T) {
 
 	t.Run("dirty tree refused untouched", func(t *testing.T) {
 		t.Parallel()
-		_, clone := setup(t)
+		_, clone := gittest.NewRemote(t)
 		r := &gitx.Repo{Dir: clone}
 		conflictingBranches(t, clone)
-		sh(t, clone, "checkout", "-q", "feature")
+		gittest.Run(t, clone, "checkout", "-q", "feature")
 		require.NoError(t, os.WriteFile(filepath.Join(clone, "a.txt"), []byte("dirty\n"), 0o644))
 		err := r.Rebase(ctx, "main")
 		require.Error(t, err)
@@ -254,12 +212,12 @@ func TestRebase(t *testing.T) {
 func TestPush(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	bare, clone := setup(t)
+	bare, clone := gittest.NewRemote(t)
 	r := &gitx.Repo{Dir: clone}
 	o := &gitx.Repo{Dir: bare}
 
-	sh(t, clone, "checkout", "-q", "-b", "feature")
-	first := commit(t, clone, "f.txt", "1\n", "one")
+	gittest.Run(t, clone, "checkout", "-q", "-b", "feature")
+	first := gittest.Commit(t, clone, "f.txt", "1\n", "one")
 	require.NoError(t, r.Push(ctx, "origin", "feature", ""))
 	got, err := o.RevParse(ctx, "refs/heads/feature")
 	require.NoError(t, err)
@@ -267,12 +225,12 @@ func TestPush(t *testing.T) {
 
 	// Someone else pushes to feature from another clone.
 	other := filepath.Join(t.TempDir(), "other")
-	sh(t, filepath.Dir(other), "clone", "-q", "-b", "feature", bare, other)
-	theirs := commit(t, other, "g.txt", "theirs\n", "theirs")
-	sh(t, other, "push", "-q", "origin", "feature")
+	gittest.Run(t, filepath.Dir(other), "clone", "-q", "-b", "feature", bare, other)
+	theirs := gittest.Commit(t, other, "g.txt", "theirs\n", "theirs")
+	gittest.Run(t, other, "push", "-q", "origin", "feature")
 
 	// Our rewritten history, pushed with the lease we last saw: rejected.
-	sh(t, clone, "commit", "-q", "--amend", "-m", "one, amended")
+	gittest.Run(t, clone, "commit", "-q", "--amend", "-m", "one, amended")
 	err = r.Push(ctx, "origin", "feature", first)
 	assert.ErrorIs(t, err, gitx.ErrLeaseRejected)
 	got, _ = o.RevParse(ctx, "refs/heads/feature")
@@ -302,7 +260,7 @@ func TestPush(t *testing.T) {
 	// The remote refuses for its own reasons: git's reason, no pull hint.
 	hook := filepath.Join(bare, "hooks", "pre-receive")
 	require.NoError(t, os.WriteFile(hook, []byte("#!/bin/sh\necho 'no pushes today' >&2\nexit 1\n"), 0o755))
-	commit(t, clone, "h.txt", "h\n", "more")
+	gittest.Commit(t, clone, "h.txt", "h\n", "more")
 	err = r.Push(ctx, "origin", "feature", "")
 	assert.ErrorIs(t, err, gitx.ErrPushRejected)
 	assert.NotErrorIs(t, err, gitx.ErrLeaseRejected)
@@ -319,7 +277,7 @@ func TestPush(t *testing.T) {
 func TestRefsAndCommits(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	bare, clone := setup(t)
+	bare, clone := gittest.NewRemote(t)
 	o := &gitx.Repo{Dir: bare}
 	main, err := o.RevParse(ctx, "main")
 	require.NoError(t, err)
@@ -354,7 +312,7 @@ func TestRefsAndCommits(t *testing.T) {
 
 func TestTimeout(t *testing.T) {
 	t.Parallel()
-	_, clone := setup(t)
+	_, clone := gittest.NewRemote(t)
 	r := &gitx.Repo{Dir: clone, Timeout: 200 * time.Millisecond}
 	start := time.Now()
 	// The alias runs a shell child that outlives git unless its whole
@@ -375,7 +333,7 @@ func TestTimeout(t *testing.T) {
 
 func TestEnvDoesNotRedirect(t *testing.T) {
 	// A GIT_DIR inherited from a git hook must not point commands elsewhere.
-	bare, clone := setup(t)
+	bare, clone := gittest.NewRemote(t)
 	t.Setenv("GIT_DIR", bare)
 	b, err := (&gitx.Repo{Dir: clone}).IsBare(context.Background())
 	require.NoError(t, err)

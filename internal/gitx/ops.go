@@ -142,7 +142,9 @@ func (r *Repo) Fetch(ctx context.Context, remote string, refspecs ...string) err
 // Each error says what to do about it.
 func (r *Repo) Push(ctx context.Context, remote, branch, lease string) error {
 	ref := "refs/heads/" + branch
-	args := []string{"push", "--porcelain"}
+	// --set-upstream so a plain `git push` from the work tree goes to the
+	// same place afterwards.
+	args := []string{"push", "--porcelain", "--set-upstream"}
 	if lease != "" {
 		args = append(args, "--force-with-lease="+ref+":"+lease)
 	}
