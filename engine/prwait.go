@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/agenttree/agenttree/hooks"
@@ -24,6 +25,8 @@ type WaitOutcome struct {
 	TimedOut bool   `json:"timed_out"`
 	Reason   string `json:"reason"`
 	Class    string `json:"class,omitempty"`
+	// Feedback is the path of ci_feedback.md when CI failed.
+	Feedback string `json:"feedback,omitempty"`
 }
 
 // ErrNoPR is returned when the issue has no pull request to wait for.
@@ -57,7 +60,11 @@ func (e *Engine) WaitCI(ctx context.Context, id int, maxInterval time.Duration, 
 				// Not a CI verdict: credentials, setup or an outage.
 				return nil, fmt.Errorf("waiting for CI on issue %d: %s", id, o.Reason)
 			}
-			return &WaitOutcome{TimedOut: o.Class == hooks.ClassPollingTimeout, Reason: o.Reason, Class: o.Class}, nil
+			out := &WaitOutcome{TimedOut: o.Class == hooks.ClassPollingTimeout, Reason: o.Reason, Class: o.Class}
+			if _, ok := o.Files["ci_feedback.md"]; ok {
+				out.Feedback = filepath.Join(e.Store.Dir(id), "ci_feedback.md")
+			}
+			return out, nil
 		}
 		wait := o.RetryAfter
 		if maxInterval > 0 && (wait <= 0 || wait > maxInterval) {

@@ -143,6 +143,11 @@ func (a *app) loadConfig() (*stages.Config, *hooks.Registry, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, nil, fmt.Errorf("config file %s: %w; pass an existing file to --config, or run `agenttree init`", path, err)
 	}
+	// The issues beside a config follow that repository's .agenttree.yaml;
+	// an agent may not point at another file next to it with laxer rules.
+	if filepath.Base(path) != stages.FileName && engine.ActorFromEnv(a.getenv).Kind == engine.ActorAgent {
+		return nil, nil, fmt.Errorf("agents use the repository's %s; %s is not one (a person may pass another config with --config)", stages.FileName, path)
+	}
 	reg := hooks.Builtin()
 	cfg, err := stages.Load(path, reg)
 	if err != nil {

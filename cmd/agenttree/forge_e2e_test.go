@@ -74,6 +74,7 @@ func TestLocalForgeEndToEnd(t *testing.T) {
 	r = w.run(t, agentEnv, "pr", "wait", itoa(id), "--interval", "10ms")
 	require.Equal(t, 1, r.code, r.stdout+r.stderr)
 	assert.Contains(t, r.stdout, "CI failed on")
+	assert.Contains(t, r.stdout, filepath.Join(w.issueDir(id), "ci_feedback.md"), "pr wait says where to look")
 	feedback, err := os.ReadFile(filepath.Join(w.issueDir(id), "ci_feedback.md"))
 	require.NoError(t, err)
 	assert.Contains(t, string(feedback), "**ci**: failure")

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -9,7 +11,10 @@ import (
 	"github.com/agenttree/agenttree/engine"
 )
 
-const exitTimeout = 4
+const (
+	exitTimeout     = 4
+	exitInterrupted = 130 // as shells report SIGINT
+)
 
 func (a *app) prCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "pr", Short: "Work with an issue's pull request"}
@@ -29,6 +34,9 @@ func (a *app) prWaitCmd() *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			e, id, err := a.engineFor(args[0])
+			if errors.Is(err, context.Canceled) {
+				return &exitError{code: exitInterrupted, err: errors.New("interrupted; CI goes on, and `agenttree pr wait` picks up where this stopped")}
+			}
 			if err != nil {
 				return err
 			}
@@ -44,10 +52,20 @@ func (a *app) prWaitCmd() *cobra.Command {
 				if err := a.printJSON(out); err != nil {
 					return err
 				}
-			} else if out.Passed {
-				fmt.Fprintf(a.out, "CI passed: %s\n", out.Reason)
 			} else {
-				fmt.Fprintf(a.out, "CI did not pass: %s\n", out.Reason)
+				switch {
+				case out.Passed:
+					fmt.Fprintf(a.out, "CI passed: %s\n", out.Reason)
+				case out.TimedOut:
+					fmt.Fprintf(a.out, "CI did not finish in time: %s\n", out.Reason)
+				case out.Class == "conflict":
+					fmt.Fprintf(a.out, "the PR conflicts with its base, so CI does not count yet: %s\n", out.Reason)
+				default:
+					fmt.Fprintf(a.out, "CI did not pass: %s\n", out.Reason)
+				}
+				if out.Feedback != "" {
+					fmt.Fprintf(a.out, "what failed, with the log: %s\nfix it, commit, `git push`, then run `agenttree pr wait %d` again\n", out.Feedback, id)
+				}
 			}
 			switch {
 			case out.Passed:

@@ -46,3 +46,21 @@ stages:
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)
 	assert.Equal(t, "review", w.issue(t, id).Stage)
 }
+
+// An agent cannot point the CLI at a laxer config beside the real one.
+func TestAgentsUseTheRepositoryConfig(t *testing.T) {
+	w := newWorkspace(t, "stages:\n  - name: implement\n    pre_completion:\n      - file_exists: notes.md\n  - name: done\n    terminal: completion\n")
+	id := w.create(t, "Login")
+	weak := filepath.Join(w.dir, ".weak.yaml")
+	require.NoError(t, os.WriteFile(weak, []byte("stages:\n  - name: implement\n  - name: done\n    terminal: completion\n"), 0o644))
+
+	r := invoke(t, agentEnv, "--config", weak, "next", "-i", itoa(id))
+	assert.Equal(t, 2, r.code, r.stdout+r.stderr)
+	assert.Contains(t, r.stderr, "agents use the repository's .agenttree.yaml")
+	r = invoke(t, map[string]string{"AGENTTREE_ROLE": "developer", "AGENTTREE_CONFIG": weak}, "next", "-i", itoa(id))
+	assert.Equal(t, 2, r.code)
+	assert.Equal(t, "implement", w.issue(t, id).Stage)
+
+	r = invoke(t, humanEnv, "--config", weak, "stages")
+	assert.Equal(t, 0, r.code, "a person may use another config: %s", r.stderr)
+}
