@@ -208,6 +208,12 @@ func (e *Engine) forward(ctx context.Context, id int, actor Actor, dryRun, appro
 			return nil, err
 		}
 		res.Version = iss.Version
+		if iss.Stage != node.Path {
+			// The entry hooks sent the issue elsewhere: that is this
+			// command's move; the new stage's gate waits for the next one.
+			res.Status = StatusAdvanced
+			return res, nil
+		}
 	}
 	if term := node.Terminal(); term != "" {
 		res.Status = StatusFinal

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/internal/atomicfile"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -48,7 +49,11 @@ func (e *Engine) WaitCI(ctx context.Context, id int, maxInterval time.Duration, 
 	start := time.Now()
 	for i := 1; ; i++ {
 		o, err := e.pollCI(ctx, id, entry)
-		if err != nil {
+		switch {
+		case errors.Is(err, atomicfile.ErrLocked):
+			// Another command is moving the issue: poll again later.
+			o = hooks.Pending(0, "issue is busy in another agenttree process")
+		case err != nil:
 			return nil, err
 		}
 		switch o.Kind {
@@ -67,7 +72,10 @@ func (e *Engine) WaitCI(ctx context.Context, id int, maxInterval time.Duration, 
 			return out, nil
 		}
 		wait := o.RetryAfter
-		if maxInterval > 0 && (wait <= 0 || wait > maxInterval) {
+		if wait <= 0 {
+			wait = time.Second // never spin
+		}
+		if maxInterval > 0 && wait > maxInterval {
 			wait = maxInterval
 		}
 		if phase != nil {

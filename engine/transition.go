@@ -255,7 +255,7 @@ func (t *transition) advance(iss *Issue, node, to *stages.Node, kind string) {
 	if kind == KindAdvance || kind == KindApprove {
 		cur, to = t.complete(cur, node, to)
 	}
-	res.Warnings = append(res.Warnings, t.enter(cur, node, to, 0)...)
+	t.enter(cur, node, to, 0)
 }
 
 // decideRollback runs the rollback hooks of node's post_completion before
@@ -313,6 +313,9 @@ func (t *transition) commit(iss *Issue, to, kind, reason string, outputs map[str
 	toNode, _ := t.e.Config.Node(to)
 	cur, err := t.tx.Update(iss.Version, func(cur *Issue) error {
 		from := cur.Stage
+		if from != iss.Stage {
+			return &ConflictError{ID: iss.ID, Expected: iss.Version, Found: cur.Version}
+		}
 		cur.Stage = to
 		cur.EntryPending = nil
 		if toNode != nil && !toNode.Controller() && len(toNode.Entering(fromNode)) > 0 {
@@ -376,6 +379,7 @@ func (t *transition) saveOutputs(iss *Issue, outputs map[string]string) *Issue {
 // were decided before the commit).
 func (t *transition) complete(iss *Issue, node, to *stages.Node) (*Issue, *stages.Node) {
 	snap := t.e.Snapshot(iss)
+	outputs := map[string]string{}
 	for _, h := range node.Completed(to) {
 		if h.Name == "rollback" {
 			continue
@@ -385,8 +389,13 @@ func (t *transition) complete(iss *Issue, node, to *stages.Node) (*Issue, *stage
 		if o.Message != "" && o.Kind == hooks.KindPass {
 			t.res.Notes = append(t.res.Notes, o.Message)
 		}
+		for k, v := range o.Outputs {
+			outputs[k] = v
+			snap.Outputs = withOutput(snap.Outputs, k, v)
+		}
 		switch o.Kind {
 		case hooks.KindRollback, hooks.KindStepBack, hooks.KindRedirect:
+			iss = t.saveOutputs(iss, outputs)
 			if next, cur := t.jump(iss, to, o); next != nil {
 				return cur, next
 			}
@@ -395,7 +404,7 @@ func (t *transition) complete(iss *Issue, node, to *stages.Node) (*Issue, *stage
 			t.res.Warnings = append(t.res.Warnings, fmt.Sprintf("%s (post_completion of %s): %s", h.Label(), node.Path, o.Reason))
 		}
 	}
-	return iss, to
+	return t.saveOutputs(iss, outputs), to
 }
 
 // jump moves iss from where it is to the target of outcome o.
@@ -450,6 +459,7 @@ func (t *transition) enter(iss *Issue, from, to *stages.Node, depth int) (failur
 			if next, cur := t.jump(iss, to, o); next != nil {
 				return t.enter(cur, to, next, depth+1)
 			}
+			failures = append(failures, fmt.Sprintf("%s (post_start of %s) asked to move the issue to %s, which the pipeline does not allow", h.Label(), to.Path, o.Target))
 		case hooks.KindFail, hooks.KindEscalate, hooks.KindPending:
 			failures = append(failures, fmt.Sprintf("%s (post_start of %s): %s", h.Label(), to.Path, o.Reason))
 		}

@@ -461,13 +461,14 @@ func prCIPassed(ctx context.Context, c *Call) Outcome {
 		return o
 	case sum.Pending > 0:
 		return Failf("CI is still running on %s (%d of %d checks pending); wait for it (`agenttree pr wait %d`)", short(pr.HeadSHA), sum.Pending, sum.Total, c.Issue.ID)
+	case sum.Total == 0:
+		// Right after a push GitHub often reports nothing yet: no checks
+		// is no verdict, never a pass.
+		return Pending(settings(c).CIPolling.PollInterval, fmt.Sprintf("no CI has reported on %s of PR #%d yet; wait for it (`agenttree pr wait %d`)", short(pr.HeadSHA), pr.Number, c.Issue.ID))
 	}
 	out := ciPassed(pr.HeadSHA)
 	for k, v := range prOutputs(pr) {
 		out.Outputs[k] = v
-	}
-	if sum.Total == 0 {
-		out.Warnings = []string{fmt.Sprintf("no CI checks are reported for %s of PR #%d", short(pr.HeadSHA), pr.Number)}
 	}
 	return out
 }

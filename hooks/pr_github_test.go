@@ -535,9 +535,9 @@ func TestGitHubPRCIPassed(t *testing.T) {
 		f := newGitHubFixture(t, github.RetryPolicy{})
 		_, issue := f.addPR(t, shaA)
 		o := runHook(t, f.env, issue, "pr_ci_passed", nil)
-		assert.Equal(t, KindPass, o.Kind)
-		require.Len(t, o.Warnings, 1)
-		assert.Contains(t, o.Warnings[0], "no CI checks are reported")
+		assert.Equal(t, KindPending, o.Kind, "no checks is no verdict")
+		assert.Contains(t, o.Reason, "no CI has reported")
+		assert.Empty(t, o.Outputs["ci_passed_sha"])
 	})
 }
 

@@ -140,9 +140,12 @@ func (r *Registry) Run(ctx context.Context, entry *stages.HookEntry, issue *Issu
 		out.Reason = entry.Context + ": " + out.Reason
 	}
 	if entry.Optional && out.Kind == KindFail {
-		// The reason already carries the context label, if any.
+		// Keep everything else the hook asked for (feedback files, watch
+		// state): only the verdict changes. The reason already carries the
+		// context label, if any.
 		warning := "optional " + entry.Name + " failed: " + out.Reason
-		return Outcome{Kind: KindPass, Outputs: out.Outputs, Warnings: append(out.Warnings, warning)}
+		out.Kind, out.Reason, out.Class, out.Warnings = KindPass, "", "", append(out.Warnings, warning)
+		return out
 	}
 	return out
 }

@@ -340,9 +340,12 @@ func issueWorkTree(ctx context.Context, i *Issue) (string, error) {
 	if i.Branch == "" {
 		return dir, nil
 	}
+	if err := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "--git-dir").Run(); err != nil {
+		return dir, nil // not a git work tree: nothing to match
+	}
 	out, err := exec.CommandContext(ctx, "git", "-C", dir, "symbolic-ref", "--quiet", "--short", "HEAD").Output()
 	if err != nil {
-		return dir, nil // not a git work tree, or detached: nothing to match
+		out = []byte("(detached HEAD: a rebase in progress?)")
 	}
 	if strings.TrimSpace(string(out)) == i.Branch {
 		return dir, nil

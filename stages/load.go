@@ -335,6 +335,15 @@ func (l *loader) seconds(n *yaml.Node, dst *time.Duration) {
 	*dst = d
 }
 
+// positiveSeconds is seconds that must be more than zero: a zero poll
+// interval would spin.
+func (l *loader) positiveSeconds(n *yaml.Node, dst *time.Duration) {
+	l.seconds(n, dst)
+	if *dst <= 0 {
+		l.d.errorf(l.pos(n), "use at least 1", "this interval must be more than 0 seconds")
+	}
+}
+
 func (l *loader) ciPolling(n *yaml.Node) {
 	known := []string{"timeout_s", "poll_interval_s", "max_interval_s", "new_run_timeout_s", "max_retries"}
 	if !l.isMap(n, "ci_polling") {
@@ -346,9 +355,9 @@ func (l *loader) ciPolling(n *yaml.Node) {
 		case "timeout_s":
 			l.seconds(p.val, &c.Timeout)
 		case "poll_interval_s":
-			l.seconds(p.val, &c.PollInterval)
+			l.positiveSeconds(p.val, &c.PollInterval)
 		case "max_interval_s":
-			l.seconds(p.val, &c.MaxInterval)
+			l.positiveSeconds(p.val, &c.MaxInterval)
 		case "new_run_timeout_s":
 			l.seconds(p.val, &c.NewRunTimeout)
 		case "max_retries":

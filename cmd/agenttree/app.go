@@ -15,6 +15,7 @@ import (
 
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/internal/atomicfile"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -71,8 +72,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	fmt.Fprintln(stderr, "error:", err)
 	code := exitUsage
 	var ee *exitError
-	if errors.As(err, &ee) {
+	switch {
+	case errors.As(err, &ee):
 		code = ee.code
+	case errors.Is(err, atomicfile.ErrLocked):
+		code = exitWaiting // nothing changed; another process has the issue
 	}
 	if wantsJSON(args) {
 		// Programs asked for JSON: they get it on failure too.

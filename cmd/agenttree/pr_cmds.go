@@ -34,9 +34,6 @@ func (a *app) prWaitCmd() *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			e, id, err := a.engineFor(args[0])
-			if errors.Is(err, context.Canceled) {
-				return &exitError{code: exitInterrupted, err: errors.New("interrupted; CI goes on, and `agenttree pr wait` picks up where this stopped")}
-			}
 			if err != nil {
 				return err
 			}
@@ -45,6 +42,9 @@ func (a *app) prWaitCmd() *cobra.Command {
 					fmt.Fprintf(a.out, "[%d] %s elapsed: %s; next poll in %s\n", p.Iteration, roundDuration(p.Elapsed), p.Status, roundDuration(p.Next))
 				}
 			})
+			if errors.Is(err, context.Canceled) {
+				return &exitError{code: exitInterrupted, err: errors.New("interrupted; CI goes on, and `agenttree pr wait` picks up where this stopped")}
+			}
 			if err != nil {
 				return err
 			}

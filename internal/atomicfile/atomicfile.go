@@ -4,6 +4,7 @@ package atomicfile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -47,6 +48,9 @@ func Write(path string, data []byte, perm os.FileMode) error {
 	return nil
 }
 
+// ErrLocked is returned when another process holds a lock past the wait.
+var ErrLocked = errors.New("locked by another process")
+
 // Lock takes an exclusive lock on the file at path (created if missing),
 // waiting until ctx is done or timeout passes. what names the locked thing
 // in the error.
@@ -59,7 +63,7 @@ func Lock(ctx context.Context, path string, timeout time.Duration, what string) 
 	fl := flock.New(path)
 	ok, err := fl.TryLockContext(ctx, 2*time.Millisecond)
 	if err != nil || !ok {
-		return nil, fmt.Errorf("%s is locked by another agenttree process (lock %s): %v; try again", what, path, err)
+		return nil, fmt.Errorf("%s is busy: another agenttree process is working on it (lock %s); try again when it is done: %w", what, path, ErrLocked)
 	}
 	return func() { _ = fl.Unlock() }, nil
 }
