@@ -46,6 +46,10 @@ type PR struct {
 	Mergeable string `json:"mergeable"`
 	// ReviewDecision is approved, changes_requested, review_required or "".
 	ReviewDecision string `json:"review_decision"`
+	// ApprovedSHA is the head commit the latest approval was given on, when
+	// the forge knows it: an approval of an older head does not cover
+	// commits pushed since.
+	ApprovedSHA string `json:"approved_sha,omitempty"`
 	// Checks is the CI state of HeadSHA when the forge reports it with the
 	// PR (the batched query does): nil means not fetched (call Checks), an
 	// empty slice means there are none.

@@ -674,6 +674,9 @@ func prApproved(ctx context.Context, c *Call) Outcome {
 	}
 	switch pr.ReviewDecision {
 	case forge.ReviewApproved:
+		if pr.ApprovedSHA != "" && pr.ApprovedSHA != pr.HeadSHA {
+			return Failf("PR #%d was approved at %s, but its head is now %s; the new commits need a review (%s)", pr.Number, short(pr.ApprovedSHA), short(pr.HeadSHA), pr.URL)
+		}
 		return approved
 	case forge.ReviewChangesRequested:
 		return Failf("PR #%d has changes requested; address the review on %s", pr.Number, pr.URL)

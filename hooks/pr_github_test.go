@@ -818,3 +818,22 @@ func TestPRHooksWhenTheForgeCannotOpen(t *testing.T) {
 	}
 	assert.Equal(t, 1, opened, "the forge is opened once")
 }
+
+// An approval covers the commit it was given on; commits pushed since need
+// a review of their own, even where GitHub keeps the approval.
+func TestGitHubPRApprovedIsBoundToItsCommit(t *testing.T) {
+	f := newGitHubFixture(t, github.RetryPolicy{})
+	n, issue := f.addPR(t, shaA)
+	f.srv.AddReview(n, githubtest.Review{Author: "maria", State: "APPROVED"})
+	f.srv.SetReviewDecision(n, "APPROVED")
+
+	o := runHook(t, f.env, issue, "pr_approved", nil)
+	require.Equal(t, KindPass, o.Kind, o.Reason)
+	assert.Equal(t, shaA, o.Outputs["approved_sha"])
+
+	f.srv.SetHead(n, shaB)
+	o = runHook(t, f.env, issue, "pr_approved", nil)
+	require.Equal(t, KindFail, o.Kind)
+	assert.Contains(t, o.Reason, "was approved at "+shaA[:10])
+	assert.Contains(t, o.Reason, "the new commits need a review")
+}

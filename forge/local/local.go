@@ -442,6 +442,7 @@ func (f *Forge) view(ctx context.Context, rec *Record, withChecks bool) (*forge.
 		}
 	}
 	pr.ReviewDecision = f.reviewDecision(rec, pr.HeadSHA)
+	pr.ApprovedSHA = approvedSHA(rec, pr.HeadSHA)
 	if withChecks && pr.HeadSHA != "" {
 		checks, err := f.recordedChecks(ctx, pr.HeadSHA)
 		if err != nil {
@@ -471,6 +472,19 @@ func (f *Forge) reviewDecision(rec *Record, head string) string {
 		}
 	}
 	return forge.ReviewRequired
+}
+
+// approvedSHA is the commit an approval covers: the head if someone
+// approved it, else the latest approved commit.
+func approvedSHA(rec *Record, head string) string {
+	sha := ""
+	for _, a := range rec.Approvals {
+		if a.SHA == head {
+			return head
+		}
+		sha = a.SHA
+	}
+	return sha
 }
 
 // PR returns PR number's current state, with the CI result recorded for

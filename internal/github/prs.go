@@ -32,7 +32,7 @@ var ErrHeadChanged = forge.ErrHeadChanged
 var prFragment = fmt.Sprintf(`
 fragment prState on PullRequest {
   number url title headRefName headRefOid baseRefName state isDraft mergeable reviewDecision
-  latestOpinionatedReviews(first: %d, writersOnly: true) { nodes { state author { login } } }
+  latestOpinionatedReviews(first: %d, writersOnly: true) { nodes { state author { login } commit { oid } } }
   commits(last: 1) { nodes { commit { oid statusCheckRollup {
     contexts(first: %d) {
       totalCount
@@ -69,6 +69,9 @@ type gqlPR struct {
 			Author *struct {
 				Login string `json:"login"`
 			} `json:"author"`
+			Commit *struct {
+				Oid string `json:"oid"`
+			} `json:"commit"`
 		} `json:"nodes"`
 	} `json:"latestOpinionatedReviews"`
 	Commits struct {
@@ -197,6 +200,7 @@ func (g *gqlPR) toForge() (*forge.PR, bool) {
 		Mergeable: mergeableState(g.Mergeable),
 	}
 	pr.ReviewDecision = g.reviewDecision()
+	pr.ApprovedSHA = g.approvedSHA()
 	if len(g.Commits.Nodes) == 0 {
 		return pr, false
 	}
@@ -239,6 +243,22 @@ func (g *gqlPR) reviewDecision() string {
 		}
 	}
 	return decision
+}
+
+// approvedSHA is the commit a writer's approval covers: the head if any
+// approval was given on it, else the commit of an older approval.
+func (g *gqlPR) approvedSHA() string {
+	sha := ""
+	for _, r := range g.LatestOpinionatedReviews.Nodes {
+		if r.State != "APPROVED" || r.Commit == nil || r.Commit.Oid == "" {
+			continue
+		}
+		if r.Commit.Oid == g.HeadRefOid {
+			return r.Commit.Oid
+		}
+		sha = r.Commit.Oid
+	}
+	return sha
 }
 
 func mergeableState(s string) string {

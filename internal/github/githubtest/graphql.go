@@ -118,7 +118,7 @@ func (s *Server) prNode(repo *Repo, p *prState, first, reviewsFirst int, writers
 	}
 	reviews := []any{}
 	for _, rv := range p.latestOpinionatedReviews(reviewsFirst, writersOnly) {
-		reviews = append(reviews, map[string]any{"state": rv.State, "author": map[string]any{"login": rv.Author}})
+		reviews = append(reviews, map[string]any{"state": rv.State, "author": map[string]any{"login": rv.Author}, "commit": map[string]any{"oid": rv.CommitID}})
 	}
 	return map[string]any{
 		"number":                   p.Number,

@@ -42,6 +42,9 @@ type Review struct {
 	// anyone may review a public repository's PRs, and such reviews are
 	// left out of latestOpinionatedReviews(writersOnly: true).
 	NoWriteAccess bool
+	// CommitID is the head the review was given on (GitHub's commit_id);
+	// empty means the PR's head when the review was added.
+	CommitID string
 }
 
 // CheckRun is one check run on a commit.
@@ -234,6 +237,9 @@ func (r *Repo) AddReview(number int, rv Review) {
 	r.s.mu.Lock()
 	defer r.s.mu.Unlock()
 	p := r.mustPR(number)
+	if rv.CommitID == "" {
+		rv.CommitID = p.HeadSHA
+	}
 	p.Reviews = append(p.Reviews, rv)
 }
 
