@@ -170,7 +170,7 @@ func (e *Engine) forward(ctx context.Context, id int, actor Actor, dryRun, appro
 			res.Reasons = append(res.Reasons, fmt.Sprintf("only a person can approve; %s cannot (ask a person to run `agenttree approve %d`)", actor, id))
 			return res, nil
 		}
-		if !node.HumanReview() {
+		if !node.HumanReview() && !entryPendingAt(seen, node) {
 			return nil, fmt.Errorf("issue %d is at %s: %w; use `agenttree next -i %d`", id, node.Path, ErrNotReview, id)
 		}
 	}
@@ -193,6 +193,14 @@ func (e *Engine) forward(ctx context.Context, id int, actor Actor, dryRun, appro
 	if iss.Version != seen.Version {
 		t.conflict(&ConflictError{ID: id, Expected: seen.Version, Found: iss.Version})
 		return res, nil
+	}
+
+	if approve && !node.HumanReview() {
+		// A person approves again what changed after the review (the merge
+		// on entering this stage refused unapproved commits).
+		if iss, err = t.reapprove(iss, node); err != nil {
+			return nil, err
+		}
 	}
 
 	// Entry hooks that did not finish when the issue arrived (a push that
@@ -238,6 +246,10 @@ func (e *Engine) forward(ctx context.Context, id int, actor Actor, dryRun, appro
 	t.advance(iss, node, to, kind)
 	res.Reasons = dedupe(res.Reasons)
 	return res, nil
+}
+
+func entryPendingAt(iss *Issue, node *stages.Node) bool {
+	return iss.EntryPending != nil && iss.EntryPending.Stage == node.Path
 }
 
 func dedupe(list []string) []string {

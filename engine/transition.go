@@ -51,6 +51,33 @@ func (t *transition) approvePR(iss *Issue) {
 	}
 }
 
+// reapprove records a person's approval of the PR as it is now, for an
+// issue whose entry hooks (a merge) refused commits pushed after the
+// review. It is a history entry, not a move.
+func (t *transition) reapprove(iss *Issue, node *stages.Node) (*Issue, error) {
+	if t.dryRun() {
+		return iss, nil
+	}
+	t.approvePR(iss)
+	o := t.runHook(&stages.HookEntry{Name: "pr_approved", Params: map[string]any{}}, t.e.Snapshot(iss), node)
+	if o.Kind != hooks.KindPass {
+		t.res.Warnings = append(t.res.Warnings, "the PR is still not approved: "+o.Reason)
+		return iss, nil
+	}
+	cur, err := t.tx.Update(iss.Version, func(cur *Issue) error {
+		applyOutputs(cur, o.Outputs)
+		cur.History = append(cur.History, HistoryEntry{From: cur.Stage, To: cur.Stage, Kind: KindApprove, Actor: t.actor.Kind,
+			Reason: "approved the PR again at " + o.Outputs["approved_sha"], At: time.Now().UTC().Truncate(time.Second)})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	t.res.Version = cur.Version
+	t.res.Notes = append(t.res.Notes, "approved the PR at its current head")
+	return cur, nil
+}
+
 // gateResult is what the gate of a transition found.
 type gateResult struct {
 	reasons  []string

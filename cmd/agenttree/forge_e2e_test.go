@@ -257,4 +257,14 @@ func TestUnapprovedCodeIsNotMerged(t *testing.T) {
 	require.Equal(t, 1, r.code, r.stdout+r.stderr)
 	assert.Contains(t, r.stdout, "not at the commit a person approved")
 	assert.NotContains(t, gittest.Run(t, bare, "ls-tree", "--name-only", "main"), "extra.sh")
+
+	// A person looks at the new commits and approves again: now it merges.
+	r = w.run(t, agentEnv, "approve", itoa(id))
+	assert.Equal(t, 3, r.code, "agents cannot approve")
+	r = w.run(t, humanEnv, "approve", itoa(id))
+	require.Equal(t, 0, r.code, r.stdout+r.stderr)
+	assert.Contains(t, r.stdout, "merged PR #1")
+	assert.Contains(t, gittest.Run(t, bare, "ls-tree", "--name-only", "main"), "extra.sh")
+	hist := w.issue(t, id).History
+	assert.Equal(t, "approve", hist[len(hist)-1].Kind, "the second approval is on record")
 }
