@@ -1,0 +1,61 @@
+package atomicfile_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenttree/agenttree/internal/atomicfile"
+)
+
+func TestWriteReplacesWholeAndLeavesNoTemp(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "issue.yaml")
+	require.NoError(t, atomicfile.Write(path, []byte("old\n"), 0o644))
+	require.NoError(t, atomicfile.Write(path, []byte("new\n"), 0o600))
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "new\n", string(data))
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "no temp file left behind")
+}
+
+func TestWriteIntoMissingDirectoryFails(t *testing.T) {
+	err := atomicfile.Write(filepath.Join(t.TempDir(), "nope", "x"), []byte("x"), 0o644)
+	assert.Error(t, err)
+}
+
+func TestLockIsExclusiveAndSaysWhoIsBusy(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".lock")
+	unlock, err := atomicfile.Lock(context.Background(), path, time.Second, "issue 7")
+	require.NoError(t, err)
+
+	_, err = atomicfile.Lock(context.Background(), path, 50*time.Millisecond, "issue 7")
+	require.ErrorIs(t, err, atomicfile.ErrLocked)
+	assert.Contains(t, err.Error(), "issue 7 is busy")
+
+	unlock()
+	unlock2, err := atomicfile.Lock(context.Background(), path, time.Second, "issue 7")
+	require.NoError(t, err, "free again once released")
+	unlock2()
+}
+
+func TestLockGivesUpWithTheContext(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".lock")
+	unlock, err := atomicfile.Lock(context.Background(), path, 0, "x")
+	require.NoError(t, err)
+	defer unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = atomicfile.Lock(ctx, path, 0, "x")
+	assert.ErrorIs(t, err, atomicfile.ErrLocked)
+}
