@@ -122,7 +122,8 @@ func (e *Engine) locate(iss *Issue) (*stages.Flow, *stages.Node, error) {
 	return flow, node, nil
 }
 
-// Snapshot is the read-only view of iss that hooks get.
+// Snapshot is the read-only view of iss that hooks get, without the watch
+// state (a transition adds it from its Tx).
 func (e *Engine) Snapshot(iss *Issue) *hooks.Issue {
 	h := &hooks.Issue{
 		ID: iss.ID, Slug: iss.Slug, Title: iss.Title, Flow: iss.Flow, Stage: iss.Stage,
@@ -132,11 +133,6 @@ func (e *Engine) Snapshot(iss *Issue) *hooks.Issue {
 	}
 	for _, x := range iss.History {
 		h.History = append(h.History, hooks.Event{From: x.From, To: x.To, Kind: x.Kind, Actor: x.Actor, Reason: x.Reason, At: x.At})
-	}
-	if w, err := e.Store.Watch(iss.ID); err == nil {
-		h.Watch = w
-	} else {
-		e.Log.Warn("unreadable watch state; starting afresh", "issue", iss.ID, "err", err)
 	}
 	return h
 }

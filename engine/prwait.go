@@ -103,7 +103,7 @@ func (e *Engine) pollCI(ctx context.Context, id int, entry *stages.HookEntry) (h
 	}
 	t := &transition{e: e, ctx: ctx, tx: tx, actor: Actor{Kind: ActorHuman}, res: &Result{}}
 	node, _ := e.Config.Node(iss.Stage)
-	o := t.runHook(entry, e.Snapshot(iss), node)
+	o := t.runHook(entry, t.snapshot(iss), node)
 	if o.Kind == hooks.KindPass || o.Kind == hooks.KindFail {
 		t.saveOutputs(iss, o.Outputs)
 	}

@@ -162,6 +162,7 @@ type Tx struct {
 	s      *Store
 	id     int
 	unlock func()
+	watch  map[string]string // read on first use
 }
 
 // Lock takes issue id's lock, waiting up to LockTimeout.
@@ -233,7 +234,7 @@ func (s *Store) write(iss *Issue) error {
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(s.path(iss.ID), data, 0o644)
+	return atomicfile.Write(s.path(iss.ID), data, 0o644)
 }
 
 type event struct {
@@ -264,15 +265,10 @@ func (s *Store) appendEvents(iss *Issue, entries []HistoryEntry) error {
 	return f.Close()
 }
 
-// WriteFileAtomic writes data to path atomically (see atomicfile.Write).
-func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
-	return atomicfile.Write(path, data, perm)
-}
-
 func (s *Store) watchPath(id int) string { return filepath.Join(s.Dir(id), "watch.yaml") }
 
-// Watch reads the hooks' polling state of issue id (empty if none).
-func (s *Store) Watch(id int) (map[string]string, error) {
+// readWatch reads the hooks' polling state of issue id (empty if none).
+func (s *Store) readWatch(id int) (map[string]string, error) {
 	data, err := os.ReadFile(s.watchPath(id))
 	if errors.Is(err, os.ErrNotExist) {
 		return map[string]string{}, nil
@@ -287,15 +283,32 @@ func (s *Store) Watch(id int) (map[string]string, error) {
 	return w, nil
 }
 
+// Watch is the hooks' polling state of the issue. It is read once per Tx:
+// nobody else writes it while the lock is held.
+func (t *Tx) Watch() (map[string]string, error) {
+	if t.watch == nil {
+		w, err := t.s.readWatch(t.id)
+		if err != nil {
+			return nil, err
+		}
+		t.watch = w
+	}
+	return t.watch, nil
+}
+
 // UpdateWatch merges changes into the hooks' watch state; an empty value
 // deletes the key. The watch state is not part of the issue's version.
 func (t *Tx) UpdateWatch(changes map[string]string) error {
 	if len(changes) == 0 {
 		return nil
 	}
-	w, err := t.s.Watch(t.id)
+	cur, err := t.Watch()
 	if err != nil {
 		return err
+	}
+	w := make(map[string]string, len(cur)+len(changes))
+	for k, v := range cur {
+		w[k] = v
 	}
 	for k, v := range changes {
 		if v == "" {
@@ -308,17 +321,11 @@ func (t *Tx) UpdateWatch(changes map[string]string) error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(t.s.watchPath(t.id), data, 0o644)
-}
-
-// UpdateWatch is Lock, Tx.UpdateWatch, Unlock.
-func (s *Store) UpdateWatch(ctx context.Context, id int, changes map[string]string) error {
-	tx, err := s.Lock(ctx, id)
-	if err != nil {
+	if err := atomicfile.Write(t.s.watchPath(t.id), data, 0o644); err != nil {
 		return err
 	}
-	defer tx.Unlock()
-	return tx.UpdateWatch(changes)
+	t.watch = w
+	return nil
 }
 
 // WriteDoc writes a stage document into the issue's directory atomically;

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -27,6 +28,18 @@ type transition struct {
 }
 
 func (t *transition) dryRun() bool { return t.res.DryRun }
+
+// snapshot is the hooks' view of iss with the watch state held by the Tx.
+func (t *transition) snapshot(iss *Issue) *hooks.Issue {
+	s := t.e.Snapshot(iss)
+	w, err := t.tx.Watch()
+	if err != nil {
+		t.e.Log.Warn("unreadable watch state; starting afresh", "issue", iss.ID, "err", err)
+		w = map[string]string{}
+	}
+	s.Watch = w
+	return s
+}
 
 func (t *transition) block(reasons ...string) {
 	t.res.Status = StatusBlocked
@@ -59,7 +72,7 @@ func (t *transition) reapprove(iss *Issue, node *stages.Node) (*Issue, error) {
 		return iss, nil
 	}
 	t.approvePR(iss)
-	o := t.runHook(&stages.HookEntry{Name: "pr_approved", Params: map[string]any{}}, t.e.Snapshot(iss), node)
+	o := t.runHook(&stages.HookEntry{Name: "pr_approved", Params: map[string]any{}}, t.snapshot(iss), node)
 	if o.Kind != hooks.KindPass {
 		t.res.Warnings = append(t.res.Warnings, "the PR is still not approved: "+o.Reason)
 		return iss, nil
@@ -80,10 +93,8 @@ func (t *transition) reapprove(iss *Issue, node *stages.Node) (*Issue, error) {
 
 // gateResult is what the gate of a transition found.
 type gateResult struct {
-	reasons  []string
-	warnings []string
-	notes    []string
-	outputs  map[string]string
+	reasons []string
+	outputs map[string]string
 	// jump is set when a hook sent the issue elsewhere instead.
 	jump *hooks.Outcome
 }
@@ -100,15 +111,7 @@ func (t *transition) gate(snap *hooks.Issue, node, to *stages.Node) gateResult {
 		}
 	}
 	for _, h := range entries {
-		o := t.runHook(h, snap, node)
-		g.warnings = append(g.warnings, o.Warnings...)
-		if o.Message != "" && o.Kind == hooks.KindPass {
-			g.notes = append(g.notes, o.Message)
-		}
-		for k, v := range o.Outputs {
-			g.outputs[k] = v
-			snap.Outputs = withOutput(snap.Outputs, k, v)
-		}
+		o := t.collect(h, snap, node, g.outputs)
 		switch o.Kind {
 		case hooks.KindFail, hooks.KindEscalate:
 			g.reasons = append(g.reasons, o.Reason)
@@ -120,6 +123,21 @@ func (t *transition) gate(snap *hooks.Issue, node, to *stages.Node) gateResult {
 		}
 	}
 	return g
+}
+
+// collect runs one hook of a sequence: its warnings and notes go to the
+// result, its outputs into outputs and into what the later hooks see.
+func (t *transition) collect(h *stages.HookEntry, snap *hooks.Issue, node *stages.Node, outputs map[string]string) hooks.Outcome {
+	o := t.runHook(h, snap, node)
+	t.res.Warnings = append(t.res.Warnings, o.Warnings...)
+	if o.Message != "" && o.Kind == hooks.KindPass {
+		t.res.Notes = append(t.res.Notes, o.Message)
+	}
+	for k, v := range o.Outputs {
+		outputs[k] = v
+		snap.Outputs = withOutput(snap.Outputs, k, v)
+	}
+	return o
 }
 
 // runHook runs one hook, applies its on_failure policy and records what it
@@ -197,18 +215,7 @@ func (t *transition) record(snap *hooks.Issue, o *hooks.Outcome) {
 		o.Warnings = append(o.Warnings, "could not save watch state: "+err.Error())
 		return
 	}
-	w := make(map[string]string, len(snap.Watch)+len(o.Watch))
-	for k, v := range snap.Watch {
-		w[k] = v
-	}
-	for k, v := range o.Watch {
-		if v == "" {
-			delete(w, k)
-		} else {
-			w[k] = v
-		}
-	}
-	snap.Watch = w
+	snap.Watch, _ = t.tx.Watch()
 }
 
 func withOutput(m map[string]string, k, v string) map[string]string {
@@ -229,10 +236,8 @@ func (t *transition) advance(iss *Issue, node, to *stages.Node, kind string) {
 		t.block(err.Error())
 		return
 	}
-	snap := t.e.Snapshot(iss)
+	snap := t.snapshot(iss)
 	g := t.gate(snap, node, to)
-	res.Warnings = append(res.Warnings, g.warnings...)
-	res.Notes = append(res.Notes, g.notes...)
 	reason := "gates passed"
 	switch {
 	case g.jump != nil:
@@ -390,8 +395,16 @@ func (t *transition) saveOutputs(iss *Issue, outputs map[string]string) *Issue {
 	if len(outputs) == 0 {
 		return iss
 	}
+	return t.save(iss, outputs, nil)
+}
+
+// save writes outputs and change in one update of iss.
+func (t *transition) save(iss *Issue, outputs map[string]string, change func(*Issue)) *Issue {
 	updated, err := t.tx.Update(iss.Version, func(i *Issue) error {
 		applyOutputs(i, outputs)
+		if change != nil {
+			change(i)
+		}
 		return nil
 	})
 	if err != nil {
@@ -405,21 +418,13 @@ func (t *transition) saveOutputs(iss *Issue, outputs map[string]string) *Issue {
 // complete runs node's post_completion hooks after a move to to (rollbacks
 // were decided before the commit).
 func (t *transition) complete(iss *Issue, node, to *stages.Node) (*Issue, *stages.Node) {
-	snap := t.e.Snapshot(iss)
+	snap := t.snapshot(iss)
 	outputs := map[string]string{}
 	for _, h := range node.Completed(to) {
 		if h.Name == "rollback" {
 			continue
 		}
-		o := t.runHook(h, snap, node)
-		t.res.Warnings = append(t.res.Warnings, o.Warnings...)
-		if o.Message != "" && o.Kind == hooks.KindPass {
-			t.res.Notes = append(t.res.Notes, o.Message)
-		}
-		for k, v := range o.Outputs {
-			outputs[k] = v
-			snap.Outputs = withOutput(snap.Outputs, k, v)
-		}
+		o := t.collect(h, snap, node, outputs)
 		switch o.Kind {
 		case hooks.KindRollback, hooks.KindStepBack, hooks.KindRedirect:
 			iss = t.saveOutputs(iss, outputs)
@@ -464,18 +469,10 @@ func (t *transition) enter(iss *Issue, from, to *stages.Node, depth int) (failur
 		t.res.Instructions = fmt.Sprintf("%s is run by the host controller; `agenttree controller` takes the issue from here.", to.Path)
 		return nil
 	}
-	snap := t.e.Snapshot(iss)
+	snap := t.snapshot(iss)
 	outputs := map[string]string{}
 	for _, h := range to.Entering(from) {
-		o := t.runHook(h, snap, to)
-		t.res.Warnings = append(t.res.Warnings, o.Warnings...)
-		if o.Message != "" && o.Kind == hooks.KindPass {
-			t.res.Notes = append(t.res.Notes, o.Message)
-		}
-		for k, v := range o.Outputs {
-			outputs[k] = v
-			snap.Outputs = withOutput(snap.Outputs, k, v)
-		}
+		o := t.collect(h, snap, to, outputs)
 		switch o.Kind {
 		case hooks.KindRollback, hooks.KindStepBack, hooks.KindRedirect:
 			iss = t.saveOutputs(iss, outputs)
@@ -500,40 +497,23 @@ func (t *transition) enter(iss *Issue, from, to *stages.Node, depth int) (failur
 // finishEntry saves the entry hooks' outputs and what is still pending, in
 // one write.
 func (t *transition) finishEntry(iss *Issue, outputs map[string]string, failures []string) {
-	cur, err := t.tx.Get()
-	if err != nil {
-		t.res.Warnings = append(t.res.Warnings, "could not save the entry state: "+err.Error())
-		return
-	}
-	pending := cur.EntryPending
-	if pending != nil {
-		p := *pending
+	var pending *EntryPending
+	if iss.EntryPending != nil && len(failures) > 0 {
+		p := *iss.EntryPending
 		p.Failures = failures
 		pending = &p
 	}
-	if len(failures) == 0 {
-		pending = nil
-	}
-	if len(outputs) == 0 && equalPending(pending, cur.EntryPending) {
+	if len(outputs) == 0 && equalPending(pending, iss.EntryPending) {
 		return
 	}
-	updated, err := t.tx.Update(cur.Version, func(i *Issue) error {
-		applyOutputs(i, outputs)
-		i.EntryPending = pending
-		return nil
-	})
-	if err != nil {
-		t.res.Warnings = append(t.res.Warnings, "could not save the entry state: "+err.Error())
-		return
-	}
-	t.res.Version = updated.Version
+	t.save(iss, outputs, func(i *Issue) { i.EntryPending = pending })
 }
 
 func equalPending(a, b *EntryPending) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return a.Stage == b.Stage && a.From == b.From && fmt.Sprint(a.Failures) == fmt.Sprint(b.Failures)
+	return a.Stage == b.Stage && a.From == b.From && slices.Equal(a.Failures, b.Failures)
 }
 
 // resumeEntry reruns the entry hooks of node if they did not finish when

@@ -98,7 +98,7 @@ const ClassConfig = "config"
 // circles.
 func (o Outcome) AgentFixable() bool {
 	switch o.Class {
-	case ClassAuth, ClassRateLimit, ClassConfig, "forge_error":
+	case ClassAuth, ClassRateLimit, ClassConfig, ClassForge:
 		return false
 	}
 	return true

@@ -61,9 +61,7 @@ func settings(c *Call) *stages.Config {
 	if c.Env != nil && c.Env.Config != nil {
 		return c.Env.Config
 	}
-	return &stages.Config{DefaultBranch: "main", CIPolling: stages.CIPolling{
-		Timeout: 600 * time.Second, PollInterval: 30 * time.Second, NewRunTimeout: 1800 * time.Second},
-		Conflicts: stages.ConflictHandling{AutoRebase: true, NotifyOnRebase: true}}
+	return stages.Defaults()
 }
 
 func remote(c *Call) string {

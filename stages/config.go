@@ -87,6 +87,18 @@ type CI struct {
 	Timeout time.Duration
 }
 
+// Defaults is a config with every setting at its default and no stages:
+// what a key left out of .agenttree.yaml means.
+func Defaults() *Config {
+	return &Config{
+		Forge:         "local",
+		DefaultBranch: "main",
+		CIPolling: CIPolling{Timeout: 600 * time.Second, PollInterval: 30 * time.Second,
+			MaxInterval: 300 * time.Second, NewRunTimeout: 1800 * time.Second, MaxRetries: 5},
+		Conflicts: ConflictHandling{AutoRebase: true, NotifyOnRebase: true, MaxConflictRetries: 3},
+	}
+}
+
 // Stage is one top-level stage.
 type Stage struct {
 	Name      string

@@ -163,11 +163,8 @@ func (l *loader) load(root *yaml.Node) {
 		}
 	}
 
-	l.cfg.Forge = "local"
-	l.cfg.DefaultBranch = "main"
-	l.cfg.CIPolling = CIPolling{Timeout: 600 * time.Second, PollInterval: 30 * time.Second,
-		MaxInterval: 300 * time.Second, NewRunTimeout: 1800 * time.Second, MaxRetries: 5}
-	l.cfg.Conflicts = ConflictHandling{AutoRebase: true, NotifyOnRebase: true, MaxConflictRetries: 3}
+	d := Defaults()
+	l.cfg.Forge, l.cfg.DefaultBranch, l.cfg.CIPolling, l.cfg.Conflicts = d.Forge, d.DefaultBranch, d.CIPolling, d.Conflicts
 
 	for _, p := range pairs(root) {
 		switch p.key.Value {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/internal/atomicfile"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -68,7 +69,7 @@ func (a *app) initCmd() *cobra.Command {
 			if err := os.MkdirAll(filepath.Join(abs, "_agenttree", "issues"), 0o755); err != nil {
 				return err
 			}
-			if err := engine.WriteFileAtomic(path, []byte(text), 0o644); err != nil {
+			if err := atomicfile.Write(path, []byte(text), 0o644); err != nil {
 				return err
 			}
 			fmt.Fprintf(a.out, "wrote %s and %s\nnext: agenttree issue create \"My first issue\"\n", path, filepath.Join(abs, "_agenttree"))

@@ -381,52 +381,60 @@ func (repo *Repo) rerun(old *CheckRun) {
 	repo.addCheckRunLocked(old.SHA, CheckRun{Name: old.Name, App: old.App, RunID: old.RunID})
 }
 
-func (s *Server) rerequestCheckRun(r *http.Request, repo *Repo) reply {
-	id, _ := strconv.ParseInt(r.PathValue("check_run_id"), 10, 64)
+// findCheckRun is the first check run that match accepts, or nil.
+func (repo *Repo) findCheckRun(match func(*CheckRun) bool) *CheckRun {
 	for _, c := range repo.checkRuns {
-		if c.ID == id {
-			repo.reruns = append(repo.reruns, id)
-			repo.rerun(c)
-			return jsonReply(http.StatusCreated, map[string]any{})
+		if match(c) {
+			return c
 		}
 	}
-	return errReply(http.StatusNotFound, "Not Found")
+	return nil
+}
+
+// actionsJob finds the GitHub Actions check run of job id.
+func (repo *Repo) actionsJob(id int64) *CheckRun {
+	return repo.findCheckRun(func(c *CheckRun) bool { return c.JobID == id && c.App == "github-actions" })
+}
+
+func (s *Server) rerequestCheckRun(r *http.Request, repo *Repo) reply {
+	id, _ := strconv.ParseInt(r.PathValue("check_run_id"), 10, 64)
+	c := repo.findCheckRun(func(c *CheckRun) bool { return c.ID == id })
+	if c == nil {
+		return errReply(http.StatusNotFound, "Not Found")
+	}
+	repo.reruns = append(repo.reruns, id)
+	repo.rerun(c)
+	return jsonReply(http.StatusCreated, map[string]any{})
 }
 
 func (s *Server) rerunJob(r *http.Request, repo *Repo) reply {
 	id, _ := strconv.ParseInt(r.PathValue("job_id"), 10, 64)
-	for _, c := range repo.checkRuns {
-		if c.JobID == id && c.App == "github-actions" {
-			if c.Status != "completed" {
-				return errReply(http.StatusForbidden, "This job is already running")
-			}
-			repo.reruns = append(repo.reruns, id)
-			repo.rerun(c)
-			return jsonReply(http.StatusCreated, map[string]any{})
-		}
+	c := repo.actionsJob(id)
+	switch {
+	case c == nil:
+		return errReply(http.StatusNotFound, "Not Found")
+	case c.Status != "completed":
+		return errReply(http.StatusForbidden, "This job is already running")
 	}
-	return errReply(http.StatusNotFound, "Not Found")
+	repo.reruns = append(repo.reruns, id)
+	repo.rerun(c)
+	return jsonReply(http.StatusCreated, map[string]any{})
 }
 
 func (s *Server) jobLogs(r *http.Request, repo *Repo) reply {
 	id, _ := strconv.ParseInt(r.PathValue("job_id"), 10, 64)
-	for _, c := range repo.checkRuns {
-		if c.JobID == id && c.App == "github-actions" {
-			return reply{status: http.StatusFound,
-				location: fmt.Sprintf("%s/_blobs/jobs/%d/logs?sig=%s&repo=%s", s.apiBase(r), id, "fake", url.QueryEscape(repo.fullName()))}
-		}
+	if repo.actionsJob(id) == nil {
+		return errReply(http.StatusNotFound, "Not Found")
 	}
-	return errReply(http.StatusNotFound, "Not Found")
+	return reply{status: http.StatusFound,
+		location: fmt.Sprintf("%s/_blobs/jobs/%d/logs?sig=%s&repo=%s", s.apiBase(r), id, "fake", url.QueryEscape(repo.fullName()))}
 }
 
 func (s *Server) logBlob(r *http.Request, _ *Repo) reply {
 	id, _ := strconv.ParseInt(r.PathValue("job_id"), 10, 64)
-	repo := s.repos[strings.ToLower(r.URL.Query().Get("repo"))]
-	if repo != nil {
-		for _, c := range repo.checkRuns {
-			if c.JobID == id {
-				return reply{status: http.StatusOK, raw: []byte(c.Log), contentType: "text/plain"}
-			}
+	if repo := s.repos[strings.ToLower(r.URL.Query().Get("repo"))]; repo != nil {
+		if c := repo.findCheckRun(func(c *CheckRun) bool { return c.JobID == id }); c != nil {
+			return reply{status: http.StatusOK, raw: []byte(c.Log), contentType: "text/plain"}
 		}
 	}
 	return reply{status: http.StatusNotFound, raw: []byte("BlobNotFound"), contentType: "application/xml"}
