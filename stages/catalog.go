@@ -72,6 +72,3 @@ var builtinVars = []string{
 	"head_sha", "failure_reason", "failed_checks", "ci_url", "conflict_files",
 	"attempt", "max_retries", "flow", "from_stage", "to_stage",
 }
-
-// BuiltinVars lists the message variables every issue provides.
-func BuiltinVars() []string { return append([]string(nil), builtinVars...) }

@@ -1,7 +1,6 @@
 package stages
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -70,12 +69,6 @@ func Parse(file string, data []byte, catalog HookCatalog) (*Config, error) {
 	}
 	l.cfg.Warnings = warns
 	return l.cfg, nil
-}
-
-// IsLoadError reports whether err came from validating a config.
-func IsLoadError(err error) bool {
-	var le *LoadError
-	return errors.As(err, &le)
 }
 
 // pendingRef is a stage reference a hook or on_failure makes, resolved once

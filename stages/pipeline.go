@@ -164,17 +164,6 @@ func (c *Config) Node(path string) (*Node, bool) {
 	return nil, false
 }
 
-// NodePaths lists every node of the config in declaration order.
-func (c *Config) NodePaths() []string {
-	var out []string
-	for _, s := range c.Stages {
-		for _, n := range expandStage(s) {
-			out = append(out, n.Path)
-		}
-	}
-	return out
-}
-
 func expandStage(s *Stage) []*Node {
 	if len(s.Substages) == 0 {
 		return []*Node{{Path: s.Name, Stage: s}}
