@@ -6,31 +6,33 @@ import (
 	"github.com/agenttree/agenttree/stages"
 )
 
-// Actor kinds.
+// ActorKind says whether an agent, a person or the controller acts.
+type ActorKind string
+
 const (
-	ActorAgent      = "agent"
-	ActorHuman      = "human"
-	ActorController = "controller"
+	ActorAgent      ActorKind = "agent"
+	ActorHuman      ActorKind = "human"
+	ActorController ActorKind = "controller"
 )
 
 // Actor is who runs a command.
 type Actor struct {
-	Kind string
+	Kind ActorKind
 	// Role is the agent's role (developer, reviewer, ...); empty otherwise.
-	Role string
+	Role stages.Role
 }
 
 func (a Actor) String() string {
 	if a.Kind == ActorAgent {
-		return "agent (" + a.Role + ")"
+		return "agent (" + string(a.Role) + ")"
 	}
-	return a.Kind
+	return string(a.Kind)
 }
 
 // ActorFromEnv works out who is acting: AGENTTREE_ROLE naming an agent role,
 // or AGENTTREE_CONTAINER=1, is an agent; otherwise a human.
 func ActorFromEnv(getenv func(string) string) Actor {
-	role := getenv("AGENTTREE_ROLE")
+	role := stages.Role(getenv("AGENTTREE_ROLE"))
 	container := getenv("AGENTTREE_CONTAINER") == "1"
 	switch role {
 	case "", "human", "manager":

@@ -132,7 +132,7 @@ func (e *Engine) Snapshot(iss *Issue) *hooks.Issue {
 		Dir: e.Store.Dir(iss.ID), WorkDir: e.WorkDir, DefaultBranch: e.Config.DefaultBranch,
 	}
 	for _, x := range iss.History {
-		h.History = append(h.History, hooks.Event{From: x.From, To: x.To, Kind: x.Kind, Actor: x.Actor, Reason: x.Reason, At: x.At})
+		h.History = append(h.History, hooks.Event{From: x.From, To: x.To, Kind: x.Kind, Actor: string(x.Actor), Reason: x.Reason, At: x.At})
 	}
 	return h
 }

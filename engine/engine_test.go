@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/engine"
-	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -54,7 +53,7 @@ func newEngine(t *testing.T, text string) *engine.Engine {
 	dir := t.TempDir()
 	path := filepath.Join(dir, stages.FileName)
 	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
-	reg := hooks.Builtin()
+	reg := registry()
 	cfg, err := stages.Load(path, reg)
 	require.NoError(t, err)
 	store, err := engine.OpenStore(filepath.Join(dir, "_agenttree"))
@@ -161,7 +160,7 @@ func TestWalkThroughThePipeline(t *testing.T) {
 	require.NoError(t, err)
 	var kinds []string
 	for _, h := range got.History {
-		kinds = append(kinds, h.Kind+":"+h.To+":"+h.Actor)
+		kinds = append(kinds, h.Kind+":"+h.To+":"+string(h.Actor))
 	}
 	assert.Equal(t, []string{
 		"create:backlog:human", "advance:plan.draft:human", "advance:plan.review:agent",

@@ -24,7 +24,7 @@ func nodeNote(n *stages.Node) string {
 		tags = append(tags, "redirect only")
 	}
 	if t := n.Terminal(); t != "" {
-		tags = append(tags, t)
+		tags = append(tags, string(t))
 	}
 	if c := n.Condition(); c != nil {
 		tags = append(tags, "if "+c.Src)

@@ -61,7 +61,7 @@ type HistoryEntry struct {
 	From   string    `yaml:"from" json:"from"`
 	To     string    `yaml:"to" json:"to"`
 	Kind   string    `yaml:"kind" json:"kind"`
-	Actor  string    `yaml:"actor" json:"actor"`
+	Actor  ActorKind `yaml:"actor" json:"actor"`
 	Reason string    `yaml:"reason,omitempty" json:"reason"`
 	At     time.Time `yaml:"at" json:"at"`
 }

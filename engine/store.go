@@ -116,7 +116,7 @@ func (s *Store) ids() ([]int, error) {
 
 // Create allocates the next id under the store lock and writes iss with it,
 // recording actor as its creator.
-func (s *Store) Create(ctx context.Context, iss *Issue, actor string) (*Issue, error) {
+func (s *Store) Create(ctx context.Context, iss *Issue, actor ActorKind) (*Issue, error) {
 	if err := os.MkdirAll(filepath.Join(s.root, "issues"), 0o755); err != nil {
 		return nil, fmt.Errorf("create state directory: %w", err)
 	}

@@ -55,11 +55,11 @@ func (t *transition) conflict(err error) {
 // approvePR records a person's approval on the PR where the forge takes it
 // from agenttree, so the review gate (pr_approved) sees it.
 func (t *transition) approvePR(iss *Issue) {
-	ap, ok := t.e.Forge.(forge.Approver)
+	ap, ok := forge.As[forge.Approver](t.e.Forge)
 	if !ok || iss.PRNumber == 0 || t.dryRun() {
 		return
 	}
-	if err := ap.Approve(t.ctx, iss.PRNumber, ActorHuman); err != nil {
+	if err := ap.Approve(t.ctx, iss.PRNumber, string(ActorHuman)); err != nil {
 		t.res.Warnings = append(t.res.Warnings, fmt.Sprintf("could not record the approval on PR #%d: %v", iss.PRNumber, err))
 	}
 }

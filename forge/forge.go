@@ -148,6 +148,57 @@ type Forge interface {
 	Comment(ctx context.Context, number int, body string) error
 }
 
+// Wrapper is a Forge that stands in for another (LazyForge opens it on
+// first use). A wrapper forwards the Forge methods and claims no optional
+// capability: As and Unwrap look past it, the way errors.As looks through
+// wrapped errors and net/http's ResponseController through wrapped
+// ResponseWriters.
+type Wrapper interface {
+	Forge
+	// Unwrap returns the forge this one stands for, or why it cannot be had.
+	Unwrap() (Forge, error)
+}
+
+// Unwrap follows f's chain of wrappers to the forge that does the work, or
+// to the error that keeps it from being had (a forge that could not be
+// opened).
+func Unwrap(f Forge) (Forge, error) {
+	for {
+		w, ok := f.(Wrapper)
+		if !ok {
+			return f, nil
+		}
+		inner, err := w.Unwrap()
+		if err != nil {
+			return nil, err
+		}
+		f = inner
+	}
+}
+
+// As finds the first forge in f's chain of wrappers that implements T, an
+// optional capability such as Approver. It reports false when none does, or
+// when the chain cannot be followed (the calls of the capability would fail
+// the same way).
+func As[T any](f Forge) (T, bool) {
+	for f != nil {
+		if t, ok := f.(T); ok {
+			return t, true
+		}
+		w, ok := f.(Wrapper)
+		if !ok {
+			break
+		}
+		inner, err := w.Unwrap()
+		if err != nil {
+			break
+		}
+		f = inner
+	}
+	var zero T
+	return zero, false
+}
+
 // ConflictLister is a forge that can name the files a PR conflicts in.
 type ConflictLister interface {
 	ConflictFiles(ctx context.Context, number int) ([]string, error)

@@ -17,7 +17,8 @@ func Lazy(open func() (Forge, error)) *LazyForge {
 	return &LazyForge{open: open}
 }
 
-// LazyForge is the Forge Lazy returns.
+// LazyForge is the Forge Lazy returns. It forwards the Forge methods only;
+// optional capabilities of the forge it opens are found with As.
 type LazyForge struct {
 	open func() (Forge, error)
 	once sync.Once
@@ -25,8 +26,13 @@ type LazyForge struct {
 	err  error
 }
 
-// Get opens the forge if needed.
-func (l *LazyForge) Get() (Forge, error) {
+var _ Wrapper = (*LazyForge)(nil)
+
+// Unwrap opens the forge if needed and returns it, or why it cannot be
+// opened (an error wrapping ErrUnavailable).
+func (l *LazyForge) Unwrap() (Forge, error) { return l.get() }
+
+func (l *LazyForge) get() (Forge, error) {
 	l.once.Do(func() {
 		l.f, l.err = l.open()
 		if l.err != nil {
@@ -37,7 +43,7 @@ func (l *LazyForge) Get() (Forge, error) {
 }
 
 func (l *LazyForge) EnsurePR(ctx context.Context, req NewPR) (*PR, bool, error) {
-	f, err := l.Get()
+	f, err := l.get()
 	if err != nil {
 		return nil, false, err
 	}
@@ -45,7 +51,7 @@ func (l *LazyForge) EnsurePR(ctx context.Context, req NewPR) (*PR, bool, error) 
 }
 
 func (l *LazyForge) PR(ctx context.Context, number int) (*PR, error) {
-	f, err := l.Get()
+	f, err := l.get()
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +59,7 @@ func (l *LazyForge) PR(ctx context.Context, number int) (*PR, error) {
 }
 
 func (l *LazyForge) PRs(ctx context.Context, numbers []int) (map[int]*PR, error) {
-	f, err := l.Get()
+	f, err := l.get()
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +67,7 @@ func (l *LazyForge) PRs(ctx context.Context, numbers []int) (map[int]*PR, error)
 }
 
 func (l *LazyForge) Checks(ctx context.Context, sha string) ([]Check, error) {
-	f, err := l.Get()
+	f, err := l.get()
 	if err != nil {
 		return nil, err
 	}
@@ -69,7 +75,7 @@ func (l *LazyForge) Checks(ctx context.Context, sha string) ([]Check, error) {
 }
 
 func (l *LazyForge) Rerun(ctx context.Context, checks []Check) error {
-	f, err := l.Get()
+	f, err := l.get()
 	if err != nil {
 		return err
 	}
@@ -77,7 +83,7 @@ func (l *LazyForge) Rerun(ctx context.Context, checks []Check) error {
 }
 
 func (l *LazyForge) Log(ctx context.Context, c Check, lines int) (string, error) {
-	f, err := l.Get()
+	f, err := l.get()
 	if err != nil {
 		return "", err
 	}
@@ -85,7 +91,7 @@ func (l *LazyForge) Log(ctx context.Context, c Check, lines int) (string, error)
 }
 
 func (l *LazyForge) Merge(ctx context.Context, number int, method MergeMethod, deleteBranch bool, expectHead string) error {
-	f, err := l.Get()
+	f, err := l.get()
 	if err != nil {
 		return err
 	}
@@ -93,7 +99,7 @@ func (l *LazyForge) Merge(ctx context.Context, number int, method MergeMethod, d
 }
 
 func (l *LazyForge) Close(ctx context.Context, number int, comment string) error {
-	f, err := l.Get()
+	f, err := l.get()
 	if err != nil {
 		return err
 	}
@@ -101,48 +107,9 @@ func (l *LazyForge) Close(ctx context.Context, number int, comment string) error
 }
 
 func (l *LazyForge) Comment(ctx context.Context, number int, body string) error {
-	f, err := l.Get()
+	f, err := l.get()
 	if err != nil {
 		return err
 	}
 	return f.Comment(ctx, number, body)
-}
-
-// Approve records an approval where the forge takes approvals from
-// agenttree; elsewhere (GitHub) reviews happen on the forge and this is a
-// no-op.
-func (l *LazyForge) Approve(ctx context.Context, number int, by string) error {
-	f, err := l.Get()
-	if err != nil {
-		return err
-	}
-	if ap, ok := f.(Approver); ok {
-		return ap.Approve(ctx, number, by)
-	}
-	return nil
-}
-
-// WaitMergeable polls mergeability where the forge computes it in the
-// background; elsewhere it returns the PR as it is.
-func (l *LazyForge) WaitMergeable(ctx context.Context, number int, expectHead string) (*PR, error) {
-	f, err := l.Get()
-	if err != nil {
-		return nil, err
-	}
-	if w, ok := f.(MergeableWaiter); ok {
-		return w.WaitMergeable(ctx, number, expectHead)
-	}
-	return f.PR(ctx, number)
-}
-
-// ConflictFiles names conflicting files where the forge can.
-func (l *LazyForge) ConflictFiles(ctx context.Context, number int) ([]string, error) {
-	f, err := l.Get()
-	if err != nil {
-		return nil, err
-	}
-	if cl, ok := f.(ConflictLister); ok {
-		return cl.ConflictFiles(ctx, number)
-	}
-	return nil, nil
 }

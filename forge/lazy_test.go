@@ -35,12 +35,39 @@ func TestLazyOpensOnceOnFirstUse(t *testing.T) {
 	assert.Equal(t, 1, opened)
 	assert.Equal(t, 3, s.prs)
 
-	// A forge that takes no approvals from agenttree: approving is a no-op.
-	require.NoError(t, l.Approve(context.Background(), 4, "human"))
-	// A forge that does not compute mergeability in the background: its PR.
-	pr, err := l.WaitMergeable(context.Background(), 4, "abc")
+	// The wrapper claims no capability the forge it opens lacks.
+	_, ok := forge.As[forge.Approver](l)
+	assert.False(t, ok)
+	_, ok = forge.As[forge.MergeableWaiter](l)
+	assert.False(t, ok)
+	inner, err := forge.Unwrap(l)
 	require.NoError(t, err)
-	assert.Equal(t, "abc", pr.HeadSHA)
+	assert.Same(t, s, inner)
+}
+
+// approving is a stub forge that takes approvals.
+type approving struct {
+	stub
+	by []string
+}
+
+func (a *approving) Approve(_ context.Context, _ int, by string) error {
+	a.by = append(a.by, by)
+	return nil
+}
+
+func TestAsFindsACapabilityThroughWrappers(t *testing.T) {
+	a := &approving{}
+	inner := forge.Lazy(func() (forge.Forge, error) { return a, nil })
+	outer := forge.Lazy(func() (forge.Forge, error) { return inner, nil })
+	ap, ok := forge.As[forge.Approver](outer)
+	require.True(t, ok)
+	require.NoError(t, ap.Approve(context.Background(), 1, "human"))
+	assert.Equal(t, []string{"human"}, a.by)
+
+	f, err := forge.Unwrap(outer)
+	require.NoError(t, err)
+	assert.Same(t, a, f)
 }
 
 func TestLazyOpenErrorIsASetupProblem(t *testing.T) {
@@ -50,6 +77,10 @@ func TestLazyOpenErrorIsASetupProblem(t *testing.T) {
 	assert.Contains(t, err.Error(), "no origin remote")
 	_, _, err = l.EnsurePR(context.Background(), forge.NewPR{Branch: "b"})
 	assert.ErrorIs(t, err, forge.ErrUnavailable)
+	_, err = forge.Unwrap(l)
+	assert.ErrorIs(t, err, forge.ErrUnavailable)
+	_, ok := forge.As[forge.Approver](l)
+	assert.False(t, ok)
 }
 
 func TestSummarize(t *testing.T) {

@@ -92,12 +92,10 @@ func forgeOf(c *Call) (forge.Forge, *Outcome) {
 	}
 	// A forge opened on first use says here, before anything is pushed,
 	// whether it can be opened at all.
-	if lazy, ok := c.Env.Forge.(interface{ Get() (forge.Forge, error) }); ok {
-		if _, err := lazy.Get(); err != nil {
-			o := Failf("hook `%s`: %v", c.Entry.Name, err)
-			o.Class = ClassConfig
-			return nil, &o
-		}
+	if _, err := forge.Unwrap(c.Env.Forge); err != nil {
+		o := Failf("hook `%s`: %v", c.Entry.Name, err)
+		o.Class = ClassConfig
+		return nil, &o
 	}
 	return c.Env.Forge, nil
 }
@@ -488,7 +486,7 @@ func prMergeable(ctx context.Context, c *Call) Outcome {
 	case forge.Unknown:
 		// GitHub works mergeability out in the background: give it a few
 		// polls (abandoned if the head moves) before answering "later".
-		if w, ok := f.(forge.MergeableWaiter); ok {
+		if w, ok := forge.As[forge.MergeableWaiter](f); ok {
 			if known, err := w.WaitMergeable(ctx, pr.Number, pr.HeadSHA); err == nil && known.Mergeable != forge.Unknown {
 				pr = known
 				break
@@ -500,7 +498,7 @@ func prMergeable(ctx context.Context, c *Call) Outcome {
 		return Pass()
 	}
 	files := ""
-	if cl, ok := f.(forge.ConflictLister); ok {
+	if cl, ok := forge.As[forge.ConflictLister](f); ok {
 		if list, err := cl.ConflictFiles(ctx, pr.Number); err == nil {
 			files = strings.Join(list, ", ")
 		}

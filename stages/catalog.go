@@ -23,6 +23,24 @@ type Param struct {
 	Required bool
 	Enum     []string // the allowed values of a ParamEnum
 	Aliases  []string // other spellings, from the earlier tool
+	// Default is the value a hook gets when the parameter is not given,
+	// of the Go type the loader gives its Type (string, int, float64,
+	// bool, time.Duration, []string); nil when there is none.
+	Default any
+	// Doc says in a line what the parameter does.
+	Doc string
+	// Move is, for a ParamStageRef, how the hook sends an issue to the
+	// stage the parameter names (default MoveRedirect). The stage machine
+	// draws its edges from it.
+	Move Move
+}
+
+// MoveKind is how the hook moves an issue to the stage p names.
+func (p Param) MoveKind() Move {
+	if p.Move == "" {
+		return MoveRedirect
+	}
+	return p.Move
 }
 
 // HookSpec is what the config loader needs to know about a hook: its
@@ -40,6 +58,23 @@ type HookSpec struct {
 	// OneOf lists groups of alternative parameters: exactly one of each
 	// group must be given (`contains` takes `text` or `values`).
 	OneOf [][]string
+	// Approval marks a hook whose pass means a person approved the PR at
+	// its current head: the engine runs it when a person approves again.
+	Approval bool
+	// Waits marks a hook that polls something outside agenttree (CI) until
+	// it has a verdict, one poll per call: `agenttree pr wait` drives it.
+	Waits bool
+}
+
+// Moves reports whether the hook may send an issue somewhere with move m
+// through one of its stage parameters.
+func (s HookSpec) Moves(m Move) bool {
+	for _, p := range s.Params {
+		if p.Type == ParamStageRef && p.MoveKind() == m {
+			return true
+		}
+	}
+	return false
 }
 
 // Param finds a parameter by name or alias, returning its canonical name.

@@ -9,12 +9,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/stages"
 )
 
 func TestPythonStyleConfigLoads(t *testing.T) {
-	cfg, err := stages.Load("testdata/python-style.yaml", hooks.Builtin())
+	cfg, err := stages.Load("testdata/python-style.yaml", catalog())
 	require.NoError(t, err)
 	assert.Equal(t, stages.Compatible, cfg.Form)
 	assert.True(t, cfg.AllowSelfApprove)
@@ -112,9 +111,9 @@ func TestPythonStyleConfigLoads(t *testing.T) {
 
 	nodes := []struct {
 		path                     string
-		role                     string
+		role                     stages.Role
 		parking, redirect, human bool
-		terminal                 string
+		terminal                 stages.Terminal
 		vars                     map[string]any
 		condition                bool
 	}{

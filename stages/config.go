@@ -15,17 +15,56 @@ const (
 	Compatible Form = "compatible"
 )
 
-// Roles with a meaning of their own. Any other role names an agent.
+// Role is who acts in a stage. Three have a meaning of their own; any
+// other names an agent role (reviewer, tester, ...).
+type Role string
+
 const (
-	RoleDeveloper  = "developer"
-	RoleController = "controller"
-	RoleHuman      = "human"
+	RoleDeveloper  Role = "developer"
+	RoleController Role = "controller"
+	RoleHuman      Role = "human"
 )
 
-// Terminal kinds.
+// Terminal says how a final stage ends an issue; "" is not final.
+type Terminal string
+
 const (
-	TerminalCompletion = "completion"
-	TerminalAbandon    = "abandon"
+	TerminalNone       Terminal = ""
+	TerminalCompletion Terminal = "completion"
+	TerminalAbandon    Terminal = "abandon"
+)
+
+// FailureAction is what a hook's failure does (a hook entry's on_failure).
+type FailureAction string
+
+const (
+	// ActionStepBack sends the issue to the stage's on_failure.step_back_to.
+	ActionStepBack FailureAction = "step_back"
+	// ActionStepBackTo sends it to the entry's own target.
+	ActionStepBackTo FailureAction = "step_back_to"
+	ActionEscalate   FailureAction = "escalate"
+	ActionFail       FailureAction = "fail"
+	// ActionIgnore turns the failure into a warning.
+	ActionIgnore FailureAction = "ignore"
+)
+
+// FailureActions lists the actions in the order they are documented.
+func FailureActions() []FailureAction {
+	return []FailureAction{ActionStepBack, ActionStepBackTo, ActionEscalate, ActionFail, ActionIgnore}
+}
+
+// Move is a kind of edge of the stage machine: how an issue gets from one
+// node to another.
+type Move string
+
+const (
+	MoveAdvance  Move = "advance"
+	MoveApprove  Move = "approve"
+	MoveStepBack Move = "step_back"
+	MoveRedirect Move = "redirect"
+	MoveRollback Move = "rollback"
+	MoveEscalate Move = "escalate"
+	MoveResume   Move = "resume"
 )
 
 // FileName is the config file agenttree looks for.
@@ -118,10 +157,10 @@ type Substage struct {
 
 // Settings are the keys a stage and a substage share.
 type Settings struct {
-	Role           string
+	Role           Role
 	HumanReview    bool
 	ParkingLot     bool
-	Terminal       string
+	Terminal       Terminal
 	RedirectOnly   bool
 	Condition      *Condition
 	Output         string
@@ -141,8 +180,8 @@ type OnFailure struct {
 
 // FailurePolicy is a per-hook override of what a failure does.
 type FailurePolicy struct {
-	// Action is one of step_back, step_back_to, escalate, fail, ignore.
-	Action string
+	Action FailureAction
+	// Target is the node of ActionStepBackTo.
 	Target string
 }
 

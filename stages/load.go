@@ -528,11 +528,11 @@ func (l *loader) settings(m *yaml.Node, st *Settings, stage *Stage, sub *Substag
 			if l.str(v, &r) {
 				switch r {
 				case "manager", "human":
-					r = RoleHuman
+					r = string(RoleHuman)
 				case "":
 					l.d.errorf(l.pos(v), "", "empty role")
 				}
-				st.Role = r
+				st.Role = Role(r)
 			}
 		case "host":
 			var h string
@@ -552,8 +552,12 @@ func (l *loader) settings(m *yaml.Node, st *Settings, stage *Stage, sub *Substag
 		case "redirect_only":
 			l.boolean(v, &st.RedirectOnly)
 		case "terminal":
-			if l.str(v, &st.Terminal) && st.Terminal != TerminalCompletion && st.Terminal != TerminalAbandon {
-				l.d.errorf(l.pos(v), "use `completion` or `abandon`", "unknown terminal kind %q", st.Terminal)
+			var t string
+			if l.str(v, &t) {
+				st.Terminal = Terminal(t)
+				if st.Terminal != TerminalCompletion && st.Terminal != TerminalAbandon {
+					l.d.errorf(l.pos(v), "use `completion` or `abandon`", "unknown terminal kind %q", t)
+				}
 			}
 		case "condition":
 			var src string
@@ -1026,11 +1030,13 @@ func (l *loader) commonOption(h *HookEntry, key, val *yaml.Node, stage *Stage, s
 		}
 		switch val.Kind {
 		case yaml.ScalarNode:
-			if !l.str(val, &fp.Action) {
+			var a string
+			if !l.str(val, &a) {
 				return
 			}
-			if !contains(failureActions, fp.Action) || fp.Action == "step_back_to" {
-				l.d.errorf(l.pos(val), suggest(fp.Action, failureActions), "unknown on_failure action %q (use step_back, escalate, fail, ignore, or {step_back_to: STAGE})", fp.Action)
+			fp.Action = FailureAction(a)
+			if !contains(failureActions, a) || fp.Action == ActionStepBackTo {
+				l.d.errorf(l.pos(val), suggest(a, failureActions), "unknown on_failure action %q (use step_back, escalate, fail, ignore, or {step_back_to: STAGE})", a)
 				return
 			}
 		case yaml.MappingNode:
@@ -1039,7 +1045,7 @@ func (l *loader) commonOption(h *HookEntry, key, val *yaml.Node, stage *Stage, s
 					l.unknownKey(p.key, "on_failure", []string{"step_back_to"}, "")
 					continue
 				}
-				fp.Action = "step_back_to"
+				fp.Action = ActionStepBackTo
 				target(p.val)
 			}
 		default:

@@ -9,13 +9,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/stages"
 )
 
 func load(t *testing.T, text string) (*stages.Config, error) {
 	t.Helper()
-	return stages.Parse("/repo/.agenttree.yaml", []byte(text), hooks.Builtin())
+	return stages.Parse("/repo/.agenttree.yaml", []byte(text), catalog())
 }
 
 func diagnostics(t *testing.T, err error) []stages.Diagnostic {
@@ -27,9 +26,9 @@ func diagnostics(t *testing.T, err error) []stages.Diagnostic {
 
 type nodeFacts struct {
 	Path                                 string
-	Role                                 string
+	Role                                 stages.Role
 	Human, Controller, Parking, Redirect bool
-	Terminal                             string
+	Terminal                             stages.Terminal
 	Cond                                 string
 	Gates                                []string
 }
@@ -56,9 +55,9 @@ func facts(f *stages.Flow) []nodeFacts {
 }
 
 func TestBothSpellingsGiveTheSamePipeline(t *testing.T) {
-	canon, err := stages.Load("testdata/canonical.yaml", hooks.Builtin())
+	canon, err := stages.Load("testdata/canonical.yaml", catalog())
 	require.NoError(t, err)
-	compat, err := stages.Load("testdata/compatible.yaml", hooks.Builtin())
+	compat, err := stages.Load("testdata/compatible.yaml", catalog())
 	require.NoError(t, err)
 
 	assert.Equal(t, stages.Canonical, canon.Form)
@@ -79,7 +78,7 @@ func TestBothSpellingsGiveTheSamePipeline(t *testing.T) {
 }
 
 func TestNextSkipsRedirectOnlyAndFalseConditions(t *testing.T) {
-	cfg, err := stages.Load("testdata/compatible.yaml", hooks.Builtin())
+	cfg, err := stages.Load("testdata/compatible.yaml", catalog())
 	require.NoError(t, err)
 	flow, _ := cfg.Flow("")
 	tests := []struct {

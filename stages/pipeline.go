@@ -21,7 +21,7 @@ func (n *Node) own() *Settings {
 }
 
 // Role is who acts in the node: an agent role, "controller" or "human".
-func (n *Node) Role() string {
+func (n *Node) Role() Role {
 	if n.Sub != nil && n.Sub.Role != "" {
 		return n.Sub.Role
 	}
@@ -45,8 +45,8 @@ func (n *Node) ParkingLot() bool {
 	return n.Stage.ParkingLot || (n.Sub != nil && n.Sub.ParkingLot)
 }
 
-// Terminal is "completion", "abandon" or "".
-func (n *Node) Terminal() string {
+// Terminal says how the node ends an issue, TerminalNone if it does not.
+func (n *Node) Terminal() Terminal {
 	if n.Sub != nil && n.Sub.Terminal != "" {
 		return n.Sub.Terminal
 	}

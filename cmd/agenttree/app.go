@@ -152,7 +152,7 @@ func (a *app) loadConfig() (*stages.Config, *hooks.Registry, error) {
 	if filepath.Base(path) != stages.FileName && engine.ActorFromEnv(a.getenv).Kind == engine.ActorAgent {
 		return nil, nil, fmt.Errorf("agents use the repository's %s; %s is not one (a person may pass another config with --config)", stages.FileName, path)
 	}
-	reg := hooks.Builtin()
+	reg := hookRegistry()
 	cfg, err := stages.Load(path, reg)
 	if err != nil {
 		return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("invalid config:\n%w", err)}

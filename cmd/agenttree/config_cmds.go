@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agenttree/agenttree/engine"
-	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/internal/atomicfile"
 	"github.com/agenttree/agenttree/stages"
 )
@@ -63,7 +62,7 @@ func (a *app) initCmd() *cobra.Command {
 				return fmt.Errorf("%s already exists; edit it, or pass --force to overwrite it", path)
 			}
 			text := fmt.Sprintf(starterConfig, engine.Slugify(filepath.Base(abs)))
-			if _, err := stages.Parse(path, []byte(text), hooks.Builtin()); err != nil {
+			if _, err := stages.Parse(path, []byte(text), hookRegistry()); err != nil {
 				return fmt.Errorf("starter config does not validate: %w", err)
 			}
 			if err := os.MkdirAll(filepath.Join(abs, "_agenttree", "issues"), 0o755); err != nil {
@@ -193,7 +192,7 @@ func describeNode(n *stages.Node) string {
 	case n.HumanReview():
 		parts = append(parts, "human review")
 	default:
-		parts = append(parts, "agent: "+n.Role())
+		parts = append(parts, "agent: "+string(n.Role()))
 	}
 	if n.ParkingLot() {
 		parts = append(parts, "parking lot")
@@ -202,7 +201,7 @@ func describeNode(n *stages.Node) string {
 		parts = append(parts, "redirect only")
 	}
 	if t := n.Terminal(); t != "" {
-		parts = append(parts, "terminal: "+t)
+		parts = append(parts, "terminal: "+string(t))
 	}
 	if c := n.Condition(); c != nil {
 		parts = append(parts, "if "+c.Src)

@@ -53,17 +53,25 @@ var ErrLocked = errors.New("locked by another process")
 
 // Lock takes an exclusive lock on the file at path (created if missing),
 // waiting until ctx is done or timeout passes. what names the locked thing
-// in the error.
+// in the error. Only a lock held by someone else past the wait is
+// ErrLocked (busy: try again later); a lock that cannot be taken at all (a
+// missing directory, no permission) is an error naming the file and why.
 func Lock(ctx context.Context, path string, timeout time.Duration, what string) (unlock func(), err error) {
+	wait := ctx
 	if timeout > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
+		wait, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
 	fl := flock.New(path)
-	ok, err := fl.TryLockContext(ctx, 2*time.Millisecond)
-	if err != nil || !ok {
+	ok, err := fl.TryLockContext(wait, 2*time.Millisecond)
+	switch {
+	case ok:
+		return func() { _ = fl.Unlock() }, nil
+	case ctx.Err() != nil && (err == nil || errors.Is(err, ctx.Err())):
+		return nil, fmt.Errorf("stopped waiting for %s, which another agenttree process holds (lock %s): %w: %w", what, path, ErrLocked, ctx.Err())
+	case err == nil || errors.Is(err, context.DeadlineExceeded):
 		return nil, fmt.Errorf("%s is busy: another agenttree process is working on it (lock %s); try again when it is done: %w", what, path, ErrLocked)
 	}
-	return func() { _ = fl.Unlock() }, nil
+	return nil, fmt.Errorf("cannot lock %s (%s): %w", what, path, err)
 }

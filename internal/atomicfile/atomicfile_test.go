@@ -2,6 +2,9 @@ package atomicfile_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -11,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/internal/atomicfile"
+	"github.com/agenttree/agenttree/internal/ostest"
 )
 
 func TestWriteReplacesWholeAndLeavesNoTemp(t *testing.T) {
@@ -58,4 +62,44 @@ func TestLockGivesUpWithTheContext(t *testing.T) {
 	cancel()
 	_, err = atomicfile.Lock(ctx, path, 0, "x")
 	assert.ErrorIs(t, err, atomicfile.ErrLocked)
+	assert.ErrorIs(t, err, context.Canceled, "the caller can tell it was stopped")
+}
+
+func TestLockThatCannotBeTakenIsNotBusy(t *testing.T) {
+	dir := t.TempDir()
+	// A missing directory: no amount of waiting helps.
+	_, err := atomicfile.Lock(context.Background(), filepath.Join(dir, "missing", ".lock"), time.Second, "issue 3")
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, atomicfile.ErrLocked)
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+	assert.Contains(t, err.Error(), filepath.Join(dir, "missing", ".lock"))
+	assert.Contains(t, err.Error(), "issue 3")
+}
+
+// lockAsEnv makes the test binary, run as another user, try one lock and
+// print what Lock said.
+const lockAsEnv = "ATOMICFILE_TEST_LOCK"
+
+func TestMain(m *testing.M) {
+	if path := os.Getenv(lockAsEnv); path != "" {
+		_, err := atomicfile.Lock(context.Background(), path, time.Second, "issue 3")
+		fmt.Printf("locked=%v busy=%v permission=%v: %v\n", err == nil, errors.Is(err, atomicfile.ErrLocked), errors.Is(err, fs.ErrPermission), err)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func TestLockWithoutPermissionIsNotBusy(t *testing.T) {
+	other := ostest.OtherUser(t)
+	bin := ostest.Executable(t)
+	dir := t.TempDir()
+	require.NoError(t, os.Chmod(dir, 0o755)) // readable, not writable, by the other user
+	path := filepath.Join(dir, ".lock")
+
+	cmd := other.Command(bin)
+	cmd.Env = append(os.Environ(), lockAsEnv+"="+path)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "locked=false busy=false permission=true")
+	assert.Contains(t, string(out), path)
 }

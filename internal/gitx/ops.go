@@ -164,7 +164,7 @@ func (r *Repo) Push(ctx context.Context, remote, branch, lease string) error {
 		}
 		switch {
 		case strings.Contains(line, "stale info"):
-			return fmt.Errorf("push %s to %s (expected at %s): %w: %v", branch, remote, short(lease), ErrLeaseRejected, err)
+			return fmt.Errorf("push %s to %s (expected at %s): %w: %v", branch, remote, ShortSHA(lease), ErrLeaseRejected, err)
 		case strings.Contains(line, "non-fast-forward") || strings.Contains(line, "fetch first"):
 			return fmt.Errorf("push %s to %s: %w: the remote has commits you do not have; pull them first (`git pull --rebase %s %s`): %v",
 				branch, remote, ErrPushRejected, remote, branch, err)
@@ -181,7 +181,8 @@ func pushReason(line string) string {
 	return strings.TrimSpace(fields[len(fields)-1])
 }
 
-func short(sha string) string {
+// ShortSHA abbreviates a commit id for messages, as people read them.
+func ShortSHA(sha string) string {
 	if len(sha) > 12 {
 		return sha[:12]
 	}
@@ -384,7 +385,7 @@ func (r *Repo) casRef(ctx context.Context, ref, oldSHA string, args []string) er
 		if now == "" {
 			now = "nothing"
 		}
-		return fmt.Errorf("%s is at %s, not %s: %w", ref, short(now), short(oldSHA), ErrRefMoved)
+		return fmt.Errorf("%s is at %s, not %s: %w", ref, ShortSHA(now), ShortSHA(oldSHA), ErrRefMoved)
 	}
 	return err
 }

@@ -1,0 +1,65 @@
+// Package proc starts child processes so that nothing they start outlives
+// them by accident: each runs in a process group of its own, and a cancel
+// or a timeout ends the whole group. It also tells how a process ended.
+// Every child process agenttree starts (git, `run` hooks, CI) goes
+// through it.
+package proc
+
+import (
+	"os"
+	"os/exec"
+)
+
+// Group makes cmd start in a process group of its own, and makes the
+// cancellation of its context (exec.CommandContext) kill the whole group:
+// a shell's children, git's hooks and ssh go with it. Set cmd.WaitDelay as
+// well, so that a process that left the group but holds cmd's output open
+// cannot make Wait hang.
+func Group(cmd *exec.Cmd) {
+	group(cmd)
+	cmd.Cancel = func() error { return signalGroup(cmd, true) }
+}
+
+// GroupGraceful is Group, but cancelling first asks the group to stop
+// (SIGTERM where there are signals), so it can clean up; cmd.WaitDelay is
+// how long it has before Wait kills cmd. Call KillGroup after Wait to end
+// whatever of the group is left.
+func GroupGraceful(cmd *exec.Cmd) {
+	group(cmd)
+	cmd.Cancel = func() error { return signalGroup(cmd, false) }
+}
+
+// KillGroup kills what is left of the process group of cmd, a started
+// command made with Group. It is safe to call when the group is gone.
+func KillGroup(cmd *exec.Cmd) error {
+	if cmd.Process == nil {
+		return nil
+	}
+	return signalGroup(cmd, true)
+}
+
+// Detach makes cmd start in a session of its own where the system has
+// sessions: it outlives the process that starts it, and a Ctrl-C or a
+// hangup meant for that process does not reach it.
+func Detach(cmd *exec.Cmd) { detach(cmd) }
+
+// Alive reports whether a process with pid is running. A process that
+// exists but belongs to another user counts; a zombie does not.
+func Alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	return alive(pid)
+}
+
+// ExitStatus is how ps ended as a shell reports it: the exit code, 128+N
+// for a kill by signal N, and -1 when the process never ran.
+func ExitStatus(ps *os.ProcessState) int {
+	if ps == nil {
+		return -1
+	}
+	if sig, ok := signaled(ps); ok {
+		return 128 + sig
+	}
+	return ps.ExitCode()
+}
