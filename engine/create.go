@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/agenttree/agenttree/engine/issues"
 )
 
 // NewIssue is what `issue create` asks for.
@@ -19,7 +21,7 @@ type NewIssue struct {
 
 // Create validates req against the config and stores a new issue at the
 // start of its flow (or at req.Stage).
-func (e *Engine) Create(ctx context.Context, req NewIssue) (*Issue, error) {
+func (e *Engine) Create(ctx context.Context, req NewIssue) (*issues.Issue, error) {
 	title := strings.TrimSpace(req.Title)
 	if title == "" {
 		return nil, fmt.Errorf("an issue needs a title: `agenttree issue create \"Add login page\"`")
@@ -44,8 +46,8 @@ func (e *Engine) Create(ctx context.Context, req NewIssue) (*Issue, error) {
 	if by == "" {
 		by = ActorHuman
 	}
-	return e.Store.Create(ctx, &Issue{
-		Slug: Slugify(title), Title: title, Flow: flow.Name, Stage: stage,
+	return e.Store.Create(ctx, &issues.Issue{
+		Slug: issues.Slugify(title), Title: title, Flow: flow.Name, Stage: stage,
 		Labels: req.Labels, Vars: req.Vars,
-	}, by)
+	}, string(by))
 }

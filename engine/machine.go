@@ -1,10 +1,9 @@
 package engine
 
 import (
-	"context"
-	"errors"
+	"cmp"
 	"fmt"
-	"sort"
+	"slices"
 
 	"github.com/looplab/fsm"
 
@@ -14,136 +13,146 @@ import (
 // Edge is one legal move of the stage machine.
 type Edge struct {
 	From, To string
-	Kind     string
+	Kind     stages.Move
 }
 
-// Machine is the stage machine of one flow: every edge the YAML allows.
-// The engine chooses where an issue goes; the machine refuses any move the
-// config does not declare.
+// Machine is the stage machine of one flow: every edge the YAML allows. It
+// is built once per flow when the engine is made. The engine chooses where
+// an issue goes; the machine refuses any move the config does not declare,
+// and drives the moves it allows (see transition.drive).
 type Machine struct {
-	flow  *stages.Flow
-	edges []Edge
-	index map[Edge]bool
+	flow   *stages.Flow
+	edges  []Edge
+	index  map[Edge]bool
+	events fsm.Events
 }
 
-// StageRefs reports which hook parameters name stages; the hook registry
-// provides it.
-type StageRefs interface {
-	Hook(name string) (stages.HookSpec, bool)
-}
-
-// NewMachine derives the machine of flow from cfg.
-func NewMachine(cfg *stages.Config, flow *stages.Flow, catalog StageRefs) *Machine {
+// NewMachine derives the machine of flow from the config; specs says what
+// each hook may do, so that no hook is known here by name.
+func NewMachine(flow *stages.Flow, specs stages.HookCatalog) *Machine {
 	m := &Machine{flow: flow, index: map[Edge]bool{}}
-	add := func(from, to, kind string) {
-		e := Edge{From: from, To: to, Kind: kind}
-		if !m.index[e] {
-			m.index[e] = true
-			m.edges = append(m.edges, e)
-		}
-	}
 	for _, n := range flow.Nodes {
 		succ := flow.Successors(n.Path)
 		for _, s := range succ {
-			if n.HumanReview() {
-				add(n.Path, s.Path, KindApprove)
-			} else {
-				add(n.Path, s.Path, KindAdvance)
-			}
+			m.add(n.Path, s.Path, forwardMove(n))
 		}
-		add(n.Path, n.Path, KindEscalate)
-		add(n.Path, n.Path, KindResume)
+		m.add(n.Path, n.Path, stages.MoveEscalate)
+		m.add(n.Path, n.Path, stages.MoveResume)
 		if of := n.OnFailure(); of != nil && of.StepBackTo != "" {
-			add(n.Path, of.StepBackTo, KindStepBack)
+			m.add(n.Path, of.StepBackTo, stages.MoveStepBack)
 		}
-		// Gate and entry hooks move the issue from n; completion hooks
-		// move it from wherever the advance just put it.
-		leaving := append([]*stages.HookEntry(nil), n.Stage.PreCompletion...)
-		leaving = append(leaving, n.Stage.PostStart...)
+		// Gate and entry hooks move the issue from n; completion hooks move
+		// it from wherever the advance just put it.
+		leaving := append(append([]*stages.HookEntry(nil), n.Stage.PreCompletion...), n.Stage.PostStart...)
 		completing := append([]*stages.HookEntry(nil), n.Stage.PostCompletion...)
 		if n.Sub != nil {
-			leaving = append(leaving, n.Sub.PreCompletion...)
-			leaving = append(leaving, n.Sub.PostStart...)
+			leaving = append(append(leaving, n.Sub.PreCompletion...), n.Sub.PostStart...)
 			completing = append(completing, n.Sub.PostCompletion...)
 		}
 		for _, h := range leaving {
-			for _, t := range hookTargets(h, n, catalog) {
-				add(n.Path, t.To, t.Kind)
+			for _, t := range hookTargets(h, n, specs) {
+				m.add(n.Path, t.To, t.Kind)
 			}
 		}
 		for _, h := range completing {
-			for _, t := range hookTargets(h, n, catalog) {
-				add(n.Path, t.To, t.Kind)
+			for _, t := range hookTargets(h, n, specs) {
+				m.add(n.Path, t.To, t.Kind)
 				for _, s := range succ {
-					add(s.Path, t.To, t.Kind)
+					m.add(s.Path, t.To, t.Kind)
 				}
 			}
 		}
 	}
+	slices.SortStableFunc(m.edges, func(a, b Edge) int {
+		return cmp.Or(cmp.Compare(flow.Index(a.From), flow.Index(b.From)), cmp.Compare(flow.Index(a.To), flow.Index(b.To)))
+	})
+	m.events = events(m.edges)
 	return m
 }
 
-// hookTargets lists the moves a hook entry may ask for.
-func hookTargets(h *stages.HookEntry, n *stages.Node, catalog StageRefs) []Edge {
+func (m *Machine) add(from, to string, kind stages.Move) {
+	e := Edge{From: from, To: to, Kind: kind}
+	if !m.index[e] {
+		m.index[e] = true
+		m.edges = append(m.edges, e)
+	}
+}
+
+// forwardMove is how `next` leaves n: a human review is left by approval.
+func forwardMove(n *stages.Node) stages.Move {
+	if n.HumanReview() {
+		return stages.MoveApprove
+	}
+	return stages.MoveAdvance
+}
+
+// hookTargets lists the moves a hook entry may ask for: its on_failure
+// policy, and the stage parameters its spec says it moves issues to.
+func hookTargets(h *stages.HookEntry, n *stages.Node, specs stages.HookCatalog) []Edge {
 	var out []Edge
 	if h.OnFailure != nil {
 		switch h.OnFailure.Action {
-		case "step_back_to":
-			out = append(out, Edge{To: h.OnFailure.Target, Kind: KindStepBack})
-		case "step_back":
+		case stages.ActionStepBackTo:
+			out = append(out, Edge{To: h.OnFailure.Target, Kind: stages.MoveStepBack})
+		case stages.ActionStepBack:
 			if of := n.OnFailure(); of != nil && of.StepBackTo != "" {
-				out = append(out, Edge{To: of.StepBackTo, Kind: KindStepBack})
+				out = append(out, Edge{To: of.StepBackTo, Kind: stages.MoveStepBack})
 			}
 		}
 	}
-	spec, ok := catalog.Hook(h.Name)
+	spec, ok := specs.Hook(h.Name)
 	if !ok {
 		return out
-	}
-	kind := KindRedirect
-	switch spec.Name {
-	case "rollback":
-		kind = KindRollback
-	case "step_back":
-		kind = KindStepBack
 	}
 	for _, p := range spec.Params {
 		if p.Type != stages.ParamStageRef {
 			continue
 		}
 		if to, ok := h.Params[p.Name].(string); ok && to != "" {
-			out = append(out, Edge{To: to, Kind: kind})
+			out = append(out, Edge{To: to, Kind: p.MoveKind()})
 		}
 	}
 	return out
 }
 
-// Edges lists every legal move, sorted.
-func (m *Machine) Edges() []Edge {
-	out := append([]Edge(nil), m.edges...)
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := m.flow.Index(out[i].From), m.flow.Index(out[j].From)
-		if a != b {
-			return a < b
+// events turns the edges into the FSM's events, one per move and
+// destination ("advance→implement.code"), each allowed from every node
+// that has that edge.
+func events(edges []Edge) fsm.Events {
+	var out fsm.Events
+	at := map[string]int{}
+	for _, e := range edges {
+		name := eventName(e.Kind, e.To)
+		i, ok := at[name]
+		if !ok {
+			i = len(out)
+			at[name] = i
+			out = append(out, fsm.EventDesc{Name: name, Dst: e.To})
 		}
-		return m.flow.Index(out[i].To) < m.flow.Index(out[j].To)
-	})
+		out[i].Src = append(out[i].Src, e.From)
+	}
 	return out
 }
 
-// Check asks the FSM whether kind may move an issue from from to to.
-func (m *Machine) Check(ctx context.Context, from, to, kind string) error {
-	var events fsm.Events
-	for _, e := range m.edges {
-		if e.From == from && e.Kind == kind {
-			events = append(events, fsm.EventDesc{Name: kind + ":" + e.To, Src: []string{from}, Dst: e.To})
-		}
-	}
-	f := fsm.NewFSM(from, events, nil)
-	err := f.Event(ctx, kind+":"+to)
-	var same fsm.NoTransitionError
-	if err == nil || (from == to && errors.As(err, &same)) {
+func eventName(kind stages.Move, to string) string { return string(kind) + "→" + to }
+
+// Flow is the flow the machine was built from.
+func (m *Machine) Flow() *stages.Flow { return m.flow }
+
+// Edges lists every legal move, in flow order.
+func (m *Machine) Edges() []Edge { return slices.Clone(m.edges) }
+
+// Check reports whether the pipeline allows kind to move an issue from from
+// to to, with an error that says where to look when it does not.
+func (m *Machine) Check(from, to string, kind stages.Move) error {
+	if m.index[Edge{From: from, To: to, Kind: kind}] {
 		return nil
 	}
 	return fmt.Errorf("the pipeline has no %s edge from %s to %s (see `agenttree graph`)", kind, from, to)
+}
+
+// fsm returns the machine as a looplab FSM standing at state, whose
+// callbacks run one command's steps.
+func (m *Machine) fsm(state string, callbacks fsm.Callbacks) *fsm.FSM {
+	return fsm.NewFSM(state, m.events, callbacks)
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/internal/atomicfile"
 	"github.com/agenttree/agenttree/stages"
@@ -22,10 +23,10 @@ type WaitPhase struct {
 
 // WaitOutcome is how WaitCI ended.
 type WaitOutcome struct {
-	Passed   bool   `json:"passed"`
-	TimedOut bool   `json:"timed_out"`
-	Reason   string `json:"reason"`
-	Class    string `json:"class,omitempty"`
+	Passed   bool        `json:"passed"`
+	TimedOut bool        `json:"timed_out"`
+	Reason   string      `json:"reason"`
+	Class    hooks.Class `json:"class,omitempty"`
 	// Feedback is the path of ci_feedback.md when CI failed.
 	Feedback string `json:"feedback,omitempty"`
 }
@@ -45,7 +46,10 @@ func (e *Engine) WaitCI(ctx context.Context, id int, maxInterval time.Duration, 
 	if iss.PRNumber == 0 {
 		return nil, fmt.Errorf("issue %d: %w yet; it gets one at a stage with create_pr (or run `agenttree next` to get there)", id, ErrNoPR)
 	}
-	entry := e.waitEntry(iss)
+	entry, err := e.waitEntry(iss)
+	if err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	for i := 1; ; i++ {
 		o, err := e.pollCI(ctx, id, entry)
@@ -101,16 +105,25 @@ func (e *Engine) pollCI(ctx context.Context, id int, entry *stages.HookEntry) (h
 	if err != nil {
 		return hooks.Outcome{}, err
 	}
-	t := &transition{e: e, ctx: ctx, tx: tx, actor: Actor{Kind: ActorHuman}, res: &Result{}}
+	t := &transition{e: e, ctx: ctx, tx: tx, actor: Actor{Kind: ActorHuman}}
 	node, _ := e.Config.Node(iss.Stage)
 	o := t.runHook(entry, t.snapshot(iss), node)
 	if o.Kind == hooks.KindPass || o.Kind == hooks.KindFail {
-		t.saveOutputs(iss, o.Outputs)
+		_, warn := t.save(iss, o.Outputs, nil)
+		o.Warnings = append(o.Warnings, warn...)
 	}
 	return o, nil
 }
 
-func (e *Engine) waitEntry(iss *Issue) *stages.HookEntry {
+// waitEntry is the hook entry `pr wait` polls: the issue's stage's own
+// entry of the hook whose spec says it waits for CI (so its timeouts and
+// reruns apply, but not its failure policy), else that hook with the
+// config's ci_polling.
+func (e *Engine) waitEntry(iss *issues.Issue) (*stages.HookEntry, error) {
+	name, ok := e.hookWith(func(spec stages.HookSpec) bool { return spec.Waits })
+	if !ok {
+		return nil, errors.New("no hook waits for CI in this build of agenttree")
+	}
 	if node, ok := e.Config.Node(iss.Stage); ok {
 		lists := [][]*stages.HookEntry{node.Stage.PostStart, node.Stage.PreCompletion}
 		if node.Sub != nil {
@@ -118,13 +131,13 @@ func (e *Engine) waitEntry(iss *Issue) *stages.HookEntry {
 		}
 		for _, list := range lists {
 			for _, h := range list {
-				if h.Name == "wait_for_ci" {
+				if h.Name == name {
 					plain := *h
 					plain.OnFailure, plain.When, plain.Optional = nil, nil, false
-					return &plain
+					return &plain, nil
 				}
 			}
 		}
 	}
-	return &stages.HookEntry{Name: "wait_for_ci", Params: map[string]any{}}
+	return &stages.HookEntry{Name: name, Params: map[string]any{}}, nil
 }

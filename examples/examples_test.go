@@ -12,7 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/engine"
-	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/hooks/builtin"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -23,11 +24,11 @@ func open(t *testing.T, example string) *engine.Engine {
 	require.NoError(t, err)
 	path := filepath.Join(dir, stages.FileName)
 	require.NoError(t, os.WriteFile(path, data, 0o644))
-	reg := hooks.Builtin()
+	reg := builtin.Registry()
 	cfg, err := stages.Load(path, reg)
 	require.NoError(t, err)
 	assert.Empty(t, cfg.Warnings, "examples load without warnings")
-	store, err := engine.OpenStore(filepath.Join(dir, "_agenttree"))
+	store, err := issues.Open(filepath.Join(dir, "_agenttree"))
 	require.NoError(t, err)
 	return engine.New(cfg, store, reg, nil)
 }
@@ -114,7 +115,7 @@ func TestReviewLoop(t *testing.T) {
 
 // The project's own pipeline must always load: it is the one we use.
 func TestOwnPipelineLoads(t *testing.T) {
-	cfg, err := stages.Load(filepath.Join("..", stages.FileName), hooks.Builtin())
+	cfg, err := stages.Load(filepath.Join("..", stages.FileName), builtin.Registry())
 	require.NoError(t, err)
 	assert.Empty(t, cfg.Warnings)
 	flow, err := cfg.Flow("")

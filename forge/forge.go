@@ -1,7 +1,8 @@
-// Package forge is the engine's view of where pull requests live: GitHub, or
-// the local forge (a bare git repository and records under _agenttree/forge).
-// Hooks talk to a Forge; implementations live in internal/github and
-// forge/local.
+// Package forge is the engine's view of where pull requests live: GitHub
+// (forge/github), or the local forge (forge/local: a bare git repository
+// and records under _agenttree/forge). Hooks talk to a Forge, and find
+// what only some forges can do (Approver, MergeableWaiter, ConflictLister)
+// with As.
 package forge
 
 import (
@@ -115,9 +116,11 @@ const (
 	MergeRebase MergeMethod = "rebase"
 )
 
-// Forge is where pull requests live. Every method is safe to call again
-// after a failure or a crash: EnsurePR finds the PR a previous call opened,
-// Merge of a merged PR succeeds.
+// Forge is where pull requests live. Every method but Comment is safe to
+// call again after a failure or a crash: EnsurePR finds the PR a previous
+// call opened, Merge of a merged PR succeeds, Close of a closed PR does
+// nothing and does not repeat its comment. Comment called again comments
+// again.
 type Forge interface {
 	// EnsurePR opens a PR for req.Branch, or returns the open one that
 	// exists; created says which.

@@ -2,13 +2,14 @@ package forge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 )
 
 // ErrUnavailable wraps the reason a forge could not be set up (no origin
 // remote, no token, ...). It is a configuration problem, not an outage.
-var ErrUnavailable = fmt.Errorf("forge unavailable")
+var ErrUnavailable = errors.New("forge unavailable")
 
 // Lazy returns a Forge that opens the real one on first use, so commands
 // that never touch a PR pay nothing for it. An error from open is returned

@@ -39,45 +39,78 @@ type Event struct {
 	At                            time.Time
 }
 
-// CondVars are the variables conditions see: the issue's fields, its vars
-// and its hooks' outputs. Vars a person set win over outputs of the same
-// name, here and in MessageVars.
+// Var is one of the variables every issue provides to conditions and
+// messages, read from its own fields.
+type Var struct {
+	Name  string
+	value func(*Issue) any
+	// noneIfZero: a zero value means the issue has none yet (no PR), and
+	// messages leave the variable to an output of the same name.
+	noneIfZero bool
+}
+
+// Value is the variable's value as conditions see it (an int, a string,
+// a list).
+func (v Var) Value(i *Issue) any { return v.value(i) }
+
+// Text is the variable's value as messages see it; ok is false when the
+// issue has none.
+func (v Var) Text(i *Issue) (text string, ok bool) {
+	x := v.value(i)
+	if v.noneIfZero && x == 0 {
+		return "", false
+	}
+	return toString(x), true
+}
+
+// IssueVars lists the issue's own variables in the order they are
+// documented. Conditions and messages (and the environment of `run`) are
+// all built from this one table, so they cannot drift apart.
+func IssueVars() []Var {
+	return []Var{
+		{Name: "issue_id", value: func(i *Issue) any { return i.ID }},
+		{Name: "issue_title", value: func(i *Issue) any { return i.Title }},
+		{Name: "stage", value: func(i *Issue) any { return i.Stage }},
+		{Name: "flow", value: func(i *Issue) any { return i.Flow }},
+		{Name: "branch", value: func(i *Issue) any { return i.Branch }},
+		{Name: "labels", value: func(i *Issue) any { return i.Labels }},
+		{Name: "pr_number", value: func(i *Issue) any { return i.PRNumber }, noneIfZero: true},
+		{Name: "pr_url", value: func(i *Issue) any { return i.PRURL }},
+		{Name: "head_sha", value: func(i *Issue) any { return i.HeadSHA }},
+	}
+}
+
+// CondVars are the variables conditions see: the issue's hooks' outputs,
+// its vars, and its own variables, each winning over the ones before (a
+// var a person set wins over an output of the same name).
 func (i *Issue) CondVars() map[string]any {
-	v := make(map[string]any, len(i.Vars)+len(i.Outputs)+8)
+	v := make(map[string]any, len(i.Vars)+len(i.Outputs)+10)
 	for k, x := range i.Outputs {
 		v[k] = x
 	}
 	for k, x := range i.Vars {
 		v[k] = x
 	}
-	v["issue_id"] = i.ID
-	v["issue_title"] = i.Title
-	v["stage"] = i.Stage
-	v["flow"] = i.Flow
-	v["branch"] = i.Branch
-	v["labels"] = i.Labels
-	v["pr_number"] = i.PRNumber
+	for _, iv := range IssueVars() {
+		v[iv.Name] = iv.Value(i)
+	}
 	return v
 }
 
-// MessageVars are the variables message templates see.
+// MessageVars are the variables message templates see, in the same order
+// of precedence as CondVars, as text.
 func (i *Issue) MessageVars() map[string]string {
-	v := make(map[string]string, len(i.Outputs)+12)
+	v := make(map[string]string, len(i.Vars)+len(i.Outputs)+10)
 	for k, x := range i.Outputs {
 		v[k] = x
 	}
 	for k, x := range i.Vars {
 		v[k] = toString(x)
 	}
-	v["issue_id"] = strconv.Itoa(i.ID)
-	v["issue_title"] = i.Title
-	v["stage"] = i.Stage
-	v["flow"] = i.Flow
-	v["branch"] = i.Branch
-	v["head_sha"] = i.HeadSHA
-	v["pr_url"] = i.PRURL
-	if i.PRNumber > 0 {
-		v["pr_number"] = strconv.Itoa(i.PRNumber)
+	for _, iv := range IssueVars() {
+		if text, ok := iv.Text(i); ok {
+			v[iv.Name] = text
+		}
 	}
 	return v
 }
@@ -86,6 +119,8 @@ func toString(x any) string {
 	switch t := x.(type) {
 	case string:
 		return t
+	case int:
+		return strconv.Itoa(t)
 	case nil:
 		return ""
 	case []string:

@@ -1,6 +1,9 @@
-// Package hooks holds the hook registry and every built-in hook. A hook
-// reads an issue snapshot and its parameters and returns an Outcome; it
-// never writes issue state. The engine interprets outcomes.
+// Package hooks is the hook runtime: the registry, the outcome a hook
+// returns, typed parameters whose defaults live in the spec, the call a
+// hook gets, what it may use of the world (Env) and the read-only issue
+// snapshot it reads. A hook never writes issue state; the engine
+// interprets outcomes. The built-in hooks live in the packages below this
+// one and are assembled by hooks/builtin.
 package hooks
 
 import (
@@ -23,12 +26,25 @@ const (
 	KindSkipped Kind = "skipped"
 )
 
-// Failure classes, for `run` and anything else that talks to the world.
+// Class classifies a failure. The controller keeps a retry budget per
+// class, so a conflict or a GitHub outage never spends the CI budget.
+type Class string
+
 const (
-	ClassGeneral   = "general"
-	ClassTimeout   = "timeout"
-	ClassAuth      = "auth"
-	ClassRateLimit = "rate_limit"
+	ClassGeneral   Class = "general"
+	ClassTimeout   Class = "timeout"
+	ClassAuth      Class = "auth"
+	ClassRateLimit Class = "rate_limit"
+	// ClassConfig is a failure of setup (no forge, no remote): a person
+	// fixes it.
+	ClassConfig Class = "config"
+	// ClassForge is an error talking to the forge: never a CI verdict.
+	ClassForge Class = "forge_error"
+
+	ClassCIFailed       Class = "ci_failed"
+	ClassNoNewCI        Class = "no_new_ci"
+	ClassPollingTimeout Class = "polling_timeout"
+	ClassConflict       Class = "conflict"
 )
 
 // Outcome is the result of one hook call.
@@ -39,8 +55,9 @@ type Outcome struct {
 	Target     string
 	Message    string
 	RetryAfter time.Duration
-	// Class classifies a failure (general, timeout, auth, rate_limit).
-	Class   string
+	// Class classifies a failure; empty for anything but a failure or a
+	// pending that waits something out.
+	Class   Class
 	Outputs map[string]string
 	// Warnings are printed but do not block (an optional hook's failure).
 	Warnings []string
@@ -56,9 +73,15 @@ type Outcome struct {
 // Pass is a successful check.
 func Pass() Outcome { return Outcome{Kind: KindPass} }
 
-// Failf is a blocking failure; the reason says what is wrong and what to do.
+// Failf is a blocking failure of ClassGeneral; the reason says what is
+// wrong and what to do.
 func Failf(format string, args ...any) Outcome {
-	return Outcome{Kind: KindFail, Reason: fmt.Sprintf(format, args...), Class: ClassGeneral}
+	return FailAs(ClassGeneral, format, args...)
+}
+
+// FailAs is a blocking failure of class.
+func FailAs(class Class, format string, args ...any) Outcome {
+	return Outcome{Kind: KindFail, Reason: fmt.Sprintf(format, args...), Class: class}
 }
 
 // Pending asks to be called again after d.
@@ -88,9 +111,6 @@ func Escalate(reason string) Outcome { return Outcome{Kind: KindEscalate, Reason
 func (o Outcome) Blocking() bool {
 	return o.Kind == KindFail || o.Kind == KindPending || o.Kind == KindEscalate
 }
-
-// ClassConfig is a failure of setup (no forge, no remote): a person fixes it.
-const ClassConfig = "config"
 
 // AgentFixable reports whether the failure is one an agent can act on. Bad
 // credentials, outages, rate limits and a forge that is not set up are not:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -13,19 +14,11 @@ import (
 	"github.com/agenttree/agenttree/stages"
 )
 
-// Call is one invocation of a hook.
-type Call struct {
-	Issue  *Issue
-	Entry  *stages.HookEntry
-	Params Params
-	Env    *Env
-	Log    *slog.Logger
-}
-
 // Func runs a hook.
 type Func func(ctx context.Context, c *Call) Outcome
 
-// Def declares a hook: its parameters and its implementation.
+// Def declares a hook: its spec (parameters, outputs, traits) and its
+// implementation.
 type Def struct {
 	stages.HookSpec
 	Run Func
@@ -41,16 +34,24 @@ type Registry struct {
 	RetryBase time.Duration
 }
 
-// NewRegistry returns an empty registry.
-func NewRegistry() *Registry {
-	return &Registry{defs: map[string]*Def{}, aliases: map[string]string{}, RetryBase: 500 * time.Millisecond}
+// NewRegistry returns a registry holding defs.
+func NewRegistry(defs ...Def) *Registry {
+	r := &Registry{defs: map[string]*Def{}, aliases: map[string]string{}, RetryBase: 500 * time.Millisecond}
+	for _, d := range defs {
+		r.Register(d)
+	}
+	return r
 }
 
 // Register adds a hook. Registering a name twice is a programming error.
+// The hook runs behind a guard that refuses entries the config loader did
+// not build (a missing required parameter, not exactly one of a OneOf
+// group), so hooks can take their required parameters for granted.
 func (r *Registry) Register(d Def) {
 	if _, dup := r.defs[d.Name]; dup {
 		panic("hooks: duplicate hook " + d.Name)
 	}
+	d.Run = guard(d.HookSpec, d.Run)
 	r.defs[d.Name] = &d
 }
 
@@ -88,54 +89,18 @@ func (r *Registry) HookNames() []string {
 // (false skips it), `timeout`, `retries` (transient failures retried with
 // backoff) and `optional` (a failure becomes a warning).
 func (r *Registry) Run(ctx context.Context, entry *stages.HookEntry, issue *Issue, env *Env) Outcome {
-	log := env.logger()
 	if entry.Unsupported {
 		return Outcome{Kind: KindPass, Warnings: []string{fmt.Sprintf("hook `%s` (%s) is not implemented by agenttree and did not run", entry.Name, entry.Pos)}}
 	}
-	if entry.When != nil {
-		ok, err := entry.When.Eval(issue.CondVars())
-		if !ok {
-			o := Outcome{Kind: KindSkipped, Reason: fmt.Sprintf("%s skipped: when %s is false", entry.Label(), entry.When.Src)}
-			if err != nil {
-				o.Warnings = append(o.Warnings, err.Error())
-			}
-			return o
-		}
+	if o, skip := skipped(entry, issue); skip {
+		return o
 	}
 	def, ok := r.lookup(entry.Name)
 	if !ok {
 		return Failf("hook `%s` (%s) is not registered", entry.Name, entry.Pos)
 	}
-	call := &Call{Issue: issue, Entry: entry, Params: Params(entry.Params), Env: env, Log: log.With("hook", entry.Name)}
-	attempt := func() Outcome {
-		cctx := ctx
-		if entry.Timeout > 0 {
-			var cancel context.CancelFunc
-			cctx, cancel = context.WithTimeout(ctx, entry.Timeout)
-			defer cancel()
-		}
-		o := def.Run(cctx, call)
-		if o.Kind == KindFail && errors.Is(cctx.Err(), context.DeadlineExceeded) && o.Class == ClassGeneral {
-			o.Class = ClassTimeout
-		}
-		return o
-	}
-	var out Outcome
-	if entry.Retries == 0 {
-		out = attempt()
-	} else {
-		bo := backoff.NewExponentialBackOff()
-		bo.InitialInterval = r.RetryBase
-		b := backoff.WithContext(backoff.WithMaxRetries(bo, uint64(entry.Retries)), ctx)
-		_ = backoff.Retry(func() error {
-			out = attempt()
-			if out.transient() {
-				call.Log.Info("transient hook failure", "class", out.Class, "reason", out.Reason)
-				return errors.New(out.Reason)
-			}
-			return nil
-		}, b)
-	}
+	call := &Call{Issue: issue, Entry: entry, Params: Params(entry.Params), Env: env, Log: env.logger().With("hook", entry.Name)}
+	out := r.retry(ctx, entry, func() Outcome { return attempt(ctx, entry, def, call) }, call.Log)
 	if out.Kind == KindFail && entry.Context != "" {
 		out.Reason = entry.Context + ": " + out.Reason
 	}
@@ -145,7 +110,88 @@ func (r *Registry) Run(ctx context.Context, entry *stages.HookEntry, issue *Issu
 		// context label, if any.
 		warning := "optional " + entry.Name + " failed: " + out.Reason
 		out.Kind, out.Reason, out.Class, out.Warnings = KindPass, "", "", append(out.Warnings, warning)
-		return out
 	}
 	return out
+}
+
+// skipped is the outcome of an entry whose `when` condition is false.
+func skipped(entry *stages.HookEntry, issue *Issue) (Outcome, bool) {
+	if entry.When == nil {
+		return Outcome{}, false
+	}
+	ok, err := entry.When.Eval(issue.CondVars())
+	if ok {
+		return Outcome{}, false
+	}
+	o := Outcome{Kind: KindSkipped, Reason: fmt.Sprintf("%s skipped: when %s is false", entry.Label(), entry.When.Src)}
+	if err != nil {
+		o.Warnings = append(o.Warnings, err.Error())
+	}
+	return o, true
+}
+
+// attempt runs the hook once under the entry's timeout. A general failure
+// that ran out of time is a timeout, which `retries` may retry.
+func attempt(ctx context.Context, entry *stages.HookEntry, def *Def, call *Call) Outcome {
+	if entry.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, entry.Timeout)
+		defer cancel()
+	}
+	o := def.Run(ctx, call)
+	if o.Kind == KindFail && errors.Is(ctx.Err(), context.DeadlineExceeded) && o.Class == ClassGeneral {
+		o.Class = ClassTimeout
+	}
+	return o
+}
+
+// retry calls run again, with exponential backoff, while it fails in a way
+// that may pass by itself and the entry's `retries` are not spent.
+func (r *Registry) retry(ctx context.Context, entry *stages.HookEntry, run func() Outcome, log *slog.Logger) Outcome {
+	if entry.Retries == 0 {
+		return run()
+	}
+	bo := backoff.NewExponentialBackOff()
+	bo.InitialInterval = r.RetryBase
+	var out Outcome
+	_ = backoff.Retry(func() error {
+		out = run()
+		if out.transient() {
+			log.Info("transient hook failure", "class", out.Class, "reason", out.Reason)
+			return errors.New(out.Reason)
+		}
+		return nil
+	}, backoff.WithContext(backoff.WithMaxRetries(bo, uint64(entry.Retries)), ctx))
+	return out
+}
+
+// guard refuses calls whose parameters the loader would have refused.
+func guard(spec stages.HookSpec, run Func) Func {
+	return func(ctx context.Context, c *Call) Outcome {
+		for _, p := range spec.Params {
+			if v, ok := c.Params[p.Name]; p.Required && (!ok || v == "") {
+				return Failf("hook `%s` needs parameter `%s`; add it to the hook in the config", spec.Name, p.Name)
+			}
+		}
+		for _, group := range spec.OneOf {
+			set := 0
+			for _, name := range group {
+				if _, ok := c.Params[name]; ok {
+					set++
+				}
+			}
+			if set != 1 {
+				return Failf("hook `%s` takes exactly one of %s, got %d; fix the hook in the config", spec.Name, quoteNames(group), set)
+			}
+		}
+		return run(ctx, c)
+	}
+}
+
+func quoteNames(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = "`" + n + "`"
+	}
+	return strings.Join(q, ", ")
 }

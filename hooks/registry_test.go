@@ -1,4 +1,4 @@
-package hooks
+package hooks_test
 
 import (
 	"context"
@@ -12,38 +12,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/hooks/builtin"
+	"github.com/agenttree/agenttree/hooks/hookstest"
 	"github.com/agenttree/agenttree/stages"
 )
-
-func TestBuiltinSpecs(t *testing.T) {
-	r := Builtin()
-	assert.Equal(t, []string{"check_conflicts", "checkbox_checked", "close_pr", "contains", "create_file", "create_pr", "field_check",
-		"file_exists", "has_commits", "has_list_items", "merge_pr", "min_words", "pr_approved", "pr_ci_passed",
-		"pr_mergeable", "rebase", "rollback", "run", "section_check", "step_back", "title_set", "wait_for_ci"}, r.HookNames())
-	alias, ok := r.Hook("ci_check")
-	require.True(t, ok, "the earlier tool's ci_check loads")
-	assert.Equal(t, "pr_ci_passed", alias.Name)
-	mains := map[string]string{"file_exists": "file", "has_list_items": "file", "min_words": "file", "run": "command",
-		"step_back": "to", "rollback": "to"}
-	for _, name := range r.HookNames() {
-		spec, ok := r.Hook(name)
-		require.True(t, ok)
-		assert.Equal(t, mains[name], spec.Main, name)
-		if spec.Main != "" {
-			p, ok := spec.Param(spec.Main)
-			assert.True(t, ok && p.Required, "%s: main parameter %s must be a required parameter", name, spec.Main)
-		}
-	}
-	for _, name := range []string{"section_check", "checkbox_checked"} {
-		spec, _ := r.Hook(name)
-		for _, alias := range []string{"on_fail", "on_fail_stage", "on_fail_substage"} {
-			p, ok := spec.Param(alias)
-			assert.True(t, ok, "%s %s", name, alias)
-			assert.Equal(t, "on_fail", p.Name)
-			assert.Equal(t, stages.ParamStageRef, p.Type)
-		}
-	}
-}
 
 // counting is a command that counts its runs in the file `count` of its
 // working directory, and fails printing failure until its run number pass.
@@ -61,48 +34,48 @@ func TestRegistryRunOptions(t *testing.T) {
 	tests := []struct {
 		name     string
 		entry    stages.HookEntry
-		kind     Kind
-		class    string
+		kind     hooks.Kind
+		class    hooks.Class
 		reason   string
 		warning  string
 		attempts string // runs of counterCommand, "" when not used
 	}{
 		{name: "when false skips",
 			entry: stages.HookEntry{Name: "run", Params: map[string]any{"command": "exit 1"}, When: when("needs_ui_review")},
-			kind:  KindSkipped, reason: "run skipped: when needs_ui_review is false"},
+			kind:  hooks.KindSkipped, reason: "run skipped: when needs_ui_review is false"},
 		{name: "when true runs",
 			entry: stages.HookEntry{Name: "title_set", Params: map[string]any{}, When: when("issue_id == 7")},
-			kind:  KindPass},
+			kind:  hooks.KindPass},
 		{name: "optional failure passes with a warning",
 			entry:   stages.HookEntry{Name: "file_exists", Params: map[string]any{"file": "review.md"}, Optional: true},
-			kind:    KindPass,
+			kind:    hooks.KindPass,
 			warning: "optional file_exists failed: review.md: not found"},
 		{name: "context label prefixes the reason",
 			entry: stages.HookEntry{Name: "file_exists", Params: map[string]any{"file": "review.md"}, Context: "code review"},
-			kind:  KindFail, class: ClassGeneral, reason: "code review: review.md: not found"},
+			kind:  hooks.KindFail, class: hooks.ClassGeneral, reason: "code review: review.md: not found"},
 		{name: "optional with a context label",
 			entry:   stages.HookEntry{Name: "file_exists", Params: map[string]any{"file": "review.md"}, Optional: true, Context: "code review"},
-			kind:    KindPass,
+			kind:    hooks.KindPass,
 			warning: "optional file_exists failed: code review: review.md: not found"},
 		{name: "a transient failure is retried",
 			entry: stages.HookEntry{Name: "run", Params: map[string]any{"command": counting(2, "HTTP 429 Too Many Requests")}, Retries: 3},
-			kind:  KindPass, attempts: "2"},
+			kind:  hooks.KindPass, attempts: "2"},
 		{name: "without retries it fails once",
 			entry: stages.HookEntry{Name: "run", Params: map[string]any{"command": counting(2, "HTTP 429 Too Many Requests")}},
-			kind:  KindFail, class: ClassRateLimit, reason: "(exit 1, rate_limit)", attempts: "1"},
+			kind:  hooks.KindFail, class: hooks.ClassRateLimit, reason: "(exit 1, rate_limit)", attempts: "1"},
 		{name: "a general failure is not retried",
 			entry: stages.HookEntry{Name: "run", Params: map[string]any{"command": counting(100, "boom")}, Retries: 3},
-			kind:  KindFail, class: ClassGeneral, attempts: "1"},
+			kind:  hooks.KindFail, class: hooks.ClassGeneral, attempts: "1"},
 		{name: "entry timeout",
 			entry: stages.HookEntry{Name: "run", Params: map[string]any{"command": "sleep 5"}, Timeout: 100 * time.Millisecond},
-			kind:  KindFail, class: ClassTimeout, reason: "timed out after 100ms"},
+			kind:  hooks.KindFail, class: hooks.ClassTimeout, reason: "timed out after 100ms"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			r := Builtin()
+			r := builtin.Registry()
 			r.RetryBase = time.Millisecond
-			issue := newIssue(t)
+			issue := hookstest.NewIssue(t)
 			issue.WorkDir = issue.Dir
 			entry := tt.entry
 			o := r.Run(context.Background(), &entry, issue, nil)

@@ -394,3 +394,40 @@ func TestBadParameterValueIsOneError(t *testing.T) {
 		})
 	}
 }
+
+// TestEarlierToolKeys checks the earlier tool's spellings of stage keys:
+// true means the canonical key, false means nothing, and anything else is
+// an error where the value is.
+func TestEarlierToolKeys(t *testing.T) {
+	tests := []struct {
+		name     string
+		keys     string // YAML of stage a (indented 8)
+		parking  bool
+		terminal stages.Terminal
+		err      string
+	}{
+		{name: "parking lot", keys: "is_parking_lot: true", parking: true},
+		{name: "not a parking lot", keys: "is_parking_lot: false"},
+		{name: "completion", keys: "is_completion: true", terminal: stages.TerminalCompletion},
+		{name: "abandon", keys: "is_abandon: true", terminal: stages.TerminalAbandon},
+		{name: "false leaves the canonical key alone", keys: "terminal: abandon\n        is_completion: false", terminal: stages.TerminalAbandon},
+		{name: "the later key wins", keys: "is_abandon: true\n        is_completion: true", terminal: stages.TerminalCompletion},
+		{name: "not a boolean", keys: "is_completion: maybe", err: `:5:24: error: expected true or false, got "maybe"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := load(t, "flows:\n  default:\n    stages:\n      a:\n        "+tt.keys+"\n      b:\n")
+			if tt.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Empty(t, cfg.Warnings)
+			n, ok := cfg.Node("a")
+			require.True(t, ok)
+			assert.Equal(t, tt.parking, n.ParkingLot())
+			assert.Equal(t, tt.terminal, n.Terminal())
+		})
+	}
+}

@@ -15,6 +15,15 @@ const (
 	Compatible Form = "compatible"
 )
 
+// ForgeKind says where an issue's PRs live.
+type ForgeKind string
+
+const (
+	ForgeGitHub ForgeKind = "github"
+	// ForgeLocal keeps PRs beside a bare repository, for offline use.
+	ForgeLocal ForgeKind = "local"
+)
+
 // Role is who acts in a stage. Three have a meaning of their own; any
 // other names an agent role (reviewer, tester, ...).
 type Role string
@@ -78,7 +87,7 @@ type Config struct {
 
 	Project          string
 	DefaultBranch    string
-	Forge            string
+	Forge            ForgeKind
 	AllowSelfApprove bool
 	CIPolling        CIPolling
 	Conflicts        ConflictHandling
@@ -93,6 +102,9 @@ type Config struct {
 
 	// Warnings found while loading; errors make Load fail instead.
 	Warnings []Diagnostic
+
+	// byName indexes Stages; nil in a Config not made by Load.
+	byName map[string]*Stage
 }
 
 // CIPolling bounds how the controller waits for CI.
@@ -130,7 +142,7 @@ type CI struct {
 // what a key left out of .agenttree.yaml means.
 func Defaults() *Config {
 	return &Config{
-		Forge:         "local",
+		Forge:         ForgeLocal,
 		DefaultBranch: "main",
 		CIPolling: CIPolling{Timeout: 600 * time.Second, PollInterval: 30 * time.Second,
 			MaxInterval: 300 * time.Second, NewRunTimeout: 1800 * time.Second, MaxRetries: 5},
@@ -144,6 +156,9 @@ type Stage struct {
 	Pos       Pos
 	Substages []*Substage
 	Settings
+
+	// byName indexes Substages; nil in a Stage not made by Load.
+	byName map[string]*Substage
 }
 
 // Substage is a step inside a stage. Role and condition are inherited from
@@ -211,11 +226,16 @@ func (h *HookEntry) Label() string {
 	return h.Name
 }
 
-// Flow is an ordered list of nodes.
+// Flow is an ordered list of nodes. Index answers from an index Load
+// builds with the nodes, so a loaded flow's Nodes are not to be changed.
 type Flow struct {
 	Name  string
 	Pos   Pos
 	Nodes []*Node
+
+	// index maps each node's path to its position; nil in a Flow not made
+	// by Load.
+	index map[string]int
 }
 
 // Paths lists the flow's node paths in order.

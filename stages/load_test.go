@@ -1,6 +1,7 @@
 package stages_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -265,4 +266,46 @@ func TestFindWalksUp(t *testing.T) {
 
 	_, err = stages.Find(t.TempDir())
 	require.ErrorContains(t, err, "agenttree init")
+}
+
+func TestForgeKind(t *testing.T) {
+	tests := []struct {
+		name string
+		line string
+		want stages.ForgeKind
+		err  string
+	}{
+		{"default", "", stages.ForgeLocal, ""},
+		{"github", "forge: github\n", stages.ForgeGitHub, ""},
+		{"local", "forge: local\n", stages.ForgeLocal, ""},
+		{"unknown", "forge: gitlab\n", "", `:1:8: error: unknown forge "gitlab" (use ` + "`github` or `local`)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := load(t, tt.line+"stages: [{name: a}]\n")
+			if tt.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, cfg.Forge)
+		})
+	}
+}
+
+// TestFlowNamedThreeTimes checks each later flow of a name is reported
+// once, beside the duplicate key.
+func TestFlowNamedThreeTimes(t *testing.T) {
+	_, err := load(t, "stages:\n  - name: a\nflows:\n  q: [a]\n  q: [a]\n  q: [a]\n")
+	var got []string
+	for _, d := range diagnostics(t, err) {
+		got = append(got, fmt.Sprintf("%d:%d %s", d.Pos.Line, d.Pos.Col, d.Msg))
+	}
+	assert.Equal(t, []string{
+		"5:3 duplicate key `q` (the first is at /repo/.agenttree.yaml:4:3)",
+		`5:3 duplicate flow "q"`,
+		"6:3 duplicate key `q` (the first is at /repo/.agenttree.yaml:4:3)",
+		`6:3 duplicate flow "q"`,
+	}, got)
 }

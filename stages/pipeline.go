@@ -2,6 +2,7 @@ package stages
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -145,44 +146,29 @@ func (c *Config) FlowNames() []string {
 // first substage.
 func (c *Config) Node(path string) (*Node, bool) {
 	stage, sub, _ := strings.Cut(path, ".")
-	for _, s := range c.Stages {
-		if s.Name != stage {
-			continue
-		}
-		if len(s.Substages) == 0 {
-			if sub != "" {
-				return nil, false
-			}
-			return &Node{Path: s.Name, Stage: s}, true
-		}
-		for _, ss := range s.Substages {
-			if sub == "" || ss.Name == sub {
-				return &Node{Path: s.Name + "." + ss.Name, Stage: s, Sub: ss}, true
-			}
-		}
+	s := c.stage(stage)
+	switch {
+	case s == nil:
+		return nil, false
+	case len(s.Substages) == 0 && sub != "":
+		return nil, false
+	case len(s.Substages) == 0:
+		return &Node{Path: s.Name, Stage: s}, true
+	case sub == "":
+		return substageNode(s, s.Substages[0]), true
+	}
+	if ss := s.substage(sub); ss != nil {
+		return substageNode(s, ss), true
 	}
 	return nil, false
-}
-
-func expandStage(s *Stage) []*Node {
-	if len(s.Substages) == 0 {
-		return []*Node{{Path: s.Name, Stage: s}}
-	}
-	out := make([]*Node, len(s.Substages))
-	for i, ss := range s.Substages {
-		out[i] = &Node{Path: s.Name + "." + ss.Name, Stage: s, Sub: ss}
-	}
-	return out
 }
 
 // ResolveRef resolves a stage reference written in a hook or on_failure of
 // node from. A bare name is first a substage of from's stage, then a stage.
 func (c *Config) ResolveRef(from *Node, ref string) (*Node, bool) {
 	if from != nil && from.Stage != nil && !strings.Contains(ref, ".") {
-		for _, ss := range from.Stage.Substages {
-			if ss.Name == ref {
-				return &Node{Path: from.Stage.Name + "." + ss.Name, Stage: from.Stage, Sub: ss}, true
-			}
+		if ss := from.Stage.substage(ref); ss != nil {
+			return substageNode(from.Stage, ss), true
 		}
 	}
 	return c.Node(ref)
@@ -190,10 +176,11 @@ func (c *Config) ResolveRef(from *Node, ref string) (*Node, bool) {
 
 // Index is the node's position in the flow, or -1.
 func (f *Flow) Index(path string) int {
-	for i, n := range f.Nodes {
-		if n.Path == path {
-			return i
-		}
+	if f.index == nil || len(f.index) != len(f.Nodes) {
+		return slices.IndexFunc(f.Nodes, func(n *Node) bool { return n.Path == path })
+	}
+	if i, ok := f.index[path]; ok {
+		return i
 	}
 	return -1
 }

@@ -17,12 +17,11 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/internal/proc"
 	"gopkg.in/yaml.v3"
-
-	"github.com/agenttree/agenttree/engine"
 )
 
 // config: stage a is guarded by two file validators that pass; b follows.
@@ -138,7 +137,7 @@ func bench(n, warmup int, keep bool) error {
 		if i < warmup {
 			continue
 		}
-		samples = append(samples, sample{wall: wall, rssKiB: maxRSSKiB(cmd.ProcessState)})
+		samples = append(samples, sample{wall: wall, rssKiB: proc.PeakRSSKiB(cmd.ProcessState)})
 	}
 	report(samples)
 	return nil
@@ -205,7 +204,7 @@ func checkMoved(path string) error {
 	if err != nil {
 		return err
 	}
-	var iss engine.Issue
+	var iss issues.Issue
 	if err := yaml.Unmarshal(data, &iss); err != nil {
 		return fmt.Errorf("issue.yaml: %w", err)
 	}
@@ -213,18 +212,6 @@ func checkMoved(path string) error {
 		return fmt.Errorf("the issue did not move to b: stage %s, version %d", iss.Stage, iss.Version)
 	}
 	return nil
-}
-
-// maxRSSKiB is the peak resident set of an exited process, in KiB.
-func maxRSSKiB(ps *os.ProcessState) int64 {
-	ru, ok := ps.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return 0
-	}
-	if runtime.GOOS == "darwin" {
-		return int64(ru.Maxrss) / 1024 // bytes there
-	}
-	return int64(ru.Maxrss) // KiB on Linux
 }
 
 func report(samples []sample) {

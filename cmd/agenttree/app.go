@@ -14,32 +14,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/internal/atomicfile"
 	"github.com/agenttree/agenttree/stages"
 )
-
-// Exit codes.
-const (
-	exitOK      = 0
-	exitBlocked = 1
-	exitUsage   = 2
-	exitWaiting = 3
-)
-
-// exitError carries an exit code out of a command.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-// silentExit ends a command with a code after it printed its own output.
-type silentExit int
-
-func (s silentExit) Error() string { return fmt.Sprintf("exit %d", int(s)) }
 
 // app is one invocation of the CLI: its streams, environment and flags.
 type app struct {
@@ -109,7 +88,7 @@ func (a *app) rootCmd() *cobra.Command {
 	root.PersistentFlags().StringVar(&a.configPath, "config", "", "path to .agenttree.yaml (default: found by walking up from the current directory)")
 	root.PersistentFlags().BoolVar(&a.debug, "debug", false, "log what the engine does to stderr")
 	root.AddCommand(a.initCmd(), a.validateCmd(), a.stagesCmd(), a.graphCmd(), a.issueCmd(),
-		a.nextCmd(), a.approveCmd(), a.statusCmd(), a.prCmd())
+		a.nextCmd(), a.approveCmd(), a.statusCmd(), a.prCmd(), a.ciRunnerCmd())
 	return root
 }
 
@@ -170,7 +149,7 @@ func (a *app) engine() (*engine.Engine, error) {
 		return nil, err
 	}
 	stateDir := filepath.Join(filepath.Dir(cfg.File), "_agenttree")
-	store, err := engine.OpenStore(stateDir)
+	store, err := issues.Open(stateDir)
 	if err != nil {
 		return nil, err
 	}

@@ -18,44 +18,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
-	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/internal/gittest"
+	"github.com/agenttree/agenttree/internal/testpipeline"
 	"github.com/agenttree/agenttree/stages"
 )
-
-// pipeline is the config most behaviour tests use: a parking lot, a
-// planning stage with a human-review substage, a gated implement stage, a
-// stage owned by another agent role, a human review and two terminals.
-const pipeline = `project: demo
-stages:
-  - name: backlog
-    parking_lot: true
-  - name: plan
-    substages:
-      - name: draft
-      - name: review
-        human_review: true
-  - name: implement
-    substages:
-      - name: code
-        pre_completion:
-          - file_exists: notes.md
-          - section_check: {file: notes.md, section: Done, expect: not_empty}
-      - name: feedback
-        on_failure:
-          step_back_to: implement.code
-  - name: security
-    role: reviewer
-  - name: implementation_review
-    human_review: true
-  - name: accepted
-    terminal: completion
-  - name: not_doing
-    terminal: abandon
-    redirect_only: true
-flows:
-  quick: [backlog, implement.code, accepted]
-`
 
 // notesDone satisfies implement.code's gates.
 const notesDone = "# Notes\n\n## Done\n\nWrote the login form.\n"
@@ -109,7 +76,7 @@ func (w *workspace) create(t *testing.T, title string, args ...string) int {
 	t.Helper()
 	r := w.run(t, humanEnv, append([]string{"issue", "create", title, "--json"}, args...)...)
 	require.Equal(t, 0, r.code, "issue create: %s", r.stderr)
-	var iss engine.Issue
+	var iss issues.Issue
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &iss), r.stdout)
 	return iss.ID
 }
@@ -127,11 +94,11 @@ func (w *workspace) writeDoc(t *testing.T, id int, name, text string) {
 }
 
 // issue reads issue.yaml straight from disk.
-func (w *workspace) issue(t *testing.T, id int) engine.Issue {
+func (w *workspace) issue(t *testing.T, id int) issues.Issue {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(w.issueDir(id), "issue.yaml"))
 	require.NoError(t, err)
-	var iss engine.Issue
+	var iss issues.Issue
 	require.NoError(t, yaml.Unmarshal(data, &iss))
 	return iss
 }
@@ -161,7 +128,7 @@ func TestStagesJSON(t *testing.T) {
 	}{
 		{
 			name:   "list form with substages, a redirect_only node and an extra flow",
-			config: pipeline,
+			config: testpipeline.Read(t, "cli"),
 			want: `{
 				"default_flow": "default",
 				"flows": {
@@ -258,7 +225,7 @@ func str(t *testing.T, raw json.RawMessage) string {
 }
 
 func TestIssueCreateAndShowJSON(t *testing.T) {
-	w := newWorkspace(t, pipeline)
+	w := newWorkspace(t, testpipeline.Read(t, "cli"))
 
 	r := w.run(t, humanEnv, "issue", "create", "Add login page", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
@@ -291,7 +258,7 @@ func TestIssueCreateAndShowJSON(t *testing.T) {
 
 	r = w.run(t, humanEnv, "issue", "list", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
-	var list []engine.Issue
+	var list []issues.Issue
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &list))
 	require.Len(t, list, 2)
 	assert.Equal(t, []int{1, 2}, []int{list[0].ID, list[1].ID})
@@ -310,7 +277,7 @@ func TestIssueCreateRejectsBadRequests(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := newWorkspace(t, pipeline)
+			w := newWorkspace(t, testpipeline.Read(t, "cli"))
 			r := w.run(t, humanEnv, tt.args...)
 			assert.Equal(t, 2, r.code)
 			assert.Contains(t, r.stderr, tt.want)
@@ -381,7 +348,7 @@ func TestNextJSONStatuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := newWorkspace(t, pipeline)
+			w := newWorkspace(t, testpipeline.Read(t, "cli"))
 			args := []string{"--stage", tt.stage}
 			if tt.flow != "" {
 				args = append(args, "--flow", tt.flow)
@@ -429,7 +396,7 @@ func TestNextJSONStatuses(t *testing.T) {
 }
 
 func TestNextDryRunDoesNotMove(t *testing.T) {
-	w := newWorkspace(t, pipeline)
+	w := newWorkspace(t, testpipeline.Read(t, "cli"))
 	id := w.create(t, "Add login page", "--stage", "implement.code")
 	w.writeDoc(t, id, "notes.md", notesDone)
 	before := w.issue(t, id)
@@ -652,7 +619,7 @@ flows:
 	}
 
 	// A good config is valid.
-	good := newWorkspace(t, pipeline)
+	good := newWorkspace(t, testpipeline.Read(t, "cli"))
 	r = good.run(t, humanEnv, "validate", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
 	rep = validateJSON{}
@@ -683,7 +650,7 @@ func TestApprove(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := newWorkspace(t, pipeline)
+			w := newWorkspace(t, testpipeline.Read(t, "cli"))
 			id := w.create(t, "Add login page", "--stage", tt.stage)
 			before := w.issue(t, id)
 			r := w.run(t, tt.env, "approve", "1", "--json")
@@ -708,13 +675,13 @@ func TestApprove(t *testing.T) {
 			assert.Equal(t, tt.to, res.To)
 			assert.Equal(t, before.Version+1, after.Version)
 			last := after.History[len(after.History)-1]
-			assert.Equal(t, engine.HistoryEntry{From: tt.stage, To: tt.to, Kind: "approve", Actor: "human", Reason: last.Reason, At: last.At}, last)
+			assert.Equal(t, issues.HistoryEntry{From: tt.stage, To: tt.to, Kind: "approve", Actor: "human", Reason: last.Reason, At: last.At}, last)
 		})
 	}
 }
 
 func TestAgentCannotLeaveHumanReviewSubstage(t *testing.T) {
-	w := newWorkspace(t, pipeline)
+	w := newWorkspace(t, testpipeline.Read(t, "cli"))
 	id := w.create(t, "Add login page", "--stage", "plan.draft")
 	r := w.run(t, agentEnv, "next", "-i", "1")
 	require.Equal(t, 0, r.code, r.stderr)
@@ -753,7 +720,7 @@ func TestUnknownIssue(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := newWorkspace(t, pipeline)
+			w := newWorkspace(t, testpipeline.Read(t, "cli"))
 			w.create(t, "Add login page")
 			r := w.run(t, map[string]string{"AGENTTREE_ISSUE": "x1"}, tt.args...)
 			assert.Equal(t, 2, r.code, "stdout %s stderr %s", r.stdout, r.stderr)
@@ -786,7 +753,7 @@ func requireGit(t *testing.T) {
 
 func TestNextResolvesIssueFromGitBranch(t *testing.T) {
 	requireGit(t)
-	w := newWorkspace(t, pipeline)
+	w := newWorkspace(t, testpipeline.Read(t, "cli"))
 	for range 12 {
 		w.create(t, "Add login page", "--stage", "plan.draft")
 	}
@@ -844,7 +811,7 @@ func TestNextResolvesIssueFromUnbornBranch(t *testing.T) {
 	requireGit(t)
 	for _, branch := range []string{"issue-001-login", "001-login"} {
 		t.Run(branch, func(t *testing.T) {
-			w := newWorkspace(t, pipeline)
+			w := newWorkspace(t, testpipeline.Read(t, "cli"))
 			w.create(t, "Add login page", "--stage", "plan.draft")
 			gittest.Run(t, w.dir, "init", "-q", "-b", "main")
 			gittest.Run(t, w.dir, "checkout", "-q", "-b", branch)
@@ -964,7 +931,7 @@ func TestGraph(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := newWorkspace(t, pipeline)
+			w := newWorkspace(t, testpipeline.Read(t, "cli"))
 			r := w.run(t, humanEnv, tt.args...)
 			require.Equal(t, 0, r.code, r.stderr)
 			for _, s := range tt.want {
@@ -976,7 +943,7 @@ func TestGraph(t *testing.T) {
 		})
 	}
 
-	w := newWorkspace(t, pipeline)
+	w := newWorkspace(t, testpipeline.Read(t, "cli"))
 	r := w.run(t, humanEnv, "graph", "--format", "png")
 	assert.Equal(t, 2, r.code)
 	assert.Contains(t, r.stderr, "--format mermaid")
@@ -986,7 +953,7 @@ func TestGraph(t *testing.T) {
 }
 
 func TestStatusJSON(t *testing.T) {
-	w := newWorkspace(t, pipeline)
+	w := newWorkspace(t, testpipeline.Read(t, "cli"))
 	w.create(t, "Add login page", "--stage", "plan.review")
 	w.create(t, "Fix logout", "--stage", "accepted")
 	r := w.run(t, humanEnv, "status", "--json")
@@ -1008,7 +975,7 @@ func TestBadUsageExitsTwo(t *testing.T) {
 	}
 	for _, args := range tests {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			w := newWorkspace(t, pipeline)
+			w := newWorkspace(t, testpipeline.Read(t, "cli"))
 			r := w.run(t, humanEnv, args...)
 			assert.Equal(t, 2, r.code, "stdout %s stderr %s", r.stdout, r.stderr)
 			assert.NotEmpty(t, r.stderr)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/internal/atomicfile"
 	"github.com/agenttree/agenttree/stages"
 )
@@ -61,7 +61,7 @@ func (a *app) initCmd() *cobra.Command {
 			if _, err := os.Stat(path); err == nil && !force {
 				return fmt.Errorf("%s already exists; edit it, or pass --force to overwrite it", path)
 			}
-			text := fmt.Sprintf(starterConfig, engine.Slugify(filepath.Base(abs)))
+			text := fmt.Sprintf(starterConfig, issues.Slugify(filepath.Base(abs)))
 			if _, err := stages.Parse(path, []byte(text), hookRegistry()); err != nil {
 				return fmt.Errorf("starter config does not validate: %w", err)
 			}
@@ -180,63 +180,5 @@ func (a *app) stagesCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
-	return cmd
-}
-
-func describeNode(n *stages.Node) string {
-	var parts []string
-	switch {
-	case n.Terminal() != "":
-	case n.Controller():
-		parts = append(parts, "controller")
-	case n.HumanReview():
-		parts = append(parts, "human review")
-	default:
-		parts = append(parts, "agent: "+string(n.Role()))
-	}
-	if n.ParkingLot() {
-		parts = append(parts, "parking lot")
-	}
-	if n.RedirectOnly() {
-		parts = append(parts, "redirect only")
-	}
-	if t := n.Terminal(); t != "" {
-		parts = append(parts, "terminal: "+string(t))
-	}
-	if c := n.Condition(); c != nil {
-		parts = append(parts, "if "+c.Src)
-	}
-	return strings.Join(parts, ", ")
-}
-
-func (a *app) graphCmd() *cobra.Command {
-	var format, flowName string
-	cmd := &cobra.Command{
-		Use:   "graph",
-		Short: "Draw a flow's stage machine (every legal move) as Mermaid or Graphviz dot",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, reg, err := a.loadConfig()
-			if err != nil {
-				return err
-			}
-			flow, err := cfg.Flow(flowName)
-			if err != nil {
-				return err
-			}
-			m := engine.NewMachine(cfg, flow, reg)
-			switch format {
-			case "mermaid":
-				fmt.Fprint(a.out, m.Mermaid())
-			case "dot":
-				fmt.Fprint(a.out, m.Dot())
-			default:
-				return fmt.Errorf("unknown format %q; use --format mermaid or --format dot", format)
-			}
-			return nil
-		},
-	}
-	cmd.Flags().StringVar(&format, "format", "mermaid", "mermaid or dot")
-	cmd.Flags().StringVar(&flowName, "flow", "", "flow to draw (default: the default flow)")
 	return cmd
 }

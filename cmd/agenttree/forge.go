@@ -4,9 +4,9 @@ import (
 	"path/filepath"
 
 	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/forge/github"
 	"github.com/agenttree/agenttree/forge/local"
 	"github.com/agenttree/agenttree/hooks"
-	"github.com/agenttree/agenttree/internal/github"
 	"github.com/agenttree/agenttree/internal/gitx"
 	"github.com/agenttree/agenttree/stages"
 )

@@ -9,36 +9,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/internal/gittest"
+	"github.com/agenttree/agenttree/internal/testpipeline"
 )
-
-// A pipeline for people without a controller: entering `pr` opens the PR
-// (post_start runs for agent stages), `pr wait` waits for the local forge's
-// CI, the review approves on the forge, and accepting merges.
-const localForgePipeline = `
-project: shop
-forge: local
-ci:
-  command: test -f ok.txt
-stages:
-  - name: implement
-    pre_completion:
-      - has_commits:
-  - name: pr
-    post_start:
-      - create_pr: {labels: [agenttree]}
-    pre_completion:
-      - pr_ci_passed:
-      - pr_mergeable:
-  - name: review
-    human_review: true
-    pre_completion:
-      - pr_approved:
-  - name: accepted
-    terminal: completion
-    post_start:
-      - merge_pr: {method: squash}
-`
 
 // newForgeRepo makes a bare origin and a clone holding the config, with
 // the config committed on main, and sets a git identity for the processes
@@ -55,7 +29,7 @@ func newForgeRepo(t *testing.T, config string) *workspace {
 }
 
 func TestLocalForgeEndToEnd(t *testing.T) {
-	w := newForgeRepo(t, localForgePipeline)
+	w := newForgeRepo(t, testpipeline.Read(t, "local-forge"))
 	id := w.create(t, "Add checkout page", "--stage", "implement")
 	branch := w.issue(t, id).Branch
 	gittest.Run(t, w.dir, "checkout", "-q", "-b", branch)
@@ -110,7 +84,7 @@ func TestLocalForgeEndToEnd(t *testing.T) {
 }
 
 func TestPRWaitWithoutPR(t *testing.T) {
-	w := newForgeRepo(t, localForgePipeline)
+	w := newForgeRepo(t, testpipeline.Read(t, "local-forge"))
 	id := w.create(t, "No PR yet", "--stage", "implement")
 	r := w.run(t, humanEnv, "pr", "wait", itoa(id))
 	assert.Equal(t, 2, r.code)
@@ -118,7 +92,7 @@ func TestPRWaitWithoutPR(t *testing.T) {
 }
 
 func TestForgeMisconfigurationIsAClearFailure(t *testing.T) {
-	w := newForgeRepo(t, localForgePipeline)
+	w := newForgeRepo(t, testpipeline.Read(t, "local-forge"))
 	gittest.Run(t, w.dir, "remote", "remove", "origin")
 	id := w.create(t, "Orphan", "--stage", "implement")
 	gittest.Run(t, w.dir, "checkout", "-q", "-b", w.issue(t, id).Branch)
@@ -152,7 +126,7 @@ func TestForgeMisconfigurationIsAClearFailure(t *testing.T) {
 }
 
 func TestGitHubForgeSetupErrorsNameTheFix(t *testing.T) {
-	config := strings.Replace(localForgePipeline, "forge: local", "forge: github", 1)
+	config := strings.Replace(testpipeline.Read(t, "local-forge"), "forge: local", "forge: github", 1)
 	tests := []struct {
 		name   string
 		remote string
@@ -188,7 +162,7 @@ func TestGitHubForgeSetupErrorsNameTheFix(t *testing.T) {
 // A commit pushed after CI passed is never merged unverified: the merge
 // refuses, and goes through once CI has passed on the new head.
 func TestUnverifiedHeadIsNotMerged(t *testing.T) {
-	w := newForgeRepo(t, localForgePipeline)
+	w := newForgeRepo(t, testpipeline.Read(t, "local-forge"))
 	id := w.create(t, "Add search", "--stage", "implement")
 	branch := w.issue(t, id).Branch
 	gittest.Run(t, w.dir, "checkout", "-q", "-b", branch)
@@ -225,7 +199,7 @@ func TestUnverifiedHeadIsNotMerged(t *testing.T) {
 // What a person approved is what merges: code pushed after the approval,
 // even with CI green on it, waits for a new approval.
 func TestUnapprovedCodeIsNotMerged(t *testing.T) {
-	w := newForgeRepo(t, localForgePipeline)
+	w := newForgeRepo(t, testpipeline.Read(t, "local-forge"))
 	bare := filepath.Join(filepath.Dir(w.dir), "origin.git")
 	id := w.create(t, "Tweak a", "--stage", "implement")
 	branch := w.issue(t, id).Branch
@@ -266,5 +240,5 @@ func TestUnapprovedCodeIsNotMerged(t *testing.T) {
 	assert.Contains(t, r.stdout, "merged PR #1")
 	assert.Contains(t, gittest.Run(t, bare, "ls-tree", "--name-only", "main"), "extra.sh")
 	hist := w.issue(t, id).History
-	assert.Equal(t, "approve", hist[len(hist)-1].Kind, "the second approval is on record")
+	assert.Equal(t, issues.KindApprove, hist[len(hist)-1].Kind, "the second approval is on record")
 }

@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/engine/issues"
 )
 
 func (a *app) issueCmd() *cobra.Command {
@@ -93,7 +94,7 @@ func (a *app) issueListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			list := []*engine.Issue{}
+			list := []*issues.Issue{}
 			for _, iss := range all {
 				if stage == "" || iss.Stage == stage || strings.HasPrefix(iss.Stage, stage+".") {
 					list = append(list, iss)
@@ -145,7 +146,7 @@ func (a *app) issueShowCmd() *cobra.Command {
 	return cmd
 }
 
-func (a *app) printIssue(e *engine.Engine, iss *engine.Issue) {
+func (a *app) printIssue(e *engine.Engine, iss *issues.Issue) {
 	fmt.Fprintf(a.out, "issue %d: %s\n", iss.ID, iss.Title)
 	fmt.Fprintf(a.out, "  stage:   %s (flow %s, version %d)\n", iss.Stage, iss.Flow, iss.Version)
 	if n, ok := e.Config.Node(iss.Stage); ok {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -11,6 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/internal/gitx"
 )
 
 var branchIDRE = regexp.MustCompile(`^(?:.*/)?(?:issue-0*([1-9][0-9]*)(?:$|[-_/])|0*([1-9][0-9]*)-)`)
@@ -43,11 +44,7 @@ func (a *app) resolveIssue(flag string, dir string) (int, error) {
 		}
 		return id, nil
 	}
-	// symbolic-ref, unlike rev-parse, also names a branch with no commits yet.
-	cmd := exec.CommandContext(a.ctx, "git", "symbolic-ref", "--quiet", "--short", "HEAD")
-	cmd.Dir = dir
-	out, err := cmd.Output()
-	branch := strings.TrimSpace(string(out))
+	branch, err := (&gitx.Repo{Dir: dir}).CurrentBranch(a.ctx)
 	if err == nil {
 		if id, ok := issueFromBranch(branch); ok {
 			return id, nil
@@ -120,7 +117,7 @@ func (a *app) report(res *engine.Result, asJSON bool) error {
 	} else {
 		a.printResult(res)
 	}
-	if code := res.ExitCode(); code != exitOK {
+	if code := resultCode(res); code != exitOK {
 		return silentExit(code)
 	}
 	return nil
@@ -199,7 +196,7 @@ func (a *app) statusCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var list []*engine.Issue
+			var list []*issues.Issue
 			if len(args) == 1 {
 				id, err := parseID(args[0])
 				if err != nil {
@@ -209,7 +206,7 @@ func (a *app) statusCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				list = []*engine.Issue{iss}
+				list = []*issues.Issue{iss}
 			} else if list, err = e.Store.List(); err != nil {
 				return err
 			}

@@ -11,11 +11,6 @@ import (
 	"github.com/agenttree/agenttree/engine"
 )
 
-const (
-	exitTimeout     = 4
-	exitInterrupted = 130 // as shells report SIGINT
-)
-
 func (a *app) prCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "pr", Short: "Work with an issue's pull request"}
 	cmd.AddCommand(a.prWaitCmd())

@@ -12,11 +12,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/forge/local/localtest"
+	"github.com/agenttree/agenttree/internal/testpipeline"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
-
-	"github.com/agenttree/agenttree/engine"
 )
 
 // binary is the agenttree executable TestMain builds for the tests that need
@@ -24,6 +25,8 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	// The local forge runs CI by starting this binary as its runner.
+	localtest.RunnerMain()
 	os.Exit(buildAndRun(m))
 }
 
@@ -63,19 +66,6 @@ func (w *workspace) command(env []string, args ...string) *exec.Cmd {
 	cmd.Env = env
 	return cmd
 }
-
-const raceConfig = `stages:
-  - name: implement
-    substages:
-      - name: code
-        pre_completion:
-          - file_exists: review.md
-          - section_check: {file: review.md, section: Critical Issues, expect: empty}
-  - name: implementation_review
-    human_review: true
-  - name: accepted
-    terminal: completion
-`
 
 const reviewDone = "# Review\n\n## Critical Issues\n\nNone\n\n## Notes\n\n- looks fine\n"
 
@@ -128,7 +118,7 @@ func TestConcurrentNextAdvancesOnce(t *testing.T) {
 	const racers = 20
 	for round := range 5 {
 		t.Run(fmt.Sprintf("round-%d", round+1), func(t *testing.T) {
-			w := newWorkspace(t, raceConfig)
+			w := newWorkspace(t, testpipeline.Read(t, "review-gate"))
 			id := w.create(t, "Add login page", "--stage", "implement.code")
 			w.writeDoc(t, id, "review.md", reviewDone)
 
@@ -168,7 +158,7 @@ func TestConcurrentNextAdvancesOnce(t *testing.T) {
 			assert.Equal(t, 2, iss.Version)
 			advances := 0
 			for _, h := range iss.History {
-				if h.Kind == engine.KindAdvance {
+				if h.Kind == issues.KindAdvance {
 					advances++
 				}
 			}
@@ -188,7 +178,7 @@ func TestConcurrentNextAdvancesOnce(t *testing.T) {
 // store lock gives each its own id.
 func TestConcurrentCreateAllocatesDistinctIDs(t *testing.T) {
 	const n = 20
-	w := newWorkspace(t, raceConfig)
+	w := newWorkspace(t, testpipeline.Read(t, "review-gate"))
 	env := processEnv()
 	cmds := make([]*exec.Cmd, n)
 	for i := range cmds {
@@ -198,7 +188,7 @@ func TestConcurrentCreateAllocatesDistinctIDs(t *testing.T) {
 	titles := map[int]string{}
 	for i, c := range cmds {
 		require.Equal(t, 0, wait(t, c), "create %d: %s", i, errs[i])
-		var iss engine.Issue
+		var iss issues.Issue
 		require.NoError(t, json.Unmarshal(outs[i].Bytes(), &iss))
 		require.NotContains(t, titles, iss.ID, "id %d given twice", iss.ID)
 		titles[iss.ID] = iss.Title
@@ -233,11 +223,11 @@ func readEvents(t *testing.T, path string) []map[string]any {
 }
 
 // readIssueFile parses issue.yaml the way a reader outside agenttree would.
-func readIssueFile(t *testing.T, path string) engine.Issue {
+func readIssueFile(t *testing.T, path string) issues.Issue {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	var iss engine.Issue
+	var iss issues.Issue
 	require.NoError(t, yaml.Unmarshal(data, &iss), "issue.yaml does not parse:\n%s", data)
 	return iss
 }

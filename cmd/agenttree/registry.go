@@ -1,6 +1,9 @@
 package main
 
-import "github.com/agenttree/agenttree/hooks"
+import (
+	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/hooks/builtin"
+)
 
 // hookRegistry is every hook a config may name.
-func hookRegistry() *hooks.Registry { return hooks.Builtin() }
+func hookRegistry() *hooks.Registry { return builtin.Registry() }

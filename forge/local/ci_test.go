@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,42 +19,40 @@ import (
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/forge/local"
 	"github.com/agenttree/agenttree/internal/gittest"
+	"github.com/agenttree/agenttree/internal/proc"
 )
 
 // The CI command fails unless the commit has a file named ok, and prints
-// the commit it runs on.
-const ciCommand = `echo "testing $AGENTTREE_CI_SHA at $(git rev-parse HEAD)"; test -f ok || { echo "missing ok file" >&2; exit 3; }`
+// the commit it runs on. It fails otherwise (exit 9) if the runner's mark
+// reached it.
+const ciCommand = `test -z "$AGENTTREE_CI_RUNNER" || exit 9; echo "testing $AGENTTREE_CI_SHA at $(git rev-parse HEAD)"; test -f ok || { echo "missing ok file" >&2; exit 3; }`
 
-// pollBudget bounds every wait for a CI runner: a runner that never
-// finishes fails the test instead of hanging it.
-const pollBudget = 2000
+// ciWait bounds every wait for a CI runner: a runner that never finishes
+// fails the test instead of hanging it.
+const ciWait = 30 * time.Second
 
 // waitCI polls Checks, as hooks do, until sha's check is done.
 func waitCI(t *testing.T, f *local.Forge, sha string) forge.Check {
 	t.Helper()
-	for range pollBudget {
-		checks, err := f.Checks(context.Background(), sha)
-		require.NoError(t, err)
-		require.Len(t, checks, 1)
-		if checks[0].State.Done() {
-			return checks[0]
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	require.FailNow(t, "CI did not finish", "commit %s", sha)
-	return forge.Check{}
+	var checks []forge.Check
+	var err error
+	require.Eventually(t, func() bool {
+		checks, err = f.Checks(context.Background(), sha)
+		return err != nil || len(checks) != 1 || checks[0].State.Done()
+	}, ciWait, 10*time.Millisecond, "CI of %s did not finish", sha)
+	require.NoError(t, err)
+	require.Len(t, checks, 1)
+	return checks[0]
 }
 
-// until polls cond within the same bound.
-func until(t *testing.T, what string, cond func() bool) {
+// readPID reads the pid a CI command wrote to path.
+func readPID(t *testing.T, path string) int {
 	t.Helper()
-	for range pollBudget {
-		if cond() {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	require.FailNow(t, "gave up waiting", what)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	require.NoError(t, err)
+	return pid
 }
 
 type ciRec struct {
@@ -77,20 +73,6 @@ func (e *env) ciRecord(t *testing.T, sha string) ciRec {
 	return rec
 }
 
-// running reports whether pid is a live process (a zombie is not: this
-// test's container may have no init to reap orphans).
-func running(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	i := strings.LastIndexByte(string(data), ')')
-	return i < 0 || i+2 >= len(data) || data[i+2] != 'Z'
-}
-
 // gonePID is the pid of a process that has exited.
 func gonePID(t *testing.T) int {
 	t.Helper()
@@ -102,9 +84,8 @@ func gonePID(t *testing.T) int {
 func TestChecksBoundToSHA(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t)
-	f := e.forge(t, local.Options{CICommand: ciCommand})
-	bad := e.branch(t, "feature", map[string]string{"f.txt": "f\n"})
+	e, f := newForge(t, local.Options{CICommand: ciCommand})
+	bad := e.feature(t)
 	pr, _, err := f.EnsurePR(ctx, forge.NewPR{Branch: "feature"})
 	require.NoError(t, err)
 	assert.Nil(t, pr.Checks, "CI has not started yet")
@@ -176,9 +157,8 @@ func TestChecksBoundToSHA(t *testing.T) {
 func TestChecksDoNotWaitForCI(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t)
-	f := e.forge(t, local.Options{CICommand: "echo working; sleep 1; true"})
-	sha := e.branch(t, "feature", map[string]string{"f.txt": "f\n"})
+	e, f := newForge(t, local.Options{CICommand: "echo working; sleep 1; true"})
+	sha := e.feature(t)
 
 	checks, err := f.Checks(ctx, sha)
 	require.NoError(t, err)
@@ -215,18 +195,14 @@ func TestChecksConcurrentCallersStartOneRun(t *testing.T) {
 	e := newEnv(t)
 	runs := filepath.Join(e.root, "runs")
 	f := e.forge(t, local.Options{CICommand: "echo run >> '" + runs + "'"})
-	sha := e.branch(t, "feature", map[string]string{"f.txt": "f\n"})
+	sha := e.feature(t)
 
-	var wg sync.WaitGroup
-	for range 8 {
-		wg.Go(func() {
-			checks, err := f.Checks(ctx, sha)
-			if assert.NoError(t, err) && assert.Len(t, checks, 1) {
-				assert.EqualValues(t, 1, checks[0].ID)
-			}
-		})
-	}
-	wg.Wait()
+	atOnce(8, func(int) {
+		checks, err := f.Checks(ctx, sha)
+		if assert.NoError(t, err) && assert.Len(t, checks, 1) {
+			assert.EqualValues(t, 1, checks[0].ID)
+		}
+	})
 	c := waitCI(t, f, sha)
 	assert.Equal(t, forge.CheckSuccess, c.State)
 	data, err := os.ReadFile(runs)
@@ -234,59 +210,63 @@ func TestChecksConcurrentCallersStartOneRun(t *testing.T) {
 	assert.Equal(t, "run\n", string(data))
 }
 
+// At the time limit the CI command's whole process group gets TERM; one
+// that does not stop within the grace gets KILL. Either way the run is
+// timed out, and nothing it started is left running. The foreground sleep
+// outlasts ciWait: a shell whose sleep got no TERM (its trap waits for
+// it), or that got no KILL, fails the test.
 func TestChecksTimeout(t *testing.T) {
 	t.Parallel()
-	for _, withTimeoutBin := range []bool{true, false} {
-		name := "coreutils timeout"
-		if !withTimeoutBin {
-			name = "own watchdog"
-		}
-		t.Run(name, func(t *testing.T) {
+	tests := []struct {
+		name    string
+		command string // run with bg set to a file for the background pid
+		grace   time.Duration
+		log     string
+	}{
+		{"the group stops on TERM", `sleep 120 & echo $! > "$bg"; echo started; sleep 120`, 0, "started"},
+		{"last words within the grace", `trap 'echo cleaning up; exit 7' TERM; sleep 120 & echo $! > "$bg"; echo started; sleep 120`, 0, "cleaning up"},
+		{"KILL for what ignores TERM", `trap '' TERM; sleep 120 & echo $! > "$bg"; echo started; sleep 120`, 200 * time.Millisecond, "started"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
 			limit := 200 * time.Millisecond
-			if !withTimeoutBin {
-				limit = time.Second // the watchdog counts whole seconds
-			}
 			bg := filepath.Join(e.root, "bg.pid")
-			f := e.forge(t, local.Options{CICommand: "sleep 30 & echo $! > '" + bg + "'; echo started; sleep 10", CITimeout: limit})
-			if !withTimeoutBin {
-				local.WithoutTimeoutBin(f)
-			}
-			sha := e.branch(t, "feature", map[string]string{"f.txt": "f\n"})
+			f := e.forge(t, local.Options{CICommand: "bg='" + bg + "'; " + tt.command, CITimeout: limit, CIGrace: tt.grace})
+			sha := e.feature(t)
 			c := waitCI(t, f, sha)
 			assert.Equal(t, forge.CheckTimedOut, c.State)
 			assert.False(t, c.CompletedAt.IsZero())
-			log, _ := f.Log(context.Background(), c, 0)
-			assert.Contains(t, log, "started")
+			log, err := f.Log(context.Background(), c, 0)
+			require.NoError(t, err)
+			assert.Contains(t, log, tt.log)
 			assert.Contains(t, log, "timed out after "+limit.String())
 			e.noWorkTrees(t)
-			data, err := os.ReadFile(bg)
-			require.NoError(t, err)
-			pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-			require.NoError(t, err)
-			until(t, "what CI started in the background is stopped too", func() bool { return !running(pid) })
+			pid := readPID(t, bg)
+			require.Eventually(t, func() bool { return !proc.Alive(pid) }, ciWait, 10*time.Millisecond,
+				"what CI started in the background is stopped too")
 		})
 	}
 }
 
-func TestChecksFailureWithoutTimeoutBin(t *testing.T) {
+// A CI command that ends leaves nothing running: its work tree is gone.
+func TestChecksLeaveNothingRunning(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	f := e.forge(t, local.Options{CICommand: ciCommand})
-	local.WithoutTimeoutBin(f)
-	sha := e.branch(t, "feature", map[string]string{"f.txt": "f\n"})
+	bg := filepath.Join(e.root, "bg.pid")
+	f := e.forge(t, local.Options{CICommand: "sleep 120 & echo $! > '" + bg + "'; echo done"})
+	sha := e.feature(t)
 	c := waitCI(t, f, sha)
-	assert.Equal(t, forge.CheckFailure, c.State)
-	log, _ := f.Log(context.Background(), c, 0)
-	assert.Contains(t, log, "exit status 3")
+	assert.Equal(t, forge.CheckSuccess, c.State)
+	pid := readPID(t, bg)
+	require.Eventually(t, func() bool { return !proc.Alive(pid) }, ciWait, 10*time.Millisecond)
 }
 
 func TestChecksCancelledCallRecordsNothing(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	f := e.forge(t, local.Options{CICommand: "true"})
-	sha := e.branch(t, "feature", map[string]string{"f.txt": "f\n"})
+	e, f := newForge(t, local.Options{CICommand: "true"})
+	sha := e.feature(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := f.Checks(ctx, sha)
@@ -309,7 +289,7 @@ func TestChecksRunnerKilled(t *testing.T) {
 	// The killed runners' CI commands are orphans; let them end with the test.
 	t.Cleanup(func() { _ = os.WriteFile(release, nil, 0o644) })
 	f := e.forge(t, local.Options{CICommand: "while [ ! -f '" + release + "' ]; do sleep 0.02; done"})
-	sha := e.branch(t, "feature", map[string]string{"f.txt": "f\n"})
+	sha := e.feature(t)
 
 	kill := func(attempt int) {
 		checks, err := f.Checks(ctx, sha)
@@ -319,12 +299,14 @@ func TestChecksRunnerKilled(t *testing.T) {
 		rec := e.ciRecord(t, sha)
 		require.NotZero(t, rec.PID)
 		require.DirExists(t, rec.Worktree)
-		require.NoError(t, syscall.Kill(-rec.PID, syscall.SIGKILL))
-		until(t, "the runner is gone", func() bool {
-			checks, err := f.Checks(ctx, sha)
-			require.NoError(t, err)
-			return checks[0].ID != int64(attempt) || checks[0].State.Done()
-		})
+		runner, err := os.FindProcess(rec.PID)
+		require.NoError(t, err)
+		require.NoError(t, runner.Kill())
+		require.Eventually(t, func() bool {
+			checks, err = f.Checks(ctx, sha)
+			return err != nil || checks[0].ID != int64(attempt) || checks[0].State.Done()
+		}, ciWait, 10*time.Millisecond, "the runner is noticed gone")
+		require.NoError(t, err)
 		assert.NoDirExists(t, rec.Worktree, "the dead runner's checkout is removed")
 	}
 
@@ -358,9 +340,8 @@ func TestChecksRunnerKilled(t *testing.T) {
 
 func TestChecksRestartWhenRunnerNeverStarted(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	f := e.forge(t, local.Options{CICommand: "true"})
-	sha := e.branch(t, "feature", map[string]string{"f.txt": "f\n"})
+	e, f := newForge(t, local.Options{CICommand: "true"})
+	sha := e.feature(t)
 	// What a crash between recording the run and starting it leaves; and
 	// a record from before runners were detached.
 	for i, rec := range []string{
@@ -378,9 +359,8 @@ func TestChecksRestartWhenRunnerNeverStarted(t *testing.T) {
 // was reused, or the runner hangs).
 func TestChecksRunPastItsLimitIsLost(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	f := e.forge(t, local.Options{CICommand: "true", CITimeout: time.Minute})
-	sha := e.branch(t, "feature", map[string]string{"f.txt": "f\n"})
+	e, f := newForge(t, local.Options{CICommand: "true", CITimeout: time.Minute})
+	sha := e.feature(t)
 	host, _ := os.Hostname()
 	rec := "sha: " + sha + "\nattempt: 4\nstate: pending\ncommand: \"true\"\npid: " + itoa(os.Getpid()) +
 		"\nhost: " + host + "\nrestarts: 1\nstarted_at: " + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + "\n"
@@ -406,23 +386,23 @@ func TestRerunWhileRunning(t *testing.T) {
 	cmd := "echo run >> '" + runs + "'; if [ $(wc -l < '" + runs + "') -eq 1 ]; then " +
 		"while [ ! -f '" + release + "' ]; do sleep 0.02; done; exit 1; fi"
 	f := e.forge(t, local.Options{CICommand: cmd})
-	sha := e.branch(t, "feature", map[string]string{"f.txt": "f\n"})
+	sha := e.feature(t)
 	checks, err := f.Checks(ctx, sha)
 	require.NoError(t, err)
-	until(t, "the first run started", func() bool {
+	require.Eventually(t, func() bool {
 		data, _ := os.ReadFile(runs)
 		return len(data) > 0
-	})
+	}, ciWait, 10*time.Millisecond, "the first run started")
 	require.NoError(t, f.Rerun(ctx, checks))
 	c := waitCI(t, f, sha)
 	assert.Equal(t, forge.CheckSuccess, c.State)
 	assert.EqualValues(t, 2, c.ID)
 
 	require.NoError(t, os.WriteFile(release, nil, 0o644))
-	until(t, "the first runner finished", func() bool {
+	require.Eventually(t, func() bool {
 		_, err := os.Stat(filepath.Join(e.state, "forge", "checks", sha+".1.result"))
 		return err == nil
-	})
+	}, ciWait, 10*time.Millisecond, "the first runner finished")
 	checks, err = f.Checks(ctx, sha)
 	require.NoError(t, err)
 	assert.Equal(t, forge.CheckSuccess, checks[0].State)
@@ -437,9 +417,8 @@ func TestRerunWhileRunning(t *testing.T) {
 func TestNoCIMeansOneSkippedCheck(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t)
-	f := e.forge(t, local.Options{})
-	sha := e.branch(t, "feature", map[string]string{"f.txt": "f\n"})
+	e, f := newForge(t, local.Options{})
+	sha := e.feature(t)
 	checks, err := f.Checks(ctx, sha[:8])
 	require.NoError(t, err)
 	require.Len(t, checks, 1)

@@ -3,7 +3,6 @@ package local_test
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,12 +13,16 @@ import (
 
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/forge/local"
+	"github.com/agenttree/agenttree/forge/local/localtest"
 	"github.com/agenttree/agenttree/internal/gittest"
+	"github.com/agenttree/agenttree/internal/gitx"
 )
 
-// TestMain keeps the developer's git configuration out of the tests, and
-// gives the git they run an identity.
+// TestMain serves as the forge's CI runner when the forge starts this
+// binary as one; otherwise it keeps the developer's git configuration out
+// of the tests, gives the git they run an identity, and runs them.
 func TestMain(m *testing.M) {
+	localtest.RunnerMain()
 	gittest.IsolateProcess()
 	os.Exit(m.Run())
 }
@@ -33,6 +36,13 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	bare, work := gittest.NewRemote(t)
 	return &env{root: filepath.Dir(bare), bare: bare, work: work, state: filepath.Join(work, "_agenttree")}
+}
+
+// newForge makes an env and opens a forge on it.
+func newForge(t *testing.T, opts local.Options) (*env, *local.Forge) {
+	t.Helper()
+	e := newEnv(t)
+	return e, e.forge(t, opts)
 }
 
 func (e *env) forge(t *testing.T, opts local.Options) *local.Forge {
@@ -55,6 +65,21 @@ func (e *env) branch(t *testing.T, name string, files map[string]string) string 
 	return sha
 }
 
+// feature pushes branch feature: main and one commit adding f.txt.
+func (e *env) feature(t *testing.T) string {
+	t.Helper()
+	return e.branch(t, "feature", map[string]string{"f.txt": "f\n"})
+}
+
+// openPR pushes branch feature and opens a PR for it on f.
+func (e *env) openPR(t *testing.T, f *local.Forge) *forge.PR {
+	t.Helper()
+	e.feature(t)
+	pr, _, err := f.EnsurePR(context.Background(), forge.NewPR{Branch: "feature"})
+	require.NoError(t, err)
+	return pr
+}
+
 // pushMain adds a commit to main on origin.
 func (e *env) pushMain(t *testing.T, file, content string) string {
 	t.Helper()
@@ -68,8 +93,19 @@ func (e *env) pushMain(t *testing.T, file, content string) string {
 // runs and rebase merges.
 func (e *env) noWorkTrees(t *testing.T) {
 	t.Helper()
-	assert.Equal(t, "(bare)", strings.Fields(gittest.Run(t, e.bare, "worktree", "list"))[1])
-	assert.Len(t, strings.Split(gittest.Run(t, e.bare, "worktree", "list"), "\n"), 1)
+	list, err := (&gitx.Repo{Dir: e.bare}).Worktrees(context.Background())
+	require.NoError(t, err)
+	require.Len(t, list, 1, "work trees: %v", list)
+	assert.True(t, list[0].Bare)
+}
+
+// atOnce makes n calls at the same time and waits for them all.
+func atOnce(n int, call func(i int)) {
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { call(i) })
+	}
+	wg.Wait()
 }
 
 func TestNewNeedsLocalBareRemote(t *testing.T) {
@@ -118,14 +154,13 @@ func TestNewNeedsLocalBareRemote(t *testing.T) {
 func TestEnsurePR(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t)
-	f := e.forge(t, local.Options{})
+	e, f := newForge(t, local.Options{})
 
 	_, _, err := f.EnsurePR(ctx, forge.NewPR{Branch: "feature"})
 	require.ErrorIs(t, err, forge.ErrNotFound)
 	assert.Contains(t, err.Error(), "git push origin feature")
 
-	sha := e.branch(t, "feature", map[string]string{"f.txt": "f\n"})
+	sha := e.feature(t)
 	pr, created, err := f.EnsurePR(ctx, forge.NewPR{Branch: "feature", Title: "Add f"})
 	require.NoError(t, err)
 	assert.True(t, created)
@@ -178,168 +213,31 @@ func TestEnsurePR(t *testing.T) {
 func TestEnsurePRConcurrent(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t)
-	f := e.forge(t, local.Options{})
-	e.branch(t, "feature", map[string]string{"f.txt": "f\n"})
-	var wg sync.WaitGroup
+	e, f := newForge(t, local.Options{})
+	e.feature(t)
 	numbers := make([]int, 8)
-	for i := range numbers {
-		wg.Go(func() {
-			pr, _, err := f.EnsurePR(ctx, forge.NewPR{Branch: "feature"})
-			if assert.NoError(t, err) {
-				numbers[i] = pr.Number
-			}
-		})
-	}
-	wg.Wait()
+	atOnce(len(numbers), func(i int) {
+		pr, _, err := f.EnsurePR(ctx, forge.NewPR{Branch: "feature"})
+		if assert.NoError(t, err) {
+			numbers[i] = pr.Number
+		}
+	})
 	for _, n := range numbers {
 		assert.Equal(t, 1, n)
 	}
 }
 
-func TestMergeability(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	e := newEnv(t)
-	f := e.forge(t, local.Options{})
-	e.branch(t, "clean", map[string]string{"c.txt": "c\n"})
-	e.branch(t, "clash", map[string]string{"a.txt": "one\nBRANCH\nthree\n", "z.txt": "z\n"})
-	e.pushMain(t, "a.txt", "one\nMAIN\nthree\n")
-
-	clean, _, err := f.EnsurePR(ctx, forge.NewPR{Branch: "clean"})
-	require.NoError(t, err)
-	clash, _, err := f.EnsurePR(ctx, forge.NewPR{Branch: "clash"})
-	require.NoError(t, err)
-	assert.Equal(t, forge.Mergeable, clean.Mergeable)
-	assert.Equal(t, forge.Conflicting, clash.Mergeable)
-
-	files, err := f.ConflictFiles(ctx, clean.Number)
-	require.NoError(t, err)
-	assert.Nil(t, files)
-	files, err = f.ConflictFiles(ctx, clash.Number)
-	require.NoError(t, err)
-	assert.Equal(t, []string{"a.txt"}, files)
-
-	before := gittest.Run(t, e.bare, "rev-parse", "main")
-	err = f.Merge(ctx, clash.Number, forge.MergeSquash, false, "")
-	require.ErrorIs(t, err, forge.ErrConflict)
-	assert.Contains(t, err.Error(), "a.txt")
-	assert.Equal(t, before, gittest.Run(t, e.bare, "rev-parse", "main"))
-	pr, err := f.PR(ctx, clash.Number)
-	require.NoError(t, err)
-	assert.Equal(t, forge.StateOpen, pr.State)
-}
-
-func TestMerge(t *testing.T) {
-	t.Parallel()
-	for _, method := range []forge.MergeMethod{forge.MergeSquash, forge.MergeMerge, forge.MergeRebase} {
-		t.Run(string(method), func(t *testing.T) {
-			t.Parallel()
-			ctx := context.Background()
-			e := newEnv(t)
-			f := e.forge(t, local.Options{})
-			gittest.Run(t, e.work, "checkout", "-q", "-b", "feature")
-			gittest.Commit(t, e.work, "f1.txt", "1\n", "first")
-			head := gittest.Commit(t, e.work, "f2.txt", "2\n", "second")
-			gittest.Run(t, e.work, "push", "-q", "origin", "feature")
-			oldMain := e.pushMain(t, "m.txt", "m\n")
-			pr, _, err := f.EnsurePR(ctx, forge.NewPR{Branch: "feature", Title: "Feature work"})
-			require.NoError(t, err)
-
-			require.NoError(t, f.Merge(ctx, pr.Number, method, true, ""))
-
-			newMain := gittest.Run(t, e.bare, "rev-parse", "main")
-			assert.NotEqual(t, oldMain, newMain)
-			parents := strings.Fields(gittest.Run(t, e.bare, "log", "-1", "--format=%P", "main"))
-			subject := gittest.Run(t, e.bare, "log", "-1", "--format=%s", "main")
-			switch method {
-			case forge.MergeSquash:
-				assert.Equal(t, []string{oldMain}, parents)
-				assert.Equal(t, "Feature work (#1)", subject)
-				assert.Equal(t, gittest.Name, gittest.Run(t, e.bare, "log", "-1", "--format=%an", "main"))
-				assert.Equal(t, "agenttree", gittest.Run(t, e.bare, "log", "-1", "--format=%cn", "main"))
-			case forge.MergeMerge:
-				assert.Equal(t, []string{oldMain, head}, parents)
-				assert.Equal(t, "Merge pull request #1 from feature", subject)
-			case forge.MergeRebase:
-				assert.Len(t, parents, 1)
-				assert.Equal(t, "second", subject)
-				assert.Equal(t, "first", gittest.Run(t, e.bare, "log", "-1", "--format=%s", "main~1"))
-				assert.Equal(t, oldMain, gittest.Run(t, e.bare, "rev-parse", "main~2"))
-			}
-
-			// The working clone can fetch the result.
-			gittest.Run(t, e.work, "fetch", "-q", "origin")
-			gittest.Run(t, e.work, "checkout", "-q", "-B", "main", "origin/main")
-			for _, file := range []string{"a.txt", "m.txt", "f1.txt", "f2.txt"} {
-				assert.FileExists(t, filepath.Join(e.work, file))
-			}
-
-			pr, err = f.PR(ctx, 1)
-			require.NoError(t, err)
-			assert.Equal(t, forge.StateMerged, pr.State)
-			assert.Equal(t, head, pr.HeadSHA)
-			out, err := exec.Command("git", "-C", e.bare, "rev-parse", "--verify", "--quiet", "refs/heads/feature").Output()
-			assert.Error(t, err, "branch deleted, got %s", out)
-
-			// Merging again is fine and changes nothing.
-			require.NoError(t, f.Merge(ctx, pr.Number, method, true, ""))
-			assert.Equal(t, newMain, gittest.Run(t, e.bare, "rev-parse", "main"))
-			rec, err := f.Record(ctx, 1)
-			require.NoError(t, err)
-			assert.Equal(t, string(method), rec.MergeMethod)
-			assert.Equal(t, newMain, rec.MergeCommit)
-			e.noWorkTrees(t)
-		})
-	}
-}
-
-func TestMergeRetryAfterCrash(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	e := newEnv(t)
-	f := e.forge(t, local.Options{})
-	e.branch(t, "feature", map[string]string{"f.txt": "f\n"})
-	pr, _, err := f.EnsurePR(ctx, forge.NewPR{Branch: "feature"})
-	require.NoError(t, err)
-	// As if a merge moved main and the process died before recording it.
-	gittest.Run(t, e.bare, "update-ref", "refs/heads/main", "refs/heads/feature")
-	require.NoError(t, f.Merge(ctx, pr.Number, forge.MergeSquash, false, ""))
-	assert.Equal(t, gittest.Run(t, e.bare, "rev-parse", "feature"), gittest.Run(t, e.bare, "rev-parse", "main"), "no second, empty commit")
-	pr, err = f.PR(ctx, pr.Number)
-	require.NoError(t, err)
-	assert.Equal(t, forge.StateMerged, pr.State)
-}
-
-func TestMergeKeepsBranchPushedAfterMerge(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	e := newEnv(t)
-	f := e.forge(t, local.Options{})
-	e.branch(t, "feature", map[string]string{"f.txt": "f\n"})
-	pr, _, err := f.EnsurePR(ctx, forge.NewPR{Branch: "feature"})
-	require.NoError(t, err)
-	require.NoError(t, f.Merge(ctx, pr.Number, forge.MergeMerge, false, ""))
-	later := gittest.Commit(t, e.work, "late.txt", "late\n", "late")
-	gittest.Run(t, e.work, "push", "-q", "origin", "feature")
-	require.NoError(t, f.Merge(ctx, pr.Number, forge.MergeMerge, true, ""))
-	assert.Equal(t, later, gittest.Run(t, e.bare, "rev-parse", "refs/heads/feature"))
-}
-
 func TestReviewDecision(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t)
-	f := e.forge(t, local.Options{})
+	e, f := newForge(t, local.Options{})
 	strict := e.forge(t, local.Options{DismissStaleApprovals: true})
-	e.branch(t, "feature", map[string]string{"f.txt": "f\n"})
-	pr, _, err := f.EnsurePR(ctx, forge.NewPR{Branch: "feature"})
-	require.NoError(t, err)
+	pr := e.openPR(t, f)
 	assert.Equal(t, forge.ReviewRequired, pr.ReviewDecision)
 
 	require.NoError(t, f.Approve(ctx, pr.Number, "alice"))
 	require.NoError(t, f.Approve(ctx, pr.Number, "alice"))
-	pr, err = f.PR(ctx, pr.Number)
+	pr, err := f.PR(ctx, pr.Number)
 	require.NoError(t, err)
 	assert.Equal(t, forge.ReviewApproved, pr.ReviewDecision)
 	rec, err := f.Record(ctx, pr.Number)
@@ -364,11 +262,8 @@ func TestReviewDecision(t *testing.T) {
 func TestCommentAndClose(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	e := newEnv(t)
-	f := e.forge(t, local.Options{})
-	e.branch(t, "feature", map[string]string{"f.txt": "f\n"})
-	pr, _, err := f.EnsurePR(ctx, forge.NewPR{Branch: "feature"})
-	require.NoError(t, err)
+	e, f := newForge(t, local.Options{})
+	pr := e.openPR(t, f)
 
 	require.NoError(t, f.Comment(ctx, pr.Number, "looks good"))
 	require.NoError(t, f.Close(ctx, pr.Number, "superseded"))
@@ -387,22 +282,4 @@ func TestCommentAndClose(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(e.state, "forge", "prs", "1.yaml"))
 	require.NoError(t, err)
 	assert.Contains(t, string(data), "state: closed")
-}
-
-func TestMergeRefusesAMovedHead(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	e := newEnv(t)
-	f := e.forge(t, local.Options{})
-	verified := e.branch(t, "feature", map[string]string{"b.txt": "b\n"})
-	pr, _, err := f.EnsurePR(ctx, forge.NewPR{Branch: "feature", Base: "main", Title: "B"})
-	require.NoError(t, err)
-	gittest.Commit(t, e.work, "c.txt", "c\n", "unverified")
-	gittest.Run(t, e.work, "push", "-q", "origin", "feature")
-
-	err = f.Merge(ctx, pr.Number, forge.MergeSquash, false, verified)
-	require.ErrorIs(t, err, forge.ErrHeadChanged)
-	after, err := f.PR(ctx, pr.Number)
-	require.NoError(t, err)
-	assert.Equal(t, forge.StateOpen, after.State, "nothing merged")
 }

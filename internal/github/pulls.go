@@ -2,17 +2,37 @@ package github
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
-
-	"github.com/agenttree/agenttree/forge"
 )
 
-type restRef struct {
+// Pull is a pull request as the REST API returns it.
+type Pull struct {
+	Number  int    `json:"number"`
+	HTMLURL string `json:"html_url"`
+	Title   string `json:"title"`
+	// State is open or closed; a merged PR is closed, with Merged set.
+	State    string  `json:"state"`
+	Draft    bool    `json:"draft"`
+	Merged   bool    `json:"merged"`
+	MergedAt *string `json:"merged_at"`
+	// Mergeable is nil while GitHub computes it, and in lists.
+	Mergeable *bool   `json:"mergeable"`
+	Head      Ref     `json:"head"`
+	Base      Ref     `json:"base"`
+	Labels    []Label `json:"labels"`
+	// Comments counts the conversation's comments (single PR only).
+	Comments int `json:"comments"`
+}
+
+// IsMerged reports whether the PR was merged. Lists leave Merged unset,
+// so merged_at counts too.
+func (p *Pull) IsMerged() bool { return p.Merged || p.MergedAt != nil }
+
+// Ref is one side of a PR: a branch at a commit, in a repository.
+type Ref struct {
 	Ref  string `json:"ref"`
 	SHA  string `json:"sha"`
 	Repo *struct {
@@ -20,63 +40,59 @@ type restRef struct {
 	} `json:"repo"`
 }
 
-type restPR struct {
-	Number         int         `json:"number"`
-	HTMLURL        string      `json:"html_url"`
-	Title          string      `json:"title"`
-	State          string      `json:"state"`
-	Draft          bool        `json:"draft"`
-	Merged         bool        `json:"merged"`
-	MergedAt       *string     `json:"merged_at"`
-	Mergeable      *bool       `json:"mergeable"`
-	MergeableState string      `json:"mergeable_state"`
-	Head           restRef     `json:"head"`
-	Base           restRef     `json:"base"`
-	Labels         []restLabel `json:"labels"`
-	// Comments counts the conversation's comments (single PR only).
-	Comments int `json:"comments"`
-}
-
-type restLabel struct {
+// Label is a label on an issue or PR.
+type Label struct {
 	Name string `json:"name"`
 }
 
-func (p *restPR) merged() bool { return p.Merged || p.MergedAt != nil }
-
-// toForge maps a REST PR. REST has no review decision and, in lists, no
-// mergeability: those stay "" and Unknown.
-func (p *restPR) toForge() *forge.PR {
-	pr := &forge.PR{Number: p.Number, URL: p.HTMLURL, Title: p.Title, Branch: p.Head.Ref, Base: p.Base.Ref,
-		HeadSHA: p.Head.SHA, State: p.State, Draft: p.Draft, Mergeable: forge.Unknown}
-	if p.merged() {
-		pr.State = forge.StateMerged
-	}
-	if p.Mergeable != nil {
-		pr.Mergeable = forge.Conflicting
-		if *p.Mergeable {
-			pr.Mergeable = forge.Mergeable
-		}
-	}
-	return pr
+// NewPull asks for a pull request from Head, a branch of the repository
+// itself, into Base.
+type NewPull struct {
+	Title string `json:"title"`
+	Head  string `json:"head"`
+	Base  string `json:"base"`
+	Body  string `json:"body"`
+	Draft bool   `json:"draft"`
 }
 
-func (c *Client) getPull(ctx context.Context, number int) (*restPR, error) {
-	var p restPR
-	op := fmt.Sprintf("github: PR #%d", number)
-	if err := c.call(ctx, op, http.MethodGet, c.path("pulls/%d", number), nil, &p); err != nil {
+// Comment is a comment on a PR's conversation.
+type Comment struct {
+	Body string `json:"body"`
+}
+
+// DefaultBranch is the repository's default branch.
+func (c *Client) DefaultBranch(ctx context.Context) (string, error) {
+	var r struct {
+		DefaultBranch string `json:"default_branch"`
+	}
+	if err := c.get(ctx, "github: repository "+c.repo.FullName(), c.repoPath(), &r); err != nil {
+		return "", err
+	}
+	if r.DefaultBranch == "" {
+		return "", fmt.Errorf("github: %s has no default branch; set the PR base", c.repo.FullName())
+	}
+	return r.DefaultBranch, nil
+}
+
+// Pull reads PR number.
+func (c *Client) Pull(ctx context.Context, number int) (*Pull, error) {
+	var p Pull
+	if err := c.get(ctx, fmt.Sprintf("github: PR #%d", number), c.path("pulls/%d", number), &p); err != nil {
 		return nil, err
 	}
 	return &p, nil
 }
 
-func (c *Client) findOpenPR(ctx context.Context, branch, base string) (*restPR, error) {
+// OpenPull finds the open PR from branch (of the repository itself) into
+// base (any base when empty), or returns nil.
+func (c *Client) OpenPull(ctx context.Context, branch, base string) (*Pull, error) {
 	q := url.Values{"head": {c.repo.Owner + ":" + branch}, "state": {"open"}, "per_page": {"100"}}
 	if base != "" {
 		q.Set("base", base)
 	}
-	var prs []restPR
+	var prs []Pull
 	op := fmt.Sprintf("github: looking for an open PR for %s", branch)
-	if err := c.call(ctx, op, http.MethodGet, c.path("pulls?%s", q.Encode()), nil, &prs); err != nil {
+	if err := c.get(ctx, op, c.path("pulls?%s", q.Encode()), &prs); err != nil {
 		return nil, err
 	}
 	for i := range prs {
@@ -87,233 +103,63 @@ func (c *Client) findOpenPR(ctx context.Context, branch, base string) (*restPR, 
 	return nil, nil
 }
 
-func (c *Client) defaultBranch(ctx context.Context) (string, error) {
-	var r struct {
-		DefaultBranch string `json:"default_branch"`
+// CreatePull opens a PR. It is not retried after a 5xx: GitHub may have
+// opened it.
+func (c *Client) CreatePull(ctx context.Context, req NewPull) (*Pull, error) {
+	var created Pull
+	op := fmt.Sprintf("github: opening a PR for %s into %s", req.Head, req.Base)
+	req.Head = c.repo.Owner + ":" + req.Head
+	if err := c.do(ctx, request{op: op, method: http.MethodPost, path: c.path("pulls"), body: req}, &created); err != nil {
+		return nil, err
 	}
-	if err := c.call(ctx, "github: repository "+c.repo.FullName(), http.MethodGet, c.repoPath(), nil, &r); err != nil {
-		return "", err
-	}
-	if r.DefaultBranch == "" {
-		return "", fmt.Errorf("github: %s has no default branch; set the PR base", c.repo.FullName())
-	}
-	return r.DefaultBranch, nil
+	return &created, nil
 }
 
-// EnsurePR returns the open PR for req.Branch, or opens one (base: the
-// repository's default branch when req.Base is empty). Labels are added
-// either way, so a crash between opening and labelling heals on the next
-// call. The branch must already be pushed to the repository itself; PRs
-// from forks are not looked for.
-func (c *Client) EnsurePR(ctx context.Context, req forge.NewPR) (*forge.PR, bool, error) {
-	if req.Branch == "" {
-		return nil, false, fmt.Errorf("github: ensure PR: no branch given")
-	}
-	base := req.Base
-	if base == "" {
-		var err error
-		if base, err = c.defaultBranch(ctx); err != nil {
-			return nil, false, err
-		}
-	}
-	existing, err := c.findOpenPR(ctx, req.Branch, base)
-	if err != nil {
-		return nil, false, err
-	}
-	if existing != nil {
-		if err := c.ensureLabels(ctx, existing, req.Labels); err != nil {
-			return nil, false, err
-		}
-		return existing.toForge(), false, nil
-	}
-
-	title := req.Title
-	if title == "" {
-		title = req.Branch
-	}
-	in := map[string]any{"title": title, "head": c.repo.Owner + ":" + req.Branch, "base": base, "body": req.Body, "draft": req.Draft}
-	var created restPR
-	op := fmt.Sprintf("github: opening a PR for %s into %s", req.Branch, base)
-	err = c.call(ctx, op, http.MethodPost, c.path("pulls"), in, &created)
-	if err != nil {
-		// Creating is not retried on a 5xx (it may have worked), and a
-		// concurrent call may have won the race: look again.
-		status, msg := httpStatus(err)
-		raced := status == http.StatusUnprocessableEntity && strings.Contains(msg, "already exists")
-		if !raced && !errors.Is(err, ErrServer) {
-			return nil, false, err
-		}
-		found, ferr := c.findOpenPR(ctx, req.Branch, base)
-		if ferr != nil || found == nil {
-			return nil, false, err
-		}
-		if lerr := c.ensureLabels(ctx, found, req.Labels); lerr != nil {
-			return nil, false, lerr
-		}
-		return found.toForge(), !raced, nil
-	}
-	if err := c.ensureLabels(ctx, &created, req.Labels); err != nil {
-		return created.toForge(), true, err
-	}
-	return created.toForge(), true, nil
+// AddLabels adds labels to PR number. Adding a label twice leaves one, so
+// a 5xx is retried.
+func (c *Client) AddLabels(ctx context.Context, number int, labels []string) error {
+	return c.do(ctx, request{op: fmt.Sprintf("github: labelling PR #%d", number), method: http.MethodPost,
+		path: c.path("issues/%d/labels", number), body: map[string]any{"labels": labels}, idempotent: true}, nil)
 }
 
-func (c *Client) ensureLabels(ctx context.Context, p *restPR, labels []string) error {
-	var missing []string
-	for _, l := range labels {
-		if !slices.ContainsFunc(p.Labels, func(have restLabel) bool { return strings.EqualFold(have.Name, l) }) {
-			missing = append(missing, l)
-		}
-	}
-	if len(missing) == 0 {
-		return nil
-	}
-	op := fmt.Sprintf("github: labelling PR #%d", p.Number)
-	// Adding a label twice leaves one label: safe to retry.
-	return c.call(retryable(ctx), op, http.MethodPost, c.path("issues/%d/labels", p.Number), map[string]any{"labels": missing}, nil)
+// MergePull merges PR number by method (merge, squash or rebase) if its
+// head is still sha.
+func (c *Client) MergePull(ctx context.Context, number int, method, sha string) error {
+	return c.do(ctx, request{op: fmt.Sprintf("github: merge PR #%d", number), method: http.MethodPut,
+		path: c.path("pulls/%d/merge", number), body: map[string]any{"merge_method": method, "sha": sha}}, nil)
 }
 
-// Merge merges a PR by method (squash when empty), at the head it just
-// read, and deletes the branch when asked. A merged PR is a success, its
-// branch still deleted; a PR closed unmerged is an error. A refusal
-// because of conflicts wraps forge.ErrConflict; because the head moved,
-// ErrHeadChanged.
-func (c *Client) Merge(ctx context.Context, number int, method forge.MergeMethod, deleteBranch bool, expectHead string) error {
-	p, err := c.getPull(ctx, number)
-	if err != nil {
-		return err
-	}
-	if expectHead != "" && !p.merged() && p.Head.SHA != expectHead {
-		return fmt.Errorf("github: merge PR #%d: %w: expected %s, found %s", number, forge.ErrHeadChanged, short(expectHead), short(p.Head.SHA))
-	}
-	switch {
-	case p.merged():
-	case p.State == forge.StateClosed:
-		return fmt.Errorf("github: merge PR #%d: it was closed without being merged", number)
-	default:
-		if method == "" {
-			method = forge.MergeSquash
-		}
-		op := fmt.Sprintf("github: merge PR #%d", number)
-		in := map[string]any{"merge_method": string(method), "sha": p.Head.SHA}
-		if err := c.call(ctx, op, http.MethodPut, c.path("pulls/%d/merge", number), in, nil); err != nil {
-			if err := c.mergeRefused(ctx, number, err); err != nil {
-				return err
-			}
-		}
-	}
-	if deleteBranch {
-		return c.deleteBranch(ctx, p)
-	}
-	return nil
+// ClosePull closes PR number. Closing twice leaves it closed, so a 5xx is
+// retried.
+func (c *Client) ClosePull(ctx context.Context, number int) error {
+	return c.do(ctx, request{op: fmt.Sprintf("github: close PR #%d", number), method: http.MethodPatch,
+		path: c.path("pulls/%d", number), body: map[string]any{"state": "closed"}, idempotent: true}, nil)
 }
 
-// mergeRefused decides what a refused merge means: nil when the PR is in
-// fact merged (GitHub's 405 "already merged", or a race), else the reason.
-func (c *Client) mergeRefused(ctx context.Context, number int, err error) error {
-	status, msg := httpStatus(err)
-	if status == http.StatusMethodNotAllowed && strings.Contains(strings.ToLower(msg), "already merged") {
-		return nil
-	}
-	if status != http.StatusMethodNotAllowed && status != http.StatusConflict {
-		return err
-	}
-	now, gerr := c.getPull(ctx, number)
-	if gerr != nil {
-		return err
-	}
-	switch {
-	case now.merged():
-		return nil
-	case status == http.StatusConflict:
-		return fmt.Errorf("%w: %w", ErrHeadChanged, err)
-	case now.Mergeable != nil && !*now.Mergeable:
-		return fmt.Errorf("%w: %w", forge.ErrConflict, err)
-	}
-	return err
-}
-
-func (c *Client) deleteBranch(ctx context.Context, p *restPR) error {
-	if p.Head.Ref == "" || p.Head.Ref == p.Base.Ref {
-		return nil
-	}
-	if p.Head.Repo != nil && !strings.EqualFold(p.Head.Repo.FullName, c.repo.FullName()) {
-		return nil // a fork's branch is not ours to delete
-	}
-	segs := strings.Split(p.Head.Ref, "/")
+// DeleteBranch deletes a branch of the repository.
+func (c *Client) DeleteBranch(ctx context.Context, branch string) error {
+	segs := strings.Split(branch, "/")
 	for i, s := range segs {
 		segs[i] = url.PathEscape(s)
 	}
-	op := fmt.Sprintf("github: deleting branch %s", p.Head.Ref)
-	err := c.call(ctx, op, http.MethodDelete, c.path("git/refs/heads/%s", strings.Join(segs, "/")), nil, nil)
-	if status, msg := httpStatus(err); status == http.StatusUnprocessableEntity && strings.Contains(msg, "Reference does not exist") {
-		return nil
-	}
-	if errors.Is(err, forge.ErrNotFound) {
-		return nil
-	}
-	return err
+	return c.do(ctx, request{op: fmt.Sprintf("github: deleting branch %s", branch), method: http.MethodDelete,
+		path: c.path("git/refs/heads/%s", strings.Join(segs, "/"))}, nil)
 }
 
-// Close closes a PR, leaving comment first. It is safe to call again
-// after any failure: a comment already among the PR's newest ones is not
-// posted twice (the close can fail after the comment went up), a closed PR
-// stays closed and gets no comment, and a merged PR cannot be closed.
-func (c *Client) Close(ctx context.Context, number int, comment string) error {
-	p, err := c.getPull(ctx, number)
-	if err != nil {
-		return err
-	}
-	switch {
-	case p.merged():
-		return fmt.Errorf("github: close PR #%d: it is already merged", number)
-	case p.State == forge.StateClosed:
-		return nil
-	}
-	if comment != "" {
-		posted, err := c.hasComment(ctx, number, p.Comments, comment)
-		if err != nil {
-			return err
-		}
-		if !posted {
-			if err := c.Comment(ctx, number, comment); err != nil {
-				return err
-			}
-		}
-	}
-	op := fmt.Sprintf("github: close PR #%d", number)
-	// Closing twice leaves it closed: safe to retry.
-	return c.call(retryable(ctx), op, http.MethodPatch, c.path("pulls/%d", number), map[string]any{"state": "closed"}, nil)
-}
-
-// hasComment reports whether body is among the newest comments of PR
-// number, which has count comments. One page is enough: a comment an
-// earlier attempt posted is among the newest unless a hundred others came
-// after it.
-func (c *Client) hasComment(ctx context.Context, number, count int, body string) (bool, error) {
-	const perPage = 100
-	// The count may lag behind a comment just posted; page 1 is read then.
-	last := max(1, (count+perPage-1)/perPage)
-	var comments []struct {
-		Body string `json:"body"`
-	}
+// Comments reads one page of PR number's comments, oldest first.
+func (c *Client) Comments(ctx context.Context, number, page, perPage int) ([]Comment, error) {
+	var comments []Comment
 	op := fmt.Sprintf("github: reading the comments of PR #%d", number)
-	if err := c.call(ctx, op, http.MethodGet, c.path("issues/%d/comments?per_page=%d&page=%d", number, perPage, last), nil, &comments); err != nil {
-		return false, err
+	if err := c.get(ctx, op, c.path("issues/%d/comments?per_page=%d&page=%d", number, perPage, page), &comments); err != nil {
+		return nil, err
 	}
-	want := strings.TrimSpace(body)
-	for _, cm := range comments {
-		if strings.TrimSpace(cm.Body) == want {
-			return true, nil
-		}
-	}
-	return false, nil
+	return comments, nil
 }
 
-// Comment adds a comment to a PR. A 5xx is not retried: GitHub may have
-// posted it, and a duplicate in front of a reviewer is worse than an error
-// the caller can retry.
-func (c *Client) Comment(ctx context.Context, number int, body string) error {
-	op := fmt.Sprintf("github: comment on PR #%d", number)
-	return c.call(ctx, op, http.MethodPost, c.path("issues/%d/comments", number), map[string]any{"body": body}, nil)
+// CreateComment adds a comment to PR number. It is not retried after a
+// 5xx: GitHub may have posted it, and a duplicate in front of a reviewer
+// is worse than an error the caller can retry.
+func (c *Client) CreateComment(ctx context.Context, number int, body string) error {
+	return c.do(ctx, request{op: fmt.Sprintf("github: comment on PR #%d", number), method: http.MethodPost,
+		path: c.path("issues/%d/comments", number), body: Comment{Body: body}}, nil)
 }

@@ -12,6 +12,9 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/agenttree/agenttree/internal/lines"
+	"github.com/agenttree/agenttree/internal/proc"
 )
 
 // DefaultTimeout bounds one git command when Repo.Timeout is zero. It is
@@ -24,6 +27,9 @@ var (
 	ErrNoRef = errors.New("no such ref")
 	// ErrNoRemote: the repository has no remote of that name.
 	ErrNoRemote = errors.New("no such remote")
+	// ErrNotRepository: the directory is in no git repository. A failed
+	// command's *Error matches it when git said so.
+	ErrNotRepository = errors.New("not a git repository")
 	// ErrDetached: HEAD is not on a branch.
 	ErrDetached = errors.New("HEAD is detached")
 	// ErrLeaseRejected: a --force-with-lease push found the remote branch
@@ -55,7 +61,10 @@ func Open(ctx context.Context, dir string) (*Repo, error) {
 		if _, serr := os.Stat(dir); serr != nil {
 			return nil, fmt.Errorf("open git repository: %w", serr)
 		}
-		return nil, fmt.Errorf("%s is not a git repository (create one with `git init`, or clone one): %w", dir, err)
+		if errors.Is(err, ErrNotRepository) {
+			return nil, fmt.Errorf("%s is not a git repository (create one with `git init`, or clone one): %w", dir, err)
+		}
+		return nil, fmt.Errorf("open git repository in %s: %w", dir, err)
 	}
 	return r, nil
 }
@@ -99,6 +108,12 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
+// Is makes errors.Is(err, ErrNotRepository) hold when git failed because
+// Dir is in no repository.
+func (e *Error) Is(target error) bool {
+	return target == ErrNotRepository && strings.Contains(e.Stderr, "not a git repository")
+}
+
 // shortArgs keeps long arguments (commit messages) from swamping the error.
 func shortArgs(args []string) string {
 	out := make([]string, len(args))
@@ -116,18 +131,15 @@ func shortArgs(args []string) string {
 // git says what went wrong.
 const stderrLines = 6
 
+// tail keeps the last n lines of s that say something, joined into one.
 func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	var kept []string
-	for i := len(lines) - 1; i >= 0 && len(kept) < n; i-- {
-		if l := strings.TrimSpace(lines[i]); l != "" {
+	for _, l := range lines.Last(s, 0) {
+		if l = strings.TrimSpace(l); l != "" {
 			kept = append(kept, l)
 		}
 	}
-	for i, j := 0, len(kept)-1; i < j; i, j = i+1, j-1 {
-		kept[i], kept[j] = kept[j], kept[i]
-	}
-	return strings.Join(kept, "; ")
+	return strings.Join(kept[max(0, len(kept)-n):], "; ")
 }
 
 // Run runs git with args in the repository and returns its standard
@@ -153,7 +165,9 @@ func (r *Repo) run(ctx context.Context, args ...string) (string, error) {
 	cmd.Env = append(Environ(), "GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=never")
 	cmd.Env = append(cmd.Env, r.Env...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	killGroup(cmd)
+	// Cancellation kills git and everything it started (hooks, ssh,
+	// aliases), which would otherwise outlive it and hold its pipes.
+	proc.Group(cmd)
 	// A child (ssh, a hook, an alias) can keep the pipes open after git is
 	// killed; do not wait for it beyond this.
 	cmd.WaitDelay = 500 * time.Millisecond

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/internal/gittest"
 	"github.com/agenttree/agenttree/internal/gitx"
+	"github.com/agenttree/agenttree/internal/proc"
 )
 
 // TestMain keeps the developer's git configuration (signing, hooks, default
@@ -88,6 +91,7 @@ func TestBasics(t *testing.T) {
 
 	_, err = gitx.Open(ctx, t.TempDir())
 	assert.ErrorContains(t, err, "not a git repository")
+	assert.ErrorIs(t, err, gitx.ErrNotRepository)
 }
 
 func TestErrorNamesCommandAndStderr(t *testing.T) {
@@ -314,16 +318,20 @@ func TestTimeout(t *testing.T) {
 	t.Parallel()
 	_, clone := gittest.NewRemote(t)
 	r := &gitx.Repo{Dir: clone, Timeout: 200 * time.Millisecond}
-	start := time.Now()
-	// The alias runs a shell child that outlives git unless its whole
+	// The alias runs a shell whose child outlives git unless git's whole
 	// process group is killed.
-	_, err := r.Run(context.Background(), "-c", "alias.slow=!sleep 10", "slow")
-	elapsed := time.Since(start)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	_, err := r.Run(context.Background(), "-c", "alias.slow=!sleep 60 & echo $! > '"+pidFile+"'; wait", "slow")
 	require.Error(t, err)
-	assert.Less(t, elapsed, 3*time.Second)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Contains(t, err.Error(), "timed out after 200ms")
-	assert.Contains(t, err.Error(), "git -c alias.slow=!sleep 10 slow")
+	assert.Contains(t, err.Error(), "git -c alias.slow=!sleep 60 &")
+	data, err := os.ReadFile(pidFile)
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return !proc.Alive(pid) }, 10*time.Second, 10*time.Millisecond,
+		"the alias's child was killed with git")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -299,13 +299,19 @@ func (r *Repo) ConflictFiles(ctx context.Context, base, head string) ([]string, 
 
 // CommitsAhead counts the commits in head that are not in base.
 func (r *Repo) CommitsAhead(ctx context.Context, base, head string) (int, error) {
-	if err := checkRev(base); err != nil {
-		return 0, err
+	return r.CountCommits(ctx, head, base)
+}
+
+// CountCommits counts the commits reachable from rev and from none of
+// bases (git rev-list --count rev --not bases...).
+func (r *Repo) CountCommits(ctx context.Context, rev string, bases ...string) (int, error) {
+	for _, b := range append([]string{rev}, bases...) {
+		if err := checkRev(b); err != nil {
+			return 0, err
+		}
 	}
-	if err := checkRev(head); err != nil {
-		return 0, err
-	}
-	out, err := r.Run(ctx, "rev-list", "--count", base+".."+head, "--")
+	args := append([]string{"rev-list", "--count", rev, "--not"}, bases...)
+	out, err := r.Run(ctx, append(args, "--")...)
 	if err != nil {
 		return 0, err
 	}
@@ -329,30 +335,6 @@ func (r *Repo) IsAncestor(ctx context.Context, ancestor, rev string) (bool, erro
 		return false, nil
 	}
 	return err == nil, err
-}
-
-// WorktreeAdd checks rev out, detached, in a new work tree at path (which
-// must not exist or be empty).
-func (r *Repo) WorktreeAdd(ctx context.Context, path, rev string) error {
-	if err := checkRev(rev); err != nil {
-		return err
-	}
-	_, err := r.Run(ctx, "worktree", "add", "--detach", "--quiet", path, rev)
-	return err
-}
-
-// WorktreeRemove removes the work tree at path, changes and all, and
-// forgets it; a work tree already gone is not an error.
-func (r *Repo) WorktreeRemove(ctx context.Context, path string) error {
-	_, err := r.Run(ctx, "worktree", "remove", "--force", "--force", path)
-	if err != nil {
-		// Deleted behind git's back, or never registered: clear what is left.
-		if rmErr := os.RemoveAll(path); rmErr != nil {
-			return rmErr
-		}
-		_, err = r.Run(ctx, "worktree", "prune")
-	}
-	return err
 }
 
 // UpdateRef points ref at newSHA. With oldSHA it is a compare-and-swap:

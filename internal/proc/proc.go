@@ -63,3 +63,12 @@ func ExitStatus(ps *os.ProcessState) int {
 	}
 	return ps.ExitCode()
 }
+
+// PeakRSSKiB is the peak resident set size of an exited process in KiB,
+// or 0 where the system does not report it.
+func PeakRSSKiB(ps *os.ProcessState) int64 {
+	if ps == nil {
+		return 0
+	}
+	return peakRSSKiB(ps)
+}

@@ -33,3 +33,5 @@ func alive(pid int) bool {
 }
 
 func signaled(*os.ProcessState) (int, bool) { return 0, false }
+
+func peakRSSKiB(*os.ProcessState) int64 { return 0 }

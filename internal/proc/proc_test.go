@@ -107,3 +107,10 @@ func ignoreDone(err error) error {
 	}
 	return err
 }
+
+func TestPeakRSS(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "true")
+	require.NoError(t, cmd.Run())
+	assert.Positive(t, proc.PeakRSSKiB(cmd.ProcessState))
+	assert.Zero(t, proc.PeakRSSKiB(nil))
+}

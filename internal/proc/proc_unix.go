@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"syscall"
 )
@@ -70,4 +71,15 @@ func signaled(ps *os.ProcessState) (int, bool) {
 		return int(ws.Signal()), true
 	}
 	return 0, false
+}
+
+func peakRSSKiB(ps *os.ProcessState) int64 {
+	ru, ok := ps.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return 0
+	}
+	if runtime.GOOS == "darwin" {
+		return int64(ru.Maxrss) / 1024 // bytes there
+	}
+	return int64(ru.Maxrss) // KiB on Linux and the BSDs
 }

@@ -122,7 +122,7 @@ func (s *Server) prNode(repo *Repo, p *prState, first, reviewsFirst int, writers
 	}
 	return map[string]any{
 		"number":                   p.Number,
-		"url":                      fmt.Sprintf("%s/%s/pull/%d", s.web, repo.fullName(), p.Number),
+		"url":                      fmt.Sprintf("%s/%s/pull/%d", webURL, repo.fullName(), p.Number),
 		"title":                    p.Title,
 		"headRefName":              p.Branch,
 		"headRefOid":               p.HeadSHA,

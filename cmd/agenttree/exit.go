@@ -1,0 +1,47 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/agenttree/agenttree/engine"
+)
+
+// Exit codes: what a script or an agent's harness reads of a command.
+const (
+	exitOK          = 0
+	exitBlocked     = 1 // a gate failed (every reason printed), or entry work is unfinished
+	exitUsage       = 2 // bad usage or config
+	exitWaiting     = 3 // a person or the controller acts next, or another process has the issue
+	exitTimeout     = 4 // pr wait: CI did not finish in time
+	exitInterrupted = 130
+)
+
+// exitError carries an exit code out of a command.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// silentExit ends a command with a code after it printed its own output.
+type silentExit int
+
+func (s silentExit) Error() string { return fmt.Sprintf("exit %d", int(s)) }
+
+// resultCode is the exit status of a transition: 0 moved or final,
+// 1 blocked by a gate or moved with entry hooks unfinished, 3 waiting on a
+// person or the controller.
+func resultCode(res *engine.Result) int {
+	if len(res.Unfinished) > 0 && res.Status != engine.StatusWaiting {
+		return exitBlocked
+	}
+	switch res.Status {
+	case engine.StatusBlocked:
+		return exitBlocked
+	case engine.StatusWaiting:
+		return exitWaiting
+	}
+	return exitOK
+}

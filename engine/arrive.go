@@ -1,0 +1,248 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// commit writes the move h from iss's stage, if nobody moved the issue
+// since it was read. When the new stage has entry hooks, the same write
+// marks them pending.
+func (t *transition) commit(iss *issues.Issue, h hop) (*issues.Issue, error) {
+	fromNode, _ := t.e.Config.Node(iss.Stage)
+	return t.tx.Update(iss.Version, func(cur *issues.Issue) error {
+		from := cur.Stage
+		if from != iss.Stage {
+			return &issues.ConflictError{ID: iss.ID, Expected: iss.Version, Found: cur.Version}
+		}
+		cur.Stage = h.to.Path
+		cur.EntryPending = nil
+		if !h.to.Controller() && len(h.to.Entering(fromNode)) > 0 {
+			cur.EntryPending = &issues.EntryPending{Stage: h.to.Path, From: from}
+		}
+		applyOutputs(cur, h.outputs)
+		cur.History = append(cur.History, issues.HistoryEntry{From: from, To: h.to.Path, Kind: h.kind, Actor: string(t.actor.Kind),
+			Reason: h.reason, At: time.Now().UTC().Truncate(time.Second)})
+		return nil
+	})
+}
+
+// applyOutputs keeps hook outputs on the issue (an empty value removes
+// one); the PR facts also fill the issue's own fields.
+func applyOutputs(iss *issues.Issue, outputs map[string]string) {
+	for k, v := range outputs {
+		if v == "" {
+			delete(iss.Outputs, k)
+			continue
+		}
+		if iss.Outputs == nil {
+			iss.Outputs = map[string]string{}
+		}
+		iss.Outputs[k] = v
+		switch k {
+		case "pr_number":
+			if n, err := strconv.Atoi(v); err == nil {
+				iss.PRNumber = n
+			}
+		case "pr_url":
+			iss.PRURL = v
+		case "head_sha":
+			iss.HeadSHA = v
+		}
+	}
+}
+
+// save writes outputs and change in one update of iss. A failure is
+// returned as a warning: the move it follows stands.
+func (t *transition) save(iss *issues.Issue, outputs map[string]string, change func(*issues.Issue)) (*issues.Issue, []string) {
+	if len(outputs) == 0 && change == nil {
+		return iss, nil
+	}
+	updated, err := t.tx.Update(iss.Version, func(i *issues.Issue) error {
+		applyOutputs(i, outputs)
+		if change != nil {
+			change(i)
+		}
+		return nil
+	})
+	if err != nil {
+		return iss, []string{"could not save hook outputs: " + err.Error()}
+	}
+	return updated, nil
+}
+
+// arrival is what happened once a move was written: the completion hooks
+// of the stage left (for a move forward), then the entry hooks of the
+// stage entered.
+type arrival struct {
+	issue *issues.Issue
+	// next is where a hook sent the issue on from here.
+	next *hop
+	// failures are entry hooks that did not pass: the stage's entry is
+	// unfinished, and the next `next` here runs them again.
+	failures     []string
+	instructions string
+	said         said
+}
+
+// arrive runs what follows the move h, just written, of iss from left.
+func (t *transition) arrive(iss *issues.Issue, left *stages.Node, h hop) arrival {
+	var a arrival
+	if h.kind == stages.MoveAdvance || h.kind == stages.MoveApprove {
+		a = t.complete(iss, left, h.to)
+		if a.next != nil {
+			return a
+		}
+		iss = a.issue
+	}
+	entered := t.enter(iss, left, h.to)
+	entered.said.hook(a.said.notes, a.said.warnings)
+	return entered
+}
+
+// complete runs the completion hooks of node after a move to to (those
+// that roll back were decided before the move). Their failures are
+// warnings: the move stands.
+func (t *transition) complete(iss *issues.Issue, node, to *stages.Node) arrival {
+	seq := t.sequence(node, iss)
+	var a arrival
+	for _, h := range node.Completed(to) {
+		if t.rollsBack(h) {
+			continue
+		}
+		o := seq.run(h)
+		if jumps(o) {
+			a.next = t.onward(to, o, &seq.said)
+			break
+		}
+		if o.Blocking() {
+			seq.said.warn(fmt.Sprintf("%s (post_completion of %s): %s", h.Label(), node.Path, o.Reason))
+		}
+	}
+	var warn []string
+	a.issue, warn = t.save(iss, seq.outputs, nil)
+	seq.said.warn(warn...)
+	a.said = seq.said
+	return a
+}
+
+// onward is the move a hook at node asks for, if the pipeline allows it;
+// otherwise what was refused is said, and the issue stays.
+func (t *transition) onward(node *stages.Node, o hooks.Outcome, s *said) *hop {
+	target, ok := t.e.Config.Node(o.Target)
+	if !ok {
+		s.warn(fmt.Sprintf("a hook sent the issue to unknown stage %q; it stays at %s", o.Target, node.Path))
+		return nil
+	}
+	h := &hop{to: target, kind: jumpKind(o.Kind), reason: jumpReason(o), outputs: o.Outputs}
+	if err := t.m.Check(node.Path, target.Path, h.kind); err != nil {
+		s.warn(err.Error())
+		return nil
+	}
+	return h
+}
+
+// enter runs to's entry hooks (post_start), unless the controller owns to,
+// and loads the stage's instructions. Entry hooks that fail are kept on the
+// issue as unfinished, in the same write as their outputs.
+func (t *transition) enter(iss *issues.Issue, from, to *stages.Node) arrival {
+	if to.Controller() {
+		return arrival{issue: iss, instructions: fmt.Sprintf("%s is run by the host controller; `agenttree controller` takes the issue from here.", to.Path)}
+	}
+	seq := t.sequence(to, iss)
+	var a arrival
+	for _, h := range to.Entering(from) {
+		o := seq.run(h)
+		switch {
+		case jumps(o):
+			if a.next = t.onward(to, o, &seq.said); a.next == nil {
+				a.failures = append(a.failures, fmt.Sprintf("%s (post_start of %s) asked to move the issue to %s, which the pipeline does not allow", h.Label(), to.Path, o.Target))
+			}
+		case o.Blocking():
+			a.failures = append(a.failures, fmt.Sprintf("%s (post_start of %s): %s", h.Label(), to.Path, o.Reason))
+		}
+		if a.next != nil {
+			// The stage is left at once: what it said stays said, its
+			// outputs go with it, and what follows is the next stage's.
+			var warn []string
+			a.issue, warn = t.save(iss, seq.outputs, nil)
+			seq.said.warn(warn...)
+			a.failures, a.said = nil, seq.said
+			return a
+		}
+	}
+	var warn []string
+	a.issue, warn = t.finishEntry(iss, seq.outputs, a.failures)
+	seq.said.warn(warn...)
+	a.said = seq.said
+	a.instructions = t.e.instructions(to, a.issue)
+	return a
+}
+
+// finishEntry saves the entry hooks' outputs and what is still pending, in
+// one write.
+func (t *transition) finishEntry(iss *issues.Issue, outputs map[string]string, failures []string) (*issues.Issue, []string) {
+	var pending *issues.EntryPending
+	if iss.EntryPending != nil && len(failures) > 0 {
+		p := *iss.EntryPending
+		p.Failures = failures
+		pending = &p
+	}
+	if len(outputs) == 0 && equalPending(pending, iss.EntryPending) {
+		return iss, nil
+	}
+	return t.save(iss, outputs, func(i *issues.Issue) { i.EntryPending = pending })
+}
+
+func equalPending(a, b *issues.EntryPending) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Stage == b.Stage && a.From == b.From && slices.Equal(a.Failures, b.Failures)
+}
+
+// reapprove records a person's approval of the PR as it is now, for an
+// issue whose entry hooks (a merge) refused commits pushed after the
+// review. It is a history entry, not a move. The approval check is the
+// hook whose spec says it is one.
+func (t *transition) reapprove(iss *issues.Issue, node *stages.Node) (*issues.Issue, said, error) {
+	var s said
+	if t.dryRun {
+		return iss, s, nil
+	}
+	s.warn(t.approvePR(iss)...)
+	name, ok := t.e.hookWith(func(spec stages.HookSpec) bool { return spec.Approval })
+	if !ok {
+		return iss, s, nil
+	}
+	o := t.runHook(&stages.HookEntry{Name: name, Params: map[string]any{}}, t.snapshot(iss), node)
+	s.warn(o.Warnings...)
+	if o.Kind != hooks.KindPass {
+		s.warn("the PR is still not approved: " + o.Reason)
+		return iss, s, nil
+	}
+	cur, err := t.tx.Update(iss.Version, func(cur *issues.Issue) error {
+		applyOutputs(cur, o.Outputs)
+		cur.History = append(cur.History, issues.HistoryEntry{From: cur.Stage, To: cur.Stage, Kind: stages.MoveApprove, Actor: string(t.actor.Kind),
+			Reason: "approved the PR again at " + o.Outputs["approved_sha"], At: time.Now().UTC().Truncate(time.Second)})
+		return nil
+	})
+	if err != nil {
+		return nil, s, err
+	}
+	s.notes = append(s.notes, "approved the PR at its current head")
+	return cur, s, nil
+}
+
+// isConflict reports whether err is a lost compare-and-swap.
+func isConflict(err error) bool {
+	var ce *issues.ConflictError
+	return errors.As(err, &ce)
+}

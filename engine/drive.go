@@ -1,0 +1,168 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/looplab/fsm"
+
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// journey is what one command did on the stage machine: the gate's
+// decision on the move asked for, then every move written and what followed
+// each, in order. The steps return these values; drive keeps them; the
+// command's Result is built from them once.
+type journey struct {
+	// want is the move asked for; gate, what its gate decided.
+	want     hop
+	gate     decision
+	hops     []hop
+	arrivals []arrival
+	// issue is the issue as last written.
+	issue *issues.Issue
+	// err is a move that could not be written (another process moved the
+	// issue first, a disk error).
+	err  error
+	said said
+}
+
+// Reasons the first event is cancelled by its gate.
+var (
+	errHeld      = errors.New("the gate holds the issue")
+	errElsewhere = errors.New("the gate sends the issue elsewhere")
+	errDryRun    = errors.New("dry run: nothing is written")
+)
+
+// drive asks the stage machine, standing at from, for the move want, and
+// follows where the hooks send the issue from there. The machine's
+// callbacks run the steps:
+//
+//   - before_event: with gated, the gate of the move asked for (only that
+//     one: the moves hooks ask for are not gated). A gate that fails
+//     cancels the event; one that sends the issue elsewhere (a redirect, a
+//     rollback) cancels it too, and drive asks for that move instead.
+//   - leave_state: the move is written, atomically, with its history entry.
+//   - enter_state: the completion hooks of the stage left, then the entry
+//     hooks of the stage entered; a hook there that sends the issue on fires
+//     the next event (looplab/fsm allows events from enter callbacks, never
+//     from before callbacks), up to maxChain moves.
+//
+// The machine refuses any event the YAML does not declare.
+func (t *transition) drive(iss *issues.Issue, from *stages.Node, want hop, gated bool) journey {
+	j := journey{want: want, issue: iss, gate: decision{status: StatusAdvanced, hop: want}}
+	var machine *fsm.FSM
+	fire := func(ctx context.Context, h hop) error {
+		return machine.Event(ctx, eventName(h.kind, h.to.Path), h)
+	}
+	machine = t.m.fsm(from.Path, fsm.Callbacks{
+		"before_event": func(_ context.Context, e *fsm.Event) {
+			if !gated {
+				return
+			}
+			gated = false
+			j.gate = t.decide(j.issue, from, want.to, want.kind)
+			switch h := j.gate.hop; {
+			case j.gate.status != StatusAdvanced:
+				e.Cancel(errHeld)
+			case h.to.Path != want.to.Path || h.kind != want.kind:
+				e.Cancel(errElsewhere)
+			case t.dryRun:
+				e.Cancel(errDryRun)
+			default:
+				// The move as decided: with its reason, and the outputs of
+				// the gate's hooks, which its write keeps.
+				e.Args[0] = h
+			}
+		},
+		"leave_state": func(_ context.Context, e *fsm.Event) {
+			h := e.Args[0].(hop)
+			cur, err := t.commit(j.issue, h)
+			if err != nil {
+				j.err = err
+				e.Cancel(err)
+				return
+			}
+			j.issue, j.hops = cur, append(j.hops, h)
+		},
+		"enter_state": func(ctx context.Context, e *fsm.Event) {
+			left := from
+			if n := len(j.hops); n > 1 {
+				left = j.hops[n-2].to
+			}
+			a := t.arrive(j.issue, left, j.hops[len(j.hops)-1])
+			j.issue, j.arrivals = a.issue, append(j.arrivals, a)
+			if a.next == nil {
+				return
+			}
+			if len(j.hops) > t.e.maxChain {
+				j.said.warn(fmt.Sprintf("stopped following redirects at %s after %d hops; check the hooks for a loop", e.Dst, len(j.hops)-1))
+				return
+			}
+			if err := fire(ctx, *a.next); err != nil && j.err == nil {
+				j.said.warn(fmt.Sprintf("could not move the issue on from %s: %v", e.Dst, err))
+			}
+		},
+	})
+	err := fire(t.ctx, want)
+	if errors.Is(err, errElsewhere) && !t.dryRun {
+		err = fire(t.ctx, j.gate.hop)
+	}
+	var stay fsm.NoTransitionError
+	switch {
+	case errors.As(err, &stay):
+		// A hook sent the issue to where it is: it stays, and the gate's
+		// reasons say why.
+		j.gate.status = StatusBlocked
+	case err != nil && j.err == nil && !errors.Is(err, errHeld) && !errors.Is(err, errElsewhere) && !errors.Is(err, errDryRun):
+		j.err = err
+	}
+	return j
+}
+
+// result is the Result of a command whose moves were driven as j: built
+// here, once, from what each step returned.
+func (j journey) result(r Result, dryRun bool) Result {
+	j.gate.said.into(&r)
+	r.Reasons = append(r.Reasons, j.gate.reasons...)
+	// Until a move is written, To names where the command was going.
+	r.To = j.want.to.Path
+	switch {
+	case j.gate.status != StatusAdvanced:
+		r.Status = j.gate.status
+	case dryRun:
+		r.Status, r.To, r.Kind = StatusAdvanced, j.gate.hop.to.Path, j.gate.hop.kind
+	case len(j.hops) == 0:
+		r.Status, r.Conflict = StatusBlocked, isConflict(j.err)
+		r.To, r.Kind = j.gate.hop.to.Path, j.gate.hop.kind
+		r.Reasons = append(r.Reasons, j.err.Error())
+	default:
+		j.moved(&r)
+	}
+	r.Reasons = dedupe(r.Reasons)
+	return r
+}
+
+// moved fills in where the moves took the issue and what they left to do.
+func (j journey) moved(r *Result) {
+	r.Status, r.Version = StatusAdvanced, j.issue.Version
+	last := j.hops[len(j.hops)-1]
+	r.To, r.Kind = last.to.Path, last.kind
+	for _, h := range j.hops[1:] {
+		// Why the hooks moved the issue on after the first move.
+		r.Reasons = append(r.Reasons, h.reason)
+	}
+	for _, a := range j.arrivals {
+		a.said.into(r)
+	}
+	if n := len(j.arrivals); n > 0 && n == len(j.hops) {
+		final := j.arrivals[n-1]
+		r.Unfinished, r.Instructions = final.failures, final.instructions
+	}
+	j.said.into(r)
+	if j.err != nil {
+		r.Warnings = append(r.Warnings, j.err.Error())
+	}
+}

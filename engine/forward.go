@@ -1,0 +1,192 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// Next moves issue id to the next stage of its flow if the gates pass.
+func (e *Engine) Next(ctx context.Context, id int, actor Actor, dryRun bool) (*Result, error) {
+	return e.forward(ctx, id, actor, dryRun, false)
+}
+
+// Approve moves issue id out of a human review. Only a person may approve.
+func (e *Engine) Approve(ctx context.Context, id int, actor Actor, dryRun bool) (*Result, error) {
+	return e.forward(ctx, id, actor, dryRun, true)
+}
+
+// transition is one command's work on one issue, made while holding its
+// lock: every write goes through tx, so no other agenttree process
+// interleaves. Its steps return values; the command's Result is built from
+// them once.
+type transition struct {
+	e      *Engine
+	ctx    context.Context
+	tx     *issues.Tx
+	actor  Actor
+	dryRun bool
+	m      *Machine
+}
+
+// snapshot is the hooks' view of iss with the watch state held by the issues.Tx.
+func (t *transition) snapshot(iss *issues.Issue) *hooks.Issue {
+	s := t.e.Snapshot(iss)
+	w, err := t.tx.Watch()
+	if err != nil {
+		t.e.Log.Warn("unreadable watch state; starting afresh", "issue", iss.ID, "err", err)
+		w = map[string]string{}
+	}
+	s.Watch = w
+	return s
+}
+
+// forward is next and approve: it checks who may act, then runs one
+// transition under the issue's lock (DESIGN §4: lock, re-read, compare the
+// version, gate, commit, complete, enter).
+func (e *Engine) forward(ctx context.Context, id int, actor Actor, dryRun, approve bool) (*Result, error) {
+	seen, err := e.Store.Get(id)
+	if err != nil {
+		return nil, err
+	}
+	flow, node, err := e.locate(seen)
+	if err != nil {
+		return nil, err
+	}
+	base := Result{Issue: id, From: seen.Stage, To: seen.Stage, Version: seen.Version, Reasons: []string{}, DryRun: dryRun}
+	why, err := admit(actor, node, seen, approve)
+	if err != nil || why != "" {
+		base.Status, base.Reasons = StatusWaiting, []string{why}
+		return &base, err
+	}
+
+	tx, err := e.Store.Lock(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Unlock()
+	iss, err := tx.Get()
+	if err != nil {
+		return nil, err
+	}
+	if iss.Version != seen.Version {
+		conflict := &issues.ConflictError{ID: id, Expected: seen.Version, Found: iss.Version}
+		base.Status, base.Conflict, base.Reasons = StatusBlocked, true, []string{conflict.Error()}
+		return &base, nil
+	}
+	t := &transition{e: e, ctx: ctx, tx: tx, actor: actor, dryRun: dryRun, m: e.Machine(flow)}
+	res, err := t.forward(iss, flow, node, approve, base)
+	if err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// admit says why actor may not act on node now (the command then waits),
+// or an error for a command that makes no sense here.
+func admit(actor Actor, node *stages.Node, iss *issues.Issue, approve bool) (string, error) {
+	if approve {
+		if actor.Kind != ActorHuman {
+			return fmt.Sprintf("only a person can approve; %s cannot (ask a person to run `agenttree approve %d`)", actor, iss.ID), nil
+		}
+		if !node.HumanReview() && !entryPendingAt(iss, node) {
+			return "", fmt.Errorf("issue %d is at %s: %w; use `agenttree next -i %d`", iss.ID, node.Path, ErrNotReview, iss.ID)
+		}
+	}
+	if node.Terminal() != stages.TerminalNone {
+		return "", nil // anyone may finish a terminal stage's entry work
+	}
+	return waitReason(actor, node, iss.ID), nil
+}
+
+// forward decides the move of a locked issue and drives it.
+func (t *transition) forward(iss *issues.Issue, flow *stages.Flow, node *stages.Node, approve bool, r Result) (Result, error) {
+	var s said
+	if approve && !node.HumanReview() {
+		// A person approves again what changed after the review (the merge
+		// on entering this stage refused unapproved commits).
+		var err error
+		if iss, s, err = t.reapprove(iss, node); err != nil {
+			return r, err
+		}
+		r.Version = iss.Version
+	}
+	// Entry hooks that did not finish when the issue arrived (a push that
+	// failed, a merge refused) run again before anything else, terminal
+	// stages included.
+	if entryPendingAt(iss, node) {
+		var moved bool
+		if iss, moved, r = t.resume(iss, node, r); moved || r.Status == StatusBlocked {
+			s.into(&r)
+			return r, nil
+		}
+	}
+	s.into(&r)
+	if term := node.Terminal(); term != stages.TerminalNone {
+		r.Status = StatusFinal
+		r.Reasons = append(r.Reasons, fmt.Sprintf("issue %d is done: %s is a terminal (%s) stage", iss.ID, node.Path, term))
+		return r, nil
+	}
+	to, skipped, err := flow.Next(node.Path, t.e.Snapshot(iss).CondVars())
+	if err != nil {
+		return r, err
+	}
+	r.Skipped = skipped
+	if to == nil {
+		r.Status = StatusFinal
+		r.Reasons = append(r.Reasons, fmt.Sprintf("issue %d is at %s, the last stage of flow %q", iss.ID, node.Path, flow.Name))
+		return r, nil
+	}
+	kind := forwardMove(node)
+	if kind == stages.MoveApprove {
+		r.Warnings = append(r.Warnings, t.approvePR(iss)...)
+	}
+	return t.drive(iss, node, hop{to: to, kind: kind}, true).result(r, t.dryRun), nil
+}
+
+// resume reruns the entry hooks of node, which did not finish when the
+// issue arrived. It returns the issue as they left it, whether a hook moved
+// it on (that is then the command's move), and the Result so far: blocked
+// while they still fail.
+func (t *transition) resume(iss *issues.Issue, node *stages.Node, r Result) (*issues.Issue, bool, Result) {
+	if t.dryRun {
+		r.Status = StatusBlocked
+		r.Reasons = append(r.Reasons, fmt.Sprintf("the entry hooks of %s did not finish; `agenttree next` runs them again", node.Path))
+		return iss, false, r
+	}
+	from, _ := t.e.Config.Node(iss.EntryPending.From)
+	a := t.enter(iss, from, node)
+	a.said.into(&r)
+	r.Version = a.issue.Version
+	switch {
+	case a.next != nil:
+		j := t.drive(a.issue, node, *a.next, false)
+		return j.issue, true, j.result(r, false)
+	case len(a.failures) > 0:
+		r.Status = StatusBlocked
+		r.Reasons = append(r.Reasons, a.failures...)
+	}
+	return a.issue, false, r
+}
+
+// approvePR records a person's approval on the PR where the forge takes it
+// from agenttree, so the review gate sees it. It returns what went wrong,
+// as warnings.
+func (t *transition) approvePR(iss *issues.Issue) []string {
+	ap, ok := forge.As[forge.Approver](t.e.Forge)
+	if !ok || iss.PRNumber == 0 || t.dryRun {
+		return nil
+	}
+	if err := ap.Approve(t.ctx, iss.PRNumber, string(ActorHuman)); err != nil {
+		return []string{fmt.Sprintf("could not record the approval on PR #%d: %v", iss.PRNumber, err)}
+	}
+	return nil
+}
+
+func entryPendingAt(iss *issues.Issue, node *stages.Node) bool {
+	return iss.EntryPending != nil && iss.EntryPending.Stage == node.Path
+}

@@ -1,0 +1,140 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// hop is one move a command makes: where to, how, why, and the hook
+// outputs its write keeps.
+type hop struct {
+	to      *stages.Node
+	kind    stages.Move
+	reason  string
+	outputs map[string]string
+}
+
+// decision is what the gate of a move decided: the move to make (the one
+// asked for, or where a hook sent the issue instead), or why none is made.
+type decision struct {
+	// status is StatusAdvanced when hop may be made, else StatusBlocked or
+	// StatusWaiting (a spent rollback budget: a person decides).
+	status  Status
+	hop     hop
+	reasons []string
+	said    said
+}
+
+// decide runs the gate of node→to: output files, then the pre_completion
+// hooks in order (every failure collected; a hook that sends the issue
+// elsewhere ends the gate), then the rollback decision of node's
+// completion hooks.
+func (t *transition) decide(iss *issues.Issue, node, to *stages.Node, kind stages.Move) decision {
+	if err := t.m.Check(node.Path, to.Path, kind); err != nil {
+		return decision{status: StatusBlocked, reasons: []string{err.Error()}}
+	}
+	seq := t.sequence(node, iss)
+	reasons, jump := t.gate(seq, node, to)
+	d := decision{said: seq.said}
+	switch {
+	case jump != nil:
+		target, ok := t.e.Config.Node(jump.Target)
+		if !ok {
+			return d.block(fmt.Sprintf("a hook sent the issue to unknown stage %q", jump.Target))
+		}
+		h := hop{to: target, kind: jumpKind(jump.Kind), reason: jumpReason(*jump), outputs: seq.outputs}
+		if err := t.m.Check(node.Path, target.Path, h.kind); err != nil {
+			return d.block(err.Error())
+		}
+		// What else the gate found is worth knowing on the way back.
+		d.status, d.hop, d.reasons = StatusAdvanced, h, append([]string{h.reason}, reasons...)
+		return d
+	case len(reasons) > 0:
+		return d.block(reasons...)
+	}
+	back, why, stop := t.decideRollback(seq, node, to)
+	switch {
+	case stop:
+		d.status, d.reasons = StatusWaiting, []string{why}
+	case back != nil:
+		if err := t.m.Check(node.Path, back.Path, stages.MoveRollback); err != nil {
+			return d.block(err.Error())
+		}
+		d.status, d.reasons = StatusAdvanced, []string{why}
+		d.hop = hop{to: back, kind: stages.MoveRollback, reason: why, outputs: seq.outputs}
+	default:
+		d.status = StatusAdvanced
+		d.hop = hop{to: to, kind: kind, reason: "gates passed", outputs: seq.outputs}
+	}
+	d.said = seq.said
+	return d
+}
+
+func (d decision) block(reasons ...string) decision {
+	d.status, d.reasons = StatusBlocked, append(d.reasons, reasons...)
+	return d
+}
+
+// gate checks what guards leaving node for to, in order. It returns every
+// failure, or the outcome of a hook that sent the issue elsewhere.
+func (t *transition) gate(seq *sequence, node, to *stages.Node) (reasons []string, jump *hooks.Outcome) {
+	outputs, entries := node.Leaving(to)
+	for _, f := range outputs {
+		if _, err := os.Stat(filepath.Join(seq.snap.Dir, f)); err != nil {
+			reasons = append(reasons, fmt.Sprintf("%s: output file %s is missing; write it in %s", node.Path, f, seq.snap.Dir))
+		}
+	}
+	for _, h := range entries {
+		o := seq.run(h)
+		switch {
+		case jumps(o):
+			return reasons, &o
+		case o.Kind == hooks.KindFail, o.Kind == hooks.KindEscalate:
+			reasons = append(reasons, o.Reason)
+		case o.Kind == hooks.KindPending:
+			reasons = append(reasons, fmt.Sprintf("%s: still waiting (%s)", h.Label(), o.Reason))
+		}
+	}
+	return reasons, nil
+}
+
+// decideRollback runs the completion hooks of node that may roll the
+// issue back (their spec says so) before the move is written, so a review
+// loop sends the issue back instead of forward and back. A spent rollback
+// budget stops an agent (waiting on a person); a person's `next` is the
+// decision to move on.
+func (t *transition) decideRollback(seq *sequence, node, to *stages.Node) (back *stages.Node, why string, stop bool) {
+	for _, h := range node.Completed(to) {
+		if !t.rollsBack(h) {
+			continue
+		}
+		o := seq.run(h)
+		switch o.Kind {
+		case hooks.KindRollback:
+			target, ok := t.e.Config.Node(o.Target)
+			if !ok {
+				return nil, fmt.Sprintf("rollback names unknown stage %q", o.Target), true
+			}
+			return target, o.Reason, false
+		case hooks.KindFail:
+			if t.actor.Kind == ActorHuman {
+				seq.said.warn(o.Reason + " (moving on: a person decided)")
+				continue
+			}
+			return nil, o.Reason, true
+		}
+	}
+	return nil, "", false
+}
+
+// rollsBack reports whether the hook of h may roll an issue back: such
+// completion hooks are decided before the move is written.
+func (t *transition) rollsBack(h *stages.HookEntry) bool {
+	spec, ok := t.e.Hooks.Hook(h.Name)
+	return ok && spec.Moves(stages.MoveRollback)
+}

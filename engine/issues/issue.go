@@ -1,0 +1,93 @@
+// Package issues keeps issues on disk, under a state directory
+// (`_agenttree/issues/NNN/`): issue.yaml (the issue, its stage, version and
+// history), events.jsonl (the history as an append-only log), watch.yaml
+// (what polling hooks remember) and the stage documents. Every write is
+// atomic and made under the issue's file lock, with a compare-and-swap on
+// its version. The engine is the only writer; everyone else reads.
+package issues
+
+import (
+	"fmt"
+
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/agenttree/agenttree/stages"
+)
+
+// Issue is one unit of work moving through a flow. It is stored as
+// _agenttree/issues/NNN/issue.yaml.
+type Issue struct {
+	ID       int               `yaml:"id" json:"id"`
+	Slug     string            `yaml:"slug" json:"slug"`
+	Title    string            `yaml:"title" json:"title"`
+	Flow     string            `yaml:"flow" json:"flow"`
+	Stage    string            `yaml:"stage" json:"stage"`
+	Version  int               `yaml:"version" json:"version"`
+	Branch   string            `yaml:"branch,omitempty" json:"branch,omitempty"`
+	PRNumber int               `yaml:"pr_number,omitempty" json:"pr_number,omitempty"`
+	PRURL    string            `yaml:"pr_url,omitempty" json:"pr_url,omitempty"`
+	HeadSHA  string            `yaml:"head_sha,omitempty" json:"head_sha,omitempty"`
+	Labels   []string          `yaml:"labels,omitempty" json:"labels,omitempty"`
+	Vars     map[string]any    `yaml:"vars,omitempty" json:"vars,omitempty"`
+	Outputs  map[string]string `yaml:"outputs,omitempty" json:"outputs,omitempty"`
+	// EntryPending is set, in the same write as the move, when the issue
+	// enters a stage with post_start hooks, and cleared once they all pass:
+	// a crash or a failing hook leaves it set, and the next `next` at that
+	// stage runs them again.
+	EntryPending *EntryPending  `yaml:"entry_pending,omitempty" json:"entry_pending,omitempty"`
+	Created      time.Time      `yaml:"created" json:"created"`
+	Updated      time.Time      `yaml:"updated" json:"updated"`
+	History      []HistoryEntry `yaml:"history" json:"history"`
+}
+
+// EntryPending names a stage whose entry hooks have not all passed.
+type EntryPending struct {
+	Stage string `yaml:"stage" json:"stage"`
+	From  string `yaml:"from,omitempty" json:"from,omitempty"`
+	// Failures are what the last attempt reported.
+	Failures []string `yaml:"failures,omitempty" json:"failures,omitempty"`
+}
+
+// History kinds: the issue's creation, and the moves of the stage machine.
+const (
+	KindCreate   stages.Move = "create"
+	KindAdvance              = stages.MoveAdvance
+	KindStepBack             = stages.MoveStepBack
+	KindRedirect             = stages.MoveRedirect
+	KindRollback             = stages.MoveRollback
+	KindApprove              = stages.MoveApprove
+	KindEscalate             = stages.MoveEscalate
+	KindResume               = stages.MoveResume
+)
+
+// HistoryEntry records one change of stage (or escalation).
+type HistoryEntry struct {
+	From string      `yaml:"from" json:"from"`
+	To   string      `yaml:"to" json:"to"`
+	Kind stages.Move `yaml:"kind" json:"kind"`
+	// Actor is who made the change: agent, human or controller.
+	Actor  string    `yaml:"actor" json:"actor"`
+	Reason string    `yaml:"reason,omitempty" json:"reason"`
+	At     time.Time `yaml:"at" json:"at"`
+}
+
+var slugRE = regexp.MustCompile(`[^a-z0-9]+`)
+
+// Slugify makes a branch- and path-safe slug from a title.
+func Slugify(title string) string {
+	s := strings.Trim(slugRE.ReplaceAllString(strings.ToLower(title), "-"), "-")
+	if len(s) > 40 {
+		s = strings.TrimRight(s[:40], "-")
+	}
+	if s == "" {
+		s = "issue"
+	}
+	return s
+}
+
+// BranchName is the branch an issue's work happens on.
+func BranchName(id int, slug string) string {
+	return fmt.Sprintf("issue-%03d-%s", id, slug)
+}

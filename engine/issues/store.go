@@ -1,0 +1,192 @@
+package issues
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/agenttree/agenttree/internal/atomicfile"
+)
+
+// ErrNotFound is returned for an issue id with no issue.yaml.
+var ErrNotFound = errors.New("issue not found")
+
+// ConflictError says an update lost a compare-and-swap on the version.
+type ConflictError struct {
+	ID              int
+	Expected, Found int
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("issue %d changed while this command ran (version %d, now %d); look at `agenttree issue show %d` and run the command again if it still applies", e.ID, e.Expected, e.Found, e.ID)
+}
+
+// Store keeps issues under a state directory (`_agenttree/`). Every write
+// is atomic (temp file, fsync, rename) and made under the issue's file lock.
+type Store struct {
+	root string
+	// LockTimeout bounds how long a writer waits for a lock.
+	LockTimeout time.Duration
+	now         func() time.Time
+}
+
+// Open opens the state directory root. Nothing is created until the
+// first issue is: reading commands leave the disk as it is.
+func Open(root string) (*Store, error) {
+	return &Store{root: root, LockTimeout: 30 * time.Second, now: time.Now}, nil
+}
+
+// Root is the state directory.
+func (s *Store) Root() string { return s.root }
+
+// Dir is the directory of issue id.
+func (s *Store) Dir(id int) string {
+	return filepath.Join(s.root, "issues", fmt.Sprintf("%03d", id))
+}
+
+func (s *Store) path(id int) string { return filepath.Join(s.Dir(id), "issue.yaml") }
+
+// lock takes an exclusive file lock, waiting up to LockTimeout.
+func (s *Store) lock(ctx context.Context, path, what string) (func(), error) {
+	return atomicfile.Lock(ctx, path, s.LockTimeout, what)
+}
+
+// Get reads issue id.
+func (s *Store) Get(id int) (*Issue, error) {
+	data, err := os.ReadFile(s.path(id))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("issue %d: %w (list issues with `agenttree issue list`)", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var iss Issue
+	if err := yaml.Unmarshal(data, &iss); err != nil {
+		return nil, fmt.Errorf("%s: %w", s.path(id), err)
+	}
+	return &iss, nil
+}
+
+// List reads every issue, in id order.
+func (s *Store) List() ([]*Issue, error) {
+	ids, err := s.ids()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Issue, 0, len(ids))
+	for _, id := range ids {
+		iss, err := s.Get(id)
+		if errors.Is(err, ErrNotFound) {
+			continue // a directory being created
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, iss)
+	}
+	return out, nil
+}
+
+func (s *Store) ids() ([]int, error) {
+	entries, err := os.ReadDir(filepath.Join(s.root, "issues"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var ids []int
+	for _, e := range entries {
+		if id, err := strconv.Atoi(e.Name()); err == nil && e.IsDir() && id > 0 {
+			ids = append(ids, id)
+		}
+	}
+	sort.Ints(ids)
+	return ids, nil
+}
+
+// Create allocates the next id under the store lock and writes iss with it,
+// recording actor as its creator.
+func (s *Store) Create(ctx context.Context, iss *Issue, actor string) (*Issue, error) {
+	if err := os.MkdirAll(filepath.Join(s.root, "issues"), 0o755); err != nil {
+		return nil, fmt.Errorf("create state directory: %w", err)
+	}
+	unlock, err := s.lock(ctx, filepath.Join(s.root, "issues", ".lock"), "the issue list")
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	ids, err := s.ids()
+	if err != nil {
+		return nil, err
+	}
+	next := 1
+	if len(ids) > 0 {
+		next = ids[len(ids)-1] + 1
+	}
+	created := *iss
+	created.ID = next
+	created.Version = 1
+	now := s.now().UTC().Truncate(time.Second)
+	created.Created, created.Updated = now, now
+	created.History = []HistoryEntry{{To: created.Stage, Kind: KindCreate, Actor: actor, At: now}}
+	if created.Branch == "" {
+		created.Branch = BranchName(next, created.Slug)
+	}
+	dir := s.Dir(next)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if err := s.write(&created); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	if err := s.appendEvents(&created, created.History); err != nil {
+		return &created, fmt.Errorf("issue %d was created, but its event log was not: %w", next, err)
+	}
+	return &created, nil
+}
+
+func (s *Store) write(iss *Issue) error {
+	data, err := yaml.Marshal(iss)
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(s.path(iss.ID), data, 0o644)
+}
+
+type event struct {
+	Issue   int `json:"issue"`
+	Version int `json:"version"`
+	HistoryEntry
+}
+
+// appendEvents adds lines to events.jsonl. The log follows issue.yaml,
+// which is the truth: a crash between the two loses a log line, never state.
+func (s *Store) appendEvents(iss *Issue, entries []HistoryEntry) error {
+	f, err := os.OpenFile(filepath.Join(s.Dir(iss.ID), "events.jsonl"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var buf []byte
+	for _, h := range entries {
+		line, err := json.Marshal(event{Issue: iss.ID, Version: iss.Version, HistoryEntry: h})
+		if err != nil {
+			continue
+		}
+		buf = append(append(buf, line...), '\n')
+	}
+	if _, err := f.Write(buf); err != nil {
+		return err
+	}
+	return f.Close()
+}

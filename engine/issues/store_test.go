@@ -1,0 +1,85 @@
+package issues_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func newStore(t *testing.T) (*issues.Store, *issues.Issue) {
+	t.Helper()
+	s, err := issues.Open(filepath.Join(t.TempDir(), "_agenttree"))
+	require.NoError(t, err)
+	iss, err := s.Create(context.Background(), &issues.Issue{Title: "Add login page", Slug: "add-login-page", Flow: "default", Stage: "implement.code"}, "human")
+	require.NoError(t, err)
+	return s, iss
+}
+
+func TestWriteDocKeepsToPlainDocumentsOfTheIssue(t *testing.T) {
+	s, iss := newStore(t)
+	dir := s.Dir(iss.ID)
+	tx, err := s.Lock(context.Background(), iss.ID)
+	require.NoError(t, err)
+	defer tx.Unlock()
+
+	for _, name := range []string{
+		"issue.yaml", "watch.yaml", "events.jsonl", // agenttree's own files
+		".lock", ".hidden", // dot files: locks and temp files live there
+		"../escape.md", "sub/dir.md", "/etc/passwd", ".", "..", "",
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := tx.WriteDoc(name, []byte("x"))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "plain file name")
+		})
+	}
+	before, err := os.ReadFile(filepath.Join(dir, "issue.yaml"))
+	require.NoError(t, err)
+	assert.NotEqual(t, "x", string(before), "issue.yaml is untouched")
+	_, err = os.Stat(filepath.Join(filepath.Dir(dir), "escape.md"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+
+	require.NoError(t, tx.WriteDoc("ci_feedback.md", []byte("# CI failed\n")))
+	got, err := os.ReadFile(filepath.Join(dir, "ci_feedback.md"))
+	require.NoError(t, err)
+	assert.Equal(t, "# CI failed\n", string(got))
+
+	require.NoError(t, tx.WriteDoc("ci_feedback.md", nil), "empty content removes the document")
+	_, err = os.Stat(filepath.Join(dir, "ci_feedback.md"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+	require.NoError(t, tx.WriteDoc("ci_feedback.md", nil), "removing what is not there is fine")
+}
+
+func TestUpdateIsCompareAndSwap(t *testing.T) {
+	s, iss := newStore(t)
+	var wg sync.WaitGroup
+	wins := make(chan int, 16)
+	for i := 0; i < 16; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			_, err := s.Update(context.Background(), iss.ID, iss.Version, func(cur *issues.Issue) error {
+				cur.Title = "winner"
+				return nil
+			})
+			if err == nil {
+				wins <- i
+				return
+			}
+			var ce *issues.ConflictError
+			assert.ErrorAs(t, err, &ce)
+		}(i)
+	}
+	wg.Wait()
+	close(wins)
+	assert.Len(t, wins, 1)
+	got, err := s.Get(iss.ID)
+	require.NoError(t, err)
+	assert.Equal(t, 2, got.Version)
+}

@@ -1,0 +1,168 @@
+package issues
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agenttree/agenttree/internal/atomicfile"
+	"gopkg.in/yaml.v3"
+)
+
+// Tx holds one issue's file lock: what is read and written through it is
+// one step no other agenttree process can interleave with.
+type Tx struct {
+	s      *Store
+	id     int
+	unlock func()
+	watch  map[string]string // read on first use
+}
+
+// Lock takes issue id's lock, waiting up to LockTimeout.
+func (s *Store) Lock(ctx context.Context, id int) (*Tx, error) {
+	if _, err := os.Stat(s.path(id)); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("issue %d: %w (list issues with `agenttree issue list`)", id, ErrNotFound)
+		}
+		return nil, err
+	}
+	unlock, err := s.lock(ctx, filepath.Join(s.Dir(id), ".lock"), fmt.Sprintf("issue %d", id))
+	if err != nil {
+		return nil, err
+	}
+	return &Tx{s: s, id: id, unlock: unlock}, nil
+}
+
+// Unlock releases the lock; further use of the Tx is a bug.
+func (t *Tx) Unlock() {
+	if t.unlock != nil {
+		t.unlock()
+		t.unlock = nil
+	}
+}
+
+// Get reads the issue.
+func (t *Tx) Get() (*Issue, error) { return t.s.Get(t.id) }
+
+// Update applies fn if the issue's version is still expected, bumps the
+// version and writes it atomically; fn's new history entries are appended
+// to events.jsonl.
+func (t *Tx) Update(expected int, fn func(*Issue) error) (*Issue, error) {
+	cur, err := t.s.Get(t.id)
+	if err != nil {
+		return nil, err
+	}
+	if cur.Version != expected {
+		return nil, &ConflictError{ID: t.id, Expected: expected, Found: cur.Version}
+	}
+	before := len(cur.History)
+	if err := fn(cur); err != nil {
+		return nil, err
+	}
+	cur.Version = expected + 1
+	cur.Updated = t.s.now().UTC().Truncate(time.Second)
+	if err := t.s.write(cur); err != nil {
+		return nil, err
+	}
+	if len(cur.History) > before {
+		if err := t.s.appendEvents(cur, cur.History[before:]); err != nil {
+			return cur, fmt.Errorf("issue %d was saved, but its event log was not: %w", t.id, err)
+		}
+	}
+	return cur, nil
+}
+
+// Update is Lock, Tx.Update, Unlock.
+func (s *Store) Update(ctx context.Context, id, expected int, fn func(*Issue) error) (*Issue, error) {
+	tx, err := s.Lock(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Unlock()
+	return tx.Update(expected, fn)
+}
+
+func (s *Store) watchPath(id int) string { return filepath.Join(s.Dir(id), "watch.yaml") }
+
+// readWatch reads the hooks' polling state of issue id (empty if none).
+func (s *Store) readWatch(id int) (map[string]string, error) {
+	data, err := os.ReadFile(s.watchPath(id))
+	if errors.Is(err, os.ErrNotExist) {
+		return map[string]string{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	w := map[string]string{}
+	if err := yaml.Unmarshal(data, &w); err != nil {
+		return nil, fmt.Errorf("%s: %w", s.watchPath(id), err)
+	}
+	return w, nil
+}
+
+// Watch is the hooks' polling state of the issue. It is read once per Tx:
+// nobody else writes it while the lock is held.
+func (t *Tx) Watch() (map[string]string, error) {
+	if t.watch == nil {
+		w, err := t.s.readWatch(t.id)
+		if err != nil {
+			return nil, err
+		}
+		t.watch = w
+	}
+	return t.watch, nil
+}
+
+// UpdateWatch merges changes into the hooks' watch state; an empty value
+// deletes the key. The watch state is not part of the issue's version.
+func (t *Tx) UpdateWatch(changes map[string]string) error {
+	if len(changes) == 0 {
+		return nil
+	}
+	cur, err := t.Watch()
+	if err != nil {
+		return err
+	}
+	w := make(map[string]string, len(cur)+len(changes))
+	for k, v := range cur {
+		w[k] = v
+	}
+	for k, v := range changes {
+		if v == "" {
+			delete(w, k)
+		} else {
+			w[k] = v
+		}
+	}
+	data, err := yaml.Marshal(w)
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.Write(t.s.watchPath(t.id), data, 0o644); err != nil {
+		return err
+	}
+	t.watch = w
+	return nil
+}
+
+// WriteDoc writes a stage document into the issue's directory atomically;
+// empty content removes it. name must be a plain file name.
+func (t *Tx) WriteDoc(name string, content []byte) error {
+	clean := filepath.Clean(name)
+	if filepath.IsAbs(clean) || clean == "." || clean == ".." || strings.ContainsRune(clean, filepath.Separator) ||
+		clean == "issue.yaml" || clean == "watch.yaml" || clean == "events.jsonl" || strings.HasPrefix(clean, ".") {
+		return fmt.Errorf("stage document %q must be a plain file name inside the issue directory, not one of agenttree's own files", name)
+	}
+	path := filepath.Join(t.s.Dir(t.id), clean)
+	if len(content) == 0 {
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	return atomicfile.Write(path, content, 0o644)
+}

@@ -1,0 +1,64 @@
+package engine_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/engine/issues"
+)
+
+// loop is a pipeline whose entry hooks send an issue back and forth for
+// ever: each of ping and pong redirects to the other while review.md has
+// an item under "Critical Issues".
+const loop = `
+stages:
+  - name: start
+  - name: ping
+    post_start:
+      - section_check: {file: review.md, section: Critical Issues, expect: empty, on_fail: pong}
+  - name: pong
+    post_start:
+      - section_check: {file: review.md, section: Critical Issues, expect: empty, on_fail: ping}
+  - name: done
+    terminal: completion
+`
+
+func TestRedirectLoopsAreCutShort(t *testing.T) {
+	e := newEngine(t, loop)
+	iss := create(t, e, "start", nil)
+	write(t, e, iss.ID, "review.md", "## Critical Issues\n- still broken\n")
+
+	done := make(chan *engine.Result, 1)
+	go func() {
+		res, err := e.Next(context.Background(), iss.ID, agent, false)
+		assert.NoError(t, err)
+		done <- res
+	}()
+	var res *engine.Result
+	require.Eventually(t, func() bool {
+		select {
+		case res = <-done:
+			return true
+		default:
+			return false
+		}
+	}, 20*time.Second, 10*time.Millisecond, "next never returned: the redirect loop was not bounded")
+
+	require.Equal(t, engine.StatusAdvanced, res.Status, res.Reasons)
+	assert.Contains(t, res.Warnings, "stopped following redirects at ping after 8 hops; check the hooks for a loop")
+	got, err := e.Store.Get(iss.ID)
+	require.NoError(t, err)
+	// create, the advance, then eight redirects.
+	require.Len(t, got.History, 10)
+	assert.Equal(t, issues.KindAdvance, got.History[1].Kind)
+	for _, h := range got.History[2:] {
+		assert.Equal(t, issues.KindRedirect, h.Kind)
+	}
+	assert.Equal(t, res.To, got.Stage)
+	assert.Equal(t, len(got.History), got.Version)
+}

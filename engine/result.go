@@ -1,0 +1,81 @@
+package engine
+
+import (
+	"errors"
+
+	"github.com/agenttree/agenttree/stages"
+)
+
+// Status is how a command left an issue.
+type Status string
+
+const (
+	// StatusAdvanced: the issue moved (maybe with entry work unfinished).
+	StatusAdvanced Status = "advanced"
+	// StatusBlocked: a gate failed, or another process moved it first.
+	StatusBlocked Status = "blocked"
+	// StatusWaiting: a person or the controller acts next.
+	StatusWaiting Status = "waiting"
+	// StatusFinal: there is nowhere further to go.
+	StatusFinal Status = "final"
+)
+
+// Result reports one transition attempt.
+type Result struct {
+	Issue    int         `json:"issue"`
+	From     string      `json:"from"`
+	To       string      `json:"to"`
+	Status   Status      `json:"status"`
+	Kind     stages.Move `json:"kind,omitempty"`
+	Reasons  []string    `json:"reasons"`
+	Warnings []string    `json:"warnings,omitempty"`
+	// Notes are what hooks had to say (a PR opened, a branch rebased),
+	// for the agent's eyes.
+	Notes   []string `json:"notes,omitempty"`
+	Skipped []string `json:"skipped,omitempty"`
+	DryRun  bool     `json:"dry_run,omitempty"`
+	// Unfinished lists entry hooks of the new stage that did not pass (a
+	// merge refused, a push that failed): the move stands, and the next
+	// `next` at that stage runs them again.
+	Unfinished []string `json:"unfinished,omitempty"`
+	// Conflict is set when another process changed the issue first.
+	Conflict     bool   `json:"conflict,omitempty"`
+	Version      int    `json:"version"`
+	Instructions string `json:"instructions,omitempty"`
+}
+
+// ErrNotReview is returned when approve is used outside a human review.
+var ErrNotReview = errors.New("not at a human review stage")
+
+// said is what hooks had to say along a step: notes for the agent and
+// warnings. Steps return it; the command's Result gathers it.
+type said struct {
+	notes, warnings []string
+}
+
+func (s *said) hook(notes, warnings []string) {
+	s.notes = append(s.notes, notes...)
+	s.warnings = append(s.warnings, warnings...)
+}
+
+func (s *said) warn(w ...string) { s.warnings = append(s.warnings, w...) }
+
+func (s *said) join(o said) { s.hook(o.notes, o.warnings) }
+
+// done turns what was said into the Result's fields.
+func (s said) into(r *Result) {
+	r.Notes = append(r.Notes, s.notes...)
+	r.Warnings = append(r.Warnings, s.warnings...)
+}
+
+func dedupe(list []string) []string {
+	seen := make(map[string]bool, len(list))
+	out := list[:0]
+	for _, s := range list {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,89 @@
+// Package github is agenttree's GitHub forge: a forge.Forge over the
+// GitHub API client in internal/github. The client knows GitHub's REST and
+// GraphQL API, its limits and its errors; this package knows what the
+// engine asks of a forge, and answers it in forge terms: PR and check
+// states, idempotent opening, merging and closing, and GitHub's errors as
+// forge errors (forge.ErrRateLimit, forge.ErrAuth, forge.ErrNotFound),
+// never as a CI result.
+package github
+
+import (
+	"context"
+	"errors"
+
+	"github.com/agenttree/agenttree/forge"
+	ghapi "github.com/agenttree/agenttree/internal/github"
+)
+
+// Options configures New: where the repository is, how to reach it, and
+// how patiently (see internal/github.Options).
+type Options = ghapi.Options
+
+// RetryPolicy bounds how the client waits out server errors and rate
+// limits (see internal/github.RetryPolicy).
+type RetryPolicy = ghapi.RetryPolicy
+
+// Client is the forge of one GitHub repository. It is safe for concurrent
+// use.
+type Client struct {
+	api *ghapi.Client
+}
+
+var (
+	_ forge.Forge           = (*Client)(nil)
+	_ forge.MergeableWaiter = (*Client)(nil)
+)
+
+// New finds the repository (Options.Repo, else the git remote), resolves
+// a token for its host, and returns its forge. It makes no request.
+func New(ctx context.Context, opts Options) (*Client, error) {
+	api, err := ghapi.New(ctx, opts)
+	if err != nil {
+		return nil, forgeError(err)
+	}
+	return &Client{api: api}, nil
+}
+
+// kindError is an error of the GitHub client as the forge reports it: the
+// client's message, and a forge error for errors.Is and errors.As.
+type kindError struct {
+	err  error
+	kind error
+}
+
+func (e *kindError) Error() string   { return e.err.Error() }
+func (e *kindError) Unwrap() []error { return []error{e.err, e.kind} }
+
+// forgeKinds are the forge errors the client's errors are.
+var forgeKinds = []struct{ client, forge error }{
+	{ghapi.ErrAuth, forge.ErrAuth},
+	{ghapi.ErrNotFound, forge.ErrNotFound},
+}
+
+// forgeError adds to an error of the client the forge error it is, so
+// that callers test it against the forge's sentinels: a rate limit is a
+// *forge.RateLimitError, a rejected token forge.ErrAuth.
+func forgeError(err error) error {
+	var rl *ghapi.RateLimitError
+	var done *kindError
+	switch {
+	case errors.As(err, &done):
+		return err
+	case errors.As(err, &rl):
+		return &kindError{err: err, kind: &forge.RateLimitError{Reset: rl.Reset, RetryAfter: rl.Wait, Secondary: rl.Secondary}}
+	}
+	for _, k := range forgeKinds {
+		if errors.Is(err, k.client) {
+			return &kindError{err: err, kind: k.forge}
+		}
+	}
+	return err
+}
+
+// asForgeError rewrites *err with forgeError, for a deferred call at the
+// top of each forge method.
+func asForgeError(err *error) {
+	if *err != nil {
+		*err = forgeError(*err)
+	}
+}

@@ -1,0 +1,140 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/internal/atomicfile"
+	"github.com/agenttree/agenttree/internal/gitx"
+)
+
+// ciRecord is forge/checks/SHA.yaml.
+type ciRecord struct {
+	SHA string `yaml:"sha"`
+	// Attempt counts runs for this commit, restarts and reruns included; it
+	// is the check's ID and names the run's files, so a runner left over
+	// from an earlier attempt cannot write over a newer one.
+	Attempt int `yaml:"attempt"`
+	// State is empty once Rerun forgot the result.
+	State    forge.CheckState `yaml:"state,omitempty"`
+	Command  string           `yaml:"command"`
+	ExitCode int              `yaml:"exit_code,omitempty"`
+	// PID and Host identify the detached runner while it runs; PID 0 on a
+	// pending record means the runner never started.
+	PID  int    `yaml:"pid,omitempty"`
+	Host string `yaml:"host,omitempty"`
+	// Worktree is the runner's temporary checkout, removed by the runner or,
+	// if it died, by whoever notices.
+	Worktree string `yaml:"worktree,omitempty"`
+	// Restarts counts runners that vanished without a result for this
+	// commit since the last rerun.
+	Restarts int `yaml:"restarts,omitempty"`
+	// Note says why a result is not the command's own verdict.
+	Note        string    `yaml:"note,omitempty"`
+	StartedAt   time.Time `yaml:"started_at,omitempty"`
+	CompletedAt time.Time `yaml:"completed_at,omitempty"`
+}
+
+func (f *Forge) ciPath(sha, ext string) string {
+	return filepath.Join(f.dir, "checks", sha+ext)
+}
+
+// runPath names a file of one attempt: SHA.N.log, SHA.N.result.
+func (f *Forge) runPath(sha string, attempt int, ext string) string {
+	return filepath.Join(f.dir, "checks", sha+"."+strconv.Itoa(attempt)+ext)
+}
+
+func (f *Forge) lockCI(ctx context.Context, sha string) (func(), error) {
+	return f.lock(ctx, "ci-"+sha, "local CI of "+gitx.ShortSHA(sha))
+}
+
+func (f *Forge) readCI(sha string) (*ciRecord, error) {
+	data, err := os.ReadFile(f.ciPath(sha, ".yaml"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rec ciRecord
+	if err := yaml.Unmarshal(data, &rec); err != nil {
+		return nil, fmt.Errorf("%s: %w", f.ciPath(sha, ".yaml"), err)
+	}
+	return &rec, nil
+}
+
+func (f *Forge) writeCI(rec *ciRecord) error {
+	data, err := yaml.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.Write(f.ciPath(rec.SHA, ".yaml"), data, 0o644); err != nil {
+		return fmt.Errorf("local CI of %s: %w", gitx.ShortSHA(rec.SHA), err)
+	}
+	return nil
+}
+
+// runResult is what a runner leaves in its result file: "STATUS
+// TIMEDOUT", with the time CI ended as the file's modification time.
+type runResult struct {
+	exit     int
+	timedOut bool
+	at       time.Time
+}
+
+func (r runResult) encode() []byte {
+	timedOut := 0
+	if r.timedOut {
+		timedOut = 1
+	}
+	return fmt.Appendf(nil, "%d %d\n", r.exit, timedOut)
+}
+
+func readResult(path string) (runResult, bool) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return runResult{}, false
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return runResult{}, false
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) != 2 {
+		return runResult{}, false
+	}
+	code, err1 := strconv.Atoi(fields[0])
+	to, err2 := strconv.Atoi(fields[1])
+	if err1 != nil || err2 != nil {
+		return runResult{}, false
+	}
+	return runResult{exit: code, timedOut: to == 1, at: st.ModTime().UTC()}, true
+}
+
+// sweep removes the files of sha's attempts before attempt: logs of
+// forgotten results, and results of runners that finished after their
+// attempt was superseded.
+func (f *Forge) sweep(sha string, attempt int) {
+	names, _ := filepath.Glob(filepath.Join(f.dir, "checks", sha+".*"))
+	for _, name := range names {
+		rest := strings.TrimPrefix(filepath.Base(name), sha+".")
+		n, _, _ := strings.Cut(rest, ".")
+		if k, err := strconv.Atoi(n); err == nil && k < attempt {
+			_ = os.Remove(name)
+		}
+	}
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}

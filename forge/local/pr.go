@@ -1,0 +1,403 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/internal/atomicfile"
+	"github.com/agenttree/agenttree/internal/gitx"
+)
+
+// Record is a pull request as stored in forge/prs/N.yaml.
+type Record struct {
+	Number int      `yaml:"number"`
+	Title  string   `yaml:"title"`
+	Body   string   `yaml:"body,omitempty"`
+	Branch string   `yaml:"branch"`
+	Base   string   `yaml:"base"`
+	Draft  bool     `yaml:"draft,omitempty"`
+	Labels []string `yaml:"labels,omitempty"`
+	State  string   `yaml:"state"`
+	// HeadSHA is the branch head when the record was last written. An open
+	// PR's head is read live from the bare repository instead; a merged or
+	// closed PR keeps this one.
+	HeadSHA     string     `yaml:"head_sha"`
+	CreatedAt   time.Time  `yaml:"created_at"`
+	UpdatedAt   time.Time  `yaml:"updated_at"`
+	MergedAt    time.Time  `yaml:"merged_at,omitempty"`
+	MergeMethod string     `yaml:"merge_method,omitempty"`
+	MergeCommit string     `yaml:"merge_commit,omitempty"`
+	ClosedAt    time.Time  `yaml:"closed_at,omitempty"`
+	Approvals   []Approval `yaml:"approvals,omitempty"`
+	Comments    []Comment  `yaml:"comments,omitempty"`
+}
+
+// Approval is a person's approval of a PR at a head commit.
+type Approval struct {
+	By  string    `yaml:"by"`
+	SHA string    `yaml:"sha"`
+	At  time.Time `yaml:"at"`
+}
+
+// Comment is a comment on a PR.
+type Comment struct {
+	Body string    `yaml:"body"`
+	At   time.Time `yaml:"at"`
+}
+
+func (f *Forge) prPath(n int) string {
+	return filepath.Join(f.dir, "prs", strconv.Itoa(n)+".yaml")
+}
+
+// Record returns PR number's stored record (comments and approvals
+// included); its HeadSHA may be older than the live one PR reports.
+func (f *Forge) Record(ctx context.Context, number int) (*Record, error) {
+	return f.read(number)
+}
+
+func (f *Forge) read(n int) (*Record, error) {
+	data, err := os.ReadFile(f.prPath(n))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("local PR #%d: %w (PRs are in %s)", n, forge.ErrNotFound, filepath.Join(f.dir, "prs"))
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rec Record
+	if err := yaml.Unmarshal(data, &rec); err != nil {
+		return nil, fmt.Errorf("%s: %w", f.prPath(n), err)
+	}
+	return &rec, nil
+}
+
+func (f *Forge) write(rec *Record) error {
+	data, err := yaml.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(f.prPath(rec.Number), data, 0o644)
+}
+
+// update changes PR n under its lock.
+func (f *Forge) update(ctx context.Context, n int, change func(*Record) error) error {
+	unlock, err := f.lock(ctx, "pr-"+strconv.Itoa(n), fmt.Sprintf("local PR #%d", n))
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	rec, err := f.read(n)
+	if err != nil {
+		return err
+	}
+	if err := change(rec); err != nil {
+		return err
+	}
+	rec.UpdatedAt = now()
+	return f.write(rec)
+}
+
+// all reads every PR record, in number order.
+func (f *Forge) all() ([]*Record, error) {
+	names, err := filepath.Glob(filepath.Join(f.dir, "prs", "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	var recs []*Record
+	for _, name := range names {
+		n, err := strconv.Atoi(strings.TrimSuffix(filepath.Base(name), ".yaml"))
+		if err != nil {
+			continue
+		}
+		rec, err := f.read(n)
+		if err != nil {
+			return nil, err
+		}
+		recs = append(recs, rec)
+	}
+	sort.Slice(recs, func(i, j int) bool { return recs[i].Number < recs[j].Number })
+	return recs, nil
+}
+
+// branchHead is the bare repository's head of branch, "" if it has none.
+func (f *Forge) branchHead(ctx context.Context, branch string) (string, error) {
+	sha, err := f.bare.RevParse(ctx, "refs/heads/"+branch)
+	if errors.Is(err, gitx.ErrNoRef) {
+		return "", nil
+	}
+	return sha, err
+}
+
+func checkBranch(b string) error {
+	if b == "" || strings.HasPrefix(b, "-") || strings.HasPrefix(b, "refs/") || strings.ContainsAny(b, " ~^:?*[\\") || strings.Contains(b, "..") {
+		return fmt.Errorf("bad branch name %q", b)
+	}
+	return nil
+}
+
+// EnsurePR opens a PR for req.Branch, which must already be pushed to the
+// bare repository, or returns the open PR for that branch.
+func (f *Forge) EnsurePR(ctx context.Context, req forge.NewPR) (*forge.PR, bool, error) {
+	if req.Base == "" {
+		req.Base = f.opts.DefaultBranch
+	}
+	if err := checkBranch(req.Branch); err != nil {
+		return nil, false, fmt.Errorf("open local PR: %w", err)
+	}
+	if err := checkBranch(req.Base); err != nil {
+		return nil, false, fmt.Errorf("open local PR: base: %w", err)
+	}
+	if req.Branch == req.Base {
+		return nil, false, fmt.Errorf("open local PR: branch %s is the base branch; work on another branch", req.Branch)
+	}
+	head, err := f.branchHead(ctx, req.Branch)
+	if err != nil {
+		return nil, false, fmt.Errorf("open local PR for %s: %w", req.Branch, err)
+	}
+	if head == "" {
+		return nil, false, fmt.Errorf("open local PR: branch %s is not in %s (%w); push it first: git push %s %s",
+			req.Branch, f.bareDir, forge.ErrNotFound, f.opts.Remote, req.Branch)
+	}
+	if base, err := f.branchHead(ctx, req.Base); err != nil || base == "" {
+		return nil, false, fmt.Errorf("open local PR: base branch %s is not in %s (%w); push it: git push %s %s",
+			req.Base, f.bareDir, forge.ErrNotFound, f.opts.Remote, req.Base)
+	}
+
+	unlock, err := f.lock(ctx, "prs", "local PR numbering")
+	if err != nil {
+		return nil, false, err
+	}
+	defer unlock()
+	recs, err := f.all()
+	if err != nil {
+		return nil, false, err
+	}
+	next := 1
+	for _, rec := range recs {
+		if rec.State == forge.StateOpen && rec.Branch == req.Branch {
+			pr, err := f.view(ctx, rec, true)
+			return pr, false, err
+		}
+		next = max(next, rec.Number+1)
+	}
+	title := req.Title
+	if title == "" {
+		title = req.Branch
+	}
+	t := now()
+	rec := &Record{
+		Number: next, Title: title, Body: req.Body, Branch: req.Branch, Base: req.Base,
+		Draft: req.Draft, Labels: req.Labels, State: forge.StateOpen, HeadSHA: head,
+		CreatedAt: t, UpdatedAt: t,
+	}
+	if err := f.write(rec); err != nil {
+		return nil, false, fmt.Errorf("open local PR: %w", err)
+	}
+	pr, err := f.view(ctx, rec, true)
+	return pr, true, err
+}
+
+// URL is how PR n is named in messages.
+func (f *Forge) URL(n int) string { return fmt.Sprintf("local:%s#%d", f.opts.Project, n) }
+
+// view is rec as the engine sees it: live head, mergeability, review
+// decision and, with withChecks, the CI result already recorded for the
+// head (never a new run).
+func (f *Forge) view(ctx context.Context, rec *Record, withChecks bool) (*forge.PR, error) {
+	pr := &forge.PR{
+		Number: rec.Number, URL: f.URL(rec.Number), Title: rec.Title, Branch: rec.Branch,
+		Base: rec.Base, HeadSHA: rec.HeadSHA, State: rec.State, Draft: rec.Draft,
+		Mergeable: forge.Unknown,
+	}
+	if rec.State == forge.StateOpen {
+		head, err := f.branchHead(ctx, rec.Branch)
+		if err != nil {
+			return nil, fmt.Errorf("local PR #%d: %w", rec.Number, err)
+		}
+		if head != "" {
+			pr.HeadSHA = head
+			files, err := f.conflicts(ctx, rec.Base, head)
+			switch {
+			case errors.Is(err, gitx.ErrNoRef):
+				// Base branch gone: nothing to compute against.
+			case err != nil:
+				return nil, fmt.Errorf("local PR #%d: %w", rec.Number, err)
+			case files == nil:
+				pr.Mergeable = forge.Mergeable
+			default:
+				pr.Mergeable = forge.Conflicting
+			}
+		}
+	}
+	pr.ReviewDecision = f.reviewDecision(rec, pr.HeadSHA)
+	pr.ApprovedSHA = approvedSHA(rec, pr.HeadSHA)
+	if withChecks && pr.HeadSHA != "" {
+		checks, err := f.recordedChecks(ctx, pr.HeadSHA)
+		if err != nil {
+			return nil, fmt.Errorf("local PR #%d: %w", rec.Number, err)
+		}
+		pr.Checks = checks
+	}
+	return pr, nil
+}
+
+func (f *Forge) conflicts(ctx context.Context, base, head string) ([]string, error) {
+	baseSHA, err := f.bare.RevParse(ctx, "refs/heads/"+base)
+	if err != nil {
+		return nil, err
+	}
+	return f.bare.ConflictFiles(ctx, baseSHA, head)
+}
+
+// reviewDecision: approved once someone approved (for the current head
+// only with DismissStaleApprovals); otherwise review_required, since the
+// local forge's answer to "who approves" is always a person running
+// `agenttree approve`.
+func (f *Forge) reviewDecision(rec *Record, head string) string {
+	for _, a := range rec.Approvals {
+		if !f.opts.DismissStaleApprovals || a.SHA == head {
+			return forge.ReviewApproved
+		}
+	}
+	return forge.ReviewRequired
+}
+
+// approvedSHA is the commit an approval covers: the head if someone
+// approved it, else the latest approved commit.
+func approvedSHA(rec *Record, head string) string {
+	sha := ""
+	for _, a := range rec.Approvals {
+		if a.SHA == head {
+			return head
+		}
+		sha = a.SHA
+	}
+	return sha
+}
+
+// PR returns PR number's current state, with the CI result recorded for
+// its head if there is one.
+func (f *Forge) PR(ctx context.Context, number int) (*forge.PR, error) {
+	rec, err := f.read(number)
+	if err != nil {
+		return nil, err
+	}
+	return f.view(ctx, rec, true)
+}
+
+// PRs returns the state of many PRs. Checks holds recorded CI results only:
+// nil when the head's CI has not been started (call Checks to start it),
+// one skipped check when no CI is configured.
+func (f *Forge) PRs(ctx context.Context, numbers []int) (map[int]*forge.PR, error) {
+	out := make(map[int]*forge.PR, len(numbers))
+	for _, n := range numbers {
+		pr, err := f.PR(ctx, n)
+		if errors.Is(err, forge.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[n] = pr
+	}
+	return out, nil
+}
+
+// ConflictFiles lists the files that conflict between PR number's head and
+// its base; nil when they merge cleanly.
+func (f *Forge) ConflictFiles(ctx context.Context, number int) ([]string, error) {
+	rec, err := f.read(number)
+	if err != nil {
+		return nil, err
+	}
+	head, err := f.branchHead(ctx, rec.Branch)
+	if err != nil {
+		return nil, err
+	}
+	if head == "" {
+		return nil, fmt.Errorf("local PR #%d: branch %s is not in %s (%w)", number, rec.Branch, f.bareDir, forge.ErrNotFound)
+	}
+	return f.conflicts(ctx, rec.Base, head)
+}
+
+// Approve records by's approval of PR number at its current head. Approving
+// again replaces by's earlier approval.
+func (f *Forge) Approve(ctx context.Context, number int, by string) error {
+	if by == "" {
+		by = os.Getenv("USER")
+	}
+	if by == "" {
+		by = "human"
+	}
+	return f.update(ctx, number, func(rec *Record) error {
+		if rec.State != forge.StateOpen {
+			return fmt.Errorf("local PR #%d is %s; only open PRs can be approved", number, rec.State)
+		}
+		head, err := f.branchHead(ctx, rec.Branch)
+		if err != nil {
+			return err
+		}
+		if head == "" {
+			head = rec.HeadSHA
+		}
+		kept := rec.Approvals[:0]
+		for _, a := range rec.Approvals {
+			if a.By != by {
+				kept = append(kept, a)
+			}
+		}
+		rec.Approvals = append(kept, Approval{By: by, SHA: head, At: now()})
+		return nil
+	})
+}
+
+// Close closes PR number with an optional comment. Closing a closed PR
+// does nothing (the comment too, so a retry does not repeat it); a merged
+// PR cannot be closed.
+func (f *Forge) Close(ctx context.Context, number int, comment string) error {
+	err := f.update(ctx, number, func(rec *Record) error {
+		switch rec.State {
+		case forge.StateClosed:
+			return errUnchanged
+		case forge.StateMerged:
+			return fmt.Errorf("local PR #%d is already merged; it cannot be closed", number)
+		}
+		if head, err := f.branchHead(ctx, rec.Branch); err == nil && head != "" {
+			rec.HeadSHA = head
+		}
+		t := now()
+		if comment != "" {
+			rec.Comments = append(rec.Comments, Comment{Body: comment, At: t})
+		}
+		rec.State = forge.StateClosed
+		rec.ClosedAt = t
+		return nil
+	})
+	if errors.Is(err, errUnchanged) {
+		return nil
+	}
+	return err
+}
+
+// errUnchanged stops an update without writing.
+var errUnchanged = errors.New("unchanged")
+
+// Comment adds a comment to PR number.
+func (f *Forge) Comment(ctx context.Context, number int, body string) error {
+	if strings.TrimSpace(body) == "" {
+		return fmt.Errorf("local PR #%d: empty comment", number)
+	}
+	return f.update(ctx, number, func(rec *Record) error {
+		rec.Comments = append(rec.Comments, Comment{Body: body, At: now()})
+		return nil
+	})
+}

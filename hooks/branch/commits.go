@@ -1,0 +1,110 @@
+// Package branch holds has_commits, the gate that asks whether the
+// issue's branch holds new work.
+package branch
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/hooks/internal/phrase"
+	"github.com/agenttree/agenttree/internal/gitx"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// Defs are the hooks about the issue's branch.
+func Defs() []hooks.Def {
+	return []hooks.Def{
+		{HookSpec: stages.HookSpec{Name: "has_commits", Outputs: []string{"commit_count"}}, Run: hasCommits},
+	}
+}
+
+// hasCommits counts the commits on the issue's branch that are in none of
+// the bases: the issue branch as last pushed (so work after a step back must
+// be new work), and the default branch on origin and locally. Bases that do
+// not exist are skipped; with none at all there is nothing to compare
+// against. It counts the issue's branch, not whatever is checked out, so a
+// work tree switched to another branch neither hides nor lends commits.
+func hasCommits(ctx context.Context, c *hooks.Call) hooks.Outcome {
+	dir := c.Issue.WorkDir
+	if dir == "" {
+		return hooks.Failf("has_commits: the issue has no work tree to look for commits in; start the issue so it gets one, %s", phrase.NextHint)
+	}
+	repo, err := gitx.Open(ctx, dir)
+	if err != nil {
+		return hooks.Failf("has_commits: %v; run the issue in its git work tree, %s", err, phrase.NextHint)
+	}
+	def := c.Issue.DefaultBranch
+	if def == "" {
+		def = "main"
+	}
+	bases := existing(ctx, repo, baseRefs(c.Issue.Branch, def))
+	branch, rev, o := branchRev(ctx, repo, c.Issue.Branch)
+	if o != nil {
+		return *o
+	}
+	if len(bases) == 0 {
+		return hooks.Failf("has_commits: neither origin/%s nor %s exists in %s, so there is nothing to count %s's commits against; fetch the default branch (`git fetch origin %s`), %s",
+			def, def, dir, branch, def, phrase.NextHint)
+	}
+	if ok, _ := repo.RefExists(ctx, rev); !ok {
+		return hooks.Failf("has_commits: %s has no commits at all; commit your work first, %s", dir, phrase.NextHint)
+	}
+	n, err := repo.CountCommits(ctx, rev, bases...)
+	if err != nil {
+		return hooks.Failf("has_commits: cannot count commits in %s: %v", dir, err)
+	}
+	out := hooks.Pass()
+	if n == 0 {
+		out = hooks.Failf("no commits on %s beyond %s; commit your work first, %s", branch, shortRefs(bases), phrase.NextHint)
+	}
+	out.Outputs = map[string]string{"commit_count": strconv.Itoa(n)}
+	return out
+}
+
+// baseRefs are the refs whose commits are not new work on branch.
+func baseRefs(branch, def string) []string {
+	var refs []string
+	if branch != "" && branch != def {
+		refs = append(refs, "refs/remotes/origin/"+branch)
+	}
+	return append(refs, "refs/remotes/origin/"+def, "refs/heads/"+def)
+}
+
+// existing keeps the refs that name a commit in repo.
+func existing(ctx context.Context, repo *gitx.Repo, refs []string) []string {
+	var out []string
+	for _, ref := range refs {
+		if ok, _ := repo.RefExists(ctx, ref); ok {
+			out = append(out, ref)
+		}
+	}
+	return out
+}
+
+// branchRev is the branch to count (its name, and the revision that names
+// it): the issue's branch, or HEAD when the issue has none. A branch with
+// no commits yet is counted as HEAD when it is checked out.
+func branchRev(ctx context.Context, repo *gitx.Repo, branch string) (name, rev string, o *hooks.Outcome) {
+	if branch == "" {
+		return "HEAD", "HEAD", nil
+	}
+	if ok, _ := repo.RefExists(ctx, "refs/heads/"+branch); ok {
+		return branch, "refs/heads/" + branch, nil
+	}
+	if head, _ := repo.CurrentBranch(ctx); head == branch {
+		return branch, "HEAD", nil
+	}
+	fail := hooks.Failf("has_commits: branch %s does not exist in %s; create it with `git switch -c %s`, %s", branch, repo.Dir, branch, phrase.NextHint)
+	return "", "", &fail
+}
+
+// shortRefs names refs as people write them: origin/main, main.
+func shortRefs(refs []string) string {
+	names := make([]string, len(refs))
+	for i, ref := range refs {
+		names[i] = strings.TrimPrefix(strings.TrimPrefix(ref, "refs/remotes/"), "refs/heads/")
+	}
+	return strings.Join(names, ", ")
+}

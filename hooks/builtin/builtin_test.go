@@ -1,0 +1,48 @@
+package builtin
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/hooks/hookstest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestEarlierSpellingsRun loads hooks written the earlier tool's way and
+// runs them, so the loader's aliases reach the hooks under their names.
+func TestEarlierSpellingsRun(t *testing.T) {
+	doc := "## Checklist\n- [x] Approve\n\nVerdict: ok\nReviewed-by: sam\n\n```yaml\nscores:\n  average: 8\n```\n"
+	tests := []struct {
+		name   string
+		hook   string
+		kind   hooks.Kind
+		target string
+		reason string
+	}{
+		{"checkbox is item", `checkbox_checked: {file: r.md, checkbox: Approve}`, hooks.KindPass, "", ""},
+		{"checkbox with on_fail", `checkbox_checked: {file: r.md, checkbox: Reject, on_fail: fix}`, hooks.KindRedirect, "implement.fix", `no checkbox "Reject"`},
+		{"path is field", `field_check: {file: r.md, path: scores.average, min: 7}`, hooks.KindPass, "", ""},
+		{"path out of range", `field_check: {file: r.md, path: scores.average, min: 9}`, hooks.KindFail, "", "field scores.average is 8"},
+		{"values all present", `contains: {file: r.md, values: [Verdict, Reviewed-by]}`, hooks.KindPass, "", ""},
+		{"values one missing", `contains: {file: r.md, values: [Verdict, Signed-off-by]}`, hooks.KindFail, "", `does not contain "Signed-off-by"`},
+		{"text", `contains: {file: r.md, text: "Verdict: ok"}`, hooks.KindPass, "", ""},
+		{"must_pass false", `run: {command: "exit 1", must_pass: false, timeout: 900}`, hooks.KindPass, "", ""},
+		{"must_pass true", `run: {command: "exit 1", must_pass: true}`, hooks.KindFail, "", `command "exit 1" failed`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			entry, cfg, err := hookstest.LoadEntry(Registry(), "pre_completion", tt.hook)
+			require.NoError(t, err)
+			issue := hookstest.NewIssue(t)
+			issue.WorkDir = issue.Dir
+			hookstest.WriteFiles(t, issue.Dir, map[string]string{"r.md": doc})
+			o := Registry().Run(context.Background(), entry, issue, &hooks.Env{Config: cfg})
+			assert.Equal(t, tt.kind, o.Kind, o.Reason)
+			assert.Equal(t, tt.target, o.Target)
+			assert.Contains(t, o.Reason, tt.reason)
+		})
+	}
+}

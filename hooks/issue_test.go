@@ -1,0 +1,42 @@
+package hooks_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/agenttree/agenttree/hooks"
+)
+
+// Conditions and messages see the same variables, built from one table:
+// the issue's own variables, its vars and its hooks' outputs, in that
+// order of precedence.
+func TestIssueVariables(t *testing.T) {
+	issue := &hooks.Issue{ID: 7, Title: "Add login", Stage: "implement.code", Flow: "default", Branch: "issue-7",
+		PRNumber: 12, PRURL: "https://example.com/pull/12", HeadSHA: "abc", Labels: []string{"ui", "auth"},
+		Vars:    map[string]any{"needs_ui_review": true, "coverage": "90", "stage": "a person's stage"},
+		Outputs: map[string]string{"coverage": "85", "failed_checks": "lint", "issue_title": "an output's title"}}
+
+	cond := issue.CondVars()
+	msg := issue.MessageVars()
+	for _, v := range hooks.IssueVars() {
+		assert.Contains(t, cond, v.Name)
+		assert.Contains(t, msg, v.Name)
+	}
+	assert.Equal(t, map[string]any{
+		"issue_id": 7, "issue_title": "Add login", "stage": "implement.code", "flow": "default", "branch": "issue-7",
+		"pr_number": 12, "pr_url": "https://example.com/pull/12", "head_sha": "abc", "labels": []string{"ui", "auth"},
+		"needs_ui_review": true, "coverage": "90", "failed_checks": "lint",
+	}, cond)
+	assert.Equal(t, map[string]string{
+		"issue_id": "7", "issue_title": "Add login", "stage": "implement.code", "flow": "default", "branch": "issue-7",
+		"pr_number": "12", "pr_url": "https://example.com/pull/12", "head_sha": "abc", "labels": "ui, auth",
+		"needs_ui_review": "true", "coverage": "90", "failed_checks": "lint",
+	}, msg)
+
+	// Before the PR is recorded on the issue, messages show the number the
+	// hook that opened it reported; conditions compare numbers.
+	noPR := &hooks.Issue{ID: 8, Outputs: map[string]string{"pr_number": "3"}}
+	assert.Equal(t, "3", noPR.MessageVars()["pr_number"])
+	assert.Equal(t, 0, noPR.CondVars()["pr_number"])
+}

@@ -1,0 +1,314 @@
+package pr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/internal/gitx"
+)
+
+var (
+	ciTimeoutParam = hooks.Duration("timeout",
+		"how long CI may run on one head before the wait ends (polling_timeout); unset: ci_polling.timeout_s")
+	newRunTimeoutParam = hooks.Duration("new_run_timeout",
+		"how long after a push CI may take to start before the wait ends (no_new_ci); unset: ci_polling.new_run_timeout_s")
+	pollIntervalParam = hooks.Duration("poll_interval", "how soon to look again while CI runs; unset: ci_polling.poll_interval_s")
+	rerunFailedParam  = hooks.Int("rerun_failed",
+		"how many times failed checks are rerun on one head before the failure counts (for flaky CI)").Default(0)
+)
+
+// Watch keys of wait_for_ci, and what it writes for the agent.
+const (
+	watchHead    = "ci.head"
+	watchSince   = "ci.head_seen_at"
+	watchReruns  = "ci.reruns"
+	watchRerunAt = "ci.rerun_at"
+	feedbackFile = "ci_feedback.md"
+	logLines     = 200
+)
+
+// waitForCI makes one poll of the PR's CI: pending until every check on
+// the head commit is done, then pass or a failure. It remembers in the
+// watch state when it first saw the head, so timeouts survive restarts.
+func waitForCI(ctx context.Context, c *hooks.Call) hooks.Outcome {
+	f, pr, o := openPRToAct(ctx, c, "; reopen it or open a new one")
+	if o != nil {
+		return *o
+	}
+	cfg := c.Settings().CIPolling
+	p := &ciPoll{c: c, f: f, pr: pr, now: c.Now(),
+		interval: pollIntervalParam.Or(c, cfg.PollInterval),
+		timeout:  ciTimeoutParam.Or(c, cfg.Timeout),
+		newRun:   newRunTimeoutParam.Or(c, cfg.NewRunTimeout)}
+	p.watch = readWatch(c.Issue.Watch, pr.HeadSHA, p.now)
+	out := p.poll(ctx)
+	out.Watch = p.watch.update
+	return withOutputs(out, prOutputs(pr))
+}
+
+// ciWatch is what wait_for_ci remembers of the head it waits on.
+type ciWatch struct {
+	head    string
+	since   time.Time // when the head was first seen
+	reruns  int
+	rerunAt time.Time // when the last rerun was asked for
+	// update holds the changes for Outcome.Watch.
+	update map[string]string
+}
+
+// readWatch reads the watch state for head; a new head starts afresh, with
+// its own clock and rerun budget.
+func readWatch(state map[string]string, head string, now time.Time) ciWatch {
+	w := ciWatch{head: head, update: map[string]string{}}
+	since, err := time.Parse(time.RFC3339Nano, state[watchSince])
+	if state[watchHead] != head || err != nil {
+		w.since = now
+		w.update = map[string]string{watchHead: head, watchSince: stamp(now), watchReruns: "", watchRerunAt: ""}
+		return w
+	}
+	w.since = since
+	w.reruns, _ = strconv.Atoi(state[watchReruns])
+	w.rerunAt, _ = time.Parse(time.RFC3339Nano, state[watchRerunAt])
+	return w
+}
+
+// restart starts a new wait on the same head, with its own budget.
+func (w *ciWatch) restart(now time.Time) {
+	w.update[watchHead], w.update[watchSince] = w.head, stamp(now)
+}
+
+// rerun counts a rerun the forge accepted.
+func (w *ciWatch) rerun(now time.Time) {
+	w.reruns++
+	w.update[watchHead], w.update[watchReruns], w.update[watchRerunAt] = w.head, strconv.Itoa(w.reruns), stamp(now)
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// ciPoll is one poll of wait_for_ci.
+type ciPoll struct {
+	c                         *hooks.Call
+	f                         forge.Forge
+	pr                        *forge.PR
+	watch                     ciWatch
+	now                       time.Time
+	interval, timeout, newRun time.Duration
+}
+
+func (p *ciPoll) poll(ctx context.Context) hooks.Outcome {
+	if p.pr.Mergeable == forge.Conflicting {
+		return hooks.FailAs(hooks.ClassConflict, "PR #%d conflicts with %s; its CI results do not count until it is rebased", p.pr.Number, p.pr.Base)
+	}
+	checks, err := headChecks(ctx, p.f, p.watch.head)
+	if err != nil {
+		return p.outage(err)
+	}
+	// A failure that finished before the rerun we asked for is the old
+	// run's; wait for the new one.
+	sum := forge.Summarize(supersededAsPending(checks, p.watch.rerunAt))
+	switch {
+	case sum.Total == 0:
+		return p.notStarted()
+	case sum.Pending > 0:
+		return p.running(sum)
+	case sum.Failing == 0:
+		return ciPassed(p.watch.head)
+	}
+	return p.failed(ctx, sum.Failed)
+}
+
+func (p *ciPoll) waited() time.Duration { return p.now.Sub(p.watch.since) }
+
+func (p *ciPoll) short() string { return gitx.ShortSHA(p.watch.head) }
+
+// outage is a poll that could not read the checks. An outage that
+// outlasts the whole wait ends it too, but as what it is: no verdict on
+// the code.
+func (p *ciPoll) outage(err error) hooks.Outcome {
+	o := forgeFailure(p.c, "reading checks of "+p.short(), err)
+	if o.Kind == hooks.KindPending && p.timeout > 0 && p.waited() >= p.timeout {
+		o = hooks.FailAs(hooks.ClassPollingTimeout, "no CI verdict on %s after %s (polling_timeout): %s", p.short(), p.timeout, o.Reason)
+		p.watch.restart(p.now)
+	}
+	return o
+}
+
+func (p *ciPoll) notStarted() hooks.Outcome {
+	if p.waited() >= p.newRun {
+		o := hooks.FailAs(hooks.ClassNoNewCI, "no CI run started on %s within %s of the push (no_new_ci); check that the CI workflow runs on pull requests to %s",
+			p.short(), p.newRun, p.pr.Base)
+		return withOutputs(o, map[string]string{"failure_reason": o.Reason})
+	}
+	return hooks.Pending(p.interval, fmt.Sprintf("waiting for CI to start on %s (%s so far)", p.short(), p.waited().Round(time.Second)))
+}
+
+func (p *ciPoll) running(sum forge.Summary) hooks.Outcome {
+	if p.timeout > 0 && p.waited() >= p.timeout {
+		o := hooks.FailAs(hooks.ClassPollingTimeout, "CI on %s is still running after %s (polling_timeout); %d of %d checks pending",
+			p.short(), p.timeout, sum.Pending, sum.Total)
+		p.watch.restart(p.now) // the next wait is a new one
+		return withOutputs(o, map[string]string{"failure_reason": o.Reason})
+	}
+	return hooks.Pending(p.interval, fmt.Sprintf("%d of %d checks still running on %s", sum.Pending, sum.Total, p.short()))
+}
+
+// failed reruns the failed checks while the rerun budget lasts, and
+// reports the failure after.
+func (p *ciPoll) failed(ctx context.Context, failed []forge.Check) hooks.Outcome {
+	maxReruns := rerunFailedParam.Get(p.c)
+	if p.watch.reruns >= maxReruns || !rerunnable(failed) {
+		return ciFailure(ctx, p.f, p.pr, failed)
+	}
+	if p.c.DryRun() {
+		return hooks.Pending(p.interval, fmt.Sprintf("would rerun %s (rerun %d of %d)", checkNames(failed), p.watch.reruns+1, maxReruns))
+	}
+	// Only a rerun the forge accepted is counted: asking again after an
+	// error is safe (a rerun already running is not started twice).
+	switch err := p.f.Rerun(ctx, failed); {
+	case errors.Is(err, forge.ErrNotRerunnable):
+		return ciFailure(ctx, p.f, p.pr, failed)
+	case err != nil:
+		return forgeFailure(p.c, "rerunning failed checks", err)
+	}
+	p.watch.rerun(p.now)
+	return hooks.Pending(p.interval, fmt.Sprintf("rerunning %s (rerun %d of %d on %s)", checkNames(failed), p.watch.reruns, maxReruns, p.short()))
+}
+
+// prCIPassed is the gate: it does not wait, it reports CI's verdict on the
+// PR's head as it is now.
+func prCIPassed(ctx context.Context, c *hooks.Call) hooks.Outcome {
+	f, pr, o := openPR(ctx, c)
+	if o != nil {
+		return *o
+	}
+	checks, err := headChecks(ctx, f, pr.HeadSHA)
+	if err != nil {
+		return forgeFailure(c, "reading checks", err)
+	}
+	sum := forge.Summarize(checks)
+	short := gitx.ShortSHA(pr.HeadSHA)
+	switch {
+	case sum.Failing > 0:
+		return withOutputs(ciFailure(ctx, f, pr, sum.Failed), prOutputs(pr))
+	case sum.Pending > 0:
+		return hooks.Failf("CI is still running on %s (%d of %d checks pending); wait for it (`agenttree pr wait %d`)", short, sum.Pending, sum.Total, c.Issue.ID)
+	case sum.Total == 0:
+		// Right after a push GitHub often reports nothing yet: no checks
+		// is no verdict, never a pass.
+		return hooks.Pending(c.Settings().CIPolling.PollInterval,
+			fmt.Sprintf("no CI has reported on %s of PR #%d yet; wait for it (`agenttree pr wait %d`)", short, pr.Number, c.Issue.ID))
+	}
+	return withOutputs(ciPassed(pr.HeadSHA), prOutputs(pr))
+}
+
+// headChecks lists the checks bound to sha; results for any other commit
+// are not facts about this head and are dropped.
+func headChecks(ctx context.Context, f forge.Forge, sha string) ([]forge.Check, error) {
+	all, err := f.Checks(ctx, sha)
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0:0]
+	for _, ch := range all {
+		if ch.SHA == sha || ch.SHA == "" {
+			ch.SHA = sha
+			out = append(out, ch)
+		}
+	}
+	return out, nil
+}
+
+// supersededAsPending turns failed checks that completed before rerunAt
+// into pending ones.
+func supersededAsPending(checks []forge.Check, rerunAt time.Time) []forge.Check {
+	if rerunAt.IsZero() {
+		return checks
+	}
+	out := make([]forge.Check, len(checks))
+	for i, ch := range checks {
+		if ch.State.Done() && !ch.State.Passing() && !ch.CompletedAt.IsZero() && ch.CompletedAt.Before(rerunAt) {
+			ch.State = forge.CheckPending
+		}
+		out[i] = ch
+	}
+	return out
+}
+
+// rerunnable reports whether the forge can start every failed check again:
+// a commit status posted by an outside CI service cannot be, and rerunning
+// only the others would not change the verdict.
+func rerunnable(failed []forge.Check) bool {
+	for _, ch := range failed {
+		if ch.Kind == "status" {
+			return false
+		}
+	}
+	return true
+}
+
+// ciPassed is the verdict that lets head merge: ci_passed_sha names the
+// commit CI verified, and merge_pr merges only that commit. The feedback of
+// an earlier failure is removed.
+func ciPassed(head string) hooks.Outcome {
+	o := hooks.Pass()
+	// Empty values remove an earlier failure's facts from the issue.
+	o.Outputs = map[string]string{"ci_passed_sha": head, "failure_reason": "", "failed_checks": "", "ci_url": ""}
+	o.Files = map[string]string{feedbackFile: ""}
+	return o
+}
+
+// ciFailure builds the failure of a finished, failed CI run, with
+// ci_feedback.md for the agent.
+func ciFailure(ctx context.Context, f forge.Forge, pr *forge.PR, failed []forge.Check) hooks.Outcome {
+	o := hooks.FailAs(hooks.ClassCIFailed, "CI failed on %s: %s", gitx.ShortSHA(pr.HeadSHA), checkNames(failed))
+	url := ""
+	var names []string
+	for _, ch := range failed {
+		names = append(names, ch.Name)
+		if url == "" {
+			url = ch.URL
+		}
+	}
+	o.Outputs = map[string]string{"failed_checks": strings.Join(names, ", "), "ci_url": url, "failure_reason": o.Reason}
+	o.Files = map[string]string{feedbackFile: ciFeedback(ctx, f, pr, failed)}
+	return o
+}
+
+func ciFeedback(ctx context.Context, f forge.Forge, pr *forge.PR, failed []forge.Check) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# CI failed\n\nPR #%d (%s), commit %s.\n\n## Failing checks\n\n", pr.Number, pr.URL, pr.HeadSHA)
+	for _, ch := range failed {
+		link := ch.URL
+		if link == "" {
+			link = "no link"
+		}
+		fmt.Fprintf(&b, "- **%s**: %s — %s\n", ch.Name, ch.State, link)
+	}
+	for _, ch := range failed {
+		text, err := f.Log(ctx, ch, logLines)
+		if err != nil {
+			fmt.Fprintf(&b, "\n## %s\n\nThe log could not be fetched: %v\n", ch.Name, err)
+			continue
+		}
+		if strings.TrimSpace(text) == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "\n## %s (last %d lines of the log)\n\n```text\n%s\n```\n", ch.Name, logLines, strings.TrimRight(text, "\n"))
+	}
+	b.WriteString("\nFix the failures, commit, push (`git push`), then run `agenttree next`.\n")
+	return b.String()
+}
+
+func checkNames(checks []forge.Check) string {
+	names := make([]string, len(checks))
+	for i, ch := range checks {
+		names[i] = fmt.Sprintf("%s (%s)", ch.Name, ch.State)
+	}
+	return strings.Join(names, ", ")
+}

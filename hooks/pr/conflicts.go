@@ -1,0 +1,245 @@
+package pr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/internal/gitx"
+)
+
+// What check_conflicts does about a conflict it cannot rebase away.
+const (
+	onConflictFail     = "fail"
+	onConflictStepBack = "step_back"
+	onConflictEscalate = "escalate"
+)
+
+var (
+	autoRebaseParam = hooks.Bool("auto_rebase",
+		"rebase the branch onto its base when it is behind or conflicts, and push it; unset: conflict_handling.auto_rebase")
+	onConflictParam = hooks.Enum("on_conflict",
+		"what a conflict that needs a person does: block (fail), step back to the stage's on_failure target (step_back), or call a human (escalate)",
+		onConflictFail, onConflictStepBack, onConflictEscalate).Default(onConflictFail)
+)
+
+// checkConflicts asks git whether the PR's head merges cleanly into its
+// base. With auto_rebase the branch is also kept on top of its base, so
+// what CI tests is what the merge will produce.
+func checkConflicts(ctx context.Context, c *hooks.Call) hooks.Outcome {
+	pr, g, o := prAndGit(ctx, c)
+	if o != nil {
+		return *o
+	}
+	rem := remote(c)
+	if err := g.Fetch(ctx, rem); err != nil {
+		return forgeFailure(c, "fetching "+rem, err)
+	}
+	base := rem + "/" + pr.Base
+	files, err := g.ConflictFiles(ctx, base, pr.HeadSHA)
+	if err != nil {
+		return hooks.Failf("checking %s against %s for conflicts: %v", gitx.ShortSHA(pr.HeadSHA), base, err)
+	}
+	auto := autoRebaseParam.Or(c, c.Settings().Conflicts.AutoRebase)
+	if len(files) == 0 {
+		upToDate, err := g.IsAncestor(ctx, base, pr.HeadSHA)
+		if !auto || err != nil || upToDate {
+			return withOutputs(hooks.Pass(), map[string]string{"conflict_files": ""})
+		}
+	} else if !auto {
+		return conflictOutcome(c, pr, files)
+	}
+	head, o := rebaseOrConflict(ctx, c, g, pr, base)
+	if o != nil {
+		return *o
+	}
+	return rebasedWaitsForCI(c, pr, head, files)
+}
+
+// rebasedWaitsForCI is check_conflicts after a rebase: the rebased head is
+// new code, so nothing may pass on it until CI has run there, and this
+// check waits (the next call finds it up to date).
+func rebasedWaitsForCI(c *hooks.Call, pr *forge.PR, head string, conflicted []string) hooks.Outcome {
+	out := hooks.Pending(c.Settings().CIPolling.PollInterval,
+		fmt.Sprintf("rebased %s onto %s (now %s); CI must pass on the new head", pr.Branch, pr.Base, gitx.ShortSHA(head)))
+	out.Outputs = map[string]string{"conflict_files": "", "head_sha": head}
+	if c.Settings().Conflicts.NotifyOnRebase {
+		why := "it was behind " + pr.Base
+		if len(conflicted) > 0 {
+			why = "it conflicted in " + strings.Join(conflicted, ", ")
+		}
+		out.Message = fmt.Sprintf("agenttree rebased %s onto %s (now %s) because %s; pull before you change anything", pr.Branch, pr.Base, gitx.ShortSHA(head), why)
+	}
+	return out
+}
+
+// rebase rebases the PR's branch onto its base and pushes it.
+func rebase(ctx context.Context, c *hooks.Call) hooks.Outcome {
+	pr, g, o := prAndGit(ctx, c)
+	if o != nil {
+		return *o
+	}
+	head, o := rebaseOrConflict(ctx, c, g, pr, pr.Base)
+	if o != nil {
+		return *o
+	}
+	out := withOutputs(hooks.Pass(), map[string]string{"conflict_files": "", "head_sha": head})
+	out.Message = fmt.Sprintf("rebased %s onto %s (now %s)", pr.Branch, pr.Base, gitx.ShortSHA(head))
+	return out
+}
+
+// prAndGit loads the issue's PR and git in its work tree.
+func prAndGit(ctx context.Context, c *hooks.Call) (*forge.PR, hooks.Git, *hooks.Outcome) {
+	_, pr, o := openPR(ctx, c)
+	if o != nil {
+		return nil, nil, o
+	}
+	g, o := gitOf(c)
+	if o != nil {
+		return nil, nil, o
+	}
+	return pr, g, nil
+}
+
+// rebaseOrConflict rebases the PR's branch (rebaseOnto) and returns its
+// new head, or the outcome that ends the hook instead: what a dry run
+// would do, a failure, or the conflict. onto names the base for people.
+func rebaseOrConflict(ctx context.Context, c *hooks.Call, g hooks.Git, pr *forge.PR, onto string) (string, *hooks.Outcome) {
+	var o hooks.Outcome
+	if c.DryRun() {
+		o = hooks.Pending(0, fmt.Sprintf("would rebase %s onto %s", pr.Branch, onto))
+		return "", &o
+	}
+	head, conflicts, err := rebaseOnto(ctx, c, g, pr)
+	switch {
+	case err != nil:
+		o = hooks.Failf("%v", err)
+	case len(conflicts) > 0:
+		o = conflictOutcome(c, pr, conflicts)
+	default:
+		return head, nil
+	}
+	return "", &o
+}
+
+// rebaseOnto rebases the issue's branch onto the PR's base in its work
+// tree and pushes with a lease on the head the forge reported, so work
+// pushed meanwhile is never overwritten.
+func rebaseOnto(ctx context.Context, c *hooks.Call, g hooks.Git, pr *forge.PR) (newHead string, conflicts []string, err error) {
+	rem := remote(c)
+	if err := g.Fetch(ctx, rem); err != nil {
+		return "", nil, fmt.Errorf("fetching %s: %w", rem, err)
+	}
+	// The push below replaces the PR's head, so the work tree must be on
+	// the PR's branch and hold that head: commits pushed from elsewhere
+	// are never dropped.
+	if branch, err := g.CurrentBranch(ctx); err != nil || branch != pr.Branch {
+		return "", nil, fmt.Errorf("the work tree %s is not on %s (on %q); check out the PR's branch", c.Issue.WorkDir, pr.Branch, branch)
+	}
+	if ok, err := g.IsAncestor(ctx, pr.HeadSHA, "HEAD"); err != nil || !ok {
+		return "", nil, fmt.Errorf("the PR's head %s is not in the work tree %s (someone pushed to %s); pull it first: git pull --rebase %s %s",
+			gitx.ShortSHA(pr.HeadSHA), c.Issue.WorkDir, pr.Branch, rem, pr.Branch)
+	}
+	if err := g.Rebase(ctx, rem+"/"+pr.Base); err != nil {
+		var ce interface{ ConflictingFiles() []string }
+		if errors.As(err, &ce) {
+			return "", ce.ConflictingFiles(), nil
+		}
+		if errors.Is(err, forge.ErrConflict) {
+			files, _ := g.ConflictFiles(ctx, rem+"/"+pr.Base, pr.HeadSHA)
+			return "", files, nil
+		}
+		return "", nil, fmt.Errorf("rebasing onto %s/%s: %w", rem, pr.Base, err)
+	}
+	if err := g.Push(ctx, rem, pr.Branch, pr.HeadSHA); err != nil {
+		return "", nil, fmt.Errorf("pushing the rebased %s: %w", pr.Branch, err)
+	}
+	head, err := g.RevParse(ctx, "HEAD")
+	if err != nil {
+		return "", nil, err
+	}
+	return head, nil, nil
+}
+
+// conflictOutcome is a conflict a person (or the agent) must resolve, as
+// on_conflict asks.
+func conflictOutcome(c *hooks.Call, pr *forge.PR, files []string) hooks.Outcome {
+	list := strings.Join(files, ", ")
+	reason := conflictReason(c, pr, list)
+	var o hooks.Outcome
+	switch onConflictParam.Get(c) {
+	case onConflictStepBack:
+		o = hooks.StepBack("", reason) // the stage's on_failure names the target
+	case onConflictEscalate:
+		o = hooks.Escalate(reason)
+	default:
+		o = hooks.Failf("%s", reason)
+	}
+	o.Class = hooks.ClassConflict
+	o.Outputs = map[string]string{"conflict_files": list, "failure_reason": reason}
+	return o
+}
+
+// conflictReason says what conflicts and how to resolve it.
+func conflictReason(c *hooks.Call, pr *forge.PR, files string) string {
+	in := ""
+	if files != "" {
+		in = " in " + files
+	}
+	rem := remote(c)
+	return fmt.Sprintf("PR #%d conflicts with %s%s; on branch %s run `git fetch %s && git rebase %s/%s`, resolve the conflicts, then `git push --force-with-lease`",
+		pr.Number, pr.Base, in, pr.Branch, rem, rem, pr.Base)
+}
+
+// prMergeable asks the forge whether the PR merges cleanly.
+func prMergeable(ctx context.Context, c *hooks.Call) hooks.Outcome {
+	f, pr, o := openPR(ctx, c)
+	if o != nil {
+		return *o
+	}
+	switch {
+	case pr.State == forge.StateMerged:
+		return hooks.Pass()
+	case pr.State == forge.StateClosed:
+		return hooks.Failf("PR #%d is closed; reopen it or open a new one", pr.Number)
+	}
+	if pr.Mergeable == forge.Unknown {
+		// GitHub works mergeability out in the background: give it a few
+		// polls (abandoned if the head moves) before answering "later".
+		known, ok := waitMergeable(ctx, f, pr)
+		if !ok {
+			return hooks.Pending(10*time.Second, fmt.Sprintf("the forge is still working out whether PR #%d merges cleanly", pr.Number))
+		}
+		pr = known
+	}
+	if pr.Mergeable == forge.Mergeable {
+		return hooks.Pass()
+	}
+	files := ""
+	if cl, ok := forge.As[forge.ConflictLister](f); ok {
+		if list, err := cl.ConflictFiles(ctx, pr.Number); err == nil {
+			files = strings.Join(list, ", ")
+		}
+	}
+	out := hooks.FailAs(hooks.ClassConflict, "%s", conflictReason(c, pr, files))
+	out.Outputs = map[string]string{"conflict_files": files}
+	return out
+}
+
+// waitMergeable gives a forge that computes mergeability in the background
+// the chance to finish; ok is false when it has not.
+func waitMergeable(ctx context.Context, f forge.Forge, pr *forge.PR) (*forge.PR, bool) {
+	w, ok := forge.As[forge.MergeableWaiter](f)
+	if !ok {
+		return nil, false
+	}
+	known, err := w.WaitMergeable(ctx, pr.Number, pr.HeadSHA)
+	if err != nil || known.Mergeable == forge.Unknown {
+		return nil, false
+	}
+	return known, true
+}

@@ -1,0 +1,163 @@
+// Package pr holds the hooks that drive an issue's pull request on the
+// forge: opening and closing it (open.go), waiting for and checking its CI
+// (ci.go), conflicts and rebases (conflicts.go), review and merge
+// (merge.go). CI facts are bound to a commit: a result for any commit but
+// the PR's head is ignored, and an error talking to the forge is never a
+// CI failure.
+package pr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// Defs are the PR hooks.
+func Defs() []hooks.Def {
+	return []hooks.Def{
+		{HookSpec: stages.HookSpec{Name: "create_pr",
+			Params:  hooks.Specs(draftParam, baseParam, labelsParam, titleParam, bodyParam),
+			Outputs: []string{"pr_number", "pr_url", "head_sha"}}, Run: createPR},
+		{HookSpec: stages.HookSpec{Name: "wait_for_ci", Waits: true,
+			Params:  hooks.Specs(ciTimeoutParam, newRunTimeoutParam, pollIntervalParam, rerunFailedParam),
+			Outputs: []string{"head_sha", "ci_passed_sha", "failed_checks", "ci_url", "failure_reason"}}, Run: waitForCI},
+		{HookSpec: stages.HookSpec{Name: "pr_ci_passed", Outputs: []string{"head_sha", "ci_passed_sha", "failed_checks", "ci_url"}}, Run: prCIPassed},
+		{HookSpec: stages.HookSpec{Name: "check_conflicts",
+			Params:  hooks.Specs(autoRebaseParam, onConflictParam),
+			Outputs: []string{"conflict_files", "head_sha"}}, Run: checkConflicts},
+		{HookSpec: stages.HookSpec{Name: "pr_mergeable", Outputs: []string{"conflict_files"}}, Run: prMergeable},
+		{HookSpec: stages.HookSpec{Name: "rebase", Outputs: []string{"conflict_files", "head_sha"}}, Run: rebase},
+		{HookSpec: stages.HookSpec{Name: "pr_approved", Approval: true, Outputs: []string{"approved_sha"}}, Run: prApproved},
+		{HookSpec: stages.HookSpec{Name: "merge_pr", Params: hooks.Specs(methodParam, deleteBranchParam)}, Run: mergePR},
+		{HookSpec: stages.HookSpec{Name: "close_pr", Params: hooks.Specs(commentParam)}, Run: closePR},
+	}
+}
+
+// remote is the git remote the issue's branch is pushed to.
+func remote(c *hooks.Call) string {
+	if c.Env != nil && c.Env.Remote != "" {
+		return c.Env.Remote
+	}
+	return "origin"
+}
+
+// forgeOf is the forge, or the failure that says why there is none.
+func forgeOf(c *hooks.Call) (forge.Forge, *hooks.Outcome) {
+	if c.Env == nil || c.Env.Forge == nil {
+		o := hooks.FailAs(hooks.ClassConfig, "hook `%s` needs a forge, and none is set up: set `forge: local` or `forge: github` in .agenttree.yaml", c.HookName())
+		return nil, &o
+	}
+	// A forge opened on first use says here, before anything is pushed,
+	// whether it can be opened at all.
+	if _, err := forge.Unwrap(c.Env.Forge); err != nil {
+		o := hooks.FailAs(hooks.ClassConfig, "hook `%s`: %v", c.HookName(), err)
+		return nil, &o
+	}
+	return c.Env.Forge, nil
+}
+
+// gitOf is git in the issue's work tree, or the failure that says why
+// there is none.
+func gitOf(c *hooks.Call) (hooks.Git, *hooks.Outcome) {
+	if c.Env == nil || c.Env.Git == nil {
+		o := hooks.FailAs(hooks.ClassConfig, "hook `%s` needs git in the issue's work tree, and none is set up", c.HookName())
+		return nil, &o
+	}
+	return c.Env.Git(c.Issue.WorkDir), nil
+}
+
+// forgeFailure turns an error talking to the forge into an outcome. It is
+// never a CI failure: a rate limit or an outage is waited out.
+func forgeFailure(c *hooks.Call, what string, err error) hooks.Outcome {
+	var rl *forge.RateLimitError
+	switch {
+	case errors.As(err, &rl):
+		wait := rl.RetryAfter
+		if wait <= 0 {
+			wait = rl.Reset.Sub(c.Now())
+		}
+		if wait <= 0 {
+			wait = time.Minute
+		}
+		return pendingAs(hooks.ClassRateLimit, wait, fmt.Sprintf("%s: %v", what, err))
+	case errors.Is(err, forge.ErrUnavailable):
+		return hooks.FailAs(hooks.ClassConfig, "%s: %v", what, err)
+	case errors.Is(err, forge.ErrAuth):
+		return hooks.FailAs(hooks.ClassAuth, "%s: %v; check the token (`gh auth status`, GH_TOKEN)", what, err)
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return pendingAs(hooks.ClassTimeout, c.Settings().CIPolling.PollInterval, fmt.Sprintf("%s: %v", what, err))
+	}
+	return pendingAs(hooks.ClassForge, c.Settings().CIPolling.PollInterval, fmt.Sprintf("%s failed (will retry): %v", what, err))
+}
+
+func pendingAs(class hooks.Class, d time.Duration, reason string) hooks.Outcome {
+	o := hooks.Pending(d, reason)
+	o.Class = class
+	return o
+}
+
+// openPR loads the issue's PR.
+func openPR(ctx context.Context, c *hooks.Call) (forge.Forge, *forge.PR, *hooks.Outcome) {
+	f, o := forgeOf(c)
+	if o != nil {
+		return nil, nil, o
+	}
+	n := c.Issue.PRNumber
+	if n == 0 {
+		n, _ = strconv.Atoi(c.Issue.Outputs["pr_number"])
+	}
+	if n == 0 {
+		o := hooks.Failf("issue %d has no pull request yet; the create_pr hook opens one", c.Issue.ID)
+		return nil, nil, &o
+	}
+	pr, err := f.PR(ctx, n)
+	if err != nil {
+		o := forgeFailure(c, fmt.Sprintf("reading PR #%d", n), err)
+		if errors.Is(err, forge.ErrNotFound) {
+			o = hooks.Failf("PR #%d of issue %d no longer exists on the forge; open a new one (create_pr)", n, c.Issue.ID)
+		}
+		return nil, nil, &o
+	}
+	return f, pr, nil
+}
+
+// openPRToAct loads the issue's PR for a hook that acts on an open one. A
+// merged PR is done: the outcome passes with its facts. A closed one is a
+// failure; closed ends its reason ("; reopen it first").
+func openPRToAct(ctx context.Context, c *hooks.Call, closed string) (forge.Forge, *forge.PR, *hooks.Outcome) {
+	f, pr, o := openPR(ctx, c)
+	if o != nil {
+		return nil, nil, o
+	}
+	var done hooks.Outcome
+	switch pr.State {
+	case forge.StateMerged:
+		done = withOutputs(hooks.Pass(), prOutputs(pr))
+	case forge.StateClosed:
+		done = hooks.Failf("PR #%d is closed%s", pr.Number, closed)
+	default:
+		return f, pr, nil
+	}
+	return nil, nil, &done
+}
+
+// prOutputs are the PR's facts, for the issue and later messages.
+func prOutputs(pr *forge.PR) map[string]string {
+	return map[string]string{"pr_number": strconv.Itoa(pr.Number), "pr_url": pr.URL, "head_sha": pr.HeadSHA}
+}
+
+func withOutputs(o hooks.Outcome, outputs map[string]string) hooks.Outcome {
+	if o.Outputs == nil {
+		o.Outputs = map[string]string{}
+	}
+	for k, v := range outputs {
+		o.Outputs[k] = v
+	}
+	return o
+}

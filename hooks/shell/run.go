@@ -1,0 +1,161 @@
+// Package shell holds `run`, the hook that runs a shell command in the
+// issue's work tree and turns its exit status and output into an outcome.
+//
+// Issue values never become shell text. The command is given to `sh -c` as
+// written, except that each {{name}} placeholder is replaced by a
+// reference to an environment variable holding the value:
+// $AGENTTREE_<NAME> for the issue's own variables (AGENTTREE_ISSUE_ID,
+// AGENTTREE_ISSUE_TITLE, AGENTTREE_STAGE, AGENTTREE_FLOW,
+// AGENTTREE_BRANCH, AGENTTREE_LABELS, AGENTTREE_PR_NUMBER,
+// AGENTTREE_PR_URL, AGENTTREE_HEAD_SHA, always set) and
+// $AGENTTREE_VAR_<NAME> for the outputs of earlier hooks and the issue's
+// vars (set for the placeholders the command uses). Every command also
+// gets AGENTTREE_ISSUE (the id), AGENTTREE_STAGE and AGENTTREE_ISSUE_DIR.
+// A placeholder is one word wherever it stands, except inside single
+// quotes, where the shell expands nothing: there it is refused.
+package shell
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/internal/gitx"
+	"github.com/agenttree/agenttree/internal/lines"
+	"github.com/agenttree/agenttree/internal/proc"
+	"github.com/agenttree/agenttree/stages"
+)
+
+const (
+	// outputCap bounds the output kept in memory; only the tail matters.
+	outputCap = 64 << 10
+	tailLines = 20
+	// waitDelay bounds the wait for the output pipe once the shell has
+	// exited or been killed: a background grandchild may hold it open.
+	waitDelay = 500 * time.Millisecond
+)
+
+var (
+	commandParam = hooks.Template("command",
+		"the shell command (sh -c), run in the issue's work tree; {{name}} stands for $AGENTTREE_NAME (issue variables) "+
+			"or $AGENTTREE_VAR_NAME (outputs), one word, never code; not inside single quotes").Required()
+	timeoutParam = hooks.Duration("timeout",
+		"how long the command may run (0: no limit of its own); unset: the entry's `timeout`, else 30s").Default(30 * time.Second)
+	outputsParam  = hooks.List("outputs", "the keys the command reports in a JSON object on its last line of output, as outputs for later hooks")
+	mustPassParam = hooks.Bool("must_pass", "false makes a failure a warning (the earlier tool's spelling of `optional`)").Default(true)
+)
+
+// Defs are the shell hooks.
+func Defs() []hooks.Def {
+	return []hooks.Def{
+		{HookSpec: stages.HookSpec{Name: "run", Main: "command",
+			Params:  hooks.Specs(commandParam, timeoutParam, outputsParam, mustPassParam),
+			Outputs: []string{"exit_status", "output_tail"}, OutputsParam: outputsParam.Name()}, Run: run},
+	}
+}
+
+// run runs a shell command in the issue's work tree. It never waits
+// longer than its timeout: the command runs in its own process group, the
+// whole group is killed when time is up or the shell exits, and a process
+// that escaped the group but keeps the output pipe open is cut off
+// waitDelay after the shell exits. With `must_pass: false` a failure is
+// only a warning.
+func run(ctx context.Context, c *hooks.Call) hooks.Outcome {
+	o := runShell(ctx, c)
+	if o.Kind == hooks.KindFail && !mustPassParam.Get(c) {
+		return hooks.Outcome{Kind: hooks.KindPass, Outputs: o.Outputs, Warnings: append(o.Warnings, "run (must_pass: false) failed: "+o.Reason)}
+	}
+	return o
+}
+
+func runShell(ctx context.Context, c *hooks.Call) hooks.Outcome {
+	command := commandParam.Get(c)
+	text, env, err := script(command, c.Issue)
+	if err != nil {
+		return hooks.Failf("command %q: %v", command, err)
+	}
+	timeout := runTimeout(c)
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	dir, err := issueWorkTree(ctx, c.Issue)
+	if err != nil {
+		return hooks.Failf("run %q: %v", command, err)
+	}
+	cmd := exec.CommandContext(ctx, "sh", "-c", text)
+	cmd.Dir = dir
+	cmd.Env = append(append(gitx.Environ(), env...), fixedEnv(c.Issue)...)
+	out := &tailBuffer{max: outputCap}
+	cmd.Stdout, cmd.Stderr = out, out // one writer: exec shares one pipe
+	proc.Group(cmd)
+	cmd.WaitDelay = waitDelay
+
+	err = cmd.Run()
+	if cmd.ProcessState != nil {
+		// A hook leaves nothing running: whatever the shell started in the
+		// background dies with it, unless it left the process group (setsid).
+		_ = proc.KillGroup(cmd)
+	}
+	return outcome(ctx, command, cmd, err, timeout, out.String())
+}
+
+// outcome reads how the command ended.
+func outcome(ctx context.Context, command string, cmd *exec.Cmd, err error, timeout time.Duration, output string) hooks.Outcome {
+	tail := lines.Last(output, tailLines)
+	outputs := jsonOutputs(tail)
+	status := proc.ExitStatus(cmd.ProcessState)
+	outputs["exit_status"] = strconv.Itoa(status)
+	outputs["output_tail"] = strings.Join(tail, "\n")
+
+	if err == nil || (errors.Is(err, exec.ErrWaitDelay) && status == 0) {
+		// ErrWaitDelay with status 0: the command succeeded and left a
+		// background process holding its output.
+		o := hooks.Pass()
+		o.Outputs = outputs
+		return o
+	}
+	var why string
+	var class hooks.Class
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		why, class = "timed out", hooks.ClassTimeout
+		if timeout > 0 {
+			why += " after " + timeout.String()
+		}
+	case ctx.Err() != nil:
+		why, class = "cancelled", hooks.ClassGeneral
+	case cmd.ProcessState == nil:
+		o := hooks.Failf("command %q could not be started in %s: %v", command, cmd.Dir, err)
+		o.Outputs = outputs
+		return o
+	default:
+		why, class = fmt.Sprintf("exit %d", status), classify(status, output)
+	}
+	reason := fmt.Sprintf("command %q failed (%s, %s)", command, why, class)
+	if len(tail) == 0 {
+		reason += " with no output"
+	} else {
+		reason += ":\n" + strings.Join(tail, "\n")
+	}
+	return hooks.Outcome{Kind: hooks.KindFail, Reason: reason, Class: class, Outputs: outputs}
+}
+
+// runTimeout is the `timeout` parameter; 0 means no limit of its own. When
+// it is not set, the entry's common `timeout` option (already on ctx)
+// replaces the spec's default.
+func runTimeout(c *hooks.Call) time.Duration {
+	if d, ok := timeoutParam.Lookup(c); ok {
+		return d
+	}
+	if c.Entry != nil && c.Entry.Timeout > 0 {
+		return c.Entry.Timeout
+	}
+	return timeoutParam.Get(c)
+}

@@ -1,0 +1,65 @@
+package shell
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/internal/gitx"
+)
+
+// issueWorkTree is where the issue's code is checked out: the directory
+// commands run in (runDir) when it is on the issue's branch, else the
+// linked worktree that has the branch. A gate must test the issue's code,
+// never whatever another branch happens to hold.
+func issueWorkTree(ctx context.Context, i *hooks.Issue) (string, error) {
+	dir := runDir(i)
+	if i.Branch == "" {
+		return dir, nil
+	}
+	repo, err := gitx.Open(ctx, dir)
+	if err != nil {
+		return dir, nil // not a git work tree: nothing to match
+	}
+	head, err := repo.CurrentBranch(ctx)
+	if err == nil && head == i.Branch {
+		return dir, nil
+	}
+	if err != nil {
+		head = "(detached HEAD: a rebase in progress?)"
+	}
+	if wt, ok, err := repo.WorktreeFor(ctx, i.Branch); err == nil && ok {
+		return wt.Path, nil
+	}
+	return "", fmt.Errorf("%s is on branch %s, and no worktree has issue %d's branch %s checked out; check it out (`git switch %s`, or `git worktree add ../%s %s`) so its gates test its code",
+		dir, head, i.ID, i.Branch, i.Branch, i.Branch, i.Branch)
+}
+
+// runDir is where commands run: the work tree, else the repository that
+// holds the issue directory (<repo>/_agenttree/issues/NNN).
+func runDir(i *hooks.Issue) string {
+	if i.WorkDir != "" {
+		return i.WorkDir
+	}
+	dir := absPath(i.Dir)
+	for d := dir; d != ""; d = filepath.Dir(d) {
+		if filepath.Base(d) == "_agenttree" {
+			return filepath.Dir(d)
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	return dir
+}
+
+func absPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}

@@ -1,7 +1,0 @@
-//go:build !unix
-
-package gitx
-
-import "os/exec"
-
-func killGroup(*exec.Cmd) {}

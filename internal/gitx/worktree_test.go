@@ -1,0 +1,103 @@
+package gitx_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenttree/agenttree/internal/gittest"
+	"github.com/agenttree/agenttree/internal/gitx"
+)
+
+func TestWorktrees(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	bare, clone := gittest.NewRemote(t)
+	r := &gitx.Repo{Dir: clone}
+	head, err := r.HeadSHA(ctx)
+	require.NoError(t, err)
+	root := filepath.Dir(clone)
+	feature := filepath.Join(root, "feature tree")
+	detached := filepath.Join(root, "detached")
+	unborn := filepath.Join(root, "unborn")
+	gittest.Run(t, clone, "worktree", "add", "-q", "-b", "issue-7", feature)
+	gittest.Run(t, clone, "worktree", "add", "-q", "--detach", detached)
+	gittest.Run(t, clone, "worktree", "add", "-q", "--detach", unborn)
+	gittest.Run(t, unborn, "checkout", "-q", "--orphan", "fresh")
+	gittest.Run(t, clone, "worktree", "lock", detached)
+
+	list, err := r.Worktrees(ctx)
+	require.NoError(t, err)
+	require.Len(t, list, 4)
+	assert.Equal(t, gitx.Worktree{Path: realPath(t, clone), Head: head, Branch: "main"}, list[0], "the main work tree comes first")
+	assert.ElementsMatch(t, []gitx.Worktree{
+		{Path: realPath(t, feature), Head: head, Branch: "issue-7"},
+		{Path: realPath(t, detached), Head: head, Detached: true, Locked: true},
+		{Path: realPath(t, unborn), Branch: "fresh"}, // no commits, no head
+	}, list[1:])
+
+	tests := []struct {
+		branch string
+		want   string
+	}{
+		{"main", clone},
+		{"issue-7", feature},
+		{"fresh", unborn},
+		{"issue-8", ""},
+	}
+	for _, tt := range tests {
+		// Any work tree of the repository answers for all of them.
+		wt, ok, err := (&gitx.Repo{Dir: feature}).WorktreeFor(ctx, tt.branch)
+		require.NoError(t, err, tt.branch)
+		assert.Equal(t, tt.want != "", ok, tt.branch)
+		if ok {
+			assert.Equal(t, realPath(t, tt.want), wt.Path, tt.branch)
+		}
+	}
+
+	bareList, err := (&gitx.Repo{Dir: bare}).Worktrees(ctx)
+	require.NoError(t, err)
+	require.Len(t, bareList, 1)
+	assert.True(t, bareList[0].Bare)
+	assert.Empty(t, bareList[0].Branch)
+	_, ok, err := (&gitx.Repo{Dir: bare}).WorktreeFor(ctx, "main")
+	require.NoError(t, err)
+	assert.False(t, ok, "a bare repository checks nothing out")
+
+	_, err = (&gitx.Repo{Dir: t.TempDir()}).Worktrees(ctx)
+	assert.ErrorIs(t, err, gitx.ErrNotRepository)
+}
+
+func TestWorktreePrune(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, clone := gittest.NewRemote(t)
+	r := &gitx.Repo{Dir: clone}
+	gone := filepath.Join(t.TempDir(), "gone")
+	gittest.Run(t, clone, "worktree", "add", "-q", "--detach", gone)
+	gittest.Run(t, clone, "worktree", "remove", "--force", gone)
+	gittest.Run(t, clone, "worktree", "add", "-q", "--detach", gone)
+	require.NoError(t, os.RemoveAll(gone))
+
+	list, err := r.Worktrees(ctx)
+	require.NoError(t, err)
+	require.Len(t, list, 2)
+	assert.True(t, list[1].Prunable, "its directory is gone")
+
+	require.NoError(t, r.WorktreePrune(ctx))
+	list, err = r.Worktrees(ctx)
+	require.NoError(t, err)
+	assert.Len(t, list, 1)
+}
+
+// realPath is path as git reports it: absolute, links resolved.
+func realPath(t *testing.T, path string) string {
+	t.Helper()
+	real, err := filepath.EvalSymlinks(path)
+	require.NoError(t, err)
+	return real
+}
