@@ -38,88 +38,105 @@ var (
 
 // drive asks the stage machine, standing at from, for the move want, and
 // follows where the hooks send the issue from there. The machine's
-// callbacks run the steps:
-//
-//   - before_event: with gated, the gate of the move asked for (only that
-//     one: the moves hooks ask for are not gated). A gate that fails
-//     cancels the event; one that sends the issue elsewhere (a redirect, a
-//     rollback) cancels it too, and drive asks for that move instead.
-//   - leave_state: the move is written, atomically, with its history entry.
-//   - enter_state: the completion hooks of the stage left, then the entry
-//     hooks of the stage entered; a hook there that sends the issue on fires
-//     the next event (looplab/fsm allows events from enter callbacks, never
-//     from before callbacks), up to maxChain moves.
-//
-// The machine refuses any event the YAML does not declare.
+// callbacks run the steps (see driver); the journey keeps what each
+// returned. The machine refuses any event the YAML does not declare.
 func (t *transition) drive(iss *issues.Issue, from *stages.Node, want hop, gated bool) journey {
-	j := journey{want: want, issue: iss, gate: decision{status: StatusAdvanced, hop: want}}
-	var machine *fsm.FSM
-	fire := func(ctx context.Context, h hop) error {
-		return machine.Event(ctx, eventName(h.kind, h.to.Path), h)
-	}
-	machine = t.m.fsm(from.Path, fsm.Callbacks{
-		"before_event": func(_ context.Context, e *fsm.Event) {
-			if !gated {
-				return
-			}
-			gated = false
-			j.gate = t.decide(j.issue, from, want.to, want.kind)
-			switch h := j.gate.hop; {
-			case j.gate.status != StatusAdvanced:
-				e.Cancel(errHeld)
-			case h.to.Path != want.to.Path || h.kind != want.kind:
-				e.Cancel(errElsewhere)
-			case t.dryRun:
-				e.Cancel(errDryRun)
-			default:
-				// The move as decided: with its reason, and the outputs of
-				// the gate's hooks, which its write keeps.
-				e.Args[0] = h
-			}
-		},
-		"leave_state": func(_ context.Context, e *fsm.Event) {
-			h := e.Args[0].(hop)
-			cur, err := t.commit(j.issue, h)
-			if err != nil {
-				j.err = err
-				e.Cancel(err)
-				return
-			}
-			j.issue, j.hops = cur, append(j.hops, h)
-		},
-		"enter_state": func(ctx context.Context, e *fsm.Event) {
-			left := from
-			if n := len(j.hops); n > 1 {
-				left = j.hops[n-2].to
-			}
-			a := t.arrive(j.issue, left, j.hops[len(j.hops)-1])
-			j.issue, j.arrivals = a.issue, append(j.arrivals, a)
-			if a.next == nil {
-				return
-			}
-			if len(j.hops) > t.e.maxChain {
-				j.said.warn(fmt.Sprintf("stopped following redirects at %s after %d hops; check the hooks for a loop", e.Dst, len(j.hops)-1))
-				return
-			}
-			if err := fire(ctx, *a.next); err != nil && j.err == nil {
-				j.said.warn(fmt.Sprintf("could not move the issue on from %s: %v", e.Dst, err))
-			}
-		},
+	d := &driver{t: t, from: from, gated: gated,
+		j: journey{want: want, issue: iss, gate: decision{status: StatusAdvanced, hop: want}}}
+	d.machine = t.m.fsm(from.Path, fsm.Callbacks{
+		"before_event": d.beforeEvent,
+		"leave_state":  d.leaveState,
+		"enter_state":  d.enterState,
 	})
-	err := fire(t.ctx, want)
+	err := d.fire(t.ctx, want)
 	if errors.Is(err, errElsewhere) && !t.dryRun {
-		err = fire(t.ctx, j.gate.hop)
+		err = d.fire(t.ctx, d.j.gate.hop)
 	}
 	var stay fsm.NoTransitionError
 	switch {
 	case errors.As(err, &stay):
 		// A hook sent the issue to where it is: it stays, and the gate's
 		// reasons say why.
-		j.gate.status = StatusBlocked
-	case err != nil && j.err == nil && !errors.Is(err, errHeld) && !errors.Is(err, errElsewhere) && !errors.Is(err, errDryRun):
-		j.err = err
+		d.j.gate.status = StatusBlocked
+	case err != nil && d.j.err == nil && !errors.Is(err, errHeld) && !errors.Is(err, errElsewhere) && !errors.Is(err, errDryRun):
+		d.j.err = err
 	}
-	return j
+	return d.j
+}
+
+// driver runs one command's moves as the callbacks of a looplab FSM.
+type driver struct {
+	t       *transition
+	machine *fsm.FSM
+	from    *stages.Node
+	// gated: the next event is the move asked for, and its gate runs.
+	gated bool
+	j     journey
+}
+
+func (d *driver) fire(ctx context.Context, h hop) error {
+	return d.machine.Event(ctx, eventName(h.kind, h.to.Path), h)
+}
+
+// beforeEvent runs the gate of the move asked for (only that one: the
+// moves hooks ask for are not gated). A gate that fails cancels the event;
+// one that sends the issue elsewhere (a redirect, a rollback) cancels it
+// too, and drive asks for that move instead. Events must not be fired from
+// here (looplab/fsm holds its lock).
+func (d *driver) beforeEvent(_ context.Context, e *fsm.Event) {
+	if !d.gated {
+		return
+	}
+	d.gated = false
+	want := d.j.want
+	d.j.gate = d.t.decide(d.j.issue, d.from, want.to, want.kind)
+	switch h := d.j.gate.hop; {
+	case d.j.gate.status != StatusAdvanced:
+		e.Cancel(errHeld)
+	case h.to.Path != want.to.Path || h.kind != want.kind:
+		e.Cancel(errElsewhere)
+	case d.t.dryRun:
+		e.Cancel(errDryRun)
+	default:
+		// The move as decided: with its reason, and the outputs of the
+		// gate's hooks, which its write keeps.
+		e.Args[0] = h
+	}
+}
+
+// leaveState writes the move, atomically, with its history entry.
+func (d *driver) leaveState(_ context.Context, e *fsm.Event) {
+	h := e.Args[0].(hop)
+	cur, err := d.t.commit(d.j.issue, h)
+	if err != nil {
+		d.j.err = err
+		e.Cancel(err)
+		return
+	}
+	d.j.issue, d.j.hops = cur, append(d.j.hops, h)
+}
+
+// enterState runs the completion hooks of the stage left, then the entry
+// hooks of the stage entered; a hook there that sends the issue on fires
+// the next event (looplab/fsm allows it from enter callbacks), up to
+// maxChain moves.
+func (d *driver) enterState(ctx context.Context, e *fsm.Event) {
+	left := d.from
+	if n := len(d.j.hops); n > 1 {
+		left = d.j.hops[n-2].to
+	}
+	a := d.t.arrive(d.j.issue, left, d.j.hops[len(d.j.hops)-1])
+	d.j.issue, d.j.arrivals = a.issue, append(d.j.arrivals, a)
+	if a.next == nil {
+		return
+	}
+	if len(d.j.hops) > d.t.e.maxChain {
+		d.j.said.warn(fmt.Sprintf("stopped following redirects at %s after %d hops; check the hooks for a loop", e.Dst, len(d.j.hops)-1))
+		return
+	}
+	if err := d.fire(ctx, *a.next); err != nil && d.j.err == nil {
+		d.j.said.warn(fmt.Sprintf("could not move the issue on from %s: %v", e.Dst, err))
+	}
 }
 
 // result is the Result of a command whose moves were driven as j: built

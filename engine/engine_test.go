@@ -14,6 +14,7 @@ import (
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/internal/testpipeline"
 	"github.com/agenttree/agenttree/stages"
+	"github.com/agenttree/agenttree/stages/load"
 )
 
 var (
@@ -28,7 +29,7 @@ func newEngine(t *testing.T, text string) *engine.Engine {
 	path := filepath.Join(dir, stages.FileName)
 	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
 	reg := registry()
-	cfg, err := stages.Load(path, reg)
+	cfg, err := load.File(path, reg)
 	require.NoError(t, err)
 	store, err := issues.Open(filepath.Join(dir, "_agenttree"))
 	require.NoError(t, err)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/agenttree/agenttree/engine/issues"
@@ -60,20 +62,8 @@ func (e *Engine) WaitCI(ctx context.Context, id int, maxInterval time.Duration, 
 		case err != nil:
 			return nil, err
 		}
-		switch o.Kind {
-		case hooks.KindPass, hooks.KindSkipped:
-			return &WaitOutcome{Passed: true, Reason: "CI passed on " + o.Outputs["head_sha"]}, nil
-		case hooks.KindPending:
-		default:
-			if !o.AgentFixable() {
-				// Not a CI verdict: credentials, setup or an outage.
-				return nil, fmt.Errorf("waiting for CI on issue %d: %s", id, o.Reason)
-			}
-			out := &WaitOutcome{TimedOut: o.Class == hooks.ClassPollingTimeout, Reason: o.Reason, Class: o.Class}
-			if _, ok := o.Files["ci_feedback.md"]; ok {
-				out.Feedback = filepath.Join(e.Store.Dir(id), "ci_feedback.md")
-			}
-			return out, nil
+		if o.Kind != hooks.KindPending {
+			return e.waitOutcome(id, o)
 		}
 		wait := o.RetryAfter
 		if wait <= 0 {
@@ -91,6 +81,26 @@ func (e *Engine) WaitCI(ctx context.Context, id int, maxInterval time.Duration, 
 		case <-time.After(wait):
 		}
 	}
+}
+
+// waitOutcome is the verdict of a poll that is not pending.
+func (e *Engine) waitOutcome(id int, o hooks.Outcome) (*WaitOutcome, error) {
+	switch {
+	case o.Kind == hooks.KindPass, o.Kind == hooks.KindSkipped:
+		return &WaitOutcome{Passed: true, Reason: "CI passed on " + o.Outputs["head_sha"]}, nil
+	case !o.AgentFixable():
+		// Not a CI verdict: credentials, setup or an outage.
+		return nil, fmt.Errorf("waiting for CI on issue %d: %s", id, o.Reason)
+	}
+	out := &WaitOutcome{TimedOut: o.Class == hooks.ClassPollingTimeout, Reason: o.Reason, Class: o.Class}
+	// The document the hook wrote for the agent (ci_feedback.md).
+	for _, name := range slices.Sorted(maps.Keys(o.Files)) {
+		if o.Files[name] != "" {
+			out.Feedback = filepath.Join(e.Store.Dir(id), name)
+			break
+		}
+	}
+	return out, nil
 }
 
 // pollCI makes one wait_for_ci poll under the issue's lock and keeps what

@@ -15,6 +15,7 @@ import (
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/hooks/builtin"
 	"github.com/agenttree/agenttree/stages"
+	"github.com/agenttree/agenttree/stages/load"
 )
 
 func open(t *testing.T, example string) *engine.Engine {
@@ -25,7 +26,7 @@ func open(t *testing.T, example string) *engine.Engine {
 	path := filepath.Join(dir, stages.FileName)
 	require.NoError(t, os.WriteFile(path, data, 0o644))
 	reg := builtin.Registry()
-	cfg, err := stages.Load(path, reg)
+	cfg, err := load.File(path, reg)
 	require.NoError(t, err)
 	assert.Empty(t, cfg.Warnings, "examples load without warnings")
 	store, err := issues.Open(filepath.Join(dir, "_agenttree"))
@@ -115,7 +116,7 @@ func TestReviewLoop(t *testing.T) {
 
 // The project's own pipeline must always load: it is the one we use.
 func TestOwnPipelineLoads(t *testing.T) {
-	cfg, err := stages.Load(filepath.Join("..", stages.FileName), builtin.Registry())
+	cfg, err := load.File(filepath.Join("..", stages.FileName), builtin.Registry())
 	require.NoError(t, err)
 	assert.Empty(t, cfg.Warnings)
 	flow, err := cfg.Flow("")

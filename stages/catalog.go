@@ -100,10 +100,3 @@ type HookCatalog interface {
 	// HookNames lists every hook name, for suggestions.
 	HookNames() []string
 }
-
-// builtinVars are the message variables every issue provides.
-var builtinVars = []string{
-	"issue_id", "issue_title", "stage", "branch", "pr_number", "pr_url",
-	"head_sha", "failure_reason", "failed_checks", "ci_url", "conflict_files",
-	"attempt", "max_retries", "flow", "from_stage", "to_stage",
-}

@@ -9,6 +9,8 @@ import (
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/vm"
+
+	"github.com/agenttree/agenttree/internal/lines"
 )
 
 // Condition is a compiled expression over issue variables, such as
@@ -40,7 +42,7 @@ func ParseCondition(src string) (*Condition, error) {
 	}
 	tree, err := expr.Compile(body, expr.AllowUndefinedVariables())
 	if err != nil {
-		return nil, fmt.Errorf("cannot parse condition %q: %s", src, firstLine(err.Error()))
+		return nil, fmt.Errorf("cannot parse condition %q: %s", src, lines.First(err.Error()))
 	}
 	c := &Condition{Src: src, program: tree}
 	seen := map[string]bool{}
@@ -79,7 +81,7 @@ func (c *Condition) Eval(vars map[string]any) (bool, error) {
 	}
 	out, err := expr.Run(c.program, env)
 	if err != nil {
-		return false, fmt.Errorf("condition %q: %s", c.Src, firstLine(err.Error()))
+		return false, fmt.Errorf("condition %q: %s", c.Src, lines.First(err.Error()))
 	}
 	return truthy(out), nil
 }
@@ -105,11 +107,4 @@ func truthy(v any) bool {
 		return rv.Len() > 0
 	}
 	return true
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }

@@ -1,6 +1,7 @@
-// Package stages loads and validates .agenttree.yaml: the stages, their hooks,
-// the flows that order them, and the conditions that skip them. It knows
-// nothing of issues; the engine asks it questions about a pipeline.
+// Package stages is the pipeline .agenttree.yaml declares: the stages,
+// their hooks, the flows that order them, and the conditions that skip
+// them. It knows nothing of issues; the engine asks it questions about a
+// pipeline. Package stages/load reads a file into it.
 package stages
 
 import "time"
@@ -76,10 +77,9 @@ const (
 	MoveResume   Move = "resume"
 )
 
-// FileName is the config file agenttree looks for.
-const FileName = ".agenttree.yaml"
-
-// Config is a loaded, validated pipeline.
+// Config is a loaded, validated pipeline. Its lookups answer from indexes
+// built as it is assembled (AddStage, AddSubstage, Flow.Add), so a loaded
+// Config is not to be changed.
 type Config struct {
 	// File is the path the config was loaded from.
 	File string
@@ -100,10 +100,10 @@ type Config struct {
 	Flows       []*Flow
 	DefaultFlow string
 
-	// Warnings found while loading; errors make Load fail instead.
+	// Warnings found while loading; errors make loading fail instead.
 	Warnings []Diagnostic
 
-	// byName indexes Stages; nil in a Config not made by Load.
+	// byName indexes Stages; see AddStage.
 	byName map[string]*Stage
 }
 
@@ -157,7 +157,7 @@ type Stage struct {
 	Substages []*Substage
 	Settings
 
-	// byName indexes Substages; nil in a Stage not made by Load.
+	// byName indexes Substages; see AddSubstage.
 	byName map[string]*Substage
 }
 
@@ -226,15 +226,14 @@ func (h *HookEntry) Label() string {
 	return h.Name
 }
 
-// Flow is an ordered list of nodes. Index answers from an index Load
-// builds with the nodes, so a loaded flow's Nodes are not to be changed.
+// Flow is an ordered list of nodes. A flow built by Add answers Index
+// from an index, so a loaded flow's Nodes are not to be changed.
 type Flow struct {
 	Name  string
 	Pos   Pos
 	Nodes []*Node
 
-	// index maps each node's path to its position; nil in a Flow not made
-	// by Load.
+	// index maps each node's path to its position; see Add.
 	index map[string]int
 }
 

@@ -1,16 +1,16 @@
 package stages
 
-import (
-	"slices"
-	"strings"
-)
+import "slices"
 
-// The lookups below answer from the indexes Load builds, so loading and
-// the engine's questions cost the same at 20,000 stages as at 20. A value
-// built by hand, without them, is searched instead.
+// A loaded Config answers its lookups from indexes built as it is
+// assembled through the Add methods below (the loader's way), so loading
+// and the engine's questions cost the same at 20,000 stages as at 20. A
+// Config is not to be changed once loaded. A value built by hand, or
+// changed by appending to its slices, is searched instead: slower, never
+// wrong.
 
-// stage finds a stage by name.
-func (c *Config) stage(name string) *Stage {
+// Stage finds a stage by name; nil if there is none.
+func (c *Config) Stage(name string) *Stage {
 	if c.byName != nil && len(c.byName) == len(c.Stages) {
 		return c.byName[name]
 	}
@@ -20,8 +20,22 @@ func (c *Config) stage(name string) *Stage {
 	return nil
 }
 
-// substage finds one of the stage's substages by name.
-func (s *Stage) substage(name string) *Substage {
+// AddStage appends s unless the config has a stage of that name, which it
+// returns instead.
+func (c *Config) AddStage(s *Stage) (first *Stage) {
+	if first := c.Stage(s.Name); first != nil {
+		return first
+	}
+	if c.byName == nil {
+		c.byName = map[string]*Stage{}
+	}
+	c.byName[s.Name] = s
+	c.Stages = append(c.Stages, s)
+	return nil
+}
+
+// Substage finds one of the stage's substages by name; nil if there is none.
+func (s *Stage) Substage(name string) *Substage {
 	if s.byName != nil && len(s.byName) == len(s.Substages) {
 		return s.byName[name]
 	}
@@ -31,26 +45,23 @@ func (s *Stage) substage(name string) *Substage {
 	return nil
 }
 
-// addSubstage adds ss unless the stage has a substage of that name, which
-// it returns instead.
-func (s *Stage) addSubstage(ss *Substage) (first *Substage) {
+// AddSubstage appends ss unless the stage has a substage of that name,
+// which it returns instead.
+func (s *Stage) AddSubstage(ss *Substage) (first *Substage) {
+	if first := s.Substage(ss.Name); first != nil {
+		return first
+	}
 	if s.byName == nil {
 		s.byName = map[string]*Substage{}
-	}
-	if first := s.byName[ss.Name]; first != nil {
-		return first
 	}
 	s.byName[ss.Name] = ss
 	s.Substages = append(s.Substages, ss)
 	return nil
 }
 
-func substageNode(s *Stage, ss *Substage) *Node {
-	return &Node{Path: s.Name + "." + ss.Name, Stage: s, Sub: ss}
-}
-
-// expandStage lists the nodes of a stage: itself, or its substages.
-func expandStage(s *Stage) []*Node {
+// Nodes lists the places an issue can be in the stage: the stage itself,
+// or its substages in order.
+func (s *Stage) Nodes() []*Node {
 	if len(s.Substages) == 0 {
 		return []*Node{{Path: s.Name, Stage: s}}
 	}
@@ -61,50 +72,30 @@ func expandStage(s *Stage) []*Node {
 	return out
 }
 
-// expand resolves a flow's reference: `stage.sub` is one node, a bare
-// stage name all its nodes in definition order. It returns nil for a
-// reference to nothing.
-func (c *Config) expand(ref string) []*Node {
-	stage, sub, hasSub := strings.Cut(ref, ".")
-	s := c.stage(stage)
-	if s == nil {
-		return nil
-	}
-	if !hasSub {
-		return expandStage(s)
-	}
-	if ss := s.substage(sub); ss != nil {
-		return []*Node{substageNode(s, ss)}
-	}
-	return nil
+func substageNode(s *Stage, ss *Substage) *Node {
+	return &Node{Path: s.Name + "." + ss.Name, Stage: s, Sub: ss}
 }
 
-// refNames lists every name a reference may use, for suggestions.
-func (c *Config) refNames() []string {
-	var names []string
-	for _, s := range c.Stages {
-		names = append(names, s.Name)
-		for _, ss := range s.Substages {
-			names = append(names, ss.Name, s.Name+"."+ss.Name)
-		}
-	}
-	return names
-}
-
-func (c *Config) hasFlow(name string) bool {
-	return slices.ContainsFunc(c.Flows, func(f *Flow) bool { return f.Name == name })
-}
-
-func newFlow(name string, pos Pos) *Flow {
-	return &Flow{Name: name, Pos: pos, index: map[string]int{}}
-}
-
-// add appends n unless the flow holds its path already.
-func (f *Flow) add(n *Node) bool {
-	if _, dup := f.index[n.Path]; dup {
+// Add appends n unless the flow holds its path already.
+func (f *Flow) Add(n *Node) bool {
+	if f.Index(n.Path) >= 0 {
 		return false
+	}
+	if f.index == nil {
+		f.index = map[string]int{}
 	}
 	f.index[n.Path] = len(f.Nodes)
 	f.Nodes = append(f.Nodes, n)
 	return true
+}
+
+// Index is the node's position in the flow, or -1.
+func (f *Flow) Index(path string) int {
+	if f.index == nil || len(f.index) != len(f.Nodes) {
+		return slices.IndexFunc(f.Nodes, func(n *Node) bool { return n.Path == path })
+	}
+	if i, ok := f.index[path]; ok {
+		return i
+	}
+	return -1
 }

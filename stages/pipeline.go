@@ -2,7 +2,6 @@ package stages
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -146,7 +145,7 @@ func (c *Config) FlowNames() []string {
 // first substage.
 func (c *Config) Node(path string) (*Node, bool) {
 	stage, sub, _ := strings.Cut(path, ".")
-	s := c.stage(stage)
+	s := c.Stage(stage)
 	switch {
 	case s == nil:
 		return nil, false
@@ -157,7 +156,7 @@ func (c *Config) Node(path string) (*Node, bool) {
 	case sub == "":
 		return substageNode(s, s.Substages[0]), true
 	}
-	if ss := s.substage(sub); ss != nil {
+	if ss := s.Substage(sub); ss != nil {
 		return substageNode(s, ss), true
 	}
 	return nil, false
@@ -167,22 +166,11 @@ func (c *Config) Node(path string) (*Node, bool) {
 // node from. A bare name is first a substage of from's stage, then a stage.
 func (c *Config) ResolveRef(from *Node, ref string) (*Node, bool) {
 	if from != nil && from.Stage != nil && !strings.Contains(ref, ".") {
-		if ss := from.Stage.substage(ref); ss != nil {
+		if ss := from.Stage.Substage(ref); ss != nil {
 			return substageNode(from.Stage, ss), true
 		}
 	}
 	return c.Node(ref)
-}
-
-// Index is the node's position in the flow, or -1.
-func (f *Flow) Index(path string) int {
-	if f.index == nil || len(f.index) != len(f.Nodes) {
-		return slices.IndexFunc(f.Nodes, func(n *Node) bool { return n.Path == path })
-	}
-	if i, ok := f.index[path]; ok {
-		return i
-	}
-	return -1
 }
 
 // Next returns the first node after path that `next` may move to: not

@@ -6,11 +6,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agenttree/agenttree/hooks/builtin"
 	"github.com/agenttree/agenttree/stages"
+	"github.com/agenttree/agenttree/stages/load"
 )
 
 func TestFlowIndex(t *testing.T) {
-	cfg, err := stages.Load("testdata/python-style.yaml", catalog())
+	cfg, err := load.File("load/testdata/python-style.yaml", builtin.Registry())
 	require.NoError(t, err)
 	for _, f := range cfg.Flows {
 		for i, n := range f.Nodes {
@@ -44,9 +46,9 @@ func TestFlowIndex(t *testing.T) {
 }
 
 func TestNodeLookups(t *testing.T) {
-	loaded, err := stages.Load("testdata/canonical.yaml", catalog())
+	loaded, err := load.File("load/testdata/canonical.yaml", builtin.Registry())
 	require.NoError(t, err)
-	// The same stages without the indexes Load builds.
+	// The same stages without the indexes loading builds.
 	byHand := &stages.Config{Stages: loaded.Stages}
 
 	tests := []struct {
@@ -91,5 +93,31 @@ func TestNodeLookups(t *testing.T) {
 		}
 		require.True(t, ok, ref)
 		assert.Equal(t, want, n.Path, ref)
+	}
+}
+
+func TestNextSkipsRedirectOnlyAndFalseConditions(t *testing.T) {
+	cfg, err := load.File("load/testdata/compatible.yaml", builtin.Registry())
+	require.NoError(t, err)
+	flow, _ := cfg.Flow("")
+	tests := []struct {
+		from string
+		vars map[string]any
+		want string
+	}{
+		{"implement.code", nil, "implement.feedback"},
+		{"implement.feedback", nil, "accepted"},
+		{"implement.feedback", map[string]any{"needs_ui_review": true}, "ui_review"},
+		{"implement.feedback", map[string]any{"needs_ui_review": false}, "accepted"},
+		{"accepted", nil, ""},
+	}
+	for _, tt := range tests {
+		next, _, err := flow.Next(tt.from, tt.vars)
+		require.NoError(t, err)
+		got := ""
+		if next != nil {
+			got = next.Path
+		}
+		assert.Equal(t, tt.want, got, "from %s with %v", tt.from, tt.vars)
 	}
 }

@@ -57,8 +57,9 @@ func main() {
 	n := flag.Int("n", 200, "timed runs")
 	warmup := flag.Int("warmup", 5, "untimed runs before the timed ones")
 	keep := flag.Bool("keep", false, "keep the temp directory and print its path")
+	bin := flag.String("bin", "", "time this agenttree binary instead of building one from the module (to compare two builds side by side)")
 	flag.Parse()
-	if err := bench(*n, *warmup, *keep); err != nil {
+	if err := bench(*n, *warmup, *keep, *bin); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -69,7 +70,7 @@ type sample struct {
 	rssKiB int64
 }
 
-func bench(n, warmup int, keep bool) error {
+func bench(n, warmup int, keep bool, bin string) error {
 	if n < 1 {
 		return fmt.Errorf("-n must be at least 1")
 	}
@@ -83,26 +84,38 @@ func bench(n, warmup int, keep bool) error {
 		defer os.RemoveAll(tmp)
 	}
 
-	bin, err := build(tmp)
-	if err != nil {
-		return err
+	if bin == "" {
+		if bin, err = build(tmp); err != nil {
+			return err
+		}
 	}
 	repo := filepath.Join(tmp, "repo")
 	if err := setup(bin, repo); err != nil {
 		return err
 	}
-	issueDir := filepath.Join(repo, "_agenttree", "issues", "001")
-	savedIssue, err := os.ReadFile(filepath.Join(issueDir, "issue.yaml"))
+	samples, err := timeRuns(bin, repo, n, warmup)
 	if err != nil {
 		return err
 	}
-	savedEvents, err := os.ReadFile(filepath.Join(issueDir, "events.jsonl"))
-	if err != nil {
-		return err
+	report(samples)
+	return nil
+}
+
+// timeRuns times n runs of `agenttree next` in repo after warmup untimed
+// ones, putting issue 1 back at stage a before each.
+func timeRuns(bin, repo string, n, warmup int) ([]sample, error) {
+	issueDir := filepath.Join(repo, "_agenttree", "issues", "001")
+	saved := map[string][]byte{}
+	for _, name := range []string{"issue.yaml", "events.jsonl"} {
+		data, err := os.ReadFile(filepath.Join(issueDir, name))
+		if err != nil {
+			return nil, err
+		}
+		saved[name] = data
 	}
 	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer devnull.Close()
 	env := humanEnv()
@@ -110,11 +123,10 @@ func bench(n, warmup int, keep bool) error {
 	samples := make([]sample, 0, n)
 	for i := range warmup + n {
 		// Put the issue back at a, outside the timed part.
-		if err := os.WriteFile(filepath.Join(issueDir, "issue.yaml"), savedIssue, 0o644); err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(issueDir, "events.jsonl"), savedEvents, 0o644); err != nil {
-			return err
+		for name, data := range saved {
+			if err := os.WriteFile(filepath.Join(issueDir, name), data, 0o644); err != nil {
+				return nil, err
+			}
 		}
 		var stderr bytes.Buffer
 		cmd := exec.Command(bin, "next", "-i", "1")
@@ -122,25 +134,19 @@ func bench(n, warmup int, keep bool) error {
 		cmd.Stdout, cmd.Stderr = devnull, &stderr
 
 		start := time.Now()
-		if err := cmd.Start(); err != nil {
-			return err
-		}
-		err := cmd.Wait()
+		err := cmd.Run()
 		wall := time.Since(start)
-
 		if err != nil {
-			return fmt.Errorf("run %d: agenttree next: %v: %s", i, err, stderr.Bytes())
+			return nil, fmt.Errorf("run %d: agenttree next: %v: %s", i, err, stderr.Bytes())
 		}
 		if err := checkMoved(filepath.Join(issueDir, "issue.yaml")); err != nil {
-			return fmt.Errorf("run %d: %w", i, err)
+			return nil, fmt.Errorf("run %d: %w", i, err)
 		}
-		if i < warmup {
-			continue
+		if i >= warmup {
+			samples = append(samples, sample{wall: wall, rssKiB: proc.PeakRSSKiB(cmd.ProcessState)})
 		}
-		samples = append(samples, sample{wall: wall, rssKiB: proc.PeakRSSKiB(cmd.ProcessState)})
 	}
-	report(samples)
-	return nil
+	return samples, nil
 }
 
 // build compiles the CLI from the module this program belongs to.

@@ -18,6 +18,7 @@ import (
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/internal/atomicfile"
 	"github.com/agenttree/agenttree/stages"
+	"github.com/agenttree/agenttree/stages/load"
 )
 
 // app is one invocation of the CLI: its streams, environment and flags.
@@ -132,7 +133,7 @@ func (a *app) loadConfig() (*stages.Config, *hooks.Registry, error) {
 		return nil, nil, fmt.Errorf("agents use the repository's %s; %s is not one (a person may pass another config with --config)", stages.FileName, path)
 	}
 	reg := hookRegistry()
-	cfg, err := stages.Load(path, reg)
+	cfg, err := load.File(path, reg)
 	if err != nil {
 		return nil, nil, &exitError{code: exitUsage, err: fmt.Errorf("invalid config:\n%w", err)}
 	}

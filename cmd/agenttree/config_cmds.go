@@ -12,6 +12,7 @@ import (
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/internal/atomicfile"
 	"github.com/agenttree/agenttree/stages"
+	"github.com/agenttree/agenttree/stages/load"
 )
 
 const starterConfig = `# agenttree pipeline: issues move through these stages in order.
@@ -62,7 +63,7 @@ func (a *app) initCmd() *cobra.Command {
 				return fmt.Errorf("%s already exists; edit it, or pass --force to overwrite it", path)
 			}
 			text := fmt.Sprintf(starterConfig, issues.Slugify(filepath.Base(abs)))
-			if _, err := stages.Parse(path, []byte(text), hookRegistry()); err != nil {
+			if _, err := load.Parse(path, []byte(text), hookRegistry()); err != nil {
 				return fmt.Errorf("starter config does not validate: %w", err)
 			}
 			if err := os.MkdirAll(filepath.Join(abs, "_agenttree", "issues"), 0o755); err != nil {

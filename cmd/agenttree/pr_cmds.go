@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/hooks"
 )
 
 func (a *app) prCmd() *cobra.Command {
@@ -48,19 +49,7 @@ func (a *app) prWaitCmd() *cobra.Command {
 					return err
 				}
 			} else {
-				switch {
-				case out.Passed:
-					fmt.Fprintf(a.out, "CI passed: %s\n", out.Reason)
-				case out.TimedOut:
-					fmt.Fprintf(a.out, "CI did not finish in time: %s\n", out.Reason)
-				case out.Class == "conflict":
-					fmt.Fprintf(a.out, "the PR conflicts with its base, so CI does not count yet: %s\n", out.Reason)
-				default:
-					fmt.Fprintf(a.out, "CI did not pass: %s\n", out.Reason)
-				}
-				if out.Feedback != "" {
-					fmt.Fprintf(a.out, "what failed, with the log: %s\nfix it, commit, `git push`, then run `agenttree pr wait %d` again\n", out.Feedback, id)
-				}
+				a.printWait(out, id)
 			}
 			switch {
 			case out.Passed:
@@ -83,4 +72,21 @@ func roundDuration(d time.Duration) time.Duration {
 		return d.Round(time.Millisecond)
 	}
 	return d.Round(time.Second)
+}
+
+// printWait says how waiting for CI ended, and what to do next.
+func (a *app) printWait(out *engine.WaitOutcome, id int) {
+	switch {
+	case out.Passed:
+		fmt.Fprintf(a.out, "CI passed: %s\n", out.Reason)
+	case out.TimedOut:
+		fmt.Fprintf(a.out, "CI did not finish in time: %s\n", out.Reason)
+	case out.Class == hooks.ClassConflict:
+		fmt.Fprintf(a.out, "the PR conflicts with its base, so CI does not count yet: %s\n", out.Reason)
+	default:
+		fmt.Fprintf(a.out, "CI did not pass: %s\n", out.Reason)
+	}
+	if out.Feedback != "" {
+		fmt.Fprintf(a.out, "what failed, with the log: %s\nfix it, commit, `git push`, then run `agenttree pr wait %d` again\n", out.Feedback, id)
+	}
 }

@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/agenttree/agenttree/internal/atomicfile"
 )
 
@@ -61,16 +59,13 @@ func (s *Store) lock(ctx context.Context, path, what string) (func(), error) {
 
 // Get reads issue id.
 func (s *Store) Get(id int) (*Issue, error) {
-	data, err := os.ReadFile(s.path(id))
+	var iss Issue
+	err := atomicfile.ReadYAML(s.path(id), &iss)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("issue %d: %w (list issues with `agenttree issue list`)", id, ErrNotFound)
 	}
 	if err != nil {
 		return nil, err
-	}
-	var iss Issue
-	if err := yaml.Unmarshal(data, &iss); err != nil {
-		return nil, fmt.Errorf("%s: %w", s.path(id), err)
 	}
 	return &iss, nil
 }
@@ -156,11 +151,7 @@ func (s *Store) Create(ctx context.Context, iss *Issue, actor string) (*Issue, e
 }
 
 func (s *Store) write(iss *Issue) error {
-	data, err := yaml.Marshal(iss)
-	if err != nil {
-		return err
-	}
-	return atomicfile.Write(s.path(iss.ID), data, 0o644)
+	return atomicfile.WriteYAML(s.path(iss.ID), iss, 0o644)
 }
 
 type event struct {

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/agenttree/agenttree/internal/atomicfile"
-	"gopkg.in/yaml.v3"
 )
 
 // Tx holds one issue's file lock: what is read and written through it is
@@ -90,16 +90,13 @@ func (s *Store) watchPath(id int) string { return filepath.Join(s.Dir(id), "watc
 
 // readWatch reads the hooks' polling state of issue id (empty if none).
 func (s *Store) readWatch(id int) (map[string]string, error) {
-	data, err := os.ReadFile(s.watchPath(id))
+	w := map[string]string{}
+	err := atomicfile.ReadYAML(s.watchPath(id), &w)
 	if errors.Is(err, os.ErrNotExist) {
 		return map[string]string{}, nil
 	}
 	if err != nil {
 		return nil, err
-	}
-	w := map[string]string{}
-	if err := yaml.Unmarshal(data, &w); err != nil {
-		return nil, fmt.Errorf("%s: %w", s.watchPath(id), err)
 	}
 	return w, nil
 }
@@ -127,10 +124,7 @@ func (t *Tx) UpdateWatch(changes map[string]string) error {
 	if err != nil {
 		return err
 	}
-	w := make(map[string]string, len(cur)+len(changes))
-	for k, v := range cur {
-		w[k] = v
-	}
+	w := maps.Clone(cur)
 	for k, v := range changes {
 		if v == "" {
 			delete(w, k)
@@ -138,11 +132,7 @@ func (t *Tx) UpdateWatch(changes map[string]string) error {
 			w[k] = v
 		}
 	}
-	data, err := yaml.Marshal(w)
-	if err != nil {
-		return err
-	}
-	if err := atomicfile.Write(t.s.watchPath(t.id), data, 0o644); err != nil {
+	if err := atomicfile.WriteYAML(t.s.watchPath(t.id), w, 0o644); err != nil {
 		return err
 	}
 	t.watch = w

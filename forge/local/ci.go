@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/forge/local/cirun"
 	"github.com/agenttree/agenttree/internal/gitx"
 )
 
@@ -25,11 +26,11 @@ const noCINote = "no ci.command configured"
 // a temporary work tree of the bare repository and starts a detached
 // runner (Options.Runner, agenttree itself by default, in a session of its
 // own, so it outlives the caller and is not hit by the caller's Ctrl-C).
-// The runner (RunCI) runs the CI command under CITimeout, writes its
+// The runner (cirun.Main) runs the CI command under CITimeout, writes its
 // output to the attempt's log and its exit status to the attempt's result
-// file, removes its work tree, and exits. Until then every caller
-// gets the check as pending; the first one after the result appears turns
-// it into the final record. A runner that vanished without a result (its
+// file, removes its work tree, and exits. Until then every caller gets
+// the check as pending; the first one after the result appears turns it
+// into the final record. A runner that vanished without a result (its
 // process gone, or no result long after CITimeout) is started once more
 // and then recorded as failed, with the reason in the log.
 //
@@ -111,7 +112,7 @@ func (f *Forge) recordedChecks(ctx context.Context, sha string) ([]forge.Check, 
 	if err != nil || rec == nil || rec.State == "" {
 		return nil, err
 	}
-	if rec.State == forge.CheckPending && exists(f.runPath(sha, rec.Attempt, ".result")) {
+	if _, done := cirun.ReadResult(f.resultFile(rec)); done && rec.State == forge.CheckPending {
 		unlock, err := f.lockCI(ctx, sha)
 		if err != nil {
 			return nil, err

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/internal/atomicfile"
 	"github.com/agenttree/agenttree/internal/gitx"
@@ -58,66 +56,22 @@ func (f *Forge) lockCI(ctx context.Context, sha string) (func(), error) {
 }
 
 func (f *Forge) readCI(sha string) (*ciRecord, error) {
-	data, err := os.ReadFile(f.ciPath(sha, ".yaml"))
+	var rec ciRecord
+	err := atomicfile.ReadYAML(f.ciPath(sha, ".yaml"), &rec)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	var rec ciRecord
-	if err := yaml.Unmarshal(data, &rec); err != nil {
-		return nil, fmt.Errorf("%s: %w", f.ciPath(sha, ".yaml"), err)
-	}
 	return &rec, nil
 }
 
 func (f *Forge) writeCI(rec *ciRecord) error {
-	data, err := yaml.Marshal(rec)
-	if err != nil {
-		return err
-	}
-	if err := atomicfile.Write(f.ciPath(rec.SHA, ".yaml"), data, 0o644); err != nil {
+	if err := atomicfile.WriteYAML(f.ciPath(rec.SHA, ".yaml"), rec, 0o644); err != nil {
 		return fmt.Errorf("local CI of %s: %w", gitx.ShortSHA(rec.SHA), err)
 	}
 	return nil
-}
-
-// runResult is what a runner leaves in its result file: "STATUS
-// TIMEDOUT", with the time CI ended as the file's modification time.
-type runResult struct {
-	exit     int
-	timedOut bool
-	at       time.Time
-}
-
-func (r runResult) encode() []byte {
-	timedOut := 0
-	if r.timedOut {
-		timedOut = 1
-	}
-	return fmt.Appendf(nil, "%d %d\n", r.exit, timedOut)
-}
-
-func readResult(path string) (runResult, bool) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return runResult{}, false
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return runResult{}, false
-	}
-	fields := strings.Fields(string(data))
-	if len(fields) != 2 {
-		return runResult{}, false
-	}
-	code, err1 := strconv.Atoi(fields[0])
-	to, err2 := strconv.Atoi(fields[1])
-	if err1 != nil || err2 != nil {
-		return runResult{}, false
-	}
-	return runResult{exit: code, timedOut: to == 1, at: st.ModTime().UTC()}, true
 }
 
 // sweep removes the files of sha's attempts before attempt: logs of
@@ -132,9 +86,4 @@ func (f *Forge) sweep(sha string, attempt int) {
 			_ = os.Remove(name)
 		}
 	}
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }

@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/forge/local/cirun"
 	"github.com/agenttree/agenttree/internal/atomicfile"
 	"github.com/agenttree/agenttree/internal/gitx"
 	"github.com/agenttree/agenttree/internal/proc"
@@ -38,35 +36,36 @@ const maxCIRestarts = 1
 func (f *Forge) startCI(ctx context.Context, sha string, attempt, restarts int, note string) (*ciRecord, error) {
 	f.sweep(sha, attempt)
 	host, _ := os.Hostname()
-	tmp, err := os.MkdirTemp("", ciTempPrefix)
+	wt, err := cirun.NewWorktree()
 	if err != nil {
 		return nil, fmt.Errorf("local CI of %s: %w", gitx.ShortSHA(sha), err)
 	}
 	rec := &ciRecord{SHA: sha, Attempt: attempt, State: forge.CheckPending, Command: f.opts.CICommand,
-		Host: host, Worktree: filepath.Join(tmp, "src"), Restarts: restarts, StartedAt: now()}
-	// abandon leaves no verdict: the next Checks starts a new attempt.
-	abandon := func(cause error) (*ciRecord, error) {
-		removeCIWorktree(ctx, f.bare, rec.Worktree)
-		rec.State, rec.Worktree = "", ""
-		return nil, errors.Join(cause, f.writeCI(rec))
-	}
+		Host: host, Worktree: wt, Restarts: restarts, StartedAt: now()}
 	if err := f.writeCI(rec); err != nil {
-		_ = os.RemoveAll(tmp)
+		cirun.RemoveWorktree(ctx, f.bare, wt)
 		return nil, err
 	}
+	// abandon leaves no verdict: the next Checks starts a new attempt.
+	abandon := func(cause error) (*ciRecord, error) {
+		cirun.RemoveWorktree(ctx, f.bare, rec.Worktree)
+		rec.State, rec.Worktree = "", ""
+		return nil, errors.Join(fmt.Errorf("local CI of %s: %w", gitx.ShortSHA(sha), cause), f.writeCI(rec))
+	}
 	if err := f.bare.WorktreeAdd(ctx, rec.Worktree, sha); err != nil {
-		return abandon(fmt.Errorf("local CI of %s: check out: %w", gitx.ShortSHA(sha), err))
+		return abandon(fmt.Errorf("check out: %w", err))
 	}
 	header := "$ " + f.opts.CICommand + "\n"
 	if note != "" {
 		header = note + "\n" + header
 	}
 	if err := atomicfile.Write(f.runPath(sha, attempt, ".log"), []byte(header), 0o644); err != nil {
-		return abandon(fmt.Errorf("local CI of %s: %w", gitx.ShortSHA(sha), err))
+		return abandon(err)
 	}
-	pid, err := f.spawnRunner(rec)
+	ciEnv := []string{"CI=true", "AGENTTREE_CI=1", "AGENTTREE_CI_SHA=" + sha}
+	pid, err := cirun.Start(f.opts.Runner, f.attempt(rec), ciEnv)
 	if err != nil {
-		return abandon(fmt.Errorf("local CI of %s: start: %w", gitx.ShortSHA(sha), err))
+		return abandon(fmt.Errorf("start: %w", err))
 	}
 	rec.PID = pid
 	if err := f.writeCI(rec); err != nil {
@@ -78,39 +77,18 @@ func (f *Forge) startCI(ctx context.Context, sha string, attempt, restarts int, 
 	return rec, nil
 }
 
-// spawnRunner starts rec's runner detached and returns its pid. The
-// runner's own complaints go to the attempt's log, where a person looks.
-func (f *Forge) spawnRunner(rec *ciRecord) (int, error) {
-	if os.Getenv(runnerMark) != "" {
-		return 0, fmt.Errorf("%s was started as a local CI runner but did not act as one: the program Options.Runner names must handle %q first "+
-			"(a test binary: call localtest.RunnerMain in TestMain)", os.Args[0], RunnerCommand)
+// attempt is what rec's runner is told to do.
+func (f *Forge) attempt(rec *ciRecord) cirun.Attempt {
+	return cirun.Attempt{
+		Bare: f.bareDir, Worktree: rec.Worktree, Command: f.opts.CICommand,
+		LogFile: f.runPath(rec.SHA, rec.Attempt, ".log"), ResultFile: f.resultFile(rec),
+		Timeout: f.opts.CITimeout, Grace: f.opts.CIGrace,
 	}
-	run := ciRun{
-		bare: f.bareDir, worktree: rec.Worktree, command: f.opts.CICommand,
-		log: f.runPath(rec.SHA, rec.Attempt, ".log"), result: f.runPath(rec.SHA, rec.Attempt, ".result"),
-		timeout: f.opts.CITimeout, grace: f.opts.CIGrace,
-	}
-	log, err := os.OpenFile(run.log, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		return 0, err
-	}
-	defer log.Close()
-	cmd := exec.Command(f.opts.Runner[0], append(slices.Clone(f.opts.Runner[1:]), run.args()...)...)
-	// Not the work tree, which the runner removes: a process's directory
-	// cannot be removed everywhere.
-	cmd.Dir = f.bareDir
-	cmd.Env = append(gitx.Environ(), "CI=true", "AGENTTREE_CI=1", "AGENTTREE_CI_SHA="+rec.SHA, runnerMark+"=1")
-	cmd.Stdout, cmd.Stderr = log, log
-	proc.Detach(cmd)
-	if err := cmd.Start(); err != nil {
-		return 0, err
-	}
-	// Reaped in the background: in a long-lived caller (the controller) a
-	// finished runner would otherwise stay a zombie, which the liveness
-	// check takes for alive. A short-lived caller exits first and leaves
-	// the runner to init.
-	go func() { _ = cmd.Wait() }()
-	return cmd.Process.Pid, nil
+}
+
+// resultFile is where rec's runner publishes its result.
+func (f *Forge) resultFile(rec *ciRecord) string {
+	return f.runPath(rec.SHA, rec.Attempt, ".result")
 }
 
 // settle looks at a pending run: it records the result if the runner left
@@ -120,22 +98,22 @@ func (f *Forge) settle(ctx context.Context, rec *ciRecord, mayRestart bool) (*ci
 	// Liveness first: a runner publishes its result before it exits, so a
 	// runner seen dead here has left any result it ever will.
 	alive, why := f.runnerAlive(rec)
-	if res, ok := readResult(f.runPath(rec.SHA, rec.Attempt, ".result")); ok {
+	if res, ok := cirun.ReadResult(f.resultFile(rec)); ok {
 		return f.finish(rec, res, "")
 	}
 	if alive || !mayRestart {
 		return rec, nil
 	}
-	removeCIWorktree(ctx, f.bare, rec.Worktree)
+	cirun.RemoveWorktree(ctx, f.bare, rec.Worktree)
 	// A runner that died after CI but before publishing left the verdict.
-	if res, ok := readResult(f.runPath(rec.SHA, rec.Attempt, ".result.tmp")); ok {
+	if res, ok := cirun.ReadUnpublished(f.resultFile(rec)); ok {
 		return f.finish(rec, res, "")
 	}
 	lost := fmt.Sprintf("agenttree: the CI runner of attempt %d (pid %d) stopped without a result: %s", rec.Attempt, rec.PID, why)
 	if rec.Restarts < maxCIRestarts {
 		return f.startCI(ctx, rec.SHA, rec.Attempt+1, rec.Restarts+1, lost+"; running CI again")
 	}
-	return f.finish(rec, runResult{exit: -1, at: now()},
+	return f.finish(rec, cirun.Result{Exit: -1, At: now()},
 		lost+"; recorded as a failure (this is not the CI command's verdict). Rerun the check to run CI again.")
 }
 
@@ -161,30 +139,28 @@ func (f *Forge) runnerAlive(rec *ciRecord) (bool, string) {
 
 // finish records rec's result. A lost note makes it a failure that is not
 // the command's verdict, and says why in the log and the record.
-func (f *Forge) finish(rec *ciRecord, res runResult, lost string) (*ciRecord, error) {
-	took := res.at.Sub(rec.StartedAt).Round(time.Millisecond)
+func (f *Forge) finish(rec *ciRecord, res cirun.Result, lost string) (*ciRecord, error) {
+	took := res.At.Sub(rec.StartedAt).Round(time.Millisecond)
 	state, note := forge.CheckFailure, lost
 	switch {
 	case lost != "":
 		rec.Note = lost
-	case res.timedOut:
+	case res.TimedOut:
 		state = forge.CheckTimedOut
 		note = fmt.Sprintf("agenttree: CI timed out after %s and was stopped", f.opts.CITimeout)
-	case res.exit == 0:
+	case res.Exit == 0:
 		state = forge.CheckSuccess
 		note = fmt.Sprintf("agenttree: CI passed in %s", took)
 	default:
-		note = fmt.Sprintf("agenttree: CI failed (exit status %d) in %s", res.exit, took)
+		note = fmt.Sprintf("agenttree: CI failed (exit status %d) in %s", res.Exit, took)
 	}
 	if err := f.finishLog(rec.SHA, rec.Attempt, note); err != nil {
 		return nil, err
 	}
-	rec.State, rec.ExitCode, rec.CompletedAt, rec.PID, rec.Worktree = state, res.exit, res.at, 0, ""
+	rec.State, rec.ExitCode, rec.CompletedAt, rec.PID, rec.Worktree = state, res.Exit, res.At, 0, ""
 	if err := f.writeCI(rec); err != nil {
 		return nil, err
 	}
-	for _, ext := range []string{".result", ".result.tmp"} {
-		_ = os.Remove(f.runPath(rec.SHA, rec.Attempt, ext))
-	}
+	cirun.RemoveResult(f.resultFile(rec))
 	return rec, nil
 }

@@ -12,8 +12,8 @@
 // A PR's head is always read live from the bare repository's
 // refs/heads/<branch>, so pushing to the branch updates the PR. CI is the
 // configured shell command, started on demand by Checks in a detached
-// runner: agenttree itself, re-run with RunnerCommand (see Checks and
-// RunCI).
+// runner: agenttree itself, re-run with cirun.Command (see Checks and
+// package cirun).
 package local
 
 import (
@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/forge/local/cirun"
 	"github.com/agenttree/agenttree/internal/atomicfile"
 	"github.com/agenttree/agenttree/internal/gitx"
 )
@@ -57,10 +58,10 @@ type Options struct {
 	// (default 10 seconds).
 	CIGrace time.Duration
 	// Runner is the command that runs one CI attempt in the background;
-	// the attempt's arguments are appended to it (see RunCI). Default:
-	// this executable with RunnerCommand, agenttree's hidden subcommand.
-	// Under `go test` this executable is the test binary, which serves as
-	// the runner through localtest.RunnerMain.
+	// the attempt's arguments are appended to it (see cirun.Start).
+	// Default: this executable with cirun.Command, agenttree's hidden
+	// subcommand. Under `go test` this executable is the test binary,
+	// which serves as the runner through localtest.RunnerMain.
 	Runner []string
 	// GitTimeout bounds each git command (default gitx.DefaultTimeout).
 	GitTimeout time.Duration
@@ -115,7 +116,7 @@ func New(ctx context.Context, opts Options) (*Forge, error) {
 		if err != nil {
 			return nil, fmt.Errorf("forge: local: cannot find this program to run CI with (%w); set Options.Runner", err)
 		}
-		opts.Runner = []string{exe, RunnerCommand}
+		opts.Runner = []string{exe, cirun.Command}
 	}
 	if opts.LockTimeout <= 0 {
 		opts.LockTimeout = 30 * time.Second

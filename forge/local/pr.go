@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/internal/atomicfile"
 	"github.com/agenttree/agenttree/internal/gitx"
@@ -66,26 +64,19 @@ func (f *Forge) Record(ctx context.Context, number int) (*Record, error) {
 }
 
 func (f *Forge) read(n int) (*Record, error) {
-	data, err := os.ReadFile(f.prPath(n))
+	var rec Record
+	err := atomicfile.ReadYAML(f.prPath(n), &rec)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("local PR #%d: %w (PRs are in %s)", n, forge.ErrNotFound, filepath.Join(f.dir, "prs"))
 	}
 	if err != nil {
 		return nil, err
 	}
-	var rec Record
-	if err := yaml.Unmarshal(data, &rec); err != nil {
-		return nil, fmt.Errorf("%s: %w", f.prPath(n), err)
-	}
 	return &rec, nil
 }
 
 func (f *Forge) write(rec *Record) error {
-	data, err := yaml.Marshal(rec)
-	if err != nil {
-		return err
-	}
-	return atomicfile.Write(f.prPath(rec.Number), data, 0o644)
+	return atomicfile.WriteYAML(f.prPath(rec.Number), rec, 0o644)
 }
 
 // update changes PR n under its lock.

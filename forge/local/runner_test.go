@@ -3,81 +3,16 @@
 package local_test
 
 import (
-	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/forge/local"
-	"github.com/agenttree/agenttree/internal/gittest"
-	"github.com/agenttree/agenttree/internal/proc"
 )
-
-func TestRunCIRefusesBadArguments(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name string
-		args []string
-		want string
-	}{
-		{"nothing", nil, "want one CI command"},
-		{"no command", []string{"--bare", "b", "--worktree", "w", "--log", "l", "--result", "r", "--timeout", "1s"}, "want one CI command"},
-		{"no work tree", []string{"--bare", "b", "--log", "l", "--result", "r", "--timeout", "1s", "--", "true"}, "--worktree is required"},
-		{"no time limit", []string{"--bare", "b", "--worktree", "w", "--log", "l", "--result", "r", "--", "true"}, "--timeout must be above zero"},
-		{"unknown flag", []string{"--shell", "bash", "--", "true"}, "flag provided but not defined: -shell"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			var stderr bytes.Buffer
-			assert.Equal(t, 2, local.RunCI(context.Background(), tt.args, &stderr))
-			assert.Contains(t, stderr.String(), tt.want)
-		})
-	}
-}
-
-// A runner told to stop (its context ends) stops CI and publishes no
-// result, so that the forge runs CI again; its work tree is removed all
-// the same.
-func TestRunCIStoppedPublishesNothing(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
-	tmp, err := os.MkdirTemp(e.root, "agenttree-ci-")
-	require.NoError(t, err)
-	wt := filepath.Join(tmp, "src")
-	gittest.Run(t, e.bare, "worktree", "add", "--detach", wt, "main")
-	log, result, bg := filepath.Join(e.root, "ci.log"), filepath.Join(e.root, "ci.result"), filepath.Join(e.root, "bg.pid")
-	args := []string{"--bare", e.bare, "--worktree", wt, "--log", log, "--result", result, "--timeout", "10m", "--grace", "10s",
-		"--", "sleep 120 & echo $! > '" + bg + "'; echo started; wait"}
-
-	ctx, stop := context.WithCancel(context.Background())
-	code := make(chan int, 1)
-	go func() { code <- local.RunCI(ctx, args, os.Stderr) }()
-	require.Eventually(t, func() bool {
-		data, _ := os.ReadFile(log)
-		return bytes.Contains(data, []byte("started"))
-	}, ciWait, 10*time.Millisecond)
-	stop()
-
-	select {
-	case c := <-code:
-		assert.Equal(t, 1, c)
-	case <-time.After(ciWait):
-		require.FailNow(t, "the runner did not stop")
-	}
-	assert.NoFileExists(t, result)
-	assert.NoFileExists(t, result+".tmp")
-	assert.NoDirExists(t, tmp)
-	e.noWorkTrees(t)
-	pid := readPID(t, bg)
-	require.Eventually(t, func() bool { return !proc.Alive(pid) }, ciWait, 10*time.Millisecond)
-}
 
 // A runner program that ends without running CI is a lost runner: CI is
 // started once more, then recorded as failed.

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/hooks/hookstest"
-	"github.com/agenttree/agenttree/stages"
+	"github.com/agenttree/agenttree/stages/load"
 )
 
 const canonicalConfig = `project: demo
@@ -48,7 +48,7 @@ stages:
 `
 
 func TestBuiltinLoadsCanonicalConfig(t *testing.T) {
-	cfg, err := stages.Parse(".agenttree.yaml", []byte(canonicalConfig), Registry())
+	cfg, err := load.Parse(".agenttree.yaml", []byte(canonicalConfig), Registry())
 	require.NoError(t, err)
 	assert.Empty(t, cfg.Warnings)
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/stages"
+	"github.com/agenttree/agenttree/stages/load"
 )
 
 // NewIssue returns an issue whose directory is a fresh temp dir.
@@ -92,7 +93,7 @@ const Pipeline = `stages:
 // returns the loaded entry and config.
 func LoadEntry(catalog stages.HookCatalog, list, hook string) (*stages.HookEntry, *stages.Config, error) {
 	yaml := strings.NewReplacer("LIST", list, "HOOK", hook).Replace(Pipeline)
-	cfg, err := stages.Parse(stages.FileName, []byte(yaml), catalog)
+	cfg, err := load.Parse(stages.FileName, []byte(yaml), catalog)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -103,3 +103,25 @@ func TestLockWithoutPermissionIsNotBusy(t *testing.T) {
 	assert.Contains(t, string(out), "locked=false busy=false permission=true")
 	assert.Contains(t, string(out), path)
 }
+
+func TestYAMLRecords(t *testing.T) {
+	type record struct {
+		Name  string `yaml:"name"`
+		Count int    `yaml:"count"`
+	}
+	path := filepath.Join(t.TempDir(), "r.yaml")
+	var got record
+	assert.ErrorIs(t, atomicfile.ReadYAML(path, &got), fs.ErrNotExist)
+
+	require.NoError(t, atomicfile.WriteYAML(path, record{Name: "ci", Count: 2}, 0o600))
+	require.NoError(t, atomicfile.ReadYAML(path, &got))
+	assert.Equal(t, record{Name: "ci", Count: 2}, got)
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+
+	require.NoError(t, os.WriteFile(path, []byte("name: [unclosed\n"), 0o644))
+	err = atomicfile.ReadYAML(path, &got)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), path, "a broken record names its file")
+}

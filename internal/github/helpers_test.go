@@ -8,19 +8,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/internal/github/githubtest"
+	"github.com/agenttree/agenttree/internal/github/githubtest/clienttest"
 	"github.com/agenttree/agenttree/internal/gittest"
 )
 
 func TestMain(m *testing.M) {
 	gittest.IsolateProcess()
-	os.Exit(githubtest.RunIsolated(m))
+	os.Exit(clienttest.RunIsolated(m))
 }
 
 // newClient is a client of srv's default repository whose waits are
 // recorded instead of slept.
-func newClient(t testing.TB, srv *githubtest.Server, tweak ...func(*Options)) (*Client, *githubtest.Sleeper) {
+func newClient(t testing.TB, srv *githubtest.Server, tweak ...func(*Options)) (*Client, *clienttest.Sleeper) {
 	t.Helper()
-	sl := &githubtest.Sleeper{}
+	sl := &clienttest.Sleeper{}
 	opts := Options{
 		Repo:    srv.Owner + "/" + srv.Name,
 		Host:    "github.com",

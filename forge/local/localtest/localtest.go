@@ -1,6 +1,6 @@
 // Package localtest lets a test binary serve as the local forge's CI
 // runner. The forge runs CI by starting its own executable again with
-// local.RunnerCommand (see local.Options.Runner); under `go test` that
+// cirun.Command (see local.Options.Runner); under `go test` that
 // executable is the test binary, which must then run the CI attempt
 // instead of the tests.
 package localtest
@@ -9,7 +9,7 @@ import (
 	"context"
 	"os"
 
-	"github.com/agenttree/agenttree/forge/local"
+	"github.com/agenttree/agenttree/forge/local/cirun"
 )
 
 // RunnerMain runs the CI attempt and exits when this process was started
@@ -21,8 +21,8 @@ import (
 //		os.Exit(m.Run())
 //	}
 func RunnerMain() {
-	if len(os.Args) < 2 || os.Args[1] != local.RunnerCommand {
+	if len(os.Args) < 2 || os.Args[1] != cirun.Command {
 		return
 	}
-	os.Exit(local.RunCI(context.Background(), os.Args[2:], os.Stderr))
+	os.Exit(cirun.Main(context.Background(), os.Args[2:], os.Stderr))
 }

@@ -8,13 +8,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agenttree/agenttree/internal/github/githubtest"
+	"github.com/agenttree/agenttree/internal/github/githubtest/clienttest"
 	"github.com/agenttree/agenttree/internal/gittest"
 )
 
 func TestMain(m *testing.M) {
 	gittest.IsolateProcess()
-	os.Exit(githubtest.RunIsolated(m))
+	os.Exit(clienttest.RunIsolated(m))
 }
 
 func TestParseRemoteURL(t *testing.T) {

@@ -1,42 +1,97 @@
 package githubtest
 
 import (
-	"encoding/json"
+	"cmp"
 	"fmt"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
-)
 
-// The fake does not parse GraphQL. It finds the repository and each
-// `alias: pullRequest(number: N)` selection and answers every one with the
-// same field set, the one internal/github asks for.
-var (
-	prSelRE    = regexp.MustCompile(`(?:(\w+)\s*:\s*)?pullRequest\s*\(\s*number\s*:\s*(\$?\w+)\s*\)`)
-	repoRE     = regexp.MustCompile(`repository\s*\(\s*owner\s*:\s*("[^"]*"|\$\w+)\s*,\s*name\s*:\s*("[^"]*"|\$\w+)\s*\)`)
-	contextsRE = regexp.MustCompile(`contexts\s*\(\s*first\s*:\s*(\d+)`)
-	reviewsRE  = regexp.MustCompile(`latestOpinionatedReviews\s*\(([^)]*)\)`)
-	firstRE    = regexp.MustCompile(`first\s*:\s*(\d+)`)
-	writersRE  = regexp.MustCompile(`writersOnly\s*:\s*true`)
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/parser"
 )
-
-// reviewArgs reads the arguments of latestOpinionatedReviews.
-func reviewArgs(query string) (first int, writersOnly bool) {
-	first = 100
-	m := reviewsRE.FindStringSubmatch(query)
-	if m == nil {
-		return first, false
-	}
-	if fm := firstRE.FindStringSubmatch(m[1]); fm != nil {
-		first, _ = strconv.Atoi(fm[1])
-	}
-	return first, writersRE.MatchString(m[1])
-}
 
 type gqlRequest struct {
 	Query     string         `json:"query"`
 	Variables map[string]any `json:"variables"`
+}
+
+// prQuery is what the fake reads from a query: the repository, each
+// pullRequest selection, and the page sizes of the connections it answers.
+// It answers every pullRequest with the same field set, the one
+// internal/github asks for.
+type prQuery struct {
+	owner, name string
+	prs         []prSelection
+	contexts    int // contexts(first:) of the status check rollup
+	reviews     int // latestOpinionatedReviews(first:)
+	writersOnly bool
+}
+
+// prSelection is `alias: pullRequest(number: N)`, N as the query has it.
+type prSelection struct{ alias, number string }
+
+// readPRQuery parses req's query (gqlparser, no schema) and reads it with
+// its variables filled in; ok is false when it asks for no
+// repository(owner:, name:).
+func readPRQuery(req gqlRequest) (q prQuery, ok bool, err error) {
+	doc, perr := parser.ParseQuery(&ast.Source{Input: req.Query})
+	if perr != nil {
+		return q, false, perr
+	}
+	arg := func(f *ast.Field, name string) (string, bool) {
+		a := f.Arguments.ForName(name)
+		if a == nil {
+			return "", false
+		}
+		v, err := a.Value.Value(req.Variables)
+		return fmt.Sprint(v), err == nil && v != nil
+	}
+	q = prQuery{contexts: 100, reviews: 100}
+	walk(doc, func(f *ast.Field) {
+		switch f.Name {
+		case "repository":
+			q.owner, _ = arg(f, "owner")
+			q.name, ok = arg(f, "name")
+		case "pullRequest":
+			n, _ := arg(f, "number")
+			q.prs = append(q.prs, prSelection{cmp.Or(f.Alias, f.Name), n})
+		case "contexts":
+			if n, set := arg(f, "first"); set {
+				q.contexts, _ = strconv.Atoi(n)
+			}
+		case "latestOpinionatedReviews":
+			if n, set := arg(f, "first"); set {
+				q.reviews, _ = strconv.Atoi(n)
+			}
+			w, _ := arg(f, "writersOnly")
+			q.writersOnly = w == "true"
+		}
+	})
+	return q, ok && q.owner != "", nil
+}
+
+// walk calls visit for every field of doc, depth first: of its operations
+// and of its fragments (which the pullRequest selections spread).
+func walk(doc *ast.QueryDocument, visit func(*ast.Field)) {
+	var sel func(ast.SelectionSet)
+	sel = func(set ast.SelectionSet) {
+		for _, s := range set {
+			switch s := s.(type) {
+			case *ast.Field:
+				visit(s)
+				sel(s.SelectionSet)
+			case *ast.InlineFragment:
+				sel(s.SelectionSet)
+			}
+		}
+	}
+	for _, op := range doc.Operations {
+		sel(op.SelectionSet)
+	}
+	for _, f := range doc.Fragments {
+		sel(f.SelectionSet)
+	}
 }
 
 func gqlError(typ, msg string, path ...any) map[string]any {
@@ -50,158 +105,46 @@ func gqlError(typ, msg string, path ...any) map[string]any {
 	return e
 }
 
-func (s *Server) graphql(r *http.Request, _ *Repo) reply {
+// graphql answers a query the way GitHub does: 200 even for what it cannot
+// find, with a NOT_FOUND error per missing repository or PR.
+func (s *Server) graphql(r *http.Request) reply {
 	var req gqlRequest
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		return errReply(http.StatusBadRequest, "Problems parsing JSON")
+	if rep := decode(r, &req); rep != nil {
+		return *rep
 	}
-	arg := func(tok string) string {
-		if name, ok := strings.CutPrefix(tok, "$"); ok {
-			return fmt.Sprint(req.Variables[name])
-		}
-		return strings.Trim(tok, `"`)
+	q, ok, err := readPRQuery(req)
+	if err != nil {
+		return jsonReply(http.StatusOK, map[string]any{"errors": []any{gqlError("", "Parse error: "+err.Error())}})
 	}
-	m := repoRE.FindStringSubmatch(req.Query)
-	if m == nil {
+	if !ok {
 		return jsonReply(http.StatusOK, map[string]any{"errors": []any{
 			gqlError("", "the fake GitHub server only answers repository { pullRequest(number: N) } queries"),
 		}})
 	}
-	repo := s.repos[strings.ToLower(arg(m[1])+"/"+arg(m[2]))]
+	repo := s.repos[strings.ToLower(q.owner+"/"+q.name)]
 	if repo == nil {
 		return jsonReply(http.StatusOK, map[string]any{
 			"data": map[string]any{"repository": nil},
 			"errors": []any{gqlError("NOT_FOUND",
-				fmt.Sprintf("Could not resolve to a Repository with the name '%s/%s'.", arg(m[1]), arg(m[2])), "repository")},
+				fmt.Sprintf("Could not resolve to a Repository with the name '%s/%s'.", q.owner, q.name), "repository")},
 		})
 	}
-	first := 100
-	if cm := contextsRE.FindStringSubmatch(req.Query); cm != nil {
-		first, _ = strconv.Atoi(cm[1])
-	}
-	reviewsFirst, writersOnly := reviewArgs(req.Query)
-
 	data := map[string]any{}
 	var errs []any
-	for _, sel := range prSelRE.FindAllStringSubmatch(req.Query, -1) {
-		alias := sel[1]
-		if alias == "" {
-			alias = "pullRequest"
-		}
-		n, err := strconv.Atoi(arg(sel[2]))
+	for _, sel := range q.prs {
+		n, err := strconv.Atoi(sel.number)
 		p, ok := repo.prs[n]
 		if err != nil || !ok {
-			data[alias] = nil
+			data[sel.alias] = nil
 			errs = append(errs, gqlError("NOT_FOUND",
-				fmt.Sprintf("Could not resolve to a PullRequest with the number of %s.", arg(sel[2])), "repository", alias))
+				fmt.Sprintf("Could not resolve to a PullRequest with the number of %s.", sel.number), "repository", sel.alias))
 			continue
 		}
-		data[alias] = s.prNode(repo, p, first, reviewsFirst, writersOnly)
+		data[sel.alias] = prNode(repo, p, q)
 	}
 	out := map[string]any{"data": map[string]any{"repository": data}}
 	if len(errs) > 0 {
 		out["errors"] = errs
 	}
 	return jsonReply(http.StatusOK, out)
-}
-
-var gqlConclusion = map[string]string{
-	"success": "SUCCESS", "failure": "FAILURE", "neutral": "NEUTRAL", "cancelled": "CANCELLED",
-	"skipped": "SKIPPED", "timed_out": "TIMED_OUT", "action_required": "ACTION_REQUIRED",
-	"stale": "STALE", "startup_failure": "STARTUP_FAILURE",
-}
-
-func (s *Server) prNode(repo *Repo, p *prState, first, reviewsFirst int, writersOnly bool) map[string]any {
-	var review any
-	if p.ReviewDecision != "" {
-		review = p.ReviewDecision
-	}
-	reviews := []any{}
-	for _, rv := range p.latestOpinionatedReviews(reviewsFirst, writersOnly) {
-		reviews = append(reviews, map[string]any{"state": rv.State, "author": map[string]any{"login": rv.Author}, "commit": map[string]any{"oid": rv.CommitID}})
-	}
-	return map[string]any{
-		"number":                   p.Number,
-		"url":                      fmt.Sprintf("%s/%s/pull/%d", webURL, repo.fullName(), p.Number),
-		"title":                    p.Title,
-		"headRefName":              p.Branch,
-		"headRefOid":               p.HeadSHA,
-		"baseRefName":              p.Base,
-		"state":                    strings.ToUpper(p.State),
-		"isDraft":                  p.Draft,
-		"mergeable":                p.readMergeable(),
-		"reviewDecision":           review,
-		"latestOpinionatedReviews": map[string]any{"nodes": reviews},
-		"commits": map[string]any{"nodes": []any{map[string]any{"commit": map[string]any{
-			"oid":               p.HeadSHA,
-			"statusCheckRollup": rollup(repo, p.HeadSHA, first),
-		}}}},
-	}
-}
-
-// rollup is the head commit's statusCheckRollup: the latest check runs and
-// statuses, or null when the commit has neither.
-func rollup(repo *Repo, sha string, first int) any {
-	var nodes []any
-	state := "SUCCESS"
-	worse := func(st string) {
-		rank := map[string]int{"SUCCESS": 0, "PENDING": 1, "FAILURE": 2, "ERROR": 3}
-		if rank[st] > rank[state] {
-			state = st
-		}
-	}
-	for _, c := range repo.latestCheckRuns(sha) {
-		var conclusion any
-		if c.Status == "completed" {
-			conclusion = gqlConclusion[c.Conclusion]
-			switch c.Conclusion {
-			case "success", "neutral", "skipped":
-			default:
-				worse("FAILURE")
-			}
-		} else {
-			worse("PENDING")
-		}
-		nodes = append(nodes, map[string]any{
-			"__typename":  "CheckRun",
-			"name":        c.Name,
-			"status":      strings.ToUpper(c.Status),
-			"conclusion":  conclusion,
-			"detailsUrl":  c.DetailsURL,
-			"databaseId":  c.ID,
-			"startedAt":   ts(c.StartedAt),
-			"completedAt": ts(c.CompletedAt),
-			"checkSuite":  map[string]any{"app": map[string]any{"slug": c.App}},
-		})
-	}
-	for _, st := range repo.latestStatuses(sha) {
-		worse(strings.ToUpper(st.State))
-		nodes = append(nodes, map[string]any{
-			"__typename": "StatusContext",
-			"context":    st.Context,
-			"state":      strings.ToUpper(st.State),
-			"targetUrl":  st.TargetURL,
-			"createdAt":  ts(st.CreatedAt),
-		})
-	}
-	if len(nodes) == 0 {
-		return nil
-	}
-	total := len(nodes)
-	hasNext := total > first
-	if hasNext {
-		nodes = nodes[:first]
-	}
-	var cursor any
-	if hasNext {
-		cursor = "cursor:" + strconv.Itoa(first)
-	}
-	return map[string]any{
-		"state": state,
-		"contexts": map[string]any{
-			"totalCount": total,
-			"pageInfo":   map[string]any{"hasNextPage": hasNext, "endCursor": cursor},
-			"nodes":      nodes,
-		},
-	}
 }

@@ -1,14 +1,12 @@
 package githubtest
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 )
 
 func (s *Server) getRepo(r *http.Request, repo *Repo) reply {
@@ -23,16 +21,27 @@ func (s *Server) getRepo(r *http.Request, repo *Repo) reply {
 	})
 }
 
+// A pullHandler answers an endpoint about one PR.
+type pullHandler func(r *http.Request, repo *Repo, p *prState) reply
+
+// onPull finds the PR whose number the path's key holds, or answers 404.
+func onPull(key string, h pullHandler) repoHandler {
+	return func(r *http.Request, repo *Repo) reply {
+		n, err := strconv.Atoi(r.PathValue(key))
+		p, ok := repo.prs[n]
+		if err != nil || !ok {
+			return notFound()
+		}
+		return h(r, repo, p)
+	}
+}
+
 // pullJSON follows GET /repos/{owner}/{repo}/pulls/{pull_number}; the list
 // endpoint leaves out the merge fields, as GitHub's does.
-func (s *Server) pullJSON(r *http.Request, repo *Repo, p *prState, full bool) map[string]any {
+func pullJSON(r *http.Request, repo *Repo, p *prState, full bool) map[string]any {
 	state := p.State
 	if state == "merged" {
 		state = "closed"
-	}
-	labels := make([]map[string]any, 0, len(p.Labels))
-	for _, l := range p.Labels {
-		labels = append(labels, map[string]any{"id": p.labelIDs[l], "name": l, "color": "ededed"})
 	}
 	ref := func(name, sha string) map[string]any {
 		return map[string]any{
@@ -42,7 +51,7 @@ func (s *Server) pullJSON(r *http.Request, repo *Repo, p *prState, full bool) ma
 		}
 	}
 	out := map[string]any{
-		"url":              fmt.Sprintf("%s/repos/%s/pulls/%d", s.apiBase(r), repo.fullName(), p.Number),
+		"url":              fmt.Sprintf("%s/repos/%s/pulls/%d", apiBase(r), repo.fullName(), p.Number),
 		"id":               p.id,
 		"html_url":         fmt.Sprintf("%s/%s/pull/%d", webURL, repo.fullName(), p.Number),
 		"number":           p.Number,
@@ -51,7 +60,7 @@ func (s *Server) pullJSON(r *http.Request, repo *Repo, p *prState, full bool) ma
 		"title":            p.Title,
 		"body":             p.Body,
 		"user":             map[string]any{"login": p.Author},
-		"labels":           labels,
+		"labels":           labelsJSON(p),
 		"draft":            p.Draft,
 		"created_at":       ts(p.created),
 		"updated_at":       ts(p.updated),
@@ -62,44 +71,31 @@ func (s *Server) pullJSON(r *http.Request, repo *Repo, p *prState, full bool) ma
 		"base":             ref(p.Base, repo.refs[p.Base]),
 	}
 	if full {
-		m := p.readMergeable()
-		var mergeable any
-		mstate := "unknown"
-		switch m {
-		case "MERGEABLE":
-			mergeable, mstate = true, "clean"
-		case "CONFLICTING":
-			mergeable, mstate = false, "dirty"
-		}
-		if p.State != "open" {
-			mergeable, mstate = nil, "unknown"
-		}
 		out["merged"] = p.State == "merged"
-		out["mergeable"] = mergeable
-		out["mergeable_state"] = mstate
+		out["mergeable"], out["mergeable_state"] = restMergeable(p.readMergeable())
 		out["comments"] = len(p.Comments)
 	}
 	return out
 }
 
-func pageParams(r *http.Request, def int) (page, perPage int) {
-	page, _ = strconv.Atoi(r.URL.Query().Get("page"))
-	perPage, _ = strconv.Atoi(r.URL.Query().Get("per_page"))
-	if page < 1 {
-		page = 1
+// restMergeable spells GraphQL's mergeable enum the REST way; a closed
+// PR reads UNKNOWN, so it gets null too.
+func restMergeable(m string) (mergeable any, state string) {
+	switch m {
+	case "MERGEABLE":
+		return true, "clean"
+	case "CONFLICTING":
+		return false, "dirty"
 	}
-	if perPage < 1 {
-		perPage = def
-	}
-	return page, min(perPage, 100)
+	return nil, "unknown"
 }
 
-func paginate[T any](items []T, page, perPage int) []T {
-	start := (page - 1) * perPage
-	if start >= len(items) {
-		return []T{}
+func labelsJSON(p *prState) []map[string]any {
+	out := make([]map[string]any, 0, len(p.Labels))
+	for _, l := range p.Labels {
+		out = append(out, map[string]any{"id": p.labelIDs[l], "name": l, "color": "ededed"})
 	}
-	return items[start:min(start+perPage, len(items))]
+	return out
 }
 
 func (s *Server) listPulls(r *http.Request, repo *Repo) reply {
@@ -129,49 +125,11 @@ func (s *Server) listPulls(r *http.Request, repo *Repo) reply {
 	}
 	// Newest first, GitHub's default sort.
 	sort.Sort(sort.Reverse(sort.IntSlice(nums)))
-	page, perPage := pageParams(r, 30)
-	out := []map[string]any{}
-	for _, n := range paginate(nums, page, perPage) {
-		out = append(out, s.pullJSON(r, repo, repo.prs[n], false))
-	}
-	return jsonReply(http.StatusOK, out)
+	return jsonReply(http.StatusOK, page(r, nums, func(n int) map[string]any { return pullJSON(r, repo, repo.prs[n], false) }))
 }
 
-func (s *Server) pullFromPath(r *http.Request, repo *Repo, key string) (*prState, *reply) {
-	n, err := strconv.Atoi(r.PathValue(key))
-	if err != nil {
-		rep := errReply(http.StatusNotFound, "Not Found")
-		return nil, &rep
-	}
-	p, ok := repo.prs[n]
-	if !ok {
-		rep := errReply(http.StatusNotFound, "Not Found")
-		return nil, &rep
-	}
-	return p, nil
-}
-
-func decode(r *http.Request, v any) *reply {
-	if err := json.NewDecoder(r.Body).Decode(v); err != nil {
-		rep := errReply(http.StatusBadRequest, "Problems parsing JSON")
-		return &rep
-	}
-	return nil
-}
-
-func validation(resource, field, code string) reply {
-	return jsonReply(http.StatusUnprocessableEntity, map[string]any{
-		"message": "Validation Failed",
-		"errors":  []map[string]any{{"resource": resource, "field": field, "code": code}},
-	})
-}
-
-func (s *Server) getPull(r *http.Request, repo *Repo) reply {
-	p, rep := s.pullFromPath(r, repo, "pull_number")
-	if rep != nil {
-		return *rep
-	}
-	return jsonReply(http.StatusOK, s.pullJSON(r, repo, p, true))
+func (s *Server) getPull(r *http.Request, repo *Repo, p *prState) reply {
+	return jsonReply(http.StatusOK, pullJSON(r, repo, p, true))
 }
 
 func (s *Server) createPull(r *http.Request, repo *Repo) reply {
@@ -185,18 +143,17 @@ func (s *Server) createPull(r *http.Request, repo *Repo) reply {
 	if rep := decode(r, &in); rep != nil {
 		return *rep
 	}
-	branch := in.Head
-	if owner, b, ok := strings.Cut(in.Head, ":"); ok {
-		if !strings.EqualFold(owner, repo.Owner) {
-			return validation("PullRequest", "head", "invalid")
-		}
-		branch = b
-	}
-	if in.Title == "" {
-		return validation("PullRequest", "title", "missing_field")
+	owner, branch, cut := strings.Cut(in.Head, ":")
+	if !cut {
+		owner, branch = repo.Owner, in.Head
 	}
 	sha, ok := repo.refs[branch]
-	if !ok {
+	switch {
+	case !strings.EqualFold(owner, repo.Owner):
+		return validation("PullRequest", "head", "invalid")
+	case in.Title == "":
+		return validation("PullRequest", "title", "missing_field")
+	case !ok:
 		return validation("PullRequest", "head", "invalid")
 	}
 	if _, ok := repo.refs[in.Base]; !ok || in.Base == "" {
@@ -215,14 +172,10 @@ func (s *Server) createPull(r *http.Request, repo *Repo) reply {
 	p := repo.prs[n]
 	// A new PR's mergeability is computed in the background.
 	p.unknownN = 1
-	return jsonReply(http.StatusCreated, s.pullJSON(r, repo, p, true))
+	return jsonReply(http.StatusCreated, pullJSON(r, repo, p, true))
 }
 
-func (s *Server) updatePull(r *http.Request, repo *Repo) reply {
-	p, rep := s.pullFromPath(r, repo, "pull_number")
-	if rep != nil {
-		return *rep
-	}
+func (s *Server) updatePull(r *http.Request, repo *Repo, p *prState) reply {
 	var in struct {
 		Title *string `json:"title"`
 		Body  *string `json:"body"`
@@ -233,38 +186,29 @@ func (s *Server) updatePull(r *http.Request, repo *Repo) reply {
 		return *rep
 	}
 	if in.State != nil {
-		if p.State == "merged" {
+		switch {
+		case p.State == "merged", *in.State != "open" && *in.State != "closed":
 			return validation("PullRequest", "state", "invalid")
-		}
-		switch *in.State {
-		case "closed":
-			if p.State == "open" {
-				p.State, p.closedAt = "closed", s.now()
-			}
-		case "open":
-			p.State, p.closedAt = "open", time.Time{}
-		default:
-			return validation("PullRequest", "state", "invalid")
+		case *in.State != p.State:
+			repo.setState(p, *in.State)
 		}
 	}
-	if in.Title != nil {
-		p.Title = *in.Title
-	}
-	if in.Body != nil {
-		p.Body = *in.Body
-	}
-	if in.Base != nil {
-		p.Base = *in.Base
-	}
+	p.Title = deref(in.Title, p.Title)
+	p.Body = deref(in.Body, p.Body)
+	p.Base = deref(in.Base, p.Base)
 	p.updated = s.now()
-	return jsonReply(http.StatusOK, s.pullJSON(r, repo, p, true))
+	return jsonReply(http.StatusOK, pullJSON(r, repo, p, true))
 }
 
-func (s *Server) mergePull(r *http.Request, repo *Repo) reply {
-	p, rep := s.pullFromPath(r, repo, "pull_number")
-	if rep != nil {
-		return *rep
+// deref is *v, or def when v is nil: a field a PATCH may leave out.
+func deref[T any](v *T, def T) T {
+	if v == nil {
+		return def
 	}
+	return *v
+}
+
+func (s *Server) mergePull(r *http.Request, repo *Repo, p *prState) reply {
 	var in struct {
 		MergeMethod string `json:"merge_method"`
 		SHA         string `json:"sha"`
@@ -285,17 +229,13 @@ func (s *Server) mergePull(r *http.Request, repo *Repo) reply {
 	case in.SHA != "" && in.SHA != p.HeadSHA:
 		return errReply(http.StatusConflict, "Head branch was modified. Review and try the merge again.")
 	}
-	now := s.now()
-	p.State, p.mergedAt, p.closedAt, p.mergeSHA, p.MergeMethod = "merged", now, now, s.fakeSHA(), in.MergeMethod
+	repo.setState(p, "merged")
+	p.MergeMethod = in.MergeMethod
 	repo.refs[p.Base] = p.mergeSHA
 	return jsonReply(http.StatusOK, map[string]any{"sha": p.mergeSHA, "merged": true, "message": "Pull Request successfully merged"})
 }
 
-func (s *Server) addLabels(r *http.Request, repo *Repo) reply {
-	p, rep := s.pullFromPath(r, repo, "issue_number")
-	if rep != nil {
-		return *rep
-	}
+func (s *Server) addLabels(r *http.Request, repo *Repo, p *prState) reply {
 	var in struct {
 		Labels []string `json:"labels"`
 	}
@@ -308,18 +248,10 @@ func (s *Server) addLabels(r *http.Request, repo *Repo) reply {
 			p.labelIDs[l] = s.nextID()
 		}
 	}
-	out := []map[string]any{}
-	for _, l := range p.Labels {
-		out = append(out, map[string]any{"id": p.labelIDs[l], "name": l, "color": "ededed"})
-	}
-	return jsonReply(http.StatusOK, out)
+	return jsonReply(http.StatusOK, labelsJSON(p))
 }
 
-func (s *Server) createComment(r *http.Request, repo *Repo) reply {
-	p, rep := s.pullFromPath(r, repo, "issue_number")
-	if rep != nil {
-		return *rep
-	}
+func (s *Server) createComment(r *http.Request, repo *Repo, p *prState) reply {
 	var in struct {
 		Body string `json:"body"`
 	}
@@ -329,14 +261,11 @@ func (s *Server) createComment(r *http.Request, repo *Repo) reply {
 	if in.Body == "" {
 		return validation("IssueComment", "body", "missing_field")
 	}
-	id := s.nextID()
-	p.Comments = append(p.Comments, in.Body)
-	p.commentID = append(p.commentID, id)
-	p.commentAt = append(p.commentAt, s.now())
-	return jsonReply(http.StatusCreated, s.commentJSON(repo, p, len(p.Comments)-1))
+	repo.addComment(p, in.Body)
+	return jsonReply(http.StatusCreated, commentJSON(repo, p, len(p.Comments)-1))
 }
 
-func (s *Server) commentJSON(repo *Repo, p *prState, i int) map[string]any {
+func commentJSON(repo *Repo, p *prState, i int) map[string]any {
 	id, at := p.commentID[i], p.commentAt[i]
 	return map[string]any{
 		"id": id, "body": p.Comments[i], "user": map[string]any{"login": "octocat"},
@@ -346,42 +275,19 @@ func (s *Server) commentJSON(repo *Repo, p *prState, i int) map[string]any {
 }
 
 // listComments answers oldest first, paginated, as GitHub does.
-func (s *Server) listComments(r *http.Request, repo *Repo) reply {
-	p, rep := s.pullFromPath(r, repo, "issue_number")
-	if rep != nil {
-		return *rep
-	}
+func (s *Server) listComments(r *http.Request, repo *Repo, p *prState) reply {
 	idx := make([]int, len(p.Comments))
 	for i := range idx {
 		idx[i] = i
 	}
-	page, perPage := pageParams(r, 30)
-	out := []map[string]any{}
-	for _, i := range paginate(idx, page, perPage) {
-		out = append(out, s.commentJSON(repo, p, i))
-	}
-	return jsonReply(http.StatusOK, out)
+	return jsonReply(http.StatusOK, page(r, idx, func(i int) map[string]any { return commentJSON(repo, p, i) }))
 }
 
 func (s *Server) deleteRef(r *http.Request, repo *Repo) reply {
 	branch, ok := strings.CutPrefix(r.PathValue("ref"), "heads/")
-	if !ok {
-		return jsonReply(http.StatusUnprocessableEntity, map[string]any{"message": "Reference does not exist"})
-	}
-	if _, ok := repo.refs[branch]; !ok {
+	if _, exists := repo.refs[branch]; !ok || !exists {
 		return jsonReply(http.StatusUnprocessableEntity, map[string]any{"message": "Reference does not exist"})
 	}
 	delete(repo.refs, branch)
 	return reply{status: http.StatusNoContent}
-}
-
-func (s *Server) apiBase(r *http.Request) string {
-	return "http://" + r.Host
-}
-
-func ts(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return t.UTC().Format(time.RFC3339)
 }

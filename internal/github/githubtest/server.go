@@ -1,20 +1,22 @@
 // Package githubtest is a fake GitHub API server for tests: the REST and
-// GraphQL subset internal/github uses, with scriptable repository state,
-// injectable faults, rate-limit headers, ETags and request counts; and
-// what a GitHub client's tests need beside it (RunIsolated, Sleeper).
-// Nothing in it talks to the internet.
+// GraphQL subset internal/github uses, with scriptable repository state;
+// its edge package wraps every endpoint with what GitHub does around it
+// (token, rate limits, injected faults, ETags, request counts). Nothing
+// in it talks to the internet; clienttest keeps a client's tests from
+// reaching a real host.
 package githubtest
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"math/rand/v2"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agenttree/agenttree/internal/github/githubtest/edge"
 )
 
 // webURL is the base of html_url fields.
@@ -41,62 +43,68 @@ const (
 	EndpointLogBlob       = "GET /_blobs/jobs/{job_id}/logs"
 )
 
+// Fault is an error answer the server gives instead of handling a request;
+// Server.FailNext and Server.FailRate inject them.
+type Fault = edge.Fault
+
+// Common faults.
+var (
+	Fault500       = edge.Fault500
+	Fault502       = edge.Fault502
+	FaultSecondary = edge.FaultSecondary
+	Fault429       = edge.Fault429
+	FaultHangup    = edge.FaultHangup
+)
+
 // Option configures New.
-type Option func(*Server)
+type Option func(*config)
+
+type config struct {
+	clock func() time.Time
+	edge  []edge.Option
+}
 
 // WithSeed seeds the random faults of FailRate, so a run can be repeated.
 func WithSeed(seed uint64) Option {
-	return func(s *Server) { s.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)) }
+	return func(c *config) { c.edge = append(c.edge, edge.WithSeed(seed)) }
 }
 
 // WithClock sets the clock behind every timestamp the server makes (check
 // runs, statuses, PRs, comments); default time.Now. It is read with the
 // server's lock held, so it must not call the server.
-func WithClock(now func() time.Time) Option { return func(s *Server) { s.clock = now } }
+func WithClock(now func() time.Time) Option { return func(c *config) { c.clock = now } }
 
 // Server is the fake. The embedded *Repo is the default repository, so
-// srv.AddPR(...) scripts it directly.
+// srv.AddPR(...) scripts it directly; the embedded *edge.Edge injects
+// faults, sets rate limits and counts requests (srv.FailNext(...),
+// srv.Requests(...)) and holds the Token requests must carry.
 type Server struct {
 	*Repo
+	*edge.Edge
 	// URL is the server's base URL (http://127.0.0.1:port). It answers
 	// both github.com paths (/repos/..., /graphql) and GitHub Enterprise
 	// paths (/api/v3/repos/..., /api/graphql).
-	URL   string
-	Token string
+	URL string
 
-	ts    *httptest.Server
 	clock func() time.Time
 
-	mu          sync.Mutex
-	repos       map[string]*Repo
-	id          int64
-	faults      []*faultRule
-	rng         *rand.Rand
-	limits      map[string]*rateLimit
-	counts      map[string]int
-	notModified map[string]int
-	faultsSent  int
+	mu    sync.Mutex // guards the repositories; handlers run with it held
+	repos map[string]*Repo
+	id    int64
 }
 
 // New starts a fake server, closed when the test ends.
 func New(tb testing.TB, opts ...Option) *Server {
 	tb.Helper()
-	s := &Server{
-		Token:       "test-token",
-		repos:       map[string]*Repo{},
-		id:          1000,
-		rng:         rand.New(rand.NewPCG(1, 2)),
-		limits:      map[string]*rateLimit{},
-		counts:      map[string]int{},
-		notModified: map[string]int{},
-	}
+	c := config{clock: time.Now}
 	for _, o := range opts {
-		o(s)
+		o(&c)
 	}
+	s := &Server{Edge: edge.New("test-token", c.edge...), clock: c.clock, repos: map[string]*Repo{}, id: 1000}
 	s.Repo = s.addRepo("octo", "app", "main")
-	s.ts = httptest.NewServer(s.routes())
-	s.URL = s.ts.URL
-	tb.Cleanup(s.ts.Close)
+	ts := httptest.NewServer(s.routes())
+	s.URL = ts.URL
+	tb.Cleanup(ts.Close)
 	return s
 }
 
@@ -111,59 +119,7 @@ func (s *Server) addRepo(owner, name, defaultBranch string) *Repo {
 	return r
 }
 
-// Requests is how many requests reached an endpoint (see the Endpoint
-// constants), faults and 304s included.
-func (s *Server) Requests(endpoint string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.counts[endpoint]
-}
-
-// TotalRequests is how many requests reached any endpoint.
-func (s *Server) TotalRequests() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, v := range s.counts {
-		n += v
-	}
-	return n
-}
-
-// NotModified is how many 304 answers the server gave; with an endpoint,
-// how many that endpoint gave.
-func (s *Server) NotModified(endpoint ...string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(endpoint) == 0 {
-		n := 0
-		for _, v := range s.notModified {
-			n += v
-		}
-		return n
-	}
-	n := 0
-	for _, e := range endpoint {
-		n += s.notModified[e]
-	}
-	return n
-}
-
-// ResetCounts zeroes the request and 304 counts.
-func (s *Server) ResetCounts() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.counts = map[string]int{}
-	s.notModified = map[string]int{}
-}
-
-func (s *Server) now() time.Time {
-	now := time.Now
-	if s.clock != nil {
-		now = s.clock
-	}
-	return now().UTC().Truncate(time.Second)
-}
+func (s *Server) now() time.Time { return s.clock().UTC().Truncate(time.Second) }
 
 func (s *Server) nextID() int64 { s.id++; return s.id }
 

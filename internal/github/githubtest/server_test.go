@@ -115,6 +115,17 @@ func TestEnterprisePathsAndGraphQL(t *testing.T) {
 
 func jsonNum(n int) string { b, _ := json.Marshal(n); return string(b) }
 
+func TestGraphQLThatDoesNotParse(t *testing.T) {
+	srv := New(t)
+	srv.AddPR(PR{HeadSHA: "abc"})
+	resp, body := do(t, srv, "POST", "/api/graphql", `{"query":"{ repository(owner: \"octo\", name: \"app\") { pullRequest(number: 1 { number } }"}`)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "GitHub answers 200 with errors")
+	assert.Nil(t, body["data"])
+	errs := body["errors"].([]any)
+	require.Len(t, errs, 1)
+	assert.Contains(t, errs[0].(map[string]any)["message"], "Parse error")
+}
+
 func TestListPullsByHead(t *testing.T) {
 	srv := New(t)
 	srv.AddPR(PR{Branch: "a"})
@@ -130,4 +141,37 @@ func TestListPullsByHead(t *testing.T) {
 	require.Len(t, prs, 1)
 	assert.EqualValues(t, b, prs[0]["number"])
 	assert.NotContains(t, prs[0], "mergeable", "lists leave out the merge fields, as GitHub's do")
+}
+
+func TestUpdatePullState(t *testing.T) {
+	tests := []struct {
+		name     string
+		from, to string
+		status   int
+		state    string // REST state after
+		closed   bool   // closed_at set after
+	}{
+		{"close", "open", "closed", http.StatusOK, "closed", true},
+		{"reopen", "closed", "open", http.StatusOK, "open", false},
+		{"close a closed PR", "closed", "closed", http.StatusOK, "closed", true},
+		{"merged stays merged", "merged", "open", http.StatusUnprocessableEntity, "", false},
+		{"no such state", "open", "draft", http.StatusUnprocessableEntity, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := New(t)
+			n := srv.AddPR(PR{State: tt.from})
+			resp, body := do(t, srv, "PATCH", "/repos/octo/app/pulls/"+jsonNum(n), `{"state":"`+tt.to+`","title":"new"}`)
+			require.Equal(t, tt.status, resp.StatusCode)
+			pr, _ := srv.PR(n)
+			if tt.status != http.StatusOK {
+				assert.Equal(t, tt.from, pr.State, "unchanged")
+				assert.NotEqual(t, "new", pr.Title, "nothing changes on a rejected update")
+				return
+			}
+			assert.Equal(t, tt.state, body["state"])
+			assert.Equal(t, tt.closed, body["closed_at"] != nil)
+			assert.Equal(t, "new", pr.Title)
+		})
+	}
 }

@@ -1,0 +1,75 @@
+// Package cirun is the local forge's CI runner: a process of its own that
+// runs one CI attempt under a time limit and publishes how it ended. The
+// forge starts it detached (Start), as agenttree's hidden subcommand
+// Command, so that CI outlives the short-lived command that asked for it;
+// the runner (Main) runs CI and leaves its result in a file the forge
+// reads (ReadResult).
+//
+// What the two share is defined here once: the runner's command line
+// (Attempt), the result file (Result) and the temporary work tree an
+// attempt runs in (NewWorktree, RemoveWorktree).
+package cirun
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Command is agenttree's hidden subcommand that runs one CI attempt
+// (Main). Start appends an attempt's arguments to it.
+const Command = "__ci-run"
+
+// Attempt is one CI attempt as the forge hands it to its runner, on the
+// runner's command line.
+type Attempt struct {
+	Bare       string        // the bare repository the work tree belongs to
+	Worktree   string        // the attempt's checkout (NewWorktree), removed when CI is over
+	LogFile    string        // CI's output is appended to it
+	ResultFile string        // where the result is published (ReadResult)
+	Timeout    time.Duration // the CI time limit
+	Grace      time.Duration // between TERM and KILL at the time limit
+	Command    string        // run with sh -c in the work tree
+}
+
+// Args is the command line that hands a to a runner: what follows
+// Command.
+func (a Attempt) Args() []string {
+	return []string{
+		"--bare", a.Bare, "--worktree", a.Worktree, "--log", a.LogFile, "--result", a.ResultFile,
+		"--timeout", a.Timeout.String(), "--grace", a.Grace.String(), "--", a.Command,
+	}
+}
+
+// parseAttempt reads what Args wrote. Flag errors go to stderr as well.
+func parseAttempt(args []string, stderr io.Writer) (Attempt, error) {
+	var a Attempt
+	fs := flag.NewFlagSet(Command, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&a.Bare, "bare", "", "the bare `repository` the work tree belongs to")
+	fs.StringVar(&a.Worktree, "worktree", "", "the `directory` CI runs in, removed afterwards")
+	fs.StringVar(&a.LogFile, "log", "", "the `file` CI's output is appended to")
+	fs.StringVar(&a.ResultFile, "result", "", "the `file` the result is published as")
+	fs.DurationVar(&a.Timeout, "timeout", 0, "the CI time limit")
+	fs.DurationVar(&a.Grace, "grace", 0, "how long CI has between TERM and KILL at the limit")
+	if err := fs.Parse(args); err != nil {
+		return a, err
+	}
+	if fs.NArg() != 1 {
+		return a, fmt.Errorf("want one CI command after the flags, got %d arguments", fs.NArg())
+	}
+	a.Command = fs.Arg(0)
+	for _, required := range []struct{ name, value string }{
+		{"bare", a.Bare}, {"worktree", a.Worktree}, {"log", a.LogFile}, {"result", a.ResultFile},
+	} {
+		if required.value == "" {
+			return a, fmt.Errorf("--%s is required", required.name)
+		}
+	}
+	if a.Timeout <= 0 {
+		return a, errors.New("--timeout must be above zero")
+	}
+	return a, nil
+}

@@ -1,0 +1,67 @@
+package cirun
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Result is how a CI attempt ended, as its runner publishes it. On disk it
+// is one line, "STATUS TIMEDOUT" (TIMEDOUT 0 or 1), and the file's
+// modification time is when CI ended.
+type Result struct {
+	Exit     int       // the exit status as a shell reports it; 126: CI could not start
+	TimedOut bool      // CI was stopped at the time limit
+	At       time.Time // when CI ended
+}
+
+func (r Result) encode() []byte {
+	timedOut := 0
+	if r.TimedOut {
+		timedOut = 1
+	}
+	return fmt.Appendf(nil, "%d %d\n", r.Exit, timedOut)
+}
+
+// unpublished is where a runner writes the result for path before it
+// removes the work tree; renaming it to path publishes it.
+func unpublished(path string) string { return path + ".tmp" }
+
+// ReadResult reads the result published at path. It reports false when
+// there is none, or none that can be read: the runner is not done.
+func ReadResult(path string) (Result, bool) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return Result{}, false
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Result{}, false
+	}
+	fields := strings.Fields(string(data))
+	if len(fields) != 2 {
+		return Result{}, false
+	}
+	code, err1 := strconv.Atoi(fields[0])
+	timedOut, err2 := strconv.Atoi(fields[1])
+	if err1 != nil || err2 != nil {
+		return Result{}, false
+	}
+	return Result{Exit: code, TimedOut: timedOut == 1, At: st.ModTime().UTC()}, true
+}
+
+// ReadUnpublished reads the result for path that a runner wrote but did
+// not publish: it died after CI ended, before its work tree was gone. Only
+// a runner known to be gone has its unpublished result read; a live one
+// may still be writing it.
+func ReadUnpublished(path string) (Result, bool) {
+	return ReadResult(unpublished(path))
+}
+
+// RemoveResult removes the result for path, published or not.
+func RemoveResult(path string) {
+	_ = os.Remove(path)
+	_ = os.Remove(unpublished(path))
+}

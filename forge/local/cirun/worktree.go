@@ -1,0 +1,41 @@
+package cirun
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agenttree/agenttree/internal/gitx"
+)
+
+// tempPrefix names the temporary directory of an attempt's work tree;
+// RemoveWorktree removes nothing else.
+const tempPrefix = "agenttree-ci-"
+
+// NewWorktree makes a temporary directory for an attempt's checkout and
+// returns the path of the checkout, which is left for git to make.
+func NewWorktree() (string, error) {
+	tmp, err := os.MkdirTemp("", tempPrefix)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(tmp, "src"), nil
+}
+
+// RemoveWorktree removes an attempt's checkout, and its temporary
+// directory, and forgets it in bare. It touches only what NewWorktree
+// makes, whatever a hand-edited record or command line says: any other
+// path is left alone.
+func RemoveWorktree(ctx context.Context, bare *gitx.Repo, wt string) {
+	tmp := filepath.Dir(wt)
+	if wt == "" || filepath.Base(wt) != "src" || !strings.HasPrefix(filepath.Base(tmp), tempPrefix) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	_ = bare.WorktreeRemove(ctx, wt)
+	_ = os.RemoveAll(tmp)
+	_ = bare.WorktreePrune(ctx)
+}

@@ -1,0 +1,202 @@
+// Package edge is what the fake GitHub does around every endpoint, the way
+// GitHub's API front does: it counts requests, checks the token, keeps the
+// primary rate limits and their headers, answers with injected faults, and
+// answers a repeated GET with an ETag and a 304. It wraps an endpoint's
+// http.Handler and knows nothing of what the endpoint does.
+package edge
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Resource is the rate limit a request counts against.
+type Resource string
+
+// GitHub's resources: REST endpoints count against core, GraphQL against
+// its own limit.
+const (
+	Core    Resource = "core"
+	GraphQL Resource = "graphql"
+)
+
+// Route says how the edge treats one endpoint.
+type Route struct {
+	// Endpoint names the route in Requests, NotModified and Fault.Endpoint:
+	// method and pattern, "GET /repos/{owner}/{repo}".
+	Endpoint string
+	// Resource is the rate limit the route counts against; Core when empty.
+	Resource Resource
+	// Public routes need no token and have no rate limit and no ETag, like
+	// the signed URLs GitHub redirects log downloads to.
+	Public bool
+}
+
+// Option configures New.
+type Option func(*Edge)
+
+// WithSeed seeds the random faults of FailRate, so a run can be repeated.
+func WithSeed(seed uint64) Option {
+	return func(e *Edge) { e.rng = rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)) }
+}
+
+// Edge holds the state every endpoint shares. Its methods are safe to
+// call while it answers requests; it answers one request at a time, so a
+// test sees each request's effects whole.
+type Edge struct {
+	// Token is the one token requests must carry.
+	Token string
+
+	mu          sync.Mutex
+	rng         *rand.Rand
+	faults      []*faultRule
+	faultsSent  int
+	limits      map[Resource]*rateLimit
+	counts      map[string]int
+	notModified map[string]int
+}
+
+// New returns an edge that accepts token.
+func New(token string, opts ...Option) *Edge {
+	e := &Edge{
+		Token:       token,
+		rng:         rand.New(rand.NewPCG(1, 2)),
+		limits:      map[Resource]*rateLimit{},
+		counts:      map[string]int{},
+		notModified: map[string]int{},
+	}
+	for _, o := range opts {
+		o(e)
+	}
+	return e
+}
+
+// Wrap wraps an endpoint: the request is counted, authenticated,
+// rate-limited and perhaps faulted before next sees it, and next's answer
+// gets an ETag, or becomes a 304, on the way out.
+func (e *Edge) Wrap(rt Route, next http.Handler) http.Handler {
+	if rt.Resource == "" {
+		rt.Resource = Core
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		e.counts[rt.Endpoint]++
+		rl, ok := e.admit(w, r, rt)
+		if !ok {
+			return
+		}
+		fault := e.nextFault(rt.Endpoint)
+		if fault != nil && !fault.AfterHandling {
+			e.sendFault(w, fault)
+			return
+		}
+		rec := httptest.NewRecorder()
+		next.ServeHTTP(rec, r)
+		if fault != nil {
+			e.sendFault(w, fault)
+			return
+		}
+		e.send(w, r, rt, rec, rl)
+	})
+}
+
+// admit checks the token and the rate limit of a route that has them, and
+// answers the request itself when it may not go on.
+func (e *Edge) admit(w http.ResponseWriter, r *http.Request, rt Route) (*rateLimit, bool) {
+	if rt.Public {
+		return nil, true
+	}
+	if !e.authorized(r) {
+		WriteError(w, http.StatusUnauthorized, "Bad credentials")
+		return nil, false
+	}
+	rl := e.limit(rt.Resource)
+	rl.setHeaders(w.Header(), rt.Resource)
+	if rl.remaining <= 0 {
+		writeExhausted(w, rt.Resource)
+		return nil, false
+	}
+	return rl, true
+}
+
+func (e *Edge) authorized(r *http.Request) bool {
+	h := r.Header.Get("Authorization")
+	for _, prefix := range []string{"token ", "Bearer ", "bearer "} {
+		if tok, ok := strings.CutPrefix(h, prefix); ok {
+			return tok == e.Token && tok != ""
+		}
+	}
+	return false
+}
+
+// Requests is how many requests reached an endpoint, faults and 304s
+// included.
+func (e *Edge) Requests(endpoint string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.counts[endpoint]
+}
+
+// TotalRequests is how many requests reached any endpoint.
+func (e *Edge) TotalRequests() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return sum(e.counts)
+}
+
+// NotModified is how many 304 answers the edge gave; with endpoints, how
+// many those endpoints gave.
+func (e *Edge) NotModified(endpoint ...string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(endpoint) == 0 {
+		return sum(e.notModified)
+	}
+	n := 0
+	for _, ep := range endpoint {
+		n += e.notModified[ep]
+	}
+	return n
+}
+
+// ResetCounts zeroes the request and 304 counts.
+func (e *Edge) ResetCounts() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.counts = map[string]int{}
+	e.notModified = map[string]int{}
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// ErrorBody is the document GitHub's REST API answers an error with.
+func ErrorBody(status int, msg string) map[string]any {
+	return map[string]any{
+		"message":           msg,
+		"documentation_url": "https://docs.github.com/rest",
+		"status":            strconv.Itoa(status),
+	}
+}
+
+// WriteError answers with status and GitHub's error document.
+func WriteError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, ErrorBody(status, msg))
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,98 @@
+package load_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenttree/agenttree/stages"
+	"github.com/agenttree/agenttree/stages/load"
+)
+
+// bigConfig writes a pipeline of n stages in the given form. Every stage has
+// two substages, hooks whose parameters name stages (on_fail, rollback), an
+// on_failure with a message template, and a second flow lists every other
+// stage: the shapes that made loading quadratic.
+func bigConfig(form stages.Form, n int) []byte {
+	var b strings.Builder
+	b.WriteString("project: bench\n")
+	if form == stages.Compatible {
+		b.WriteString("flows:\n  default:\n    stages:\n")
+		for i := range n {
+			fmt.Fprintf(&b, `      s%[1]d:
+        on_failure: {step_back_to: s%[1]d.review, message: "{{failure_reason}}"}
+        substages:
+          code:
+          review:
+            pre_completion:
+              - section_check: {file: review.md, section: Blocking, expect: empty, on_fail: code}
+            post_completion:
+              - rollback: {to: s%[1]d.code, max_rollbacks: 3}
+`, i)
+		}
+		b.WriteString("      done:\n        is_completion: true\n  quick:\n    stages: [")
+	} else {
+		b.WriteString("stages:\n")
+		for i := range n {
+			fmt.Fprintf(&b, `  - name: s%[1]d
+    on_failure: {step_back_to: s%[1]d.review, message: "{{failure_reason}}"}
+    substages:
+      - name: code
+      - name: review
+        pre_completion:
+          - section_check: {file: review.md, section: Blocking, expect: empty, on_fail: code}
+        post_completion:
+          - rollback: {to: s%[1]d.code, max_rollbacks: 3}
+`, i)
+		}
+		b.WriteString("  - name: done\n    terminal: completion\nflows:\n  quick: [")
+	}
+	for i := 0; i < n; i += 2 {
+		fmt.Fprintf(&b, "s%d, ", i)
+	}
+	b.WriteString("done]\n")
+	return []byte(b.String())
+}
+
+func TestBigConfigLoadsCleanly(t *testing.T) {
+	for _, form := range []stages.Form{stages.Canonical, stages.Compatible} {
+		t.Run(string(form), func(t *testing.T) {
+			cfg, err := load.Parse("/repo/.agenttree.yaml", bigConfig(form, 10), catalog())
+			require.NoError(t, err)
+			assert.Equal(t, form, cfg.Form)
+			assert.Empty(t, cfg.Warnings)
+			quick, err := cfg.Flow("quick")
+			require.NoError(t, err)
+			assert.Len(t, quick.Nodes, 5*2+1)
+			n, ok := cfg.Node("s3.review")
+			require.True(t, ok)
+			_, gates := n.Leaving(n)
+			require.Len(t, gates, 1)
+			assert.Equal(t, "s3.code", gates[0].Params["on_fail"])
+		})
+	}
+}
+
+// BenchmarkLoadCompatible and BenchmarkLoadCanonical load a pipeline at two
+// sizes ten times apart: loading is linear when the time per load grows
+// about ten times too.
+func BenchmarkLoadCompatible(b *testing.B) { benchmarkLoad(b, stages.Compatible) }
+
+func BenchmarkLoadCanonical(b *testing.B) { benchmarkLoad(b, stages.Canonical) }
+
+func benchmarkLoad(b *testing.B, form stages.Form) {
+	cat := catalog()
+	for _, n := range []int{2000, 20000} {
+		data := bigConfig(form, n)
+		b.Run(fmt.Sprintf("stages=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := load.Parse("/repo/.agenttree.yaml", data, cat); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,140 @@
+package load
+
+import (
+	"fmt"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/agenttree/agenttree/stages"
+	"github.com/agenttree/agenttree/stages/load/internal/diag"
+	"github.com/agenttree/agenttree/stages/load/internal/yamlnode"
+)
+
+// mapForm is the spelling of the earlier Python agenttree: stages and
+// substages are mappings of name to definition (empty for none), a flow may
+// define its stages inline, and some keys are spelled that tool's way.
+// Shaping it gives the entries the list form gives, positions kept.
+type mapForm struct {
+	d *diag.Collector
+	// defined holds the first definition of each stage, by name.
+	defined map[string]*entry
+	// fromFlows says the flows define the stages: the file has no
+	// top-level `stages:`. inline collects those definitions.
+	fromFlows bool
+	inline    []*entry
+}
+
+// compatKeys maps a key of the earlier tool, when true, to the canonical
+// key and value (with its YAML tag) it means; when false it means nothing.
+var compatKeys = map[string]struct{ key, tag, value string }{
+	"is_parking_lot": {"parking_lot", "!!bool", "true"},
+	"is_completion":  {"terminal", "!!str", string(stages.TerminalCompletion)},
+	"is_abandon":     {"terminal", "!!str", string(stages.TerminalAbandon)},
+}
+
+// shapeCompatible shapes a file of the map form. Its stages are the
+// top-level `stages:` mapping or, without one, the inline definitions of
+// its flows, the first definition of a name winning.
+func shapeCompatible(d *diag.Collector, o outline) *source {
+	// Files written for the earlier tool carry its keys and hooks.
+	d.Lax = true
+	f := &mapForm{d: d, defined: map[string]*entry{}, fromFlows: o.stages == nil}
+	src := &source{outline: o, form: stages.Compatible}
+	for _, p := range yamlnode.Pairs(o.stages) {
+		if e := f.stage(p.Key, p.Val); e != nil {
+			src.stages = append(src.stages, e)
+			f.define(e)
+		}
+	}
+	src.flows = flowSources(d, o.flows, f.inlineFlow)
+	src.stages = append(src.stages, f.inline...)
+	src.implicitDefault = len(src.flows) == 0
+	return src
+}
+
+func (f *mapForm) define(e *entry) {
+	if _, ok := f.defined[e.name]; !ok {
+		f.defined[e.name] = e
+	}
+}
+
+// inlineFlow reads a flow's mapping of stages: its keys are the flow's
+// stage references, and its values define those stages when the flows
+// define the stages and the stage is not defined yet. A second definition
+// is ignored.
+func (f *mapForm) inlineFlow(flow string, list *yaml.Node) (refs []*yaml.Node, ok bool) {
+	for _, p := range yamlnode.Pairs(list) {
+		refs = append(refs, p.Key)
+		first := f.defined[p.Key.Value]
+		switch {
+		case first == nil && f.fromFlows:
+			if e := f.stage(p.Key, p.Val); e != nil {
+				f.define(e)
+				f.inline = append(f.inline, e)
+			}
+		case first == nil:
+			// Left to the flow's reference check, which names it.
+		case !yamlnode.IsNull(p.Val):
+			f.d.Warnf(f.d.Pos(p.Key), fmt.Sprintf("the definition at %s is used", f.d.Pos(first.at)),
+				"stage %q is defined again in flow %q; this definition is ignored", p.Key.Value, flow)
+		}
+	}
+	return refs, true
+}
+
+// stage shapes `name: {definition}`; an empty definition is a plain stage.
+func (f *mapForm) stage(key, val *yaml.Node) *entry {
+	e := f.entry(key, val, "stage")
+	if e != nil {
+		e.takeSubstages(f.d, f)
+	}
+	return e
+}
+
+func (f *mapForm) substageMap(_ string, n *yaml.Node) []*entry {
+	var out []*entry
+	for _, p := range yamlnode.Pairs(n) {
+		if e := f.entry(p.Key, p.Val, "substage"); e != nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// entry shapes a stage or substage of the map form, its keys in the
+// canonical spelling (`substages` still among them).
+func (f *mapForm) entry(key, val *yaml.Node, what string) *entry {
+	name, ok := checkName(f.d, key, what)
+	if !ok {
+		return nil
+	}
+	e := &entry{name: name, at: key}
+	if yamlnode.IsNull(val) {
+		return e
+	}
+	if val.Kind != yaml.MappingNode {
+		f.d.Errorf(f.d.Pos(val), "", "%s %q must be a mapping or empty, got %s", what, name, yamlnode.Describe(val))
+		return nil
+	}
+	e.keys = f.keys(yamlnode.Pairs(val))
+	return e
+}
+
+// keys spells the earlier tool's keys the canonical way, where their
+// values are read as any other: `is_completion: true` is
+// `terminal: completion` at the same place.
+func (f *mapForm) keys(ps []yamlnode.Pair) []yamlnode.Pair {
+	out := make([]yamlnode.Pair, 0, len(ps))
+	for _, p := range ps {
+		canon, ok := compatKeys[p.Key.Value]
+		if !ok {
+			out = append(out, p)
+			continue
+		}
+		var set bool
+		if f.d.BoolVar(p.Val, &set) && set {
+			out = append(out, yamlnode.Pair{Key: yamlnode.ScalarAt(p.Key, "!!str", canon.key), Val: yamlnode.ScalarAt(p.Val, canon.tag, canon.value)})
+		}
+	}
+	return out
+}

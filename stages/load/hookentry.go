@@ -1,0 +1,217 @@
+package load
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/agenttree/agenttree/stages"
+	"github.com/agenttree/agenttree/stages/load/internal/diag"
+	"github.com/agenttree/agenttree/stages/load/internal/yamlnode"
+)
+
+// commonOptions are the keys any hook entry may carry beside its hook.
+var commonOptions = []string{"optional", "timeout", "retries", "when", "context", "on_failure"}
+
+// hookReader reads hook entries against the hook catalog.
+type hookReader struct {
+	d   *diag.Collector
+	cat stages.HookCatalog
+	led *ledger
+}
+
+// list reads a stage's hook list (pre_completion, post_start, ...).
+func (r *hookReader) list(n *yaml.Node, o owner, list string) []*stages.HookEntry {
+	if yamlnode.IsNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		r.d.Errorf(r.d.Pos(n), "write each hook as a `- hook_name: ...` item", "`%s` must be a list, got %s", list, yamlnode.Describe(n))
+		return nil
+	}
+	var out []*stages.HookEntry
+	for _, item := range n.Content {
+		if h := r.entry(item, o); h != nil {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// entry reads `- name`, `- name: value` or `- name: {params}`, with
+// common options beside the hook or among its parameters.
+func (r *hookReader) entry(item *yaml.Node, o owner) *stages.HookEntry {
+	nameNode, value, options, ok := r.split(item)
+	if !ok {
+		return nil
+	}
+	h := &stages.HookEntry{Name: nameNode.Value, Pos: r.d.Pos(nameNode), Params: map[string]any{}}
+	spec, known := r.cat.Hook(h.Name)
+	if known {
+		h.Name = spec.Name
+	}
+	for _, p := range options {
+		r.option(h, p.Key, p.Val, o)
+	}
+	if !known {
+		return r.unknownHook(h)
+	}
+	r.led.provide(spec.Outputs...)
+	given, ok := r.params(h, spec, value, o)
+	if !ok {
+		return nil
+	}
+	r.checkGiven(h, spec, given)
+	if names, ok := h.Params[spec.OutputsParam].([]string); ok {
+		r.led.provide(names...)
+	}
+	return h
+}
+
+// unknownHook keeps an entry naming no hook of the catalog only where the
+// earlier tool's hooks are tolerated: it is reported, never run.
+func (r *hookReader) unknownHook(h *stages.HookEntry) *stages.HookEntry {
+	sev := r.d.Tolerate(h.Pos, diag.Tolerable{
+		Msg:    fmt.Sprintf("unknown hook `%s`", h.Name),
+		LaxMsg: fmt.Sprintf("hook `%s` is not implemented by agenttree; it will be reported each time it would run, and never run", h.Name),
+		Hint:   diag.Suggest(h.Name, r.cat.HookNames()),
+	})
+	if sev == stages.SevError {
+		return nil
+	}
+	h.Unsupported = true
+	return h
+}
+
+// split finds which key of a `- hook: ...` mapping names the hook; the rest
+// are options beside it. Files of the earlier tool put options of its own
+// there (`host_only: true`): where that is tolerated, a key that names no
+// hook beside one that does is ignored with a warning, and when no key
+// names a hook the first is taken for the earlier tool's hook.
+func (r *hookReader) split(item *yaml.Node) (name, value *yaml.Node, options []yamlnode.Pair, ok bool) {
+	switch item.Kind {
+	case yaml.ScalarNode:
+		return item, nil, nil, true
+	case yaml.MappingNode:
+	default:
+		r.d.Errorf(r.d.Pos(item), "write `- hook_name: {params}`", "a hook entry must be a mapping, got %s", yamlnode.Describe(item))
+		return nil, nil, nil, false
+	}
+	var cands, hooks []yamlnode.Pair
+	for _, p := range yamlnode.Pairs(item) {
+		if slices.Contains(commonOptions, p.Key.Value) {
+			options = append(options, p)
+			continue
+		}
+		cands = append(cands, p)
+		if _, known := r.cat.Hook(p.Key.Value); known {
+			hooks = append(hooks, p)
+		}
+	}
+	var hook yamlnode.Pair
+	switch {
+	case len(cands) == 1:
+		return cands[0].Key, cands[0].Val, options, true
+	case len(hooks) == 1:
+		hook = hooks[0]
+	case len(hooks) == 0 && len(cands) > 1 && r.d.Lax:
+		hook = cands[0]
+	default:
+		r.notOneHook(item, cands)
+		return nil, nil, nil, false
+	}
+	for _, c := range cands {
+		if c != hook {
+			r.besideHook(c.Key, hook.Key)
+		}
+	}
+	return hook.Key, hook.Val, options, true
+}
+
+// besideHook reports a key beside a hook that is no common option.
+func (r *hookReader) besideHook(key, hook *yaml.Node) {
+	r.d.Tolerate(r.d.Pos(key), diag.Tolerable{
+		Msg: fmt.Sprintf("unknown option `%s` beside hook `%s` (known options: %s)",
+			key.Value, hook.Value, strings.Join(commonOptions, ", ")),
+		LaxMsg: fmt.Sprintf("unknown option `%s` beside hook `%s` is ignored", key.Value, hook.Value),
+		Hint:   diag.Suggest(key.Value, commonOptions),
+	})
+}
+
+func (r *hookReader) notOneHook(item *yaml.Node, cands []yamlnode.Pair) {
+	got := make([]string, len(cands))
+	for i, c := range cands {
+		got[i] = "`" + c.Key.Value + "`"
+	}
+	r.d.Errorf(r.d.Pos(item), "write one hook per list item: `- hook_name: {params}`",
+		"a hook entry must name exactly one hook, found %d (%s)", len(cands), strings.Join(got, ", "))
+}
+
+// option reads a common option of a hook entry.
+func (r *hookReader) option(h *stages.HookEntry, key, val *yaml.Node, o owner) {
+	switch key.Value {
+	case "optional":
+		r.d.BoolVar(val, &h.Optional)
+	case "timeout":
+		r.d.DurationVar(val, &h.Timeout)
+	case "retries":
+		r.d.IntVar(val, &h.Retries)
+		if h.Retries < 0 {
+			r.d.Errorf(r.d.Pos(val), "", "retries must not be negative")
+		}
+	case "context":
+		r.d.StringVar(val, &h.Context)
+	case "when":
+		if c := r.d.Condition(val, ""); c != nil {
+			h.When = c
+		}
+	case "on_failure":
+		if fp := r.failurePolicy(h, val, o); fp != nil {
+			h.OnFailure = fp
+		}
+	}
+}
+
+// failurePolicy reads a hook's on_failure: an action, or
+// {step_back_to: STAGE}.
+func (r *hookReader) failurePolicy(h *stages.HookEntry, val *yaml.Node, o owner) *stages.FailurePolicy {
+	fp := &stages.FailurePolicy{}
+	switch val.Kind {
+	case yaml.ScalarNode:
+		var a string
+		if !r.d.StringVar(val, &a) {
+			return nil
+		}
+		fp.Action = stages.FailureAction(a)
+		if !slices.Contains(stages.FailureActions(), fp.Action) || fp.Action == stages.ActionStepBackTo {
+			r.d.Errorf(r.d.Pos(val), diag.Suggest(a, actionNames()), "unknown on_failure action %q (use step_back, escalate, fail, ignore, or {step_back_to: STAGE})", a)
+			return nil
+		}
+	case yaml.MappingNode:
+		for _, p := range yamlnode.Pairs(val) {
+			if p.Key.Value != "step_back_to" {
+				r.d.UnknownKey(p.Key, "on_failure", []string{"step_back_to"}, "")
+				continue
+			}
+			fp.Action = stages.ActionStepBackTo
+			if r.d.StringVar(p.Val, &fp.Target) {
+				r.led.refer(&stageRef{pos: r.d.Pos(p.Val), from: o, ref: fp.Target,
+					set: func(path string) { fp.Target = path }, what: "on_failure.step_back_to", verb: "`" + h.Name + "` on_failure"})
+			}
+		}
+	default:
+		r.d.Errorf(r.d.Pos(val), "", "on_failure must be an action or {step_back_to: STAGE}, got %s", yamlnode.Describe(val))
+		return nil
+	}
+	return fp
+}
+
+func actionNames() []string {
+	var out []string
+	for _, a := range stages.FailureActions() {
+		out = append(out, string(a))
+	}
+	return out
+}

@@ -1,0 +1,106 @@
+package diag
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/agenttree/agenttree/stages"
+	"github.com/agenttree/agenttree/stages/load/internal/yamlnode"
+)
+
+// The readers below decode a value into dst, or report why they cannot
+// and leave dst alone, as the flag package's XxxVar functions do.
+
+// StringVar reads a string.
+func (d *Collector) StringVar(n *yaml.Node, dst *string) bool {
+	return readInto(d, n, dst, yamlnode.String)
+}
+
+// BoolVar reads true or false.
+func (d *Collector) BoolVar(n *yaml.Node, dst *bool) bool {
+	return readInto(d, n, dst, yamlnode.Bool)
+}
+
+// IntVar reads a whole number.
+func (d *Collector) IntVar(n *yaml.Node, dst *int) bool {
+	return readInto(d, n, dst, yamlnode.Int)
+}
+
+// DurationVar reads a duration: seconds, or a Go duration.
+func (d *Collector) DurationVar(n *yaml.Node, dst *time.Duration) bool {
+	return readInto(d, n, dst, yamlnode.Duration)
+}
+
+// PositiveDurationVar is DurationVar that must be more than zero: a zero poll
+// interval would spin.
+func (d *Collector) PositiveDurationVar(n *yaml.Node, dst *time.Duration) {
+	d.DurationVar(n, dst)
+	if *dst <= 0 {
+		d.Errorf(d.Pos(n), "use at least 1", "this interval must be more than 0 seconds")
+	}
+}
+
+func readInto[T any](d *Collector, n *yaml.Node, dst *T, decode func(*yaml.Node) (T, error)) bool {
+	v, err := decode(n)
+	if err != nil {
+		d.Errorf(d.Pos(n), "", "%s", err)
+		return false
+	}
+	*dst = v
+	return true
+}
+
+// OneOf reads a value that must be one of allowed, named what in the
+// error. dst takes the value even when it is not allowed: the error
+// rejects the file anyway.
+func OneOf[T ~string](d *Collector, n *yaml.Node, dst *T, what string, allowed ...T) {
+	var s string
+	if !d.StringVar(n, &s) {
+		return
+	}
+	*dst = T(s)
+	if !slices.Contains(allowed, *dst) {
+		d.Errorf(d.Pos(n), "use "+OrList(allowed), "unknown %s %q", what, s)
+	}
+}
+
+// Condition reads a condition, or reports why it does not parse, with
+// hint.
+func (d *Collector) Condition(n *yaml.Node, hint string) *stages.Condition {
+	var src string
+	if !d.StringVar(n, &src) {
+		return nil
+	}
+	c, err := stages.ParseCondition(src)
+	if err != nil {
+		d.Errorf(d.Pos(n), hint, "%s", err)
+		return nil
+	}
+	c.Pos = d.Pos(n)
+	return c
+}
+
+// IsMap reports whether n, the value of key what, is a mapping, and an
+// error when it is not.
+func (d *Collector) IsMap(n *yaml.Node, what string) bool {
+	if n.Kind != yaml.MappingNode {
+		d.Errorf(d.Pos(n), "", "`%s` must be a mapping, got %s", what, yamlnode.Describe(n))
+		return false
+	}
+	return true
+}
+
+// OrList spells alternatives for a message: "`text` or `values`".
+func OrList[T ~string](names []T) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = "`" + string(n) + "`"
+	}
+	if len(q) <= 2 {
+		return strings.Join(q, " or ")
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}

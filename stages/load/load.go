@@ -1,0 +1,63 @@
+// Package load reads .agenttree.yaml into a stages.Config, in passes:
+// parse the YAML with positions; shape it alike whichever form it is
+// written in (the earlier tool's map form has a pass of its own); read the
+// settings and stages; resolve the flows; validate what refers to what.
+// Every problem is reported with its place in the file, and a config with
+// any error is rejected whole.
+package load
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/agenttree/agenttree/stages"
+	"github.com/agenttree/agenttree/stages/load/internal/diag"
+)
+
+// File reads the config at path and validates it against the hook
+// catalog. On any error in the config it returns a *stages.LoadError
+// listing every problem found.
+func File(path string, catalog stages.HookCatalog) (*stages.Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return Parse(path, data, catalog)
+}
+
+// Parse validates config text as if read from file.
+func Parse(file string, data []byte, catalog stages.HookCatalog) (*stages.Config, error) {
+	d := &diag.Collector{File: file}
+	cfg := load(d, data, catalog)
+	errs, warns := d.Split()
+	if len(errs) > 0 {
+		return nil, &stages.LoadError{Diagnostics: append(errs, warns...)}
+	}
+	cfg.Warnings = warns
+	return cfg, nil
+}
+
+// load runs the passes in turn. Every pass reports into d; a config with
+// any error is dropped by Parse, so a pass may leave its part unset once
+// it has reported why.
+func load(d *diag.Collector, data []byte, catalog stages.HookCatalog) *stages.Config {
+	root := parse(d, data)
+	if root == nil {
+		return nil
+	}
+	src := shape(d, root)
+	cfg := readTopLevel(d, src.settings)
+	cfg.File, cfg.Form = d.File, src.form
+	led := newLedger()
+	r := &stageReader{d: d, hooks: &hookReader{d: d, cat: catalog, led: led}, led: led}
+	r.addStages(cfg, src.stages)
+	flows, broken := resolveFlows(d, cfg, src.flows)
+	cfg.Flows = flows
+	if len(cfg.Stages) == 0 {
+		d.Errorf(d.Pos(root), "add a `stages:` list", "the config declares no stages")
+		return cfg
+	}
+	withDefault(d, cfg, src)
+	validate(d, cfg, led, broken)
+	return cfg
+}

@@ -1,0 +1,146 @@
+package load
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/agenttree/agenttree/stages"
+	"github.com/agenttree/agenttree/stages/load/internal/diag"
+	"github.com/agenttree/agenttree/stages/load/internal/yamlnode"
+)
+
+// params reads a hook's value: nothing, its main parameter as a scalar, or
+// a mapping of parameters (common options may be among them). given maps
+// each parameter written, even with a bad value, to its spelling, so a bad
+// value is not also reported missing.
+func (r *hookReader) params(h *stages.HookEntry, spec stages.HookSpec, value *yaml.Node, o owner) (given map[string]string, ok bool) {
+	given = map[string]string{}
+	switch {
+	case yamlnode.IsNull(value):
+	case value.Kind == yaml.MappingNode:
+		for _, p := range yamlnode.Pairs(value) {
+			if _, isParam := spec.Param(p.Key.Value); !isParam && slices.Contains(commonOptions, p.Key.Value) {
+				r.option(h, p.Key, p.Val, o)
+				continue
+			}
+			r.param(h, spec, p.Key, p.Val, o, given)
+		}
+	case spec.Main == "":
+		r.d.Errorf(r.d.Pos(value), fmt.Sprintf("write `%s:` with no value, or `%s: {param: value}`", h.Name, h.Name), "hook `%s` takes no main parameter", h.Name)
+		return nil, false
+	default:
+		r.param(h, spec, yamlnode.ScalarAt(value, "!!str", spec.Main), value, o, given)
+	}
+	return given, true
+}
+
+func (r *hookReader) param(h *stages.HookEntry, spec stages.HookSpec, key, val *yaml.Node, o owner, given map[string]string) {
+	p, ok := spec.Param(key.Value)
+	if !ok {
+		r.unknownParam(h, spec, key)
+		return
+	}
+	if first, dup := given[p.Name]; dup {
+		if first != key.Value { // the same spelling twice is a duplicate key, reported already
+			r.d.Errorf(r.d.Pos(key), "keep one spelling", "hook `%s` parameter `%s` is given twice (`%s` is another spelling of it)", h.Name, p.Name, key.Value)
+		}
+		return
+	}
+	given[p.Name] = key.Value
+	v, err := paramValue(p.Type, val)
+	if err != nil {
+		r.d.Errorf(r.d.Pos(val), "", "hook `%s` parameter `%s`: %s", h.Name, key.Value, err)
+		return
+	}
+	if s, _ := v.(string); p.Type == stages.ParamEnum && !slices.Contains(p.Enum, s) {
+		r.d.Errorf(r.d.Pos(val), diag.Suggest(s, p.Enum), "hook `%s` parameter `%s` must be one of %s, got %q", h.Name, p.Name, strings.Join(p.Enum, ", "), s)
+		return
+	}
+	h.Params[p.Name] = v
+	switch p.Type {
+	case stages.ParamTemplate:
+		r.led.template(r.d.Pos(val), v.(string), h.Name+"."+p.Name)
+	case stages.ParamStageRef:
+		r.led.refer(&stageRef{pos: r.d.Pos(val), from: o, ref: v.(string),
+			set: func(path string) { h.Params[p.Name] = path }, what: h.Name + "." + key.Value, verb: refVerb(h, spec, p)})
+	}
+}
+
+// paramValue decodes a parameter's value into the Go type of its type.
+func paramValue(t stages.ParamType, val *yaml.Node) (any, error) {
+	switch t {
+	case stages.ParamString, stages.ParamTemplate, stages.ParamStageRef, stages.ParamEnum:
+		return anyOf(yamlnode.String(val))
+	case stages.ParamInt:
+		return anyOf(yamlnode.Int(val))
+	case stages.ParamNumber:
+		return anyOf(yamlnode.Number(val))
+	case stages.ParamBool:
+		return anyOf(yamlnode.Bool(val))
+	case stages.ParamDuration:
+		return anyOf(yamlnode.Duration(val))
+	case stages.ParamList:
+		return anyOf(yamlnode.Strings(val))
+	}
+	var v any
+	err := val.Decode(&v)
+	return v, err
+}
+
+func anyOf[T any](v T, err error) (any, error) { return v, err }
+
+// refVerb says what sends an issue to the stage p names, in messages:
+// "whose on_fail sends issues to ...".
+func refVerb(h *stages.HookEntry, spec stages.HookSpec, p stages.Param) string {
+	switch p.Name {
+	case "on_fail":
+		return "on_fail"
+	case spec.Main:
+		return h.Name // rollback, step_back
+	}
+	return h.Name + " " + p.Name
+}
+
+func (r *hookReader) unknownParam(h *stages.HookEntry, spec stages.HookSpec, key *yaml.Node) {
+	var known []string
+	for _, p := range spec.Params {
+		known = append(known, p.Name)
+		known = append(known, p.Aliases...)
+	}
+	hint := diag.Suggest(key.Value, append(known, commonOptions...))
+	if hint == "" {
+		hint = "known parameters: " + strings.Join(known, ", ")
+	}
+	r.d.Tolerate(r.d.Pos(key), diag.Tolerable{
+		Msg:    fmt.Sprintf("hook `%s` has no parameter `%s`", h.Name, key.Value),
+		LaxMsg: fmt.Sprintf("hook `%s` has no parameter `%s`; it is ignored", h.Name, key.Value),
+		Hint:   hint,
+	})
+}
+
+// checkGiven reports required parameters left out, and groups of
+// alternatives not given exactly once.
+func (r *hookReader) checkGiven(h *stages.HookEntry, spec stages.HookSpec, given map[string]string) {
+	for _, p := range spec.Params {
+		if _, ok := given[p.Name]; p.Required && !ok {
+			r.d.Errorf(h.Pos, fmt.Sprintf("add `%s:`", p.Name), "hook `%s` needs parameter `%s`", h.Name, p.Name)
+		}
+	}
+	for _, group := range spec.OneOf {
+		n := 0
+		for _, name := range group {
+			if _, ok := given[name]; ok {
+				n++
+			}
+		}
+		switch {
+		case n == 0:
+			r.d.Errorf(h.Pos, "add one of them", "hook `%s` needs %s", h.Name, diag.OrList(group))
+		case n > 1:
+			r.d.Errorf(h.Pos, "keep one", "hook `%s` takes %s, not both", h.Name, diag.OrList(group))
+		}
+	}
+}
