@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/hooks"
@@ -85,8 +84,8 @@ func (d decision) block(reasons ...string) decision {
 func (t *transition) gate(seq *sequence, node, to *stages.Node) (reasons []string, jump *hooks.Outcome) {
 	outputs, entries := node.Leaving(to)
 	for _, f := range outputs {
-		if _, err := os.Stat(filepath.Join(seq.snap.Dir, f)); err != nil {
-			reasons = append(reasons, fmt.Sprintf("%s: output file %s is missing; write it in %s", node.Path, f, seq.snap.Dir))
+		if why := missingOutput(seq.snap, f); why != "" {
+			reasons = append(reasons, node.Path+": "+why)
 		}
 	}
 	for _, h := range entries {
@@ -137,4 +136,20 @@ func (t *transition) decideRollback(seq *sequence, node, to *stages.Node) (back 
 func (t *transition) rollsBack(h *stages.HookEntry) bool {
 	spec, ok := t.e.Hooks.Hook(h.Name)
 	return ok && spec.Moves(stages.MoveRollback)
+}
+
+// missingOutput says what is wrong with a stage's output file, or "" when
+// it is a file in the issue's directory.
+func missingOutput(snap *hooks.Issue, name string) string {
+	path, err := snap.File(name)
+	if err != nil {
+		return "output file " + err.Error()
+	}
+	switch fi, err := os.Stat(path); {
+	case err != nil:
+		return fmt.Sprintf("output file %s is missing; write it in %s", name, snap.Dir)
+	case !fi.Mode().IsRegular():
+		return fmt.Sprintf("output file %s is not a regular file; write the document at that path in %s", name, snap.Dir)
+	}
+	return ""
 }

@@ -1,6 +1,8 @@
 package engine_test
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -46,4 +48,35 @@ func TestMoveKeepsWhatItsHooksReported(t *testing.T) {
 	assert.Equal(t, "gates passed", move.Reason)
 	assert.Equal(t, res.Version, got.Version)
 	assert.Equal(t, len(got.History), got.Version-2, "two more writes saved the hooks' outputs")
+}
+
+// A stage's output file is a document in the issue's directory: a path or
+// a symlink out of it does not count.
+func TestOutputFilesStayInTheIssueDirectory(t *testing.T) {
+	for _, tt := range []struct {
+		output, want string
+		setup        func(t *testing.T, dir string)
+	}{
+		{"../../../../../../../etc/passwd", "leads outside the issue directory", nil},
+		{"/etc/passwd", "absolute paths are not allowed", nil},
+		{"review.md", "a symlink leads outside the issue directory", func(t *testing.T, dir string) {
+			require.NoError(t, os.Symlink("/etc/passwd", filepath.Join(dir, "review.md")))
+		}},
+		{"review.md", "is not a regular file", func(t *testing.T, dir string) {
+			require.NoError(t, os.Mkdir(filepath.Join(dir, "review.md"), 0o755))
+		}},
+		{"review.md", "is missing", nil},
+	} {
+		t.Run(tt.want, func(t *testing.T) {
+			e := newEngine(t, "stages:\n  - name: a\n    output: "+tt.output+"\n  - name: b\n")
+			iss := create(t, e, "a", nil)
+			if tt.setup != nil {
+				tt.setup(t, e.Store.Dir(iss.ID))
+			}
+			res := next(t, e, iss.ID, agent)
+			require.Equal(t, engine.StatusBlocked, res.Status)
+			require.Len(t, res.Reasons, 1)
+			assert.Contains(t, res.Reasons[0], tt.want)
+		})
+	}
 }

@@ -60,9 +60,7 @@ func (s *said) hook(notes, warnings []string) {
 
 func (s *said) warn(w ...string) { s.warnings = append(s.warnings, w...) }
 
-func (s *said) join(o said) { s.hook(o.notes, o.warnings) }
-
-// done turns what was said into the Result's fields.
+// into adds what was said to the Result's notes and warnings.
 func (s said) into(r *Result) {
 	r.Notes = append(r.Notes, s.notes...)
 	r.Warnings = append(r.Warnings, s.warnings...)

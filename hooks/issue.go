@@ -1,7 +1,10 @@
 package hooks
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -127,4 +130,37 @@ func toString(x any) string {
 		return strings.Join(t, ", ")
 	}
 	return fmt.Sprint(x)
+}
+
+// File resolves name, a file an agent writes, inside the issue's directory.
+// Hooks and gates read what agents wrote there, and a config or a symlink
+// must not make them read anything else: an absolute path, `..` or a
+// symlink that leads out is an error saying so. A file that does not exist
+// yet resolves to where it would be.
+func (i *Issue) File(name string) (string, error) {
+	if i.Dir == "" {
+		return "", fmt.Errorf("%s: the issue has no directory to read it from", name)
+	}
+	if filepath.IsAbs(name) {
+		return "", fmt.Errorf("%s: absolute paths are not allowed; give the file relative to the issue directory", name)
+	}
+	if !filepath.IsLocal(name) {
+		return "", fmt.Errorf("%s: the path leads outside the issue directory; give a file inside it", name)
+	}
+	path := filepath.Join(i.Dir, name)
+	real, err := filepath.EvalSymlinks(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return path, nil // the caller reports it missing
+	}
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	root, err := filepath.EvalSymlinks(i.Dir)
+	if err != nil {
+		return "", fmt.Errorf("issue directory %s: %w", i.Dir, err)
+	}
+	if rel, err := filepath.Rel(root, real); err != nil || !filepath.IsLocal(rel) {
+		return "", fmt.Errorf("%s: a symlink leads outside the issue directory (to %s); replace it with the file itself", name, real)
+	}
+	return real, nil
 }

@@ -61,14 +61,13 @@ func readTemplate(c *hooks.Call, name string) (string, error) {
 	if c.Env == nil || c.Env.Config == nil || c.Env.Config.File == "" {
 		return "", fmt.Errorf("template %s: no config file is known to find templates next to; give the content inline with `content:`", name)
 	}
-	clean := filepath.Clean(name)
-	if name == "" || filepath.IsAbs(name) || leavesDir(clean) {
+	if !filepath.IsLocal(name) {
 		return "", fmt.Errorf("template %q must be a path relative to the config directory; fix the hook in the config", name)
 	}
 	root := filepath.Dir(c.Env.Config.File)
 	var tried []string
 	for _, dir := range []string{filepath.Join(root, "_agenttree", "templates"), filepath.Join(root, "templates"), root} {
-		path := filepath.Join(dir, clean)
+		path := filepath.Join(dir, name)
 		data, err := os.ReadFile(path)
 		switch {
 		case err == nil:

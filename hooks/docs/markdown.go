@@ -29,7 +29,11 @@ type document struct {
 }
 
 func parseDocument(src []byte) *document {
+	// Line ends as CommonMark reads them (CRLF, or CR alone), and no byte
+	// order mark before the first heading.
+	src = bytes.TrimPrefix(src, []byte("\uFEFF"))
 	src = bytes.ReplaceAll(src, []byte("\r\n"), []byte("\n"))
+	src = bytes.ReplaceAll(src, []byte("\r"), []byte("\n"))
 	root := goldmark.New(goldmark.WithExtensions(extension.TaskList)).Parser().Parse(text.NewReader(src))
 	d := &document{src: src, root: root}
 	for n := root.FirstChild(); n != nil; n = n.NextSibling() {
@@ -139,10 +143,12 @@ func (d *document) headings() []heading {
 func (d *document) whole() scope { return scope{doc: d, blocks: d.blocks, start: 0, stop: len(d.src)} }
 
 // section returns the body of the section whose `##` or `###` heading
-// starts with name (case-insensitive), preferring an exact match. The body
-// ends at the next heading of level 1 to 3, so a `###` heading both is a
-// section of its own and ends the `##` section above it.
-func (d *document) section(name string) (scope, bool) {
+// starts with name (case-insensitive), preferring an exact match, and how
+// many sections have that exact title: a check must not read one of two
+// "Critical Issues" sections and pass over the other. The body ends at the
+// next heading of level 1 to 3, so a `###` heading both is a section of
+// its own and ends the `##` section above it.
+func (d *document) section(name string) (body scope, exact int, ok bool) {
 	want := strings.ToLower(strings.TrimSpace(name))
 	headings := d.headings()
 	at := -1
@@ -151,16 +157,18 @@ func (d *document) section(name string) (scope, bool) {
 			continue
 		}
 		title := strings.ToLower(h.title)
-		if title == want {
-			at = i
-			break
-		}
-		if at < 0 && strings.HasPrefix(title, want) {
+		switch {
+		case title == want:
+			if exact == 0 {
+				at = i
+			}
+			exact++
+		case exact == 0 && at < 0 && strings.HasPrefix(title, want):
 			at = i
 		}
 	}
 	if at < 0 {
-		return scope{}, false
+		return scope{}, 0, false
 	}
 	end := len(d.blocks)
 	for _, h := range headings[at+1:] {
@@ -169,7 +177,7 @@ func (d *document) section(name string) (scope, bool) {
 			break
 		}
 	}
-	return d.span(headings[at].index+1, end), true
+	return d.span(headings[at].index+1, end), exact, true
 }
 
 // sectionTitles lists the `##` and `###` headings, for "no such section".

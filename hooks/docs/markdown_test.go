@@ -56,7 +56,7 @@ func TestFindSection(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			body, ok := doc.section(tt.name)
+			body, _, ok := doc.section(tt.name)
 			assert.Equal(t, tt.found, ok)
 			var got []string
 			for _, it := range body.listItems() {
@@ -66,7 +66,7 @@ func TestFindSection(t *testing.T) {
 		})
 	}
 	assert.Equal(t, []string{"Critical Issues (blocking)", "Security", "Critical Issues", "Deferred"}, doc.sectionTitles())
-	body, _ := doc.section("security")
+	body, _, _ := doc.section("security")
 	assert.Equal(t, "- b\n#### Detail\n- c\n", body.text(), "the body is the source between the headings")
 }
 
@@ -109,7 +109,7 @@ func TestListItems(t *testing.T) {
 
 func TestSetextHeadingsAreSections(t *testing.T) {
 	doc := parseDocument([]byte("Summary\n-------\n- a\n\nNotes\n=====\n- b\n"))
-	body, ok := doc.section("summary")
+	body, _, ok := doc.section("summary")
 	assert.True(t, ok)
 	assert.Equal(t, []listItem{{text: "a"}}, body.listItems(), "ends at the level 1 heading")
 }

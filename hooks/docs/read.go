@@ -5,49 +5,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/hooks/internal/phrase"
 )
-
-// issuePath resolves a file parameter inside the issue directory. Hooks read
-// what agents wrote, and a config or a symlink must not make them read
-// anything else.
-func issuePath(dir, name string) (string, error) {
-	if dir == "" {
-		return "", fmt.Errorf("%s: the issue has no directory to read it from", name)
-	}
-	if filepath.IsAbs(name) {
-		return "", fmt.Errorf("%s: absolute paths are not allowed; give the file relative to the issue directory", name)
-	}
-	clean := filepath.Clean(name)
-	if leavesDir(clean) {
-		return "", fmt.Errorf("%s: the path leads outside the issue directory; give a file inside it", name)
-	}
-	path := filepath.Join(dir, clean)
-	real, err := filepath.EvalSymlinks(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return path, nil // the caller reports it missing
-	}
-	if err != nil {
-		return "", fmt.Errorf("%s: %w", name, err)
-	}
-	root, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		return "", fmt.Errorf("issue directory %s: %w", dir, err)
-	}
-	if rel, err := filepath.Rel(root, real); err != nil || leavesDir(rel) {
-		return "", fmt.Errorf("%s: a symlink leads outside the issue directory (to %s); replace it with the file itself", name, real)
-	}
-	return real, nil
-}
-
-// leavesDir reports whether a clean relative path climbs out of its base.
-func leavesDir(rel string) bool {
-	return rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
 
 // checkRegular fails unless path is a regular file (after symlinks).
 func checkRegular(c *hooks.Call, name, path string) error {
@@ -67,7 +29,7 @@ func checkRegular(c *hooks.Call, name, path string) error {
 
 // readDoc reads and parses the markdown file name of the issue directory.
 func readDoc(c *hooks.Call, name string) (*document, error) {
-	path, err := issuePath(c.Issue.Dir, name)
+	path, err := c.Issue.File(name)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +56,10 @@ func docScope(c *hooks.Call, section string) (s scope, where string, err error) 
 	if name == "" {
 		return doc.whole(), file, nil
 	}
-	body, ok := doc.section(name)
+	body, exact, ok := doc.section(name)
+	if exact > 1 {
+		return scope{}, "", fmt.Errorf("%s has %d sections titled %q; merge them into one, %s", file, exact, name, phrase.NextHint)
+	}
 	if !ok {
 		have := "it has no `##` or `###` headings"
 		if titles := doc.sectionTitles(); len(titles) > 0 {

@@ -16,7 +16,7 @@ var (
 
 func fileExists(_ context.Context, c *hooks.Call) hooks.Outcome {
 	name := fileParam.Get(c)
-	path, err := issuePath(c.Issue.Dir, name)
+	path, err := c.Issue.File(name)
 	if err == nil {
 		err = checkRegular(c, name, path)
 	}
