@@ -92,18 +92,21 @@ type arrival struct {
 	said         said
 }
 
-// arrive runs what follows the move h, just written, of iss from left.
-func (t *transition) arrive(iss *issues.Issue, left *stages.Node, h hop) arrival {
-	var a arrival
+// arrive runs what follows the move h, just written: for a move forward
+// the completion hooks of the stage left, then the entry hooks of the
+// stage entered.
+func (t *transition) arrive(iss *issues.Issue, h hop) arrival {
+	var completed said
 	if h.kind == stages.MoveAdvance || h.kind == stages.MoveApprove {
-		a = t.complete(iss, left, h.to)
+		a := t.complete(iss, h.from, h.to)
 		if a.next != nil {
 			return a
 		}
-		iss = a.issue
+		iss, completed = a.issue, a.said
 	}
-	entered := t.enter(iss, left, h.to)
-	entered.said.hook(a.said.notes, a.said.warnings)
+	entered := t.enter(iss, h.from, h.to)
+	completed.hook(entered.said.notes, entered.said.warnings)
+	entered.said = completed
 	return entered
 }
 
@@ -119,7 +122,8 @@ func (t *transition) complete(iss *issues.Issue, node, to *stages.Node) arrival 
 		}
 		o := seq.run(h)
 		if jumps(o) {
-			a.next = t.onward(to, o, &seq.said)
+			// The issue is at to now; its entry counts as from node.
+			a.next = t.onward(node, to, o, &seq.said)
 			break
 		}
 		if o.Blocking() {
@@ -133,16 +137,17 @@ func (t *transition) complete(iss *issues.Issue, node, to *stages.Node) arrival 
 	return a
 }
 
-// onward is the move a hook at node asks for, if the pipeline allows it;
-// otherwise what was refused is said, and the issue stays.
-func (t *transition) onward(node *stages.Node, o hooks.Outcome, s *said) *hop {
+// onward is the move a hook asks for, from the issue's stage at, entering
+// as from from, if the pipeline allows it; otherwise what was refused is
+// said, and the issue stays.
+func (t *transition) onward(from, at *stages.Node, o hooks.Outcome, s *said) *hop {
 	target, ok := t.e.Config.Node(o.Target)
 	if !ok {
-		s.warn(fmt.Sprintf("a hook sent the issue to unknown stage %q; it stays at %s", o.Target, node.Path))
+		s.warn(fmt.Sprintf("a hook sent the issue to unknown stage %q; it stays at %s", o.Target, at.Path))
 		return nil
 	}
-	h := &hop{to: target, kind: jumpKind(o.Kind), reason: jumpReason(o), outputs: o.Outputs}
-	if err := t.m.Check(node.Path, target.Path, h.kind); err != nil {
+	h := &hop{from: from, to: target, kind: jumpKind(o.Kind), reason: jumpReason(o), outputs: o.Outputs}
+	if err := t.m.Check(at.Path, target.Path, h.kind); err != nil {
 		s.warn(err.Error())
 		return nil
 	}
@@ -162,7 +167,7 @@ func (t *transition) enter(iss *issues.Issue, from, to *stages.Node) arrival {
 		o := seq.run(h)
 		switch {
 		case jumps(o):
-			if a.next = t.onward(to, o, &seq.said); a.next == nil {
+			if a.next = t.onward(to, to, o, &seq.said); a.next == nil {
 				a.failures = append(a.failures, fmt.Sprintf("%s (post_start of %s) asked to move the issue to %s, which the pipeline does not allow", h.Label(), to.Path, o.Target))
 			}
 		case o.Blocking():
@@ -218,8 +223,9 @@ func (t *transition) reapprove(iss *issues.Issue, node *stages.Node) (*issues.Is
 		return iss, s, nil
 	}
 	s.warn(t.approvePR(iss)...)
-	name, ok := t.e.hookWith(func(spec stages.HookSpec) bool { return spec.Approval })
-	if !ok {
+	name, err := t.e.hookWith("checks approvals", func(spec stages.HookSpec) bool { return spec.Approval })
+	if err != nil {
+		s.warn(err.Error())
 		return iss, s, nil
 	}
 	o := t.runHook(&stages.HookEntry{Name: name, Params: map[string]any{}}, t.snapshot(iss), node)
@@ -231,7 +237,7 @@ func (t *transition) reapprove(iss *issues.Issue, node *stages.Node) (*issues.Is
 	cur, err := t.tx.Update(iss.Version, func(cur *issues.Issue) error {
 		applyOutputs(cur, o.Outputs)
 		cur.History = append(cur.History, issues.HistoryEntry{From: cur.Stage, To: cur.Stage, Kind: stages.MoveApprove, Actor: string(t.actor.Kind),
-			Reason: "approved the PR again at " + o.Outputs["approved_sha"], At: time.Now().UTC().Truncate(time.Second)})
+			Reason: "a person approved the PR again, as it is now", At: time.Now().UTC().Truncate(time.Second)})
 		return nil
 	})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/looplab/fsm"
 
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/machine"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -16,8 +17,10 @@ import (
 // each, in order. The steps return these values; drive keeps them; the
 // command's Result is built from them once.
 type journey struct {
-	// want is the move asked for; gate, what its gate decided.
+	// want is the move asked for; gate, what its gate decided (nothing,
+	// when the move was not gated).
 	want     hop
+	gated    bool
 	gate     decision
 	hops     []hop
 	arrivals []arrival
@@ -42,8 +45,8 @@ var (
 // returned. The machine refuses any event the YAML does not declare.
 func (t *transition) drive(iss *issues.Issue, from *stages.Node, want hop, gated bool) journey {
 	d := &driver{t: t, from: from, gated: gated,
-		j: journey{want: want, issue: iss, gate: decision{status: StatusAdvanced, hop: want}}}
-	d.machine = t.m.fsm(from.Path, fsm.Callbacks{
+		j: journey{want: want, gated: gated, issue: iss, gate: decision{status: StatusAdvanced, hop: want}}}
+	d.sm = t.m.FSM(from.Path, fsm.Callbacks{
 		"before_event": d.beforeEvent,
 		"leave_state":  d.leaveState,
 		"enter_state":  d.enterState,
@@ -52,13 +55,7 @@ func (t *transition) drive(iss *issues.Issue, from *stages.Node, want hop, gated
 	if errors.Is(err, errElsewhere) && !t.dryRun {
 		err = d.fire(t.ctx, d.j.gate.hop)
 	}
-	var stay fsm.NoTransitionError
-	switch {
-	case errors.As(err, &stay):
-		// A hook sent the issue to where it is: it stays, and the gate's
-		// reasons say why.
-		d.j.gate.status = StatusBlocked
-	case err != nil && d.j.err == nil && !errors.Is(err, errHeld) && !errors.Is(err, errElsewhere) && !errors.Is(err, errDryRun):
+	if err != nil && d.j.err == nil && !errors.Is(err, errHeld) && !errors.Is(err, errElsewhere) && !errors.Is(err, errDryRun) {
 		d.j.err = err
 	}
 	return d.j
@@ -66,16 +63,42 @@ func (t *transition) drive(iss *issues.Issue, from *stages.Node, want hop, gated
 
 // driver runs one command's moves as the callbacks of a looplab FSM.
 type driver struct {
-	t       *transition
-	machine *fsm.FSM
-	from    *stages.Node
+	t    *transition
+	sm   *fsm.FSM // this command's run of the stage machine
+	from *stages.Node
 	// gated: the next event is the move asked for, and its gate runs.
 	gated bool
 	j     journey
 }
 
+// fire asks the machine for the move h. looplab/fsm makes a move to the
+// state it is in no transition at all, with no callbacks; but a step back
+// to the issue's own stage is a move (written, and the stage entered
+// again), so that one is made here, along the same declared edge.
 func (d *driver) fire(ctx context.Context, h hop) error {
-	return d.machine.Event(ctx, eventName(h.kind, h.to.Path), h)
+	name := machine.Event(h.kind, h.to.Path)
+	if h.to.Path != d.sm.Current() {
+		return d.sm.Event(ctx, name, h)
+	}
+	if !d.sm.Can(name) {
+		return fsm.InvalidEventError{Event: name, State: d.sm.Current()}
+	}
+	if d.gated {
+		// The move asked for: its gate decides, as beforeEvent would.
+		d.gated = false
+		if d.j.gate = d.t.decide(d.j.issue, d.from, h.to, h.kind); d.j.gate.status != StatusAdvanced {
+			return errHeld
+		}
+		if d.t.dryRun {
+			return errDryRun
+		}
+		h = d.j.gate.hop
+	}
+	if err := d.write(h); err != nil {
+		return err
+	}
+	d.enter(ctx, h.to.Path)
+	return nil
 }
 
 // beforeEvent runs the gate of the move asked for (only that one: the
@@ -106,43 +129,46 @@ func (d *driver) beforeEvent(_ context.Context, e *fsm.Event) {
 
 // leaveState writes the move, atomically, with its history entry.
 func (d *driver) leaveState(_ context.Context, e *fsm.Event) {
-	h := e.Args[0].(hop)
+	if err := d.write(e.Args[0].(hop)); err != nil {
+		e.Cancel(err)
+	}
+}
+
+func (d *driver) write(h hop) error {
 	cur, err := d.t.commit(d.j.issue, h)
 	if err != nil {
 		d.j.err = err
-		e.Cancel(err)
-		return
+		return err
 	}
 	d.j.issue, d.j.hops = cur, append(d.j.hops, h)
+	return nil
 }
 
 // enterState runs the completion hooks of the stage left, then the entry
 // hooks of the stage entered; a hook there that sends the issue on fires
 // the next event (looplab/fsm allows it from enter callbacks), up to
 // maxChain moves.
-func (d *driver) enterState(ctx context.Context, e *fsm.Event) {
-	left := d.from
-	if n := len(d.j.hops); n > 1 {
-		left = d.j.hops[n-2].to
-	}
-	a := d.t.arrive(d.j.issue, left, d.j.hops[len(d.j.hops)-1])
+func (d *driver) enterState(ctx context.Context, e *fsm.Event) { d.enter(ctx, e.Dst) }
+
+func (d *driver) enter(ctx context.Context, at string) {
+	a := d.t.arrive(d.j.issue, d.j.hops[len(d.j.hops)-1])
 	d.j.issue, d.j.arrivals = a.issue, append(d.j.arrivals, a)
 	if a.next == nil {
 		return
 	}
 	if len(d.j.hops) > d.t.e.maxChain {
-		d.j.said.warn(fmt.Sprintf("stopped following redirects at %s after %d hops; check the hooks for a loop", e.Dst, len(d.j.hops)-1))
+		d.j.said.warn(fmt.Sprintf("stopped following redirects at %s after %d hops; check the hooks for a loop", at, len(d.j.hops)-1))
 		return
 	}
 	if err := d.fire(ctx, *a.next); err != nil && d.j.err == nil {
-		d.j.said.warn(fmt.Sprintf("could not move the issue on from %s: %v", e.Dst, err))
+		d.j.said.warn(fmt.Sprintf("could not move the issue on from %s: %v", at, err))
 	}
 }
 
-// result is the Result of a command whose moves were driven as j: built
-// here, once, from what each step returned.
-func (j journey) result(r Result, dryRun bool) Result {
-	j.gate.said.into(&r)
+// into fills in r what the command's moves did: where the issue went and
+// why, what its hooks said, and what is left to do.
+func (j journey) into(r *Result, dryRun bool) {
+	j.gate.said.into(r)
 	r.Reasons = append(r.Reasons, j.gate.reasons...)
 	// Until a move is written, To names where the command was going.
 	r.To = j.want.to.Path
@@ -152,14 +178,14 @@ func (j journey) result(r Result, dryRun bool) Result {
 	case dryRun:
 		r.Status, r.To, r.Kind = StatusAdvanced, j.gate.hop.to.Path, j.gate.hop.kind
 	case len(j.hops) == 0:
-		r.Status, r.Conflict = StatusBlocked, isConflict(j.err)
-		r.To, r.Kind = j.gate.hop.to.Path, j.gate.hop.kind
-		r.Reasons = append(r.Reasons, j.err.Error())
+		r.Status, r.To, r.Kind = StatusBlocked, j.gate.hop.to.Path, j.gate.hop.kind
+		if j.err != nil {
+			r.Conflict = isConflict(j.err)
+			r.Reasons = append(r.Reasons, j.err.Error())
+		}
 	default:
-		j.moved(&r)
+		j.moved(r)
 	}
-	r.Reasons = dedupe(r.Reasons)
-	return r
 }
 
 // moved fills in where the moves took the issue and what they left to do.
@@ -167,8 +193,11 @@ func (j journey) moved(r *Result) {
 	r.Status, r.Version = StatusAdvanced, j.issue.Version
 	last := j.hops[len(j.hops)-1]
 	r.To, r.Kind = last.to.Path, last.kind
-	for _, h := range j.hops[1:] {
-		// Why the hooks moved the issue on after the first move.
+	hooked := j.hops
+	if j.gated {
+		hooked = hooked[1:] // the gate has said why the first move was made
+	}
+	for _, h := range hooked {
 		r.Reasons = append(r.Reasons, h.reason)
 	}
 	for _, a := range j.arrivals {

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/machine"
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/stages"
@@ -31,7 +32,7 @@ type Engine struct {
 	maxChain int
 
 	mu       sync.Mutex
-	machines map[string]*Machine
+	machines map[*stages.Flow]*machine.Machine
 }
 
 // New returns an engine over cfg and store.
@@ -40,7 +41,7 @@ func New(cfg *stages.Config, store *issues.Store, reg *hooks.Registry, log *slog
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Engine{Config: cfg, Store: store, Hooks: reg, Log: log, WorkDir: filepath.Dir(cfg.File), maxChain: 8,
-		machines: map[string]*Machine{}}
+		machines: map[*stages.Flow]*machine.Machine{}}
 }
 
 // hookEnv is what hooks see of the world.
@@ -49,27 +50,34 @@ func (e *Engine) hookEnv(dryRun bool) *hooks.Env {
 }
 
 // Machine returns the stage machine of a flow, built on first use.
-func (e *Engine) Machine(flow *stages.Flow) *Machine {
+func (e *Engine) Machine(flow *stages.Flow) *machine.Machine {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	m, ok := e.machines[flow.Name]
+	m, ok := e.machines[flow]
 	if !ok {
-		m = NewMachine(flow, e.Hooks)
-		e.machines[flow.Name] = m
+		m = machine.New(flow, e.Hooks)
+		e.machines[flow] = m
 	}
 	return m
 }
 
-// hookWith names the first registered hook whose spec has the trait (the
-// approval check, say): the engine finds hooks by what they declare, never
-// by name.
-func (e *Engine) hookWith(trait func(stages.HookSpec) bool) (string, bool) {
+// hookWith names the one registered hook whose spec has the trait (it
+// checks approvals, say, or waits for CI): the engine finds hooks by what
+// they declare, never by name. what says the trait in errors.
+func (e *Engine) hookWith(what string, trait func(stages.HookSpec) bool) (string, error) {
+	var found []string
 	for _, name := range e.Hooks.HookNames() {
 		if spec, ok := e.Hooks.Hook(name); ok && trait(spec) {
-			return name, true
+			found = append(found, name)
 		}
 	}
-	return "", false
+	switch len(found) {
+	case 0:
+		return "", fmt.Errorf("no hook %s in this build of agenttree", what)
+	case 1:
+		return found[0], nil
+	}
+	return "", fmt.Errorf("more than one hook %s (%s); agenttree cannot tell which to use", what, strings.Join(found, ", "))
 }
 
 func (e *Engine) locate(iss *issues.Issue) (*stages.Flow, *stages.Node, error) {
@@ -97,7 +105,7 @@ func (e *Engine) Snapshot(iss *issues.Issue) *hooks.Issue {
 		Dir: e.Store.Dir(iss.ID), WorkDir: e.WorkDir, DefaultBranch: e.Config.DefaultBranch,
 	}
 	for _, x := range iss.History {
-		h.History = append(h.History, hooks.Event{From: x.From, To: x.To, Kind: string(x.Kind), Actor: x.Actor, Reason: x.Reason, At: x.At})
+		h.History = append(h.History, hooks.Event{From: x.From, To: x.To, Kind: x.Kind, Actor: x.Actor, Reason: x.Reason, At: x.At})
 	}
 	return h
 }

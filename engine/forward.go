@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/machine"
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/stages"
@@ -30,7 +31,7 @@ type transition struct {
 	tx     *issues.Tx
 	actor  Actor
 	dryRun bool
-	m      *Machine
+	m      *machine.Machine
 }
 
 // snapshot is the hooks' view of iss with the watch state held by the issues.Tx.
@@ -59,9 +60,12 @@ func (e *Engine) forward(ctx context.Context, id int, actor Actor, dryRun, appro
 	}
 	base := Result{Issue: id, From: seen.Stage, To: seen.Stage, Version: seen.Version, Reasons: []string{}, DryRun: dryRun}
 	why, err := admit(actor, node, seen, approve)
-	if err != nil || why != "" {
+	switch {
+	case err != nil:
+		return nil, err
+	case why != "":
 		base.Status, base.Reasons = StatusWaiting, []string{why}
-		return &base, err
+		return &base, nil
 	}
 
 	tx, err := e.Store.Lock(ctx, id)
@@ -79,10 +83,11 @@ func (e *Engine) forward(ctx context.Context, id int, actor Actor, dryRun, appro
 		return &base, nil
 	}
 	t := &transition{e: e, ctx: ctx, tx: tx, actor: actor, dryRun: dryRun, m: e.Machine(flow)}
-	res, err := t.forward(iss, flow, node, approve, base)
+	f, err := t.forward(iss, flow, node, approve)
 	if err != nil {
 		return nil, err
 	}
+	res := f.result(base, dryRun)
 	return &res, nil
 }
 
@@ -103,82 +108,77 @@ func admit(actor Actor, node *stages.Node, iss *issues.Issue, approve bool) (str
 	return waitReason(actor, node, iss.ID), nil
 }
 
-// forward decides the move of a locked issue and drives it.
-func (t *transition) forward(iss *issues.Issue, flow *stages.Flow, node *stages.Node, approve bool, r Result) (Result, error) {
-	var s said
+// forward decides the move of a locked issue and drives it. Each step
+// returns what it found; findings.result makes the Result of them.
+func (t *transition) forward(iss *issues.Issue, flow *stages.Flow, node *stages.Node, approve bool) (findings, error) {
+	f := findings{issue: iss}
 	if approve && !node.HumanReview() {
 		// A person approves again what changed after the review (the merge
 		// on entering this stage refused unapproved commits).
 		var err error
-		if iss, s, err = t.reapprove(iss, node); err != nil {
-			return r, err
+		if f.issue, f.reapproved, err = t.reapprove(iss, node); err != nil {
+			return f, err
 		}
-		r.Version = iss.Version
 	}
 	// Entry hooks that did not finish when the issue arrived (a push that
 	// failed, a merge refused) run again before anything else, terminal
 	// stages included.
-	if entryPendingAt(iss, node) {
-		var moved bool
-		if iss, moved, r = t.resume(iss, node, r); moved || r.Status == StatusBlocked {
-			s.into(&r)
-			return r, nil
+	if entryPendingAt(f.issue, node) {
+		if t.dryRun {
+			f.unfinished = node.Path
+			return f, nil
+		}
+		if done := t.resume(&f, node); done {
+			return f, nil
 		}
 	}
-	s.into(&r)
 	if term := node.Terminal(); term != stages.TerminalNone {
-		r.Status = StatusFinal
-		r.Reasons = append(r.Reasons, fmt.Sprintf("issue %d is done: %s is a terminal (%s) stage", iss.ID, node.Path, term))
-		return r, nil
+		f.final = fmt.Sprintf("issue %d is done: %s is a terminal (%s) stage", f.issue.ID, node.Path, term)
+		return f, nil
 	}
-	to, skipped, err := flow.Next(node.Path, t.e.Snapshot(iss).CondVars())
+	to, skipped, err := flow.Next(node.Path, t.e.Snapshot(f.issue).CondVars())
 	if err != nil {
-		return r, err
+		return f, err
 	}
-	r.Skipped = skipped
+	f.skipped = skipped
 	if to == nil {
-		r.Status = StatusFinal
-		r.Reasons = append(r.Reasons, fmt.Sprintf("issue %d is at %s, the last stage of flow %q", iss.ID, node.Path, flow.Name))
-		return r, nil
+		f.final = fmt.Sprintf("issue %d is at %s, the last stage of flow %q", f.issue.ID, node.Path, flow.Name)
+		return f, nil
 	}
-	kind := forwardMove(node)
+	kind := machine.Forward(node)
 	if kind == stages.MoveApprove {
-		r.Warnings = append(r.Warnings, t.approvePR(iss)...)
+		f.reapproved.warn(t.approvePR(f.issue)...)
 	}
-	return t.drive(iss, node, hop{to: to, kind: kind}, true).result(r, t.dryRun), nil
+	j := t.drive(f.issue, node, hop{from: node, to: to, kind: kind}, true)
+	f.journey = &j
+	return f, nil
 }
 
 // resume reruns the entry hooks of node, which did not finish when the
-// issue arrived. It returns the issue as they left it, whether a hook moved
-// it on (that is then the command's move), and the Result so far: blocked
-// while they still fail.
-func (t *transition) resume(iss *issues.Issue, node *stages.Node, r Result) (*issues.Issue, bool, Result) {
-	if t.dryRun {
-		r.Status = StatusBlocked
-		r.Reasons = append(r.Reasons, fmt.Sprintf("the entry hooks of %s did not finish; `agenttree next` runs them again", node.Path))
-		return iss, false, r
-	}
-	from, _ := t.e.Config.Node(iss.EntryPending.From)
-	a := t.enter(iss, from, node)
-	a.said.into(&r)
-	r.Version = a.issue.Version
-	switch {
-	case a.next != nil:
+// issue arrived, into f. It reports whether that is all the command does:
+// the hooks still fail, or one of them moved the issue on (that is then
+// the command's move).
+func (t *transition) resume(f *findings, node *stages.Node) (done bool) {
+	from, _ := t.e.Config.Node(f.issue.EntryPending.From)
+	a := t.enter(f.issue, from, node)
+	f.resumed, f.issue = &a, a.issue
+	if a.next != nil {
 		j := t.drive(a.issue, node, *a.next, false)
-		return j.issue, true, j.result(r, false)
-	case len(a.failures) > 0:
-		r.Status = StatusBlocked
-		r.Reasons = append(r.Reasons, a.failures...)
+		f.journey = &j
+		return true
 	}
-	return a.issue, false, r
+	return len(a.failures) > 0
 }
 
 // approvePR records a person's approval on the PR where the forge takes it
 // from agenttree, so the review gate sees it. It returns what went wrong,
-// as warnings.
+// as warnings. A forge is opened only when there is a PR to approve.
 func (t *transition) approvePR(iss *issues.Issue) []string {
+	if iss.PRNumber == 0 || t.dryRun {
+		return nil
+	}
 	ap, ok := forge.As[forge.Approver](t.e.Forge)
-	if !ok || iss.PRNumber == 0 || t.dryRun {
+	if !ok {
 		return nil
 	}
 	if err := ap.Approve(t.ctx, iss.PRNumber, string(ActorHuman)); err != nil {

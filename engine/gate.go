@@ -12,6 +12,10 @@ import (
 // hop is one move a command makes: where to, how, why, and the hook
 // outputs its write keeps.
 type hop struct {
+	// from is the node the move counts as leaving for the stage entered
+	// (its entry hooks run as if from there): the issue's stage, or for a
+	// move a completion hook asks for, the stage that was completed.
+	from    *stages.Node
 	to      *stages.Node
 	kind    stages.Move
 	reason  string
@@ -38,40 +42,42 @@ func (t *transition) decide(iss *issues.Issue, node, to *stages.Node, kind stage
 		return decision{status: StatusBlocked, reasons: []string{err.Error()}}
 	}
 	seq := t.sequence(node, iss)
+	d := t.choose(seq, node, to, kind)
+	d.said = seq.said // what every hook that ran said, whatever was decided
+	return d
+}
+
+// choose is decide's verdict, from the hooks seq runs.
+func (t *transition) choose(seq *sequence, node, to *stages.Node, kind stages.Move) decision {
+	var d decision
 	reasons, jump := t.gate(seq, node, to)
-	d := decision{said: seq.said}
 	switch {
 	case jump != nil:
 		target, ok := t.e.Config.Node(jump.Target)
 		if !ok {
 			return d.block(fmt.Sprintf("a hook sent the issue to unknown stage %q", jump.Target))
 		}
-		h := hop{to: target, kind: jumpKind(jump.Kind), reason: jumpReason(*jump), outputs: seq.outputs}
+		h := hop{from: node, to: target, kind: jumpKind(jump.Kind), reason: jumpReason(*jump), outputs: seq.outputs}
 		if err := t.m.Check(node.Path, target.Path, h.kind); err != nil {
 			return d.block(err.Error())
 		}
 		// What else the gate found is worth knowing on the way back.
-		d.status, d.hop, d.reasons = StatusAdvanced, h, append([]string{h.reason}, reasons...)
-		return d
+		return decision{status: StatusAdvanced, hop: h, reasons: append([]string{h.reason}, reasons...)}
 	case len(reasons) > 0:
 		return d.block(reasons...)
 	}
 	back, why, stop := t.decideRollback(seq, node, to)
 	switch {
 	case stop:
-		d.status, d.reasons = StatusWaiting, []string{why}
-	case back != nil:
-		if err := t.m.Check(node.Path, back.Path, stages.MoveRollback); err != nil {
-			return d.block(err.Error())
-		}
-		d.status, d.reasons = StatusAdvanced, []string{why}
-		d.hop = hop{to: back, kind: stages.MoveRollback, reason: why, outputs: seq.outputs}
-	default:
-		d.status = StatusAdvanced
-		d.hop = hop{to: to, kind: kind, reason: "gates passed", outputs: seq.outputs}
+		return decision{status: StatusWaiting, reasons: []string{why}}
+	case back == nil:
+		return decision{status: StatusAdvanced, hop: hop{from: node, to: to, kind: kind, reason: "gates passed", outputs: seq.outputs}}
 	}
-	d.said = seq.said
-	return d
+	if err := t.m.Check(node.Path, back.Path, stages.MoveRollback); err != nil {
+		return d.block(err.Error())
+	}
+	return decision{status: StatusAdvanced, reasons: []string{why},
+		hop: hop{from: node, to: back, kind: stages.MoveRollback, reason: why, outputs: seq.outputs}}
 }
 
 func (d decision) block(reasons ...string) decision {

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/engine"
-	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/stages"
 )
 
 // loop is a pipeline whose entry hooks send an issue back and forth for
@@ -55,9 +55,9 @@ func TestRedirectLoopsAreCutShort(t *testing.T) {
 	require.NoError(t, err)
 	// create, the advance, then eight redirects.
 	require.Len(t, got.History, 10)
-	assert.Equal(t, issues.KindAdvance, got.History[1].Kind)
+	assert.Equal(t, stages.MoveAdvance, got.History[1].Kind)
 	for _, h := range got.History[2:] {
-		assert.Equal(t, issues.KindRedirect, h.Kind)
+		assert.Equal(t, stages.MoveRedirect, h.Kind)
 	}
 	assert.Equal(t, res.To, got.Stage)
 	assert.Equal(t, len(got.History), got.Version)

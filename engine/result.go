@@ -2,7 +2,9 @@ package engine
 
 import (
 	"errors"
+	"fmt"
 
+	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -64,6 +66,53 @@ func (s *said) warn(w ...string) { s.warnings = append(s.warnings, w...) }
 func (s said) into(r *Result) {
 	r.Notes = append(r.Notes, s.notes...)
 	r.Warnings = append(r.Warnings, s.warnings...)
+}
+
+// findings are what one command's steps found, in the order they ran. The
+// Result is made of them once, by result.
+type findings struct {
+	// issue is the issue as last read or written.
+	issue *issues.Issue
+	// reapproved is what a person's approval said (made again at a stage
+	// whose entry hooks refused unapproved commits, or recorded on the
+	// forge).
+	reapproved said
+	// unfinished names the stage whose entry hooks a dry run did not rerun.
+	unfinished string
+	// resumed is the rerun of entry hooks that had not finished.
+	resumed *arrival
+	// final says why the issue goes nowhere from here.
+	final   string
+	skipped []string
+	journey *journey
+}
+
+// result makes the command's Result from base (the issue as the command
+// found it) and what its steps found.
+func (f findings) result(r Result, dryRun bool) Result {
+	f.reapproved.into(&r)
+	if f.resumed != nil {
+		f.resumed.said.into(&r)
+	}
+	if f.issue != nil {
+		r.Version = f.issue.Version
+	}
+	r.Skipped = f.skipped
+	switch {
+	case f.unfinished != "":
+		r.Status = StatusBlocked
+		r.Reasons = append(r.Reasons, fmt.Sprintf("the entry hooks of %s did not finish; `agenttree next` runs them again", f.unfinished))
+	case f.journey != nil:
+		f.journey.into(&r, dryRun)
+	case f.resumed != nil && len(f.resumed.failures) > 0:
+		r.Status = StatusBlocked
+		r.Reasons = append(r.Reasons, f.resumed.failures...)
+	default:
+		r.Status = StatusFinal
+		r.Reasons = append(r.Reasons, f.final)
+	}
+	r.Reasons = dedupe(r.Reasons)
+	return r
 }
 
 func dedupe(list []string) []string {

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agenttree/agenttree/stages"
 )
 
 // Issue is the read-only view of an issue a hook gets.
@@ -38,8 +40,11 @@ type Issue struct {
 
 // Event is one entry of the issue's history.
 type Event struct {
-	From, To, Kind, Actor, Reason string
-	At                            time.Time
+	From, To string
+	Kind     stages.Move
+	Actor    string
+	Reason   string
+	At       time.Time
 }
 
 // Var is one of the variables every issue provides to conditions and
@@ -66,22 +71,26 @@ func (v Var) Text(i *Issue) (text string, ok bool) {
 	return toString(x), true
 }
 
+// issueVars is the table of the issue's own variables, in the order they
+// are documented.
+var issueVars = []Var{
+	{Name: "issue_id", value: func(i *Issue) any { return i.ID }},
+	{Name: "issue_title", value: func(i *Issue) any { return i.Title }},
+	{Name: "stage", value: func(i *Issue) any { return i.Stage }},
+	{Name: "flow", value: func(i *Issue) any { return i.Flow }},
+	{Name: "branch", value: func(i *Issue) any { return i.Branch }},
+	{Name: "labels", value: func(i *Issue) any { return i.Labels }},
+	{Name: "pr_number", value: func(i *Issue) any { return i.PRNumber }, noneIfZero: true},
+	{Name: "pr_url", value: func(i *Issue) any { return i.PRURL }},
+	{Name: "head_sha", value: func(i *Issue) any { return i.HeadSHA }},
+}
+
 // IssueVars lists the issue's own variables in the order they are
 // documented. Conditions and messages (and the environment of `run`) are
-// all built from this one table, so they cannot drift apart.
-func IssueVars() []Var {
-	return []Var{
-		{Name: "issue_id", value: func(i *Issue) any { return i.ID }},
-		{Name: "issue_title", value: func(i *Issue) any { return i.Title }},
-		{Name: "stage", value: func(i *Issue) any { return i.Stage }},
-		{Name: "flow", value: func(i *Issue) any { return i.Flow }},
-		{Name: "branch", value: func(i *Issue) any { return i.Branch }},
-		{Name: "labels", value: func(i *Issue) any { return i.Labels }},
-		{Name: "pr_number", value: func(i *Issue) any { return i.PRNumber }, noneIfZero: true},
-		{Name: "pr_url", value: func(i *Issue) any { return i.PRURL }},
-		{Name: "head_sha", value: func(i *Issue) any { return i.HeadSHA }},
-	}
-}
+// all built from this one table, and the config loader learns their names
+// from it (Registry.Variables), so they cannot drift apart. The table is
+// shared: read it, never change it.
+func IssueVars() []Var { return issueVars }
 
 // CondVars are the variables conditions see: the issue's hooks' outputs,
 // its vars, and its own variables, each winning over the ones before (a

@@ -40,3 +40,15 @@ func TestIssueVariables(t *testing.T) {
 	assert.Equal(t, "3", noPR.MessageVars()["pr_number"])
 	assert.Equal(t, 0, noPR.CondVars()["pr_number"])
 }
+
+// The config loader learns which variables every issue provides from the
+// registry, which reads them from the same table as conditions and
+// messages.
+func TestRegistryVariables(t *testing.T) {
+	var want []string
+	for _, v := range hooks.IssueVars() {
+		want = append(want, v.Name)
+	}
+	assert.Equal(t, []string{"issue_id", "issue_title", "stage", "flow", "branch", "labels", "pr_number", "pr_url", "head_sha"}, want)
+	assert.Equal(t, want, hooks.NewRegistry().Variables())
+}

@@ -85,6 +85,16 @@ func (r *Registry) HookNames() []string {
 	return out
 }
 
+// Variables implements stages.HookCatalog: the issue's own variables
+// (IssueVars), which every issue provides.
+func (r *Registry) Variables() []string {
+	out := make([]string, len(issueVars))
+	for i, v := range issueVars {
+		out[i] = v.Name
+	}
+	return out
+}
+
 // Run calls the hook of entry with the common options applied: `when`
 // (false skips it), `timeout`, `retries` (transient failures retried with
 // backoff) and `optional` (a failure becomes a warning).

@@ -64,6 +64,13 @@ type HookSpec struct {
 	// Waits marks a hook that polls something outside agenttree (CI) until
 	// it has a verdict, one poll per call: `agenttree pr wait` drives it.
 	Waits bool
+	// Check, when set, checks an entry's parameters once the loader has
+	// read them (those given with a valid value, under their canonical
+	// names), for what their types cannot say: where `run`'s placeholders
+	// stand. An error fails the config; its message continues the
+	// sentence "hook NAME ...", as in "parameter `command`: ...". Each
+	// error of an errors.Join is reported on its own.
+	Check func(params map[string]any) error
 }
 
 // Moves reports whether the hook may send an issue somewhere with move m
@@ -99,4 +106,7 @@ type HookCatalog interface {
 	Hook(name string) (HookSpec, bool)
 	// HookNames lists every hook name, for suggestions.
 	HookNames() []string
+	// Variables lists the variables every issue provides to conditions
+	// and messages (issue_id, issue_title, ...).
+	Variables() []string
 }

@@ -9,10 +9,12 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -20,6 +22,7 @@ import (
 	"time"
 
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/internal/gitx"
 	"github.com/agenttree/agenttree/internal/proc"
 	"gopkg.in/yaml.v3"
 )
@@ -59,7 +62,10 @@ func main() {
 	keep := flag.Bool("keep", false, "keep the temp directory and print its path")
 	bin := flag.String("bin", "", "time this agenttree binary instead of building one from the module (to compare two builds side by side)")
 	flag.Parse()
-	if err := bench(*n, *warmup, *keep, *bin); err != nil {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	err := bench(ctx, *n, *warmup, *keep, *bin)
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -70,7 +76,7 @@ type sample struct {
 	rssKiB int64
 }
 
-func bench(n, warmup int, keep bool, bin string) error {
+func bench(ctx context.Context, n, warmup int, keep bool, bin string) error {
 	if n < 1 {
 		return fmt.Errorf("-n must be at least 1")
 	}
@@ -85,15 +91,15 @@ func bench(n, warmup int, keep bool, bin string) error {
 	}
 
 	if bin == "" {
-		if bin, err = build(tmp); err != nil {
+		if bin, err = build(ctx, tmp); err != nil {
 			return err
 		}
 	}
 	repo := filepath.Join(tmp, "repo")
-	if err := setup(bin, repo); err != nil {
+	if err := setup(ctx, bin, repo); err != nil {
 		return err
 	}
-	samples, err := timeRuns(bin, repo, n, warmup)
+	samples, err := timeRuns(ctx, bin, repo, n, warmup)
 	if err != nil {
 		return err
 	}
@@ -102,16 +108,14 @@ func bench(n, warmup int, keep bool, bin string) error {
 }
 
 // timeRuns times n runs of `agenttree next` in repo after warmup untimed
-// ones, putting issue 1 back at stage a before each.
-func timeRuns(bin, repo string, n, warmup int) ([]sample, error) {
+// ones, putting issue 1 back at stage a before each. It stops between runs
+// once ctx is done; a run itself is started without ctx, so that nothing
+// but the process is timed.
+func timeRuns(ctx context.Context, bin, repo string, n, warmup int) ([]sample, error) {
 	issueDir := filepath.Join(repo, "_agenttree", "issues", "001")
-	saved := map[string][]byte{}
-	for _, name := range []string{"issue.yaml", "events.jsonl"} {
-		data, err := os.ReadFile(filepath.Join(issueDir, name))
-		if err != nil {
-			return nil, err
-		}
-		saved[name] = data
+	saved, err := snapshot(issueDir, "issue.yaml", "events.jsonl")
+	if err != nil {
+		return nil, err
 	}
 	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
@@ -122,36 +126,70 @@ func timeRuns(bin, repo string, n, warmup int) ([]sample, error) {
 
 	samples := make([]sample, 0, n)
 	for i := range warmup + n {
-		// Put the issue back at a, outside the timed part.
-		for name, data := range saved {
-			if err := os.WriteFile(filepath.Join(issueDir, name), data, 0o644); err != nil {
-				return nil, err
-			}
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("stopped after %d runs: %w", i, err)
 		}
-		var stderr bytes.Buffer
-		cmd := exec.Command(bin, "next", "-i", "1")
-		cmd.Dir, cmd.Env = repo, env
-		cmd.Stdout, cmd.Stderr = devnull, &stderr
-
-		start := time.Now()
-		err := cmd.Run()
-		wall := time.Since(start)
+		// Put the issue back at a, outside the timed part.
+		if err := restore(issueDir, saved); err != nil {
+			return nil, err
+		}
+		s, err := timeNext(bin, repo, env, devnull)
 		if err != nil {
-			return nil, fmt.Errorf("run %d: agenttree next: %v: %s", i, err, stderr.Bytes())
+			return nil, fmt.Errorf("run %d: %w", i, err)
 		}
 		if err := checkMoved(filepath.Join(issueDir, "issue.yaml")); err != nil {
 			return nil, fmt.Errorf("run %d: %w", i, err)
 		}
 		if i >= warmup {
-			samples = append(samples, sample{wall: wall, rssKiB: proc.PeakRSSKiB(cmd.ProcessState)})
+			samples = append(samples, s)
 		}
 	}
 	return samples, nil
 }
 
+// timeNext runs `agenttree next` once in repo, from starting the process
+// to reaping it.
+func timeNext(bin, repo string, env []string, stdout *os.File) (sample, error) {
+	var stderr bytes.Buffer
+	cmd := exec.Command(bin, "next", "-i", "1")
+	cmd.Dir, cmd.Env = repo, env
+	cmd.Stdout, cmd.Stderr = stdout, &stderr
+
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	if err != nil {
+		return sample{}, fmt.Errorf("agenttree next: %v: %s", err, stderr.Bytes())
+	}
+	return sample{wall: wall, rssKiB: proc.PeakRSSKiB(cmd.ProcessState)}, nil
+}
+
+// snapshot reads the named files in dir, for restore.
+func snapshot(dir string, names ...string) (map[string][]byte, error) {
+	files := make(map[string][]byte, len(names))
+	for _, name := range names {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return nil, err
+		}
+		files[name] = data
+	}
+	return files, nil
+}
+
+// restore writes files, read by snapshot, back into dir.
+func restore(dir string, files map[string][]byte) error {
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // build compiles the CLI from the module this program belongs to.
-func build(tmp string) (string, error) {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
+func build(ctx context.Context, tmp string) (string, error) {
+	out, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
 	if err != nil {
 		return "", fmt.Errorf("go env GOMOD: %w", err)
 	}
@@ -160,9 +198,10 @@ func build(tmp string) (string, error) {
 		return "", fmt.Errorf("run this from inside the agenttree module: go run ./bench/next")
 	}
 	bin := filepath.Join(tmp, "agenttree")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/agenttree")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/agenttree")
 	cmd.Dir = filepath.Dir(gomod)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	proc.Group(cmd) // a Ctrl-C ends the compilers go started too
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("go build: %w", err)
 	}
@@ -171,7 +210,7 @@ func build(tmp string) (string, error) {
 
 // setup makes a git repository with the config and one issue at stage a
 // whose review.md passes both gates.
-func setup(bin, repo string) error {
+func setup(ctx context.Context, bin, repo string) error {
 	if err := os.MkdirAll(repo, 0o755); err != nil {
 		return err
 	}
@@ -179,14 +218,14 @@ func setup(bin, repo string) error {
 		return err
 	}
 	if _, err := exec.LookPath("git"); err == nil {
-		git := exec.Command("git", "init", "-q", "-b", "main")
-		git.Dir = repo
-		if out, err := git.CombinedOutput(); err != nil {
-			return fmt.Errorf("git init: %v: %s", err, out)
+		if _, err := (&gitx.Repo{Dir: repo}).Run(ctx, "init", "-q", "-b", "main"); err != nil {
+			return err
 		}
 	}
-	create := exec.Command(bin, "issue", "create", "Benchmark the gates", "--stage", "a")
+	create := exec.CommandContext(ctx, bin, "issue", "create", "Benchmark the gates", "--stage", "a")
 	create.Dir, create.Env = repo, humanEnv()
+	proc.Group(create)
+	create.WaitDelay = time.Second
 	if out, err := create.CombinedOutput(); err != nil {
 		return fmt.Errorf("issue create: %v: %s", err, out)
 	}

@@ -55,6 +55,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	switch {
 	case errors.As(err, &ee):
 		code = ee.code
+	case errors.Is(err, context.Canceled):
+		code = exitInterrupted // Ctrl-C, even while waiting for a lock
 	case errors.Is(err, atomicfile.ErrLocked):
 		code = exitWaiting // nothing changed; another process has the issue
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -105,27 +106,9 @@ func (a *app) validateCmd() *cobra.Command {
 				fmt.Fprintf(a.out, "%s: ok (%s form, %d stages, flows: %s)\n", cfg.File, cfg.Form, len(cfg.Stages), strings.Join(cfg.FlowNames(), ", "))
 				return nil
 			}
-			rep := validateReport{Errors: []stages.Diagnostic{}, Warnings: []stages.Diagnostic{}, Flows: []string{}}
-			quiet := *a
-			quiet.err = nopWriter{}
-			cfg, _, err := quiet.loadConfig()
-			var le *stages.LoadError
-			switch {
-			case errors.As(err, &le):
-				rep.File = a.configPath
-				for _, d := range le.Diagnostics {
-					rep.File = d.Pos.File
-					if d.Severity == stages.SevError {
-						rep.Errors = append(rep.Errors, d)
-					} else {
-						rep.Warnings = append(rep.Warnings, d)
-					}
-				}
-			case err != nil:
+			rep, err := a.validateReport()
+			if err != nil {
 				return err
-			default:
-				rep.File, rep.Valid, rep.Form, rep.Stages, rep.Flows = cfg.File, true, cfg.Form, len(cfg.Stages), cfg.FlowNames()
-				rep.Warnings = append(rep.Warnings, cfg.Warnings...)
 			}
 			if err := a.printJSON(rep); err != nil {
 				return err
@@ -140,9 +123,33 @@ func (a *app) validateCmd() *cobra.Command {
 	return cmd
 }
 
-type nopWriter struct{}
-
-func (nopWriter) Write(p []byte) (int, error) { return len(p), nil }
+// validateReport loads the config and reports what was found, problems
+// included; err is for a config that could not be read at all.
+func (a *app) validateReport() (validateReport, error) {
+	rep := validateReport{Errors: []stages.Diagnostic{}, Warnings: []stages.Diagnostic{}, Flows: []string{}}
+	quiet := *a
+	quiet.err = io.Discard // the warnings go into the report
+	cfg, _, err := quiet.loadConfig()
+	var le *stages.LoadError
+	switch {
+	case errors.As(err, &le):
+		rep.File = a.configPath
+		for _, d := range le.Diagnostics {
+			rep.File = d.Pos.File
+			if d.Severity == stages.SevError {
+				rep.Errors = append(rep.Errors, d)
+			} else {
+				rep.Warnings = append(rep.Warnings, d)
+			}
+		}
+	case err != nil:
+		return rep, err
+	default:
+		rep.File, rep.Valid, rep.Form, rep.Stages, rep.Flows = cfg.File, true, cfg.Form, len(cfg.Stages), cfg.FlowNames()
+		rep.Warnings = append(rep.Warnings, cfg.Warnings...)
+	}
+	return rep, nil
+}
 
 type stagesReport struct {
 	DefaultFlow string              `json:"default_flow"`

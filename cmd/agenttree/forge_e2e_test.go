@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/internal/gittest"
 	"github.com/agenttree/agenttree/internal/testpipeline"
+	"github.com/agenttree/agenttree/stages"
 )
 
 // newForgeRepo makes a bare origin and a clone holding the config, with
@@ -240,5 +240,5 @@ func TestUnapprovedCodeIsNotMerged(t *testing.T) {
 	assert.Contains(t, r.stdout, "merged PR #1")
 	assert.Contains(t, gittest.Run(t, bare, "ls-tree", "--name-only", "main"), "extra.sh")
 	hist := w.issue(t, id).History
-	assert.Equal(t, issues.KindApprove, hist[len(hist)-1].Kind, "the second approval is on record")
+	assert.Equal(t, stages.MoveApprove, hist[len(hist)-1].Kind, "the second approval is on record")
 }

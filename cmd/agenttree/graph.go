@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/engine/machine"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -25,7 +25,7 @@ func (a *app) graphCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			m := engine.NewMachine(flow, reg)
+			m := machine.New(flow, reg)
 			switch format {
 			case "mermaid":
 				fmt.Fprint(a.out, mermaid(m))
@@ -100,12 +100,12 @@ func nodeID(path string) string { return strings.NewReplacer(".", "__", "-", "_"
 
 // forward reports whether an edge is a move forward, drawn solid; step
 // backs, redirects and rollbacks are dashed.
-func forward(e engine.Edge) bool {
+func forward(e machine.Edge) bool {
 	return e.Kind == stages.MoveAdvance || e.Kind == stages.MoveApprove
 }
 
 // mermaid draws the machine as a Mermaid flowchart.
-func mermaid(m *engine.Machine) string {
+func mermaid(m *machine.Machine) string {
 	var b strings.Builder
 	b.WriteString("flowchart LR\n")
 	for _, n := range m.Flow().Nodes {
@@ -125,7 +125,7 @@ func mermaid(m *engine.Machine) string {
 }
 
 // dot draws the machine in Graphviz dot.
-func dot(m *engine.Machine) string {
+func dot(m *machine.Machine) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "digraph %q {\n    rankdir=LR;\n    node [shape=box];\n", m.Flow().Name)
 	for _, n := range m.Flow().Nodes {

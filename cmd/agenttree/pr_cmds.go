@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/hooks"
 )
 
@@ -33,7 +33,7 @@ func (a *app) prWaitCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			out, err := e.WaitCI(a.ctx, id, interval, func(p engine.WaitPhase) {
+			out, err := controller.WaitCI(a.ctx, e, id, interval, func(p controller.WaitPhase) {
 				if !asJSON {
 					fmt.Fprintf(a.out, "[%d] %s elapsed: %s; next poll in %s\n", p.Iteration, roundDuration(p.Elapsed), p.Status, roundDuration(p.Next))
 				}
@@ -75,7 +75,7 @@ func roundDuration(d time.Duration) time.Duration {
 }
 
 // printWait says how waiting for CI ended, and what to do next.
-func (a *app) printWait(out *engine.WaitOutcome, id int) {
+func (a *app) printWait(out *controller.WaitOutcome, id int) {
 	switch {
 	case out.Passed:
 		fmt.Fprintf(a.out, "CI passed: %s\n", out.Reason)

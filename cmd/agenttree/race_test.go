@@ -15,6 +15,7 @@ import (
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/forge/local/localtest"
 	"github.com/agenttree/agenttree/internal/testpipeline"
+	"github.com/agenttree/agenttree/stages"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
@@ -158,7 +159,7 @@ func TestConcurrentNextAdvancesOnce(t *testing.T) {
 			assert.Equal(t, 2, iss.Version)
 			advances := 0
 			for _, h := range iss.History {
-				if h.Kind == issues.KindAdvance {
+				if h.Kind == stages.MoveAdvance {
 					advances++
 				}
 			}

@@ -50,17 +50,9 @@ type EntryPending struct {
 	Failures []string `yaml:"failures,omitempty" json:"failures,omitempty"`
 }
 
-// History kinds: the issue's creation, and the moves of the stage machine.
-const (
-	KindCreate   stages.Move = "create"
-	KindAdvance              = stages.MoveAdvance
-	KindStepBack             = stages.MoveStepBack
-	KindRedirect             = stages.MoveRedirect
-	KindRollback             = stages.MoveRollback
-	KindApprove              = stages.MoveApprove
-	KindEscalate             = stages.MoveEscalate
-	KindResume               = stages.MoveResume
-)
+// KindCreate is the history kind of an issue's creation; every other entry
+// records a move of the stage machine (stages.MoveAdvance, ...).
+const KindCreate stages.Move = "create"
 
 // HistoryEntry records one change of stage (or escalation).
 type HistoryEntry struct {

@@ -142,12 +142,10 @@ func (t *Tx) UpdateWatch(changes map[string]string) error {
 // WriteDoc writes a stage document into the issue's directory atomically;
 // empty content removes it. name must be a plain file name.
 func (t *Tx) WriteDoc(name string, content []byte) error {
-	clean := filepath.Clean(name)
-	if filepath.IsAbs(clean) || clean == "." || clean == ".." || strings.ContainsRune(clean, filepath.Separator) ||
-		clean == "issue.yaml" || clean == "watch.yaml" || clean == "events.jsonl" || strings.HasPrefix(clean, ".") {
+	if !plainDocName(name) {
 		return fmt.Errorf("stage document %q must be a plain file name inside the issue directory, not one of agenttree's own files", name)
 	}
-	path := filepath.Join(t.s.Dir(t.id), clean)
+	path := filepath.Join(t.s.Dir(t.id), name)
 	if len(content) == 0 {
 		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
@@ -155,4 +153,24 @@ func (t *Tx) WriteDoc(name string, content []byte) error {
 		return nil
 	}
 	return atomicfile.Write(path, content, 0o644)
+}
+
+// ownFiles are the files of an issue's directory that only agenttree
+// writes.
+var ownFiles = []string{"issue.yaml", "watch.yaml", "events.jsonl"}
+
+// plainDocName reports whether name is a file directly in the issue
+// directory that is not agenttree's own: no directories, no dot files
+// (locks, temporary files), and none of ownFiles in any letter case (on
+// macOS and Windows `Issue.yaml` is issue.yaml).
+func plainDocName(name string) bool {
+	if !filepath.IsLocal(name) || filepath.Base(name) != name || strings.HasPrefix(name, ".") {
+		return false
+	}
+	for _, own := range ownFiles {
+		if strings.EqualFold(name, own) {
+			return false
+		}
+	}
+	return true
 }

@@ -24,8 +24,9 @@ const noCINote = "no ci.command configured"
 //
 // The first caller for a commit, under the commit's lock, checks it out in
 // a temporary work tree of the bare repository and starts a detached
-// runner (Options.Runner, agenttree itself by default, in a session of its
-// own, so it outlives the caller and is not hit by the caller's Ctrl-C).
+// runner (Options.Runner, agenttree itself by default, started with
+// proc.Detach, so it outlives the caller and is not hit by the caller's
+// Ctrl-C).
 // The runner (cirun.Main) runs the CI command under CITimeout, writes its
 // output to the attempt's log and its exit status to the attempt's result
 // file, removes its work tree, and exits. Until then every caller gets

@@ -35,6 +35,27 @@ const maxCIRestarts = 1
 // known. The caller holds the commit's lock.
 func (f *Forge) startCI(ctx context.Context, sha string, attempt, restarts int, note string) (*ciRecord, error) {
 	f.sweep(sha, attempt)
+	rec, err := f.newAttempt(ctx, sha, attempt, restarts)
+	if err != nil {
+		return nil, err
+	}
+	pid, err := f.launch(ctx, rec, note)
+	if err != nil {
+		return nil, f.abandon(ctx, rec, err)
+	}
+	rec.PID = pid
+	if err := f.writeCI(rec); err != nil {
+		// The runner runs on, but the record still says pid 0: the next
+		// call takes it for one that never started and runs a new attempt,
+		// and this one's result, filed under its own attempt, is ignored.
+		return nil, err
+	}
+	return rec, nil
+}
+
+// newAttempt writes the pending record of attempt, with the work tree it
+// is to run in.
+func (f *Forge) newAttempt(ctx context.Context, sha string, attempt, restarts int) (*ciRecord, error) {
 	host, _ := os.Hostname()
 	wt, err := cirun.NewWorktree()
 	if err != nil {
@@ -46,35 +67,37 @@ func (f *Forge) startCI(ctx context.Context, sha string, attempt, restarts int, 
 		cirun.RemoveWorktree(ctx, f.bare, wt)
 		return nil, err
 	}
-	// abandon leaves no verdict: the next Checks starts a new attempt.
-	abandon := func(cause error) (*ciRecord, error) {
-		cirun.RemoveWorktree(ctx, f.bare, rec.Worktree)
-		rec.State, rec.Worktree = "", ""
-		return nil, errors.Join(fmt.Errorf("local CI of %s: %w", gitx.ShortSHA(sha), cause), f.writeCI(rec))
-	}
-	if err := f.bare.WorktreeAdd(ctx, rec.Worktree, sha); err != nil {
-		return abandon(fmt.Errorf("check out: %w", err))
+	return rec, nil
+}
+
+// launch checks rec's commit out into its work tree, starts its log with
+// note and the command, and starts its runner, whose pid it returns.
+func (f *Forge) launch(ctx context.Context, rec *ciRecord, note string) (int, error) {
+	if err := f.bare.WorktreeAdd(ctx, rec.Worktree, rec.SHA); err != nil {
+		return 0, fmt.Errorf("check out: %w", err)
 	}
 	header := "$ " + f.opts.CICommand + "\n"
 	if note != "" {
 		header = note + "\n" + header
 	}
-	if err := atomicfile.Write(f.runPath(sha, attempt, ".log"), []byte(header), 0o644); err != nil {
-		return abandon(err)
+	if err := atomicfile.Write(f.runPath(rec.SHA, rec.Attempt, ".log"), []byte(header), 0o644); err != nil {
+		return 0, err
 	}
-	ciEnv := []string{"CI=true", "AGENTTREE_CI=1", "AGENTTREE_CI_SHA=" + sha}
+	ciEnv := []string{"CI=true", "AGENTTREE_CI=1", "AGENTTREE_CI_SHA=" + rec.SHA}
 	pid, err := cirun.Start(f.opts.Runner, f.attempt(rec), ciEnv)
 	if err != nil {
-		return abandon(fmt.Errorf("start: %w", err))
+		return 0, fmt.Errorf("start: %w", err)
 	}
-	rec.PID = pid
-	if err := f.writeCI(rec); err != nil {
-		// The runner runs on, but the record still says pid 0: the next
-		// call takes it for one that never started and runs a new attempt,
-		// and this one's result, filed under its own attempt, is ignored.
-		return nil, err
-	}
-	return rec, nil
+	return pid, nil
+}
+
+// abandon gives up an attempt that did not start, for cause: it removes
+// the work tree and leaves the record without a verdict, so the next
+// Checks starts a new attempt.
+func (f *Forge) abandon(ctx context.Context, rec *ciRecord, cause error) error {
+	cirun.RemoveWorktree(ctx, f.bare, rec.Worktree)
+	rec.State, rec.Worktree = "", ""
+	return errors.Join(fmt.Errorf("local CI of %s: %w", gitx.ShortSHA(rec.SHA), cause), f.writeCI(rec))
 }
 
 // attempt is what rec's runner is told to do.

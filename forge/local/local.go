@@ -17,6 +17,7 @@
 package local
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -55,7 +56,8 @@ type Options struct {
 	CITimeout time.Duration
 	// CIGrace is how long a CI command that reached CITimeout has between
 	// TERM and KILL to stop its test servers and write its last words
-	// (default 10 seconds).
+	// (default 10 seconds). Windows has no TERM: there the command is
+	// killed at CITimeout, and what it started keeps running.
 	CIGrace time.Duration
 	// Runner is the command that runs one CI attempt in the background;
 	// the attempt's arguments are appended to it (see cirun.Start).
@@ -96,41 +98,11 @@ var forgeEnv = []string{
 // New opens the local forge for opts.RepoDir, whose remote must be a bare
 // repository on this machine.
 func New(ctx context.Context, opts Options) (*Forge, error) {
-	if opts.StateDir == "" {
-		return nil, errors.New("forge: local: no state directory (the _agenttree directory) given")
-	}
-	if opts.RepoDir == "" {
-		return nil, errors.New("forge: local: no repository directory given")
-	}
-	if opts.Remote == "" {
-		opts.Remote = "origin"
-	}
-	if opts.CITimeout <= 0 {
-		opts.CITimeout = 30 * time.Minute
-	}
-	if opts.CIGrace <= 0 {
-		opts.CIGrace = defaultCIGrace
-	}
-	if opts.CICommand != "" && len(opts.Runner) == 0 {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("forge: local: cannot find this program to run CI with (%w); set Options.Runner", err)
-		}
-		opts.Runner = []string{exe, cirun.Command}
-	}
-	if opts.LockTimeout <= 0 {
-		opts.LockTimeout = 30 * time.Second
-	}
-	work, err := gitx.Open(ctx, opts.RepoDir)
+	opts, err := opts.withDefaults()
 	if err != nil {
-		return nil, fmt.Errorf("forge: local: %w", err)
+		return nil, err
 	}
-	work.Timeout = opts.GitTimeout
-	top, err := work.Run(ctx, "rev-parse", "--show-toplevel")
-	if err != nil {
-		return nil, fmt.Errorf("forge: local: %w", err)
-	}
-	bareDir, err := bareRepo(ctx, work, top, opts.Remote)
+	top, bareDir, err := locate(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -144,21 +116,82 @@ func New(ctx context.Context, opts Options) (*Forge, error) {
 		bare:    &gitx.Repo{Dir: bareDir, Timeout: opts.GitTimeout, Env: forgeEnv},
 		bareDir: bareDir,
 	}
-	if f.opts.Project == "" {
-		f.opts.Project = filepath.Base(top)
-	}
+	f.opts.Project = cmp.Or(f.opts.Project, filepath.Base(top))
 	if f.opts.DefaultBranch == "" {
-		f.opts.DefaultBranch = "main"
-		if b, err := f.bare.CurrentBranch(ctx); err == nil && b != "" {
-			f.opts.DefaultBranch = b
-		}
+		f.opts.DefaultBranch = f.headBranch(ctx)
 	}
-	for _, d := range []string{"prs", "checks", "locks"} {
-		if err := os.MkdirAll(filepath.Join(f.dir, d), 0o755); err != nil {
-			return nil, fmt.Errorf("forge: local: %w", err)
-		}
+	if err := f.makeDirs(); err != nil {
+		return nil, err
 	}
 	return f, nil
+}
+
+// withDefaults checks that opts name the directories the forge needs and
+// fills in the defaults of what they leave unset. Project and
+// DefaultBranch come from the repositories, so New fills them in.
+func (opts Options) withDefaults() (Options, error) {
+	if opts.StateDir == "" {
+		return opts, errors.New("forge: local: no state directory (the _agenttree directory) given")
+	}
+	if opts.RepoDir == "" {
+		return opts, errors.New("forge: local: no repository directory given")
+	}
+	opts.Remote = cmp.Or(opts.Remote, "origin")
+	if opts.CITimeout <= 0 {
+		opts.CITimeout = 30 * time.Minute
+	}
+	if opts.CIGrace <= 0 {
+		opts.CIGrace = defaultCIGrace
+	}
+	if opts.LockTimeout <= 0 {
+		opts.LockTimeout = 30 * time.Second
+	}
+	if opts.CICommand != "" && len(opts.Runner) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return opts, fmt.Errorf("forge: local: cannot find this program to run CI with (%w); set Options.Runner", err)
+		}
+		opts.Runner = []string{exe, cirun.Command}
+	}
+	return opts, nil
+}
+
+// locate finds the top of the work tree at opts.RepoDir and the bare
+// repository its remote is.
+func locate(ctx context.Context, opts Options) (top, bareDir string, err error) {
+	work, err := gitx.Open(ctx, opts.RepoDir)
+	if err != nil {
+		return "", "", fmt.Errorf("forge: local: %w", err)
+	}
+	work.Timeout = opts.GitTimeout
+	top, err = work.Run(ctx, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return "", "", fmt.Errorf("forge: local: %w", err)
+	}
+	bareDir, err = bareRepo(ctx, work, top, opts.Remote)
+	if err != nil {
+		return "", "", err
+	}
+	return top, bareDir, nil
+}
+
+// headBranch is the bare repository's HEAD branch: the base of PRs that
+// name none. A HEAD git cannot read (detached, unborn) gives main.
+func (f *Forge) headBranch(ctx context.Context) string {
+	if b, err := f.bare.CurrentBranch(ctx); err == nil && b != "" {
+		return b
+	}
+	return "main"
+}
+
+// makeDirs makes the record directories under forge/.
+func (f *Forge) makeDirs() error {
+	for _, d := range []string{"prs", "checks", "locks"} {
+		if err := os.MkdirAll(filepath.Join(f.dir, d), 0o755); err != nil {
+			return fmt.Errorf("forge: local: %w", err)
+		}
+	}
+	return nil
 }
 
 // bareRepo resolves remote to the bare repository it must be.
@@ -176,15 +209,8 @@ func bareRepo(ctx context.Context, work *gitx.Repo, top, remote string) (string,
 		}
 		return "", fmt.Errorf("forge: local: %w", err)
 	}
-	path := u
-	switch {
-	case strings.HasPrefix(u, "file://"):
-		pu, perr := url.Parse(u)
-		if perr != nil || (pu.Host != "" && pu.Host != "localhost") {
-			return "", fail(fmt.Sprintf("it is %q, not a path on this machine", u))
-		}
-		path = pu.Path
-	case strings.Contains(u, "://") || isSCPLike(u):
+	path, ok := localPath(u)
+	if !ok {
 		return "", fail(fmt.Sprintf("it is %q, not a path on this machine", u))
 	}
 	if !filepath.IsAbs(path) {
@@ -201,6 +227,23 @@ func bareRepo(ctx context.Context, work *gitx.Repo, top, remote string) (string,
 		return "", fail(fmt.Sprintf("it is %q, which is not a bare repository", u))
 	}
 	return gitDir, nil
+}
+
+// localPath is the path on this machine that the remote URL u names: a
+// plain path or a file:// URL without another host. ok is false for
+// anything git would reach over the network.
+func localPath(u string) (path string, ok bool) {
+	switch {
+	case strings.HasPrefix(u, "file://"):
+		pu, err := url.Parse(u)
+		if err != nil || (pu.Host != "" && pu.Host != "localhost") {
+			return "", false
+		}
+		return pu.Path, true
+	case strings.Contains(u, "://") || isSCPLike(u):
+		return "", false
+	}
+	return u, true
 }
 
 // isSCPLike reports git's host:path form, which git reads as ssh when the

@@ -70,49 +70,78 @@ func (f *Forge) Merge(ctx context.Context, number int, method forge.MergeMethod,
 }
 
 // mergeIntoBase makes the merge and moves the base to it; it returns the
-// base's new commit and the head that was merged.
+// base's new commit and the head that was merged. A base that moved in
+// between is merged into again, a few times.
 func (f *Forge) mergeIntoBase(ctx context.Context, rec *Record, method forge.MergeMethod, expectHead string) (commit, head string, err error) {
 	for range mergeAttempts {
-		head, err = f.branchHead(ctx, rec.Branch)
-		if err != nil {
-			return "", "", err
+		commit, head, err = f.tryMerge(ctx, rec, method, expectHead)
+		if !errors.Is(err, gitx.ErrRefMoved) {
+			return commit, head, err
 		}
-		if head == "" {
-			return "", "", fmt.Errorf("branch %s is not in %s (%w); push it again", rec.Branch, f.bareDir, forge.ErrNotFound)
-		}
-		if expectHead != "" && head != expectHead {
-			return "", "", fmt.Errorf("%w: expected %s, found %s", forge.ErrHeadChanged, expectHead, head)
-		}
-		base, err := f.bare.RevParse(ctx, "refs/heads/"+rec.Base)
-		if err != nil {
-			return "", "", fmt.Errorf("base branch %s: %w", rec.Base, err)
-		}
-		tree, err := f.bare.MergeTree(ctx, base, head)
-		var cerr *gitx.ConflictError
-		if errors.As(err, &cerr) {
-			return "", "", &gitx.ConflictError{Op: fmt.Sprintf("merging %s into %s", rec.Branch, rec.Base), Files: cerr.Files}
-		}
-		if err != nil {
-			return "", "", err
-		}
-		baseTree, err := f.bare.TreeOf(ctx, base)
-		if err != nil {
-			return "", "", err
-		}
-		if tree == baseTree {
-			return base, head, nil
-		}
-		commit, err := f.makeMerge(ctx, rec, method, base, head, tree)
-		if err != nil {
-			return "", "", err
-		}
-		err = f.bare.UpdateRef(ctx, "refs/heads/"+rec.Base, commit, base)
-		if errors.Is(err, gitx.ErrRefMoved) {
-			continue
-		}
-		return commit, head, err
 	}
 	return "", "", fmt.Errorf("base branch %s kept moving while merging; try again", rec.Base)
+}
+
+// tryMerge merges the branch head into the base as it is now. It fails
+// with gitx.ErrRefMoved, and changes nothing, when the base moved while
+// the merge was being made. When the base holds the head's changes
+// already, the merge is the base itself and nothing moves.
+func (f *Forge) tryMerge(ctx context.Context, rec *Record, method forge.MergeMethod, expectHead string) (commit, head string, err error) {
+	head, err = f.mergeHead(ctx, rec, expectHead)
+	if err != nil {
+		return "", "", err
+	}
+	base, err := f.bare.RevParse(ctx, "refs/heads/"+rec.Base)
+	if err != nil {
+		return "", "", fmt.Errorf("base branch %s: %w", rec.Base, err)
+	}
+	tree, changed, err := f.mergedTree(ctx, rec, base, head)
+	if err != nil {
+		return "", "", err
+	}
+	if !changed {
+		return base, head, nil
+	}
+	commit, err = f.makeMerge(ctx, rec, method, base, head, tree)
+	if err != nil {
+		return "", "", err
+	}
+	return commit, head, f.bare.UpdateRef(ctx, "refs/heads/"+rec.Base, commit, base)
+}
+
+// mergeHead is the head of rec's branch, which must be expectHead when
+// that is given.
+func (f *Forge) mergeHead(ctx context.Context, rec *Record, expectHead string) (string, error) {
+	head, err := f.branchHead(ctx, rec.Branch)
+	if err != nil {
+		return "", err
+	}
+	if head == "" {
+		return "", fmt.Errorf("branch %s is not in %s (%w); push it again", rec.Branch, f.bareDir, forge.ErrNotFound)
+	}
+	if expectHead != "" && head != expectHead {
+		return "", fmt.Errorf("%w: expected %s, found %s", forge.ErrHeadChanged, expectHead, head)
+	}
+	return head, nil
+}
+
+// mergedTree is the tree of head merged into base; changed is false when
+// that is base's own tree (the changes are in already). A conflict is a
+// *gitx.ConflictError naming the branches.
+func (f *Forge) mergedTree(ctx context.Context, rec *Record, base, head string) (tree string, changed bool, err error) {
+	tree, err = f.bare.MergeTree(ctx, base, head)
+	var cerr *gitx.ConflictError
+	if errors.As(err, &cerr) {
+		return "", false, &gitx.ConflictError{Op: fmt.Sprintf("merging %s into %s", rec.Branch, rec.Base), Files: cerr.Files}
+	}
+	if err != nil {
+		return "", false, err
+	}
+	baseTree, err := f.bare.TreeOf(ctx, base)
+	if err != nil {
+		return "", false, err
+	}
+	return tree, tree != baseTree, nil
 }
 
 // makeMerge makes the commit the base will point at, touching no ref.

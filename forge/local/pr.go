@@ -1,6 +1,7 @@
 package local
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -138,31 +139,60 @@ func checkBranch(b string) error {
 // EnsurePR opens a PR for req.Branch, which must already be pushed to the
 // bare repository, or returns the open PR for that branch.
 func (f *Forge) EnsurePR(ctx context.Context, req forge.NewPR) (*forge.PR, bool, error) {
-	if req.Base == "" {
-		req.Base = f.opts.DefaultBranch
-	}
-	if err := checkBranch(req.Branch); err != nil {
+	req.Base = cmp.Or(req.Base, f.opts.DefaultBranch)
+	if err := checkNewPR(req); err != nil {
 		return nil, false, fmt.Errorf("open local PR: %w", err)
 	}
+	head, err := f.pushedHead(ctx, req)
+	if err != nil {
+		return nil, false, err
+	}
+	rec, created, err := f.openOrFind(ctx, req, head)
+	if err != nil {
+		return nil, false, err
+	}
+	pr, err := f.view(ctx, rec, true)
+	return pr, created, err
+}
+
+// checkNewPR refuses branch names a PR cannot have, and a PR onto its own
+// branch.
+func checkNewPR(req forge.NewPR) error {
+	if err := checkBranch(req.Branch); err != nil {
+		return err
+	}
 	if err := checkBranch(req.Base); err != nil {
-		return nil, false, fmt.Errorf("open local PR: base: %w", err)
+		return fmt.Errorf("base: %w", err)
 	}
 	if req.Branch == req.Base {
-		return nil, false, fmt.Errorf("open local PR: branch %s is the base branch; work on another branch", req.Branch)
+		return fmt.Errorf("branch %s is the base branch; work on another branch", req.Branch)
 	}
+	return nil
+}
+
+// pushedHead is the head of req.Branch in the bare repository, where
+// req.Base must be too.
+func (f *Forge) pushedHead(ctx context.Context, req forge.NewPR) (string, error) {
 	head, err := f.branchHead(ctx, req.Branch)
 	if err != nil {
-		return nil, false, fmt.Errorf("open local PR for %s: %w", req.Branch, err)
+		return "", fmt.Errorf("open local PR for %s: %w", req.Branch, err)
 	}
 	if head == "" {
-		return nil, false, fmt.Errorf("open local PR: branch %s is not in %s (%w); push it first: git push %s %s",
+		return "", fmt.Errorf("open local PR: branch %s is not in %s (%w); push it first: git push %s %s",
 			req.Branch, f.bareDir, forge.ErrNotFound, f.opts.Remote, req.Branch)
 	}
 	if base, err := f.branchHead(ctx, req.Base); err != nil || base == "" {
-		return nil, false, fmt.Errorf("open local PR: base branch %s is not in %s (%w); push it: git push %s %s",
+		return "", fmt.Errorf("open local PR: base branch %s is not in %s (%w); push it: git push %s %s",
 			req.Base, f.bareDir, forge.ErrNotFound, f.opts.Remote, req.Base)
 	}
+	return head, nil
+}
 
+// openOrFind returns the open PR for req.Branch if there is one, else
+// records a new PR at head under the next free number; created says
+// which. The numbering lock makes two callers for one branch agree on one
+// PR.
+func (f *Forge) openOrFind(ctx context.Context, req forge.NewPR, head string) (rec *Record, created bool, err error) {
 	unlock, err := f.lock(ctx, "prs", "local PR numbering")
 	if err != nil {
 		return nil, false, err
@@ -175,26 +205,26 @@ func (f *Forge) EnsurePR(ctx context.Context, req forge.NewPR) (*forge.PR, bool,
 	next := 1
 	for _, rec := range recs {
 		if rec.State == forge.StateOpen && rec.Branch == req.Branch {
-			pr, err := f.view(ctx, rec, true)
-			return pr, false, err
+			return rec, false, nil
 		}
 		next = max(next, rec.Number+1)
 	}
-	title := req.Title
-	if title == "" {
-		title = req.Branch
-	}
-	t := now()
-	rec := &Record{
-		Number: next, Title: title, Body: req.Body, Branch: req.Branch, Base: req.Base,
-		Draft: req.Draft, Labels: req.Labels, State: forge.StateOpen, HeadSHA: head,
-		CreatedAt: t, UpdatedAt: t,
-	}
+	rec = newRecord(next, req, head)
 	if err := f.write(rec); err != nil {
 		return nil, false, fmt.Errorf("open local PR: %w", err)
 	}
-	pr, err := f.view(ctx, rec, true)
-	return pr, true, err
+	return rec, true, nil
+}
+
+// newRecord is PR number n for req, open at head; its title defaults to
+// the branch name.
+func newRecord(n int, req forge.NewPR, head string) *Record {
+	t := now()
+	return &Record{
+		Number: n, Title: cmp.Or(req.Title, req.Branch), Body: req.Body, Branch: req.Branch, Base: req.Base,
+		Draft: req.Draft, Labels: req.Labels, State: forge.StateOpen, HeadSHA: head,
+		CreatedAt: t, UpdatedAt: t,
+	}
 }
 
 // URL is how PR n is named in messages.

@@ -3,11 +3,13 @@ package docs
 import (
 	"bytes"
 	"strings"
+	"sync"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
 	extast "github.com/yuin/goldmark/extension/ast"
+	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
 )
 
@@ -28,13 +30,21 @@ type document struct {
 	hidden []text.Segment
 }
 
+// markdown is the parser, built on first use and then shared: goldmark's
+// block and inline parsers keep no state between parses (its defaults are
+// package-level values every goldmark instance shares), and each parse gets
+// its own context.
+var markdown = sync.OnceValue(func() parser.Parser {
+	return goldmark.New(goldmark.WithExtensions(extension.TaskList)).Parser()
+})
+
 func parseDocument(src []byte) *document {
 	// Line ends as CommonMark reads them (CRLF, or CR alone), and no byte
 	// order mark before the first heading.
 	src = bytes.TrimPrefix(src, []byte("\uFEFF"))
 	src = bytes.ReplaceAll(src, []byte("\r\n"), []byte("\n"))
 	src = bytes.ReplaceAll(src, []byte("\r"), []byte("\n"))
-	root := goldmark.New(goldmark.WithExtensions(extension.TaskList)).Parser().Parse(text.NewReader(src))
+	root := markdown().Parse(text.NewReader(src))
 	d := &document{src: src, root: root}
 	for n := root.FirstChild(); n != nil; n = n.NextSibling() {
 		d.blocks = append(d.blocks, n)

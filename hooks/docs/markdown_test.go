@@ -1,6 +1,7 @@
 package docs
 
 import (
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -133,4 +134,33 @@ func TestYAMLBlocks(t *testing.T) {
 func TestCountWords(t *testing.T) {
 	doc := parseDocument([]byte("## Heading words\none two <!-- three four -->\n```go\nfive six\n```\n\n  seven\t eight  \n- [ ] nine\n> ten"))
 	assert.Equal(t, 8, doc.whole().words(), "one two five six seven eight nine ten")
+}
+
+// The parser is built once and shared: documents parsed at the same time
+// read as each does alone.
+func TestParseConcurrently(t *testing.T) {
+	srcs := []string{
+		"## Plan\n- [x] one\n- [ ] two\n",
+		"# Title\n<!-- ## Hidden -->\n## Review\ntext\n",
+		"```\n## not a heading\n```\n## Notes\n",
+	}
+	read := func(src string) []string {
+		doc := parseDocument([]byte(src))
+		out := []string{doc.whole().text()}
+		for _, h := range doc.headings() {
+			out = append(out, h.title)
+		}
+		return out
+	}
+	want := make([][]string, len(srcs))
+	for i, src := range srcs {
+		want[i] = read(src)
+	}
+	var wg sync.WaitGroup
+	for range 20 {
+		for i, src := range srcs {
+			wg.Go(func() { assert.Equal(t, want[i], read(src)) })
+		}
+	}
+	wg.Wait()
 }

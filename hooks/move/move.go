@@ -46,7 +46,7 @@ func rollback(_ context.Context, c *hooks.Call) hooks.Outcome {
 	limit := maxRollbacksParam.Get(c)
 	done := 0
 	for _, e := range c.Issue.History {
-		if e.Kind == string(hooks.KindRollback) && e.To == to {
+		if e.Kind == stages.MoveRollback && e.To == to {
 			done++
 		}
 	}

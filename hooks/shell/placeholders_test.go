@@ -15,7 +15,7 @@ import (
 
 // TestPlaceholders runs real shells on placeholders wherever they can
 // stand in a command: each is the variable's value as one word, or the
-// command is refused before anything runs.
+// command is refused, saying where and why, before anything runs.
 func TestPlaceholders(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -29,30 +29,67 @@ func TestPlaceholders(t *testing.T) {
 		{"unknown is empty", `printf '[%s]' {{nope}}`, "[]", ""},
 		{"in double quotes", `printf '[%s]' "id {{t}}."`, "[id it's  two.]", ""},
 		{"after a closed double quote", `printf '[%s]' "a"{{t}}"b"`, "[ait's  twob]", ""},
+		{"single quotes inside double quotes", `printf '[%s]' "'{{t}}'"`, "['it's  two']", ""},
+		{"between closed single quotes", `printf '[%s]' 'a '{{t}}' b'`, "[a it's  two b]", ""},
 		{"in $() inside double quotes", `printf '[%s]' "$(printf %s {{t}})"`, "[it's  two]", ""},
 		{"in $() with nested parens", `printf '[%s]' "$(f() (printf %s {{t}}); f)"`, "[it's  two]", ""},
 		{"after $() closed, back in double quotes", `printf '[%s]' "$(echo x) {{t}}"`, "[x it's  two]", ""},
 		{"inside backticks in double quotes", "printf '[%s]' \"`printf %s {{t}}`\"", "[it's  two]", ""},
 		{"escaped double quote does not close", `printf '[%s]' "a\" {{t}}"`, `[a" it's  two]`, ""},
 		{"escaped backslash before", `printf '[%s]' "x\\{{t}}"`, `[x\it's  two]`, ""},
+		{"escaped dollar before", `printf '[%s]' \${{t}}`, `[$it's  two]`, ""},
 		{"comment", "echo ok # {{t}}\n", "ok", ""},
+		{"comment with a quote", "echo ok # it's {{t}}", "ok", ""},
 		{"# inside a word is not a comment", `printf '[%s]' a#{{t}}`, "[a#it's  two]", ""},
 		{"after ${...} closed", `printf '[%s]' "${AGENTTREE_ISSUE}/{{issue_id}}"`, "[7/7]", ""},
 		{"inside ${...}", `printf '[%s]' ${NOT_SET:-{{t}}}`, "[it's  two]", ""},
 		{"inside ${...} in double quotes", `printf '[%s]' "${NOT_SET:-{{t}}}"`, "[it's  two]", ""},
+		{"assigned", `v={{t}}; printf '[%s]' "$v"`, "[it's  two]", ""},
 		{"here-document", "cat <<EOF\n[{{t}}]\nEOF", "[it's  two]", ""},
-		{"in single quotes", `printf '[%s]' '{{t}}'`, "", "{{t}} stands next to a single quote"},
+		{"argument of a script given to sh -c", `sh -c 'printf "[%s]" "$1"' sh {{t}}`, "[it's  two]", ""},
+		{"text that looks like a marker", `printf '[%s]' 'AgentTreePlaceholder0_' {{t}}`, "[AgentTreePlaceholder0_][it's  two]", ""},
+
+		{"in single quotes", `printf '[%s]' '{{t}}'`, "", "{{t}} at 1:16 stands inside single quotes"},
+		{"amid single quotes", `echo 'Title: {{t}} done'`, "", "inside single quotes the shell expands nothing"},
 		{"at the end of single quotes", `git commit -m 'Fix {{t}}'`, "", "inside single quotes the shell expands nothing"},
-		{"in $'...'", `printf '[%s]' $'a {{t}}'`, "", "stands next to a single quote"},
-		{"backslash before", `printf '[%s]' x\{{t}}`, "", "{{t}} follows a backslash"},
+		{"in $'...'", `printf '[%s]' $'a {{t}}'`, "", "stands inside single quotes"},
+		{"in single quotes in $()", `printf '[%s]' "$(printf %s '{{t}}')"`, "", "stands inside single quotes"},
+		{"here-document with a quoted delimiter", "cat <<'EOF'\n{{t}}\nEOF", "", "{{t}} at 2:1 stands in a here-document whose delimiter is quoted"},
+		{"here-document with a double-quoted delimiter", "cat <<\"EOF\"\n{{t}}\nEOF", "", "whose delimiter is quoted"},
+		{"here-document with an escaped delimiter", "cat <<-\\EOF\n\t{{t}}\n\tEOF", "", "whose delimiter is quoted"},
+		{"backslash before", `printf '[%s]' x\{{t}}`, "", "{{t}} at 1:17 follows a backslash"},
+		{"backslash before, in double quotes", `printf '[%s]' "x\{{t}}"`, "", "follows a backslash"},
+		{"after $", `printf '[%s]' ${{t}}`, "", "follows a `$`"},
+		{"after $, in double quotes", `printf '[%s]' "${{t}}"`, "", "follows a `$`"},
+		{"variable name", `{{t}}=1 true`, "", "stands in a variable, function or loop name"},
+		{"loop variable", `for {{t}} in a; do :; done`, "", "stands in a variable, function or loop name"},
+		{"function name", `{{t}}() { :; }`, "", "stands in a variable, function or loop name"},
+		{"local name (bash)", `f() { local {{t}}=1; }`, "", "stands in a variable, function or loop name"},
+		{"arithmetic", `echo $(( {{n}} + 1 ))`, "", "{{n}} at 1:10 stands in arithmetic"},
+		{"command substitution in arithmetic", `echo $(( $(echo "{{n}}") + 1 ))`, "", "stands in arithmetic"},
+		{"arithmetic command (bash)", `(( {{n}} > 1 )) && echo big`, "", "stands in arithmetic"},
+		{"$[ ] (bash)", `echo $[{{n}} + 1]`, "", "stands in arithmetic"},
+		{"let (bash)", `let x={{n}}`, "", "stands in arithmetic"},
+		{"array subscript (bash)", `a[{{n}}]=1`, "", "stands in arithmetic"},
+		{"[[ ]] (bash)", `[[ {{n}} -eq 1 ]] && echo one`, "", "{{n}} at 1:4 stands in [[ ]]"},
+		{"eval", `eval "echo {{t}}"`, "", "is part of a script that eval, trap or sh -c parses again"},
+		{"trap", `trap "echo {{t}}" EXIT`, "", "parses again"},
+		{"sh -c", `sh -c "echo {{t}}"`, "", "parses again"},
+		{"bash -ec behind timeout", `timeout 5 /bin/bash -ec "echo {{t}}"`, "", "parses again"},
+		{"every bad placeholder is reported", `echo '{{t}}' $(( {{n}} ))`, "", "(\"a {{t}} b\")\n{{n}} at 1:18 stands in arithmetic"},
 		{"placeholders differing in case", `printf '[%s]' {{t}} {{T}}`, "", "{{t}} and {{T}} would both be $AGENTTREE_VAR_T"},
+
+		{"does not parse", `printf '[%s]' {{t}} "oops`, "", `cannot parse the command as sh at 1:21: reached EOF without closing quote ` + "`\"`"},
+		{"does not parse, on line 2", "echo {{t}}\necho {{t}} 'oops", "", "cannot parse the command as sh at 2:12:"},
+		{"here-document delimiter", "cat <<{{t}}\nx\n{{t}}", "", "cannot parse the command as sh at 1:5: unclosed here-document `{{t}}`"},
+		{"bash-only syntax", `a=(1 2); echo {{t}}`, "", "cannot parse the command as sh at 1:3: arrays are a bash/mksh/zsh feature"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			issue := hookstest.NewIssue(t)
 			issue.WorkDir = issue.Dir
-			issue.Outputs = map[string]string{"t": "it's  two", "empty": ""}
+			issue.Outputs = map[string]string{"t": "it's  two", "empty": "", "n": "1"}
 			o := hookstest.Call(t, registry(), "run", issue, hooks.Params{"command": tt.command}, nil)
 			if tt.err != "" {
 				require.Equal(t, hooks.KindFail, o.Kind)
@@ -67,8 +104,10 @@ func TestPlaceholders(t *testing.T) {
 }
 
 // TestRunPlaceholdersCannotInject runs real shells on titles written to
-// break out of their quoting. `rm` is shadowed by a script that only leaves
-// a mark, so a broken quoting shows as a mark, not as a deleted disk.
+// break out of their quoting. `rm` and `id` are shadowed by a script that
+// only leaves a mark, so a broken quoting shows as a mark, not as a
+// deleted disk. Every command either prints the title as it is or is
+// refused before it runs.
 func TestRunPlaceholdersCannotInject(t *testing.T) {
 	bin := t.TempDir()
 	mark := filepath.Join(t.TempDir(), "injected")
@@ -85,21 +124,32 @@ func TestRunPlaceholdersCannotInject(t *testing.T) {
 		`a\'b\"c\\d ${HOME} $((1+1))`,
 		"two\nlines; rm -rf /",
 		`${AGENTTREE_ISSUE_TITLE+$(id)}`,
+		`a${IFS}b;rm${IFS}-rf${IFS}/`,
+		`a[$(id)]`,
+		"EOF\nid\nEOF",
 	}
 	commands := []struct {
 		name    string
 		command string
-		refused bool
-		trim    bool // a command substitution drops trailing newlines
+		refused string // what the refusal says; "" when the command runs
+		trim    bool   // a command substitution drops trailing newlines
 	}{
 		{name: "bare", command: `printf '%s' {{issue_title}}`},
-		{name: "single quotes", command: `printf '%s' '{{issue_title}}'`, refused: true},
 		{name: "double quotes", command: `printf '%s' "{{issue_title}}"`},
 		{name: "command substitution", command: `printf '%s' "$(printf '%s' {{issue_title}})"`, trim: true},
-		{name: "single quotes in a command substitution", command: `printf '%s' "$(printf '%s' '{{issue_title}}')"`, refused: true},
 		{name: "backticks", command: "printf '%s' \"`printf '%s' {{issue_title}}`\"", trim: true},
 		{name: "here-document", command: "cat <<EOF\n{{issue_title}}\nEOF", trim: true},
 		{name: "parameter default", command: `printf '%s' "${NOT_SET:-{{issue_title}}}"`},
+		{name: "assigned", command: `t={{issue_title}}; printf '%s' "$t"`},
+		{name: "case", command: `case {{issue_title}} in *) printf '%s' {{issue_title}};; esac`},
+		{name: "argument of sh -c", command: `sh -c 'printf "%s" "$1"' sh {{issue_title}}`},
+		{name: "single quotes", command: `printf '%s' '{{issue_title}}'`, refused: "single quote"},
+		{name: "single quotes in a command substitution", command: `printf '%s' "$(printf '%s' '{{issue_title}}')"`, refused: "single quote"},
+		{name: "quoted here-document", command: "cat <<'EOF'\n{{issue_title}}\nEOF", refused: "delimiter is quoted"},
+		{name: "arithmetic", command: `echo $(( {{issue_title}} ))`, refused: "arithmetic"},
+		{name: "[[ ]]", command: `[[ {{issue_title}} -eq 1 ]]`, refused: "[[ ]]"},
+		{name: "eval", command: `eval "printf '%s' {{issue_title}}"`, refused: "parses again"},
+		{name: "sh -c", command: `sh -c "printf '%s' {{issue_title}}"`, refused: "parses again"},
 	}
 	for _, title := range titles {
 		for _, c := range commands {
@@ -109,9 +159,10 @@ func TestRunPlaceholdersCannotInject(t *testing.T) {
 				issue.WorkDir = issue.Dir
 				o := hookstest.Call(t, registry(), "run", issue, hooks.Params{"command": c.command}, nil)
 				assert.NoFileExists(t, mark)
-				if c.refused {
+				if c.refused != "" {
 					require.Equal(t, hooks.KindFail, o.Kind)
-					assert.Contains(t, o.Reason, "single quote")
+					assert.Contains(t, o.Reason, c.refused)
+					assert.Empty(t, o.Outputs["exit_status"], "nothing ran")
 					return
 				}
 				require.Equal(t, hooks.KindPass, o.Kind, o.Reason)
@@ -164,6 +215,12 @@ func TestRunLoadsEarlierSpelling(t *testing.T) {
 		{"must_pass and timeout", `run: {command: "make test ISSUE={{issue_id}}", must_pass: false, timeout: 900}`, ""},
 		{"unknown placeholder", `run: {command: "make {{isue_id}}"}`, "run.command uses {{isue_id}}"},
 		{"must_pass must be a bool", `run: {command: make, must_pass: maybe}`, "parameter `must_pass`: expected true or false"},
+		{"placeholder in single quotes", `run: "echo 'Title: {{issue_title}}'"`,
+			":6:13: error: hook `run` parameter `command`: {{issue_title}} at 1:14 stands inside single quotes"},
+		{"placeholder in arithmetic", `run: {command: "echo $(( {{issue_id}} + 1 ))", timeout: 60}`,
+			":6:13: error: hook `run` parameter `command`: {{issue_id}} at 1:10 stands in arithmetic"},
+		{"command that does not parse", `run: "echo {{issue_id}} \"oops"`,
+			":6:13: error: hook `run` parameter `command`: cannot parse the command as sh at 1:19: reached EOF without closing quote"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -11,8 +11,14 @@
 // $AGENTTREE_VAR_<NAME> for the outputs of earlier hooks and the issue's
 // vars (set for the placeholders the command uses). Every command also
 // gets AGENTTREE_ISSUE (the id), AGENTTREE_STAGE and AGENTTREE_ISSUE_DIR.
-// A placeholder is one word wherever it stands, except inside single
-// quotes, where the shell expands nothing: there it is refused.
+//
+// A placeholder is one word wherever the shell expands it. Where it would
+// not (single quotes, a here-document with a quoted delimiter, after a
+// backslash or a `$`, in a name) or where the shell would read the value
+// as code after all (arithmetic, bash's [[ ]], the script of eval, trap or
+// sh -c), the command is refused, when the config is loaded and again
+// before it runs: a shell parser (mvdan.cc/sh) reads the command to find
+// where each placeholder stands.
 package shell
 
 import (
@@ -43,7 +49,8 @@ const (
 var (
 	commandParam = hooks.Template("command",
 		"the shell command (sh -c), run in the issue's work tree; {{name}} stands for $AGENTTREE_NAME (issue variables) "+
-			"or $AGENTTREE_VAR_NAME (outputs), one word, never code; not inside single quotes").Required()
+			"or $AGENTTREE_VAR_NAME (outputs), one word, never code; refused where the shell would not expand it (single quotes) "+
+			"or would read the value as code (arithmetic, [[ ]], eval, sh -c)").Required()
 	timeoutParam = hooks.Duration("timeout",
 		"how long the command may run (0: no limit of its own); unset: the entry's `timeout`, else 30s").Default(30 * time.Second)
 	outputsParam  = hooks.List("outputs", "the keys the command reports in a JSON object on its last line of output, as outputs for later hooks")
@@ -55,13 +62,14 @@ func Defs() []hooks.Def {
 	return []hooks.Def{
 		{HookSpec: stages.HookSpec{Name: "run", Main: "command",
 			Params:  hooks.Specs(commandParam, timeoutParam, outputsParam, mustPassParam),
-			Outputs: []string{"exit_status", "output_tail"}, OutputsParam: outputsParam.Name()}, Run: run},
+			Outputs: []string{"exit_status", "output_tail"}, OutputsParam: outputsParam.Name(), Check: checkParams}, Run: run},
 	}
 }
 
 // run runs a shell command in the issue's work tree. It never waits
 // longer than its timeout: the command runs in its own process group, the
-// whole group is killed when time is up or the shell exits, and a process
+// whole group is killed when time is up or the shell exits (on Windows only
+// the shell: see package proc), and a process
 // that escaped the group but keeps the output pipe open is cut off
 // waitDelay after the shell exits. With `must_pass: false` a failure is
 // only a warning.

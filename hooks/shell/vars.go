@@ -1,7 +1,9 @@
 package shell
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,31 +22,19 @@ import (
 // in ${...} or in a here-document. (A plain "$V" would close and reopen
 // double quotes around it and leave the value to word splitting and
 // globbing.) The shell expands the reference and never parses the value,
-// so nothing in a title is ever code. Two spellings cannot work and are
-// refused: inside single quotes the shell expands nothing, so a
-// placeholder touching a single quote ('{{issue_title}}', which the
-// earlier tool quoted for) would give the variable's name; and a backslash
-// before a placeholder would escape the reference's `$`.
+// so nothing in a title is ever code. Where the reference would not
+// expand, or the shell would read the value as code after all, the
+// command is refused (checkCommand).
 func script(command string, issue *hooks.Issue) (text string, env []string, err error) {
+	if problems := checkCommand(command); len(problems) > 0 {
+		return "", nil, errors.Join(problems...)
+	}
 	names := map[string]string{} // variable → the placeholder's name
-	var problems []error
-	text = stages.Expand(command, func(name, prefix string) string {
-		rest := command[len(prefix):]
-		after := rest[strings.Index(rest, "}}")+len("}}"):]
+	text = stages.Expand(command, func(name, _ string) string {
 		v := envName(name)
-		if err := check(name, prefix, after); err != nil {
-			problems = append(problems, err)
-		}
-		if other, ok := names[v]; ok && other != name {
-			// {{Foo}} and {{foo}}: one of them would get the other's value.
-			problems = append(problems, fmt.Errorf("{{%s}} and {{%s}} would both be $%s; rename one of the variables", other, name, v))
-		}
 		names[v] = name
 		return "${" + v + `+"$` + v + `"}`
 	})
-	if len(problems) > 0 {
-		return "", nil, problems[0]
-	}
 	for _, iv := range hooks.IssueVars() {
 		names[envName(iv.Name)] = iv.Name
 	}
@@ -56,16 +46,35 @@ func script(command string, issue *hooks.Issue) (text string, env []string, err 
 	return text, env, nil
 }
 
-// check refuses a placeholder where its reference would not expand.
-func check(name, prefix, after string) error {
-	if strings.HasSuffix(prefix, "'") || strings.HasPrefix(after, "'") {
-		return fmt.Errorf("{{%s}} stands next to a single quote, and inside single quotes the shell expands nothing; "+
-			"write the placeholder bare or in double quotes (\"{{%s}}\"), or use $%s", name, name, envName(name))
+// checkParams is run's check of its parameters when the config is
+// loaded: its command's placeholders, each problem an error of its own.
+func checkParams(params map[string]any) error {
+	command, ok := params[commandParam.Name()].(string)
+	if !ok {
+		return nil // missing or not a string: the loader said so
 	}
-	if slashes := len(prefix) - len(strings.TrimRight(prefix, `\`)); slashes%2 == 1 {
-		return fmt.Errorf("{{%s}} follows a backslash, which would escape it; remove the backslash, or use $%s", name, envName(name))
+	var errs []error
+	for _, problem := range checkCommand(command) {
+		errs = append(errs, fmt.Errorf("parameter `%s`: %w", commandParam.Name(), problem))
 	}
-	return nil
+	return errors.Join(errs...)
+}
+
+// checkCommand lists what is wrong with a command's placeholders: two
+// that would share a variable, or each that stands where its reference
+// would not expand or where the shell would read the value as code
+// (checkPlacement).
+func checkCommand(command string) []error {
+	seen := map[string]string{} // variable → the placeholder's name
+	for _, name := range stages.Placeholders(command) {
+		v := envName(name)
+		if other, ok := seen[v]; ok && other != name {
+			// {{Foo}} and {{foo}}: one of them would get the other's value.
+			return []error{fmt.Errorf("{{%s}} and {{%s}} would both be $%s; rename one of the variables", other, name, v)}
+		}
+		seen[v] = name
+	}
+	return checkPlacement(command)
 }
 
 // envName is the environment variable a message variable reaches `run`
@@ -74,10 +83,8 @@ func check(name, prefix, after string) error {
 // vars, which that way can never pose as one of agenttree's own variables
 // (AGENTTREE_ROLE, AGENTTREE_CONFIG, ...).
 func envName(name string) string {
-	for _, iv := range hooks.IssueVars() {
-		if iv.Name == name {
-			return "AGENTTREE_" + strings.ToUpper(name)
-		}
+	if slices.ContainsFunc(hooks.IssueVars(), func(iv hooks.Var) bool { return iv.Name == name }) {
+		return "AGENTTREE_" + strings.ToUpper(name)
 	}
 	return "AGENTTREE_VAR_" + strings.ToUpper(name)
 }

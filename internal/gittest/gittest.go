@@ -9,13 +9,15 @@
 package gittest
 
 import (
+	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/agenttree/agenttree/internal/gitx"
 )
 
 // The identity of every commit made through this package (author and
@@ -63,17 +65,17 @@ func IsolateProcess() {
 	}
 }
 
-// Run runs git with args in dir, with Env, and returns its output (standard
-// output and error) without surrounding white space. The test fails at
-// once if git does.
+// Run runs git with args in dir, with Env, through gitx (so with its
+// timeout, no terminal prompt and no repository variables inherited from
+// the environment), and returns its standard output without surrounding
+// white space. The test fails at once if git does, with what git said.
 func Run(t testing.TB, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), Env()...)
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "git %s: %s", strings.Join(args, " "), out)
-	return strings.TrimSpace(string(out))
+	// Not t.Context(): it is cancelled before Cleanup functions run, where
+	// a test may still call Run. gitx's timeout bounds the command.
+	out, err := (&gitx.Repo{Dir: dir, Env: Env()}).Run(context.Background(), args...)
+	require.NoError(t, err, "%s", out)
+	return strings.TrimSpace(out)
 }
 
 // Commit writes content to file (relative to the work tree dir), commits

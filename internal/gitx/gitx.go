@@ -165,8 +165,8 @@ func (r *Repo) run(ctx context.Context, args ...string) (string, error) {
 	cmd.Env = append(Environ(), "GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=never")
 	cmd.Env = append(cmd.Env, r.Env...)
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	// Cancellation kills git and everything it started (hooks, ssh,
-	// aliases), which would otherwise outlive it and hold its pipes.
+	// Cancellation kills git and, on Unix, everything it started (hooks,
+	// ssh, aliases), which would otherwise outlive it and hold its pipes.
 	proc.Group(cmd)
 	// A child (ssh, a hook, an alias) can keep the pipes open after git is
 	// killed; do not wait for it beyond this.

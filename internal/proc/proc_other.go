@@ -1,4 +1,4 @@
-//go:build !unix
+//go:build !unix && !windows
 
 package proc
 
@@ -7,19 +7,13 @@ import (
 	"os/exec"
 )
 
-// Without process groups to signal, only the process itself is stopped;
-// what it started may outlive it.
+// Without process groups (plan9, wasm), only the process itself is
+// stopped; what it started may outlive it.
 func group(*exec.Cmd) {}
 
 func detach(*exec.Cmd) {}
 
-func signalGroup(cmd *exec.Cmd, _ bool) error {
-	err := cmd.Process.Kill()
-	if err != nil && cmd.ProcessState != nil {
-		return os.ErrProcessDone
-	}
-	return err
-}
+func signalGroup(cmd *exec.Cmd, _ bool) error { return killProcess(cmd) }
 
 // alive asks the system for the process; where that cannot tell (plan9,
 // wasm), a lost process is noticed by its age instead.

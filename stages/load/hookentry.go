@@ -64,10 +64,29 @@ func (r *hookReader) entry(item *yaml.Node, o owner) *stages.HookEntry {
 		return nil
 	}
 	r.checkGiven(h, spec, given)
+	r.check(h, spec)
 	if names, ok := h.Params[spec.OutputsParam].([]string); ok {
 		r.led.provide(names...)
 	}
 	return h
+}
+
+// check reports what the hook's own Check finds wrong with the entry's
+// parameters, each error of a join on its own.
+func (r *hookReader) check(h *stages.HookEntry, spec stages.HookSpec) {
+	if spec.Check == nil {
+		return
+	}
+	err := spec.Check(h.Params)
+	errs := []error{err}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = joined.Unwrap()
+	}
+	for _, err := range errs {
+		if err != nil {
+			r.d.Errorf(h.Pos, "", "hook `%s` %v", h.Name, err)
+		}
+	}
 }
 
 // unknownHook keeps an entry naming no hook of the catalog only where the

@@ -48,7 +48,7 @@ func load(d *diag.Collector, data []byte, catalog stages.HookCatalog) *stages.Co
 	src := shape(d, root)
 	cfg := readTopLevel(d, src.settings)
 	cfg.File, cfg.Form = d.File, src.form
-	led := newLedger()
+	led := newLedger(catalog)
 	r := &stageReader{d: d, hooks: &hookReader{d: d, cat: catalog, led: led}, led: led}
 	r.addStages(cfg, src.stages)
 	flows, broken := resolveFlows(d, cfg, src.flows)

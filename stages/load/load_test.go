@@ -103,6 +103,12 @@ func TestValidationErrors(t *testing.T) {
 		{"bad condition", "stages:\n  - name: a\n  - name: b\n    condition: \"needs ui review ((\"\n", []string{":4:16: error: cannot parse condition"}},
 		{"bad when", "stages:\n  - name: a\n    pre_completion:\n      - file_exists: x.md\n        when: \"a ==\"\n", []string{"cannot parse condition"}},
 		{"unknown placeholder", "stages:\n  - name: a\n    on_failure: {step_back_to: a, message: \"CI failed: {{failure_resaon}}\"}\n", []string{"uses {{failure_resaon}}, which no hook or issue provides", "did you mean `failure_reason`?"}},
+		{"run placeholder in single quotes", "stages:\n  - name: a\n    pre_completion:\n      - run: \"echo 'Title: {{issue_title}}'\"\n",
+			[]string{":4:9: error: hook `run` parameter `command`: {{issue_title}} at 1:14 stands inside single quotes"}},
+		{"run placeholder in arithmetic", "stages:\n  - name: a\n    pre_completion:\n      - run:\n          command: |\n            n=1\n            echo $((n + {{issue_id}}))\n",
+			[]string{":4:9: error: hook `run` parameter `command`: {{issue_id}} at 2:13 stands in arithmetic"}},
+		{"run command that does not parse", "stages:\n  - name: a\n    pre_completion:\n      - run: \"echo {{issue_id}} 'oops\"\n",
+			[]string{":4:9: error: hook `run` parameter `command`: cannot parse the command as sh at 1:19: reached EOF without closing quote `'`"}},
 		{"only parking lots", "stages:\n  - name: backlog\n    parking_lot: true\n", []string{"flow \"default\" has only parking-lot stages"}},
 		{"two hooks in one entry", "stages:\n  - name: a\n    pre_completion:\n      - file_exists: x.md\n        has_commits:\n", []string{"must name exactly one hook, found 2"}},
 		{"bad terminal", "stages:\n  - name: a\n    terminal: done\n", []string{"unknown terminal kind \"done\""}},
@@ -119,6 +125,53 @@ func TestValidationErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Messages may use the variables every issue provides (the hook
+// catalog's), the ones the engine and the host controller add, and the
+// outputs of the config's hooks: nothing else.
+func TestMessageVariables(t *testing.T) {
+	tests := []struct {
+		name    string
+		hook    string // a post_start hook beside the message
+		vars    string
+		unknown string
+	}{
+		{"the issue's own", "", "{{issue_id}} {{issue_title}} {{stage}} {{flow}} {{branch}} {{labels}} {{pr_number}} {{pr_url}} {{head_sha}}", ""},
+		{"the engine's and the controller's", "", "{{failure_reason}} {{attempt}} {{max_retries}}", ""},
+		{"a hook's outputs", "wait_for_ci", "{{failed_checks}} {{ci_url}}", ""},
+		{"an output of no hook in the config", "", "{{failed_checks}}", "failed_checks"},
+		{"from_stage, which nothing provides", "", "{{from_stage}}", "from_stage"},
+		{"to_stage, which nothing provides", "", "{{to_stage}}", "to_stage"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hook := "[]"
+			if tt.hook != "" {
+				hook = "[" + tt.hook + "]"
+			}
+			_, err := parseYAML(t, "stages:\n  - name: a\n    post_start: "+hook+"\n    on_failure: {step_back_to: a, message: \""+tt.vars+"\"}\n")
+			if tt.unknown == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "on_failure.message uses {{"+tt.unknown+"}}, which no hook or issue provides")
+		})
+	}
+}
+
+// Each problem a hook's own Check finds is a diagnostic of its own, at
+// the entry.
+func TestHookCheckReportsEachProblem(t *testing.T) {
+	_, err := parseYAML(t, "stages:\n  - name: a\n    pre_completion:\n      - run: \"echo '{{issue_title}}' $(( {{issue_id}} ))\"\n")
+	var got []string
+	for _, d := range diagnostics(t, err) {
+		got = append(got, fmt.Sprintf("%d:%d %s", d.Pos.Line, d.Pos.Col, d.Msg))
+	}
+	require.Len(t, got, 2, strings.Join(got, "\n"))
+	assert.Contains(t, got[0], "4:9 hook `run` parameter `command`: {{issue_title}} at 1:7 stands inside single quotes")
+	assert.Contains(t, got[1], "4:9 hook `run` parameter `command`: {{issue_id}} at 1:28 stands in arithmetic")
 }
 
 func TestEveryErrorIsReported(t *testing.T) {

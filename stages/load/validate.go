@@ -41,16 +41,19 @@ type templateUse struct {
 	what string
 }
 
-// builtinVars are the message variables every issue provides.
-var builtinVars = []string{
-	"issue_id", "issue_title", "stage", "branch", "pr_number", "pr_url",
-	"head_sha", "failure_reason", "failed_checks", "ci_url", "conflict_files",
-	"attempt", "max_retries", "flow", "from_stage", "to_stage",
-}
+// engineVars are the message variables agenttree adds itself, beside
+// every issue's own (the catalog's) and the outputs of the config's hooks:
+//   - failure_reason: the engine's, in the message of a step back (the
+//     failing hook's reason);
+//   - attempt, max_retries: the host controller's, in the messages it sends
+//     an agent after a failure (the how-many-th try, of the config's
+//     max_retries).
+var engineVars = []string{"failure_reason", "attempt", "max_retries"}
 
-func newLedger() *ledger {
+func newLedger(cat stages.HookCatalog) *ledger {
 	l := &ledger{outputs: map[string]bool{}}
-	l.provide(builtinVars...)
+	l.provide(cat.Variables()...)
+	l.provide(engineVars...)
 	return l
 }
 

@@ -30,7 +30,7 @@ type Attempt struct {
 	LogFile    string        // CI's output is appended to it
 	ResultFile string        // where the result is published (ReadResult)
 	Timeout    time.Duration // the CI time limit
-	Grace      time.Duration // between TERM and KILL at the time limit
+	Grace      time.Duration // between TERM and KILL at the time limit (Unix; Windows kills at once)
 	Command    string        // run with sh -c in the work tree
 }
 
@@ -53,7 +53,7 @@ func parseAttempt(args []string, stderr io.Writer) (Attempt, error) {
 	fs.StringVar(&a.LogFile, "log", "", "the `file` CI's output is appended to")
 	fs.StringVar(&a.ResultFile, "result", "", "the `file` the result is published as")
 	fs.DurationVar(&a.Timeout, "timeout", 0, "the CI time limit")
-	fs.DurationVar(&a.Grace, "grace", 0, "how long CI has between TERM and KILL at the limit")
+	fs.DurationVar(&a.Grace, "grace", 0, "how long CI has between TERM and KILL at the limit (Unix)")
 	if err := fs.Parse(args); err != nil {
 		return a, err
 	}

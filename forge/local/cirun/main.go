@@ -26,6 +26,10 @@ import (
 // publishes the result by renaming it: a published result means the run
 // left nothing behind. Cancelling ctx (the runner is told to stop) stops
 // CI the same way but publishes nothing, so the forge runs CI again.
+//
+// On Windows, which has neither TERM nor process groups to kill (see
+// package proc), the shell is killed at the limit without a grace, and
+// what it started may outlive the run and hold files in the work tree.
 func Main(ctx context.Context, args []string, stderr io.Writer) int {
 	a, err := parseAttempt(args, stderr)
 	if err != nil {

@@ -21,12 +21,13 @@ const mark = "AGENTTREE_CI_RUNNER"
 
 // Start starts a runner for a and returns its pid. runner is the program
 // and its first arguments (agenttree and Command); a's arguments are
-// appended. The runner is detached, in a session of its own, so that it
-// outlives the caller and a Ctrl-C meant for the caller does not reach
-// it. It runs in a.Bare (the work tree is removed under it) with this
-// process's environment cleaned by gitx.Environ and env added, which CI
-// inherits. Its own complaints go to a.LogFile, which must exist: that is
-// where a person looks.
+// appended. The runner is detached (proc.Detach: on Unix in a session of
+// its own, on Windows in a process group of its own without a console),
+// so that it outlives the caller and a Ctrl-C meant for the caller does
+// not reach it. It runs in a.Bare (the work tree is removed under it)
+// with this process's environment cleaned by gitx.Environ and env added,
+// which CI inherits. Its own complaints go to a.LogFile, which must
+// exist: that is where a person looks.
 func Start(runner []string, a Attempt, env []string) (int, error) {
 	if os.Getenv(mark) != "" {
 		return 0, fmt.Errorf("%s was started as a local CI runner but did not act as one: the runner program (local.Options.Runner) must handle %q first "+

@@ -1,4 +1,10 @@
-package engine
+// Package machine is the stage machine of a flow: every move the YAML
+// allows (advance, approve at a human review, step back, redirect,
+// rollback, escalate, resume), derived from the config and the hooks'
+// specs, and the looplab/fsm that drives moves along them. The engine
+// chooses where an issue goes; the machine refuses any move the config
+// does not declare.
+package machine
 
 import (
 	"cmp"
@@ -17,9 +23,8 @@ type Edge struct {
 }
 
 // Machine is the stage machine of one flow: every edge the YAML allows. It
-// is built once per flow when the engine is made. The engine chooses where
-// an issue goes; the machine refuses any move the config does not declare,
-// and drives the moves it allows (see transition.drive).
+// is built once per flow and is safe for concurrent use: each command
+// drives its moves on an FSM of its own (FSM).
 type Machine struct {
 	flow   *stages.Flow
 	edges  []Edge
@@ -27,14 +32,14 @@ type Machine struct {
 	events fsm.Events
 }
 
-// NewMachine derives the machine of flow from the config; specs says what
-// each hook may do, so that no hook is known here by name.
-func NewMachine(flow *stages.Flow, specs stages.HookCatalog) *Machine {
+// New derives the machine of flow from the config; specs says what each
+// hook may do, so that no hook is known here by name.
+func New(flow *stages.Flow, specs stages.HookCatalog) *Machine {
 	m := &Machine{flow: flow, index: map[Edge]bool{}}
 	for _, n := range flow.Nodes {
 		succ := flow.Successors(n.Path)
 		for _, s := range succ {
-			m.add(n.Path, s.Path, forwardMove(n))
+			m.add(n.Path, s.Path, Forward(n))
 		}
 		m.add(n.Path, n.Path, stages.MoveEscalate)
 		m.add(n.Path, n.Path, stages.MoveResume)
@@ -78,8 +83,8 @@ func (m *Machine) add(from, to string, kind stages.Move) {
 	}
 }
 
-// forwardMove is how `next` leaves n: a human review is left by approval.
-func forwardMove(n *stages.Node) stages.Move {
+// Forward is how `next` leaves n: a human review is left by approval.
+func Forward(n *stages.Node) stages.Move {
 	if n.HumanReview() {
 		return stages.MoveApprove
 	}
@@ -122,7 +127,7 @@ func events(edges []Edge) fsm.Events {
 	var out fsm.Events
 	at := map[string]int{}
 	for _, e := range edges {
-		name := eventName(e.Kind, e.To)
+		name := Event(e.Kind, e.To)
 		i, ok := at[name]
 		if !ok {
 			i = len(out)
@@ -134,7 +139,8 @@ func events(edges []Edge) fsm.Events {
 	return out
 }
 
-func eventName(kind stages.Move, to string) string { return string(kind) + "→" + to }
+// Event names the FSM event of the move kind to to.
+func Event(kind stages.Move, to string) string { return string(kind) + "→" + to }
 
 // Flow is the flow the machine was built from.
 func (m *Machine) Flow() *stages.Flow { return m.flow }
@@ -151,8 +157,9 @@ func (m *Machine) Check(from, to string, kind stages.Move) error {
 	return fmt.Errorf("the pipeline has no %s edge from %s to %s (see `agenttree graph`)", kind, from, to)
 }
 
-// fsm returns the machine as a looplab FSM standing at state, whose
-// callbacks run one command's steps.
-func (m *Machine) fsm(state string, callbacks fsm.Callbacks) *fsm.FSM {
+// FSM returns the machine as a looplab FSM standing at state, with
+// callbacks that run one command's steps. It is made per command: an FSM
+// has one current state, and commands on different issues run at once.
+func (m *Machine) FSM(state string, callbacks fsm.Callbacks) *fsm.FSM {
 	return fsm.NewFSM(state, m.events, callbacks)
 }

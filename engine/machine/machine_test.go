@@ -1,0 +1,77 @@
+package machine_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/looplab/fsm"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenttree/agenttree/engine/machine"
+	"github.com/agenttree/agenttree/hooks/builtin"
+	"github.com/agenttree/agenttree/internal/testpipeline"
+	"github.com/agenttree/agenttree/stages"
+	"github.com/agenttree/agenttree/stages/load"
+)
+
+func planned(t *testing.T) *machine.Machine {
+	t.Helper()
+	reg := builtin.Registry()
+	cfg, err := load.File(testpipeline.Path(t, "planned"), reg)
+	require.NoError(t, err)
+	flow, err := cfg.Flow("")
+	require.NoError(t, err)
+	return machine.New(flow, reg)
+}
+
+func TestMachineRefusesUndeclaredEdges(t *testing.T) {
+	m := planned(t)
+	for _, tt := range []struct {
+		from, to string
+		kind     stages.Move
+		ok       bool
+		why      string
+	}{
+		{"implement.code", "implement.feedback", stages.MoveAdvance, true, "the next node"},
+		{"implement.feedback", "implement.code", stages.MoveRedirect, true, "section_check's on_fail"},
+		{"implement.feedback", "implement.code", stages.MoveRollback, true, "the rollback in post_completion"},
+		{"pr_ready", "implementation_review", stages.MoveAdvance, true, "the controller's stage leads on"},
+		{"plan.review", "implement.code", stages.MoveApprove, true, "a human review is left by approval"},
+		{"plan.review", "implement.code", stages.MoveAdvance, false, "a review is left by approval only"},
+		{"implement.code", "accepted", stages.MoveAdvance, false, "no skipping"},
+		{"backlog", "implement.code", stages.MoveRedirect, false, "no hook redirects from the backlog"},
+		{"pr_ready", "pr_ready", stages.MoveEscalate, true, "anywhere may escalate"},
+	} {
+		err := m.Check(tt.from, tt.to, tt.kind)
+		if tt.ok {
+			assert.NoError(t, err, tt.why)
+		} else {
+			assert.ErrorContains(t, err, "see `agenttree graph`", tt.why)
+		}
+	}
+}
+
+// The FSM a command drives refuses what the edge table refuses, and moves
+// along what it allows.
+func TestFSMFollowsTheEdges(t *testing.T) {
+	m := planned(t)
+	f := m.FSM("implement.feedback", nil)
+	ctx := context.Background()
+	require.Error(t, f.Event(ctx, machine.Event(stages.MoveAdvance, "accepted")))
+	require.NoError(t, f.Event(ctx, machine.Event(stages.MoveRedirect, "implement.code")))
+	assert.Equal(t, "implement.code", f.Current())
+	var none fsm.NoTransitionError
+	assert.ErrorAs(t, m.FSM("pr_ready", nil).Event(ctx, machine.Event(stages.MoveEscalate, "pr_ready")), &none,
+		"a move to where the issue is changes no state")
+}
+
+func TestEdgesAreInFlowOrder(t *testing.T) {
+	edges := planned(t).Edges()
+	require.NotEmpty(t, edges)
+	assert.Equal(t, machine.Edge{From: "backlog", To: "backlog", Kind: stages.MoveEscalate}, edges[0], "by source, then destination")
+	flow := planned(t).Flow()
+	for i := 1; i < len(edges); i++ {
+		assert.LessOrEqual(t, flow.Index(edges[i-1].From), flow.Index(edges[i].From))
+	}
+}

@@ -1,0 +1,87 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// ErrNoPR is returned when the issue has no pull request to wait for.
+var ErrNoPR = errors.New("no pull request")
+
+// PollCI polls the CI of issue id's PR once: it runs, under the issue's
+// lock, the hook whose spec says it waits for CI — the issue's stage's own
+// entry of it when there is one (so its timeouts and reruns apply), else
+// with the config's ci_polling — and keeps what the hook learned (watch
+// state, feedback, the verified head). It returns the outcome and the issue
+// as the poll left it; deciding when to poll again is the caller's.
+func (e *Engine) PollCI(ctx context.Context, id int) (hooks.Outcome, *issues.Issue, error) {
+	iss, err := e.Store.Get(id)
+	if err != nil {
+		return hooks.Outcome{}, nil, err
+	}
+	if iss.PRNumber == 0 {
+		return hooks.Outcome{}, nil, fmt.Errorf("issue %d: %w yet; it gets one on entering a stage that opens one (run `agenttree next` to get there)", id, ErrNoPR)
+	}
+	entry, err := e.waitEntry(iss)
+	if err != nil {
+		return hooks.Outcome{}, nil, err
+	}
+	return e.poll(ctx, id, entry)
+}
+
+// poll runs entry once under the issue's lock and keeps what it learned
+// (watch state, feedback, the verified head). It returns the issue as the
+// poll left it.
+func (e *Engine) poll(ctx context.Context, id int, entry *stages.HookEntry) (hooks.Outcome, *issues.Issue, error) {
+	tx, err := e.Store.Lock(ctx, id)
+	if err != nil {
+		return hooks.Outcome{}, nil, err
+	}
+	defer tx.Unlock()
+	iss, err := tx.Get()
+	if err != nil {
+		return hooks.Outcome{}, nil, err
+	}
+	t := &transition{e: e, ctx: ctx, tx: tx, actor: Actor{Kind: ActorHuman}}
+	node, _ := e.Config.Node(iss.Stage)
+	o := t.runHook(entry, t.snapshot(iss), node)
+	if o.Kind == hooks.KindPass || o.Kind == hooks.KindFail {
+		var warn []string
+		iss, warn = t.save(iss, o.Outputs, nil)
+		o.Warnings = append(o.Warnings, warn...)
+	}
+	return o, iss, nil
+}
+
+// waitEntry is the hook entry `pr wait` polls: the issue's stage's own
+// entry of the hook whose spec says it waits for CI (so its timeouts and
+// reruns apply, but not its failure policy), else that hook with the
+// config's ci_polling.
+func (e *Engine) waitEntry(iss *issues.Issue) (*stages.HookEntry, error) {
+	waits := func(spec stages.HookSpec) bool { return spec.Waits }
+	name, err := e.hookWith("waits for CI", waits)
+	if err != nil {
+		return nil, err
+	}
+	if node, ok := e.Config.Node(iss.Stage); ok {
+		lists := [][]*stages.HookEntry{node.Stage.PostStart, node.Stage.PreCompletion}
+		if node.Sub != nil {
+			lists = append(lists, node.Sub.PostStart, node.Sub.PreCompletion)
+		}
+		for _, list := range lists {
+			for _, h := range list {
+				if spec, ok := e.Hooks.Hook(h.Name); ok && waits(spec) {
+					plain := *h
+					plain.OnFailure, plain.When, plain.Optional = nil, nil, false
+					return &plain, nil
+				}
+			}
+		}
+	}
+	return &stages.HookEntry{Name: name, Params: map[string]any{}}, nil
+}

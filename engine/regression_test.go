@@ -1,0 +1,162 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/stages"
+	"github.com/agenttree/agenttree/stages/load"
+)
+
+// engineWith is an engine over text with the hooks of reg and `note`, a
+// hook that passes saying its text.
+func engineWith(t *testing.T, text string, reg *hooks.Registry) *engine.Engine {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, stages.FileName)
+	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+	reg.Register(hooks.Def{HookSpec: stages.HookSpec{Name: "note", Main: "text", Params: []stages.Param{{Name: "text", Type: stages.ParamString}}},
+		Run: func(_ context.Context, c *hooks.Call) hooks.Outcome {
+			return hooks.Outcome{Kind: hooks.KindPass, Message: c.Params["text"].(string)}
+		}})
+	cfg, err := load.File(path, reg)
+	require.NoError(t, err)
+	store, err := issues.Open(filepath.Join(dir, "_agenttree"))
+	require.NoError(t, err)
+	return engine.New(cfg, store, reg, nil)
+}
+
+// What the hooks said comes out in the order they ran: completion, then
+// entry.
+func TestNotesComeInTheOrderTheHooksRan(t *testing.T) {
+	e := engineWith(t, `
+stages:
+  - name: a
+    post_completion: [{note: "completed a"}]
+  - name: b
+    post_start: [{note: "entered b"}]
+  - name: done
+    terminal: completion
+`, registry())
+	iss := create(t, e, "a", nil)
+	assert.Equal(t, []string{"completed a", "entered b"}, next(t, e, iss.ID, agent).Notes)
+}
+
+// A completion hook that sends the issue on to a sibling substage of the
+// stage just entered: the issue enters x from a, so x's own post_start
+// runs.
+func TestACompletionRedirectEntersTheStageFromTheStageCompleted(t *testing.T) {
+	e := engineWith(t, `
+stages:
+  - name: a
+    post_completion:
+      - section_check: {file: review.md, section: Critical Issues, expect: empty, on_fail: x.two}
+  - name: x
+    post_start:
+      - run: {command: "echo '{\"xstart\": \"1\"}'"}
+    substages:
+      - name: one
+      - name: two
+  - name: done
+    terminal: completion
+`, registry())
+	iss := create(t, e, "a", nil)
+	write(t, e, iss.ID, "review.md", "## Critical Issues\n- broken\n")
+	require.Equal(t, "x.two", next(t, e, iss.ID, agent).To)
+	got, err := e.Store.Get(iss.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "1", got.Outputs["xstart"], "x's own post_start ran when the issue entered x")
+}
+
+// A step back to the stage the issue is at is written and the stage
+// entered again (looplab/fsm makes it no transition at all).
+func TestAStepBackToTheSameStageIsAMove(t *testing.T) {
+	e := engineWith(t, `
+stages:
+  - name: a
+    pre_completion:
+      - file_exists: {file: missing.md, on_failure: {step_back_to: a}}
+  - name: done
+    terminal: completion
+`, registry())
+	iss := create(t, e, "a", nil)
+	res := next(t, e, iss.ID, agent)
+	assert.Equal(t, engine.StatusAdvanced, res.Status)
+	assert.Equal(t, stages.MoveStepBack, res.Kind)
+	assert.Equal(t, "a", res.To)
+	got, err := e.Store.Get(iss.ID)
+	require.NoError(t, err)
+	last := got.History[len(got.History)-1]
+	assert.Equal(t, []string{"a", "a", "step_back"}, []string{last.From, last.To, string(last.Kind)})
+}
+
+// An approval made again comes before what the entry hooks it unblocked
+// said.
+func TestAnApprovalAgainIsSaidBeforeWhatItUnblocked(t *testing.T) {
+	reg := hooks.NewRegistry(
+		hooks.Def{HookSpec: stages.HookSpec{Name: "approval_check", Approval: true}, Run: func(context.Context, *hooks.Call) hooks.Outcome {
+			return hooks.Outcome{Kind: hooks.KindPass, Outputs: map[string]string{"approved_sha": "abc"}}
+		}},
+		hooks.Def{HookSpec: stages.HookSpec{Name: "gatekeeper"}, Run: func(_ context.Context, c *hooks.Call) hooks.Outcome {
+			if c.Issue.Outputs["approved_sha"] == "" {
+				return hooks.Outcome{Kind: hooks.KindFail, Reason: "not approved at head", Class: hooks.ClassGeneral}
+			}
+			return hooks.Outcome{Kind: hooks.KindPass, Message: "merged"}
+		}})
+	e := engineWith(t, `
+stages:
+  - name: review
+    human_review: true
+  - name: accepted
+    terminal: completion
+    post_start: [{gatekeeper: }]
+`, reg)
+	iss := create(t, e, "review", nil)
+	_, err := e.Approve(context.Background(), iss.ID, human, false)
+	require.NoError(t, err)
+	res, err := e.Approve(context.Background(), iss.ID, human, false)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"approved the PR at its current head", "merged"}, res.Notes)
+}
+
+// Entry hooks that run again and send the issue on say why.
+func TestResumedEntryHooksThatRedirectSayWhy(t *testing.T) {
+	e := engineWith(t, `
+stages:
+  - name: a
+  - name: b
+    post_start:
+      - section_check: {file: review.md, section: Critical Issues, expect: empty, on_fail: c}
+  - name: c
+  - name: done
+    terminal: completion
+`, registry())
+	iss := create(t, e, "a", nil)
+	next(t, e, iss.ID, agent) // b's entry fails: no review.md
+	write(t, e, iss.ID, "review.md", "## Critical Issues\n- broken\n")
+	res := next(t, e, iss.ID, agent)
+	require.Equal(t, "c", res.To)
+	assert.NotEmpty(t, res.Reasons, "why the issue went to c")
+}
+
+// Approving an issue without a PR does not open the forge (a lazily
+// opened one may need a token the person does not have at hand).
+func TestApprovingWithoutAPRLeavesTheForgeClosed(t *testing.T) {
+	e := engineWith(t, "stages:\n  - name: review\n    human_review: true\n  - name: done\n    terminal: completion\n", registry())
+	opened := 0
+	e.Forge = forge.Lazy(func() (forge.Forge, error) { opened++; return nil, errors.New("no token") })
+	iss := create(t, e, "review", nil)
+	_, err := e.Approve(context.Background(), iss.ID, human, true)
+	require.NoError(t, err)
+	assert.Zero(t, opened)
+}
