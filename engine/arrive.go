@@ -13,10 +13,10 @@ import (
 )
 
 // commit writes the move h from iss's stage, if nobody moved the issue
-// since it was read. When the new stage has entry hooks, the same write
-// marks them pending.
+// since it was read. When the new stage has entry hooks (entering it as
+// from h.from), the same write marks them pending, so a crash or a failure
+// leaves them to run again from the same place.
 func (t *transition) commit(iss *issues.Issue, h hop) (*issues.Issue, error) {
-	fromNode, _ := t.e.Config.Node(iss.Stage)
 	return t.tx.Update(iss.Version, func(cur *issues.Issue) error {
 		from := cur.Stage
 		if from != iss.Stage {
@@ -24,8 +24,8 @@ func (t *transition) commit(iss *issues.Issue, h hop) (*issues.Issue, error) {
 		}
 		cur.Stage = h.to.Path
 		cur.EntryPending = nil
-		if !h.to.Controller() && len(h.to.Entering(fromNode)) > 0 {
-			cur.EntryPending = &issues.EntryPending{Stage: h.to.Path, From: from}
+		if !h.to.Controller() && len(h.to.Entering(h.from)) > 0 {
+			cur.EntryPending = &issues.EntryPending{Stage: h.to.Path, From: h.from.Path}
 		}
 		applyOutputs(cur, h.outputs)
 		cur.History = append(cur.History, issues.HistoryEntry{From: from, To: h.to.Path, Kind: h.kind, Actor: string(t.actor.Kind),
@@ -137,17 +137,17 @@ func (t *transition) complete(iss *issues.Issue, node, to *stages.Node) arrival 
 	return a
 }
 
-// onward is the move a hook asks for, from the issue's stage at, entering
-// as from from, if the pipeline allows it; otherwise what was refused is
-// said, and the issue stays.
-func (t *transition) onward(from, at *stages.Node, o hooks.Outcome, s *said) *hop {
+// onward is the move a hook asks for of an issue at issueAt, if the
+// pipeline allows it: the stage it goes to is entered as if from
+// enterFrom. Otherwise what was refused is said, and the issue stays.
+func (t *transition) onward(enterFrom, issueAt *stages.Node, o hooks.Outcome, s *said) *hop {
 	target, ok := t.e.Config.Node(o.Target)
 	if !ok {
-		s.warn(fmt.Sprintf("a hook sent the issue to unknown stage %q; it stays at %s", o.Target, at.Path))
+		s.warn(fmt.Sprintf("a hook sent the issue to unknown stage %q; it stays at %s", o.Target, issueAt.Path))
 		return nil
 	}
-	h := &hop{from: from, to: target, kind: jumpKind(o.Kind), reason: jumpReason(o), outputs: o.Outputs}
-	if err := t.m.Check(at.Path, target.Path, h.kind); err != nil {
+	h := &hop{from: enterFrom, to: target, kind: jumpKind(o.Kind), reason: jumpReason(o), outputs: o.Outputs}
+	if err := t.m.Check(issueAt.Path, target.Path, h.kind); err != nil {
 		s.warn(err.Error())
 		return nil
 	}
@@ -166,6 +166,10 @@ func (t *transition) enter(iss *issues.Issue, from, to *stages.Node) arrival {
 	for _, h := range to.Entering(from) {
 		o := seq.run(h)
 		switch {
+		case jumps(o) && o.Target == to.Path:
+			// Stepping back to the stage being entered would enter it
+			// again, and fail again: it is a failed entry.
+			a.failures = append(a.failures, fmt.Sprintf("%s (post_start of %s): %s", h.Label(), to.Path, o.Reason))
 		case jumps(o):
 			if a.next = t.onward(to, to, o, &seq.said); a.next == nil {
 				a.failures = append(a.failures, fmt.Sprintf("%s (post_start of %s) asked to move the issue to %s, which the pipeline does not allow", h.Label(), to.Path, o.Target))

@@ -19,11 +19,11 @@ import (
 type journey struct {
 	// want is the move asked for; gate, what its gate decided (nothing,
 	// when the move was not gated).
-	want     hop
-	gated    bool
-	gate     decision
-	hops     []hop
-	arrivals []arrival
+	want       hop
+	firstGated bool
+	gate       decision
+	hops       []hop
+	arrivals   []arrival
 	// issue is the issue as last written.
 	issue *issues.Issue
 	// err is a move that could not be written (another process moved the
@@ -45,7 +45,7 @@ var (
 // returned. The machine refuses any event the YAML does not declare.
 func (t *transition) drive(iss *issues.Issue, from *stages.Node, want hop, gated bool) journey {
 	d := &driver{t: t, from: from, gated: gated,
-		j: journey{want: want, gated: gated, issue: iss, gate: decision{status: StatusAdvanced, hop: want}}}
+		j: journey{want: want, firstGated: gated, issue: iss, gate: decision{status: StatusAdvanced, hop: want}}}
 	d.sm = t.m.FSM(from.Path, fsm.Callbacks{
 		"before_event": d.beforeEvent,
 		"leave_state":  d.leaveState,
@@ -80,19 +80,9 @@ func (d *driver) fire(ctx context.Context, h hop) error {
 	if h.to.Path != d.sm.Current() {
 		return d.sm.Event(ctx, name, h)
 	}
-	if !d.sm.Can(name) {
+	if !d.sm.Can(name) || d.gated {
+		// `next` never asks for the stage the issue is at: only hooks do.
 		return fsm.InvalidEventError{Event: name, State: d.sm.Current()}
-	}
-	if d.gated {
-		// The move asked for: its gate decides, as beforeEvent would.
-		d.gated = false
-		if d.j.gate = d.t.decide(d.j.issue, d.from, h.to, h.kind); d.j.gate.status != StatusAdvanced {
-			return errHeld
-		}
-		if d.t.dryRun {
-			return errDryRun
-		}
-		h = d.j.gate.hop
 	}
 	if err := d.write(h); err != nil {
 		return err
@@ -194,7 +184,7 @@ func (j journey) moved(r *Result) {
 	last := j.hops[len(j.hops)-1]
 	r.To, r.Kind = last.to.Path, last.kind
 	hooked := j.hops
-	if j.gated {
+	if j.firstGated {
 		hooked = hooked[1:] // the gate has said why the first move was made
 	}
 	for _, h := range hooked {

@@ -83,7 +83,7 @@ func (e *Engine) forward(ctx context.Context, id int, actor Actor, dryRun, appro
 		return &base, nil
 	}
 	t := &transition{e: e, ctx: ctx, tx: tx, actor: actor, dryRun: dryRun, m: e.Machine(flow)}
-	f, err := t.forward(iss, flow, node, approve)
+	f, err := t.move(iss, flow, node, approve)
 	if err != nil {
 		return nil, err
 	}
@@ -108,15 +108,15 @@ func admit(actor Actor, node *stages.Node, iss *issues.Issue, approve bool) (str
 	return waitReason(actor, node, iss.ID), nil
 }
 
-// forward decides the move of a locked issue and drives it. Each step
+// move decides the move of a locked issue and drives it. Each step
 // returns what it found; findings.result makes the Result of them.
-func (t *transition) forward(iss *issues.Issue, flow *stages.Flow, node *stages.Node, approve bool) (findings, error) {
+func (t *transition) move(iss *issues.Issue, flow *stages.Flow, node *stages.Node, approve bool) (findings, error) {
 	f := findings{issue: iss}
 	if approve && !node.HumanReview() {
 		// A person approves again what changed after the review (the merge
 		// on entering this stage refused unapproved commits).
 		var err error
-		if f.issue, f.reapproved, err = t.reapprove(iss, node); err != nil {
+		if f.issue, f.approval, err = t.reapprove(iss, node); err != nil {
 			return f, err
 		}
 	}
@@ -147,7 +147,7 @@ func (t *transition) forward(iss *issues.Issue, flow *stages.Flow, node *stages.
 	}
 	kind := machine.Forward(node)
 	if kind == stages.MoveApprove {
-		f.reapproved.warn(t.approvePR(f.issue)...)
+		f.approval.warn(t.approvePR(f.issue)...)
 	}
 	j := t.drive(f.issue, node, hop{from: node, to: to, kind: kind}, true)
 	f.journey = &j

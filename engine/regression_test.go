@@ -160,3 +160,57 @@ func TestApprovingWithoutAPRLeavesTheForgeClosed(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, opened)
 }
+
+// A completion hook that sends the issue on to x.two enters x from a: x's
+// own entry hooks run, and when they fail they stay pending, to run again
+// from a.
+func TestEntryWorkLeftByACompletionRedirectIsPending(t *testing.T) {
+	e := engineWith(t, `
+stages:
+  - name: a
+    post_completion:
+      - section_check: {file: review.md, section: Critical Issues, expect: empty, on_fail: x.two}
+  - name: x
+    post_start:
+      - run: {command: "exit 1"}
+    substages:
+      - name: one
+      - name: two
+  - name: done
+    terminal: completion
+`, registry())
+	iss := create(t, e, "a", nil)
+	write(t, e, iss.ID, "review.md", "## Critical Issues\n- broken\n")
+	res := next(t, e, iss.ID, agent)
+	require.Equal(t, "x.two", res.To)
+	assert.NotEmpty(t, res.Unfinished)
+	got, err := e.Store.Get(iss.ID)
+	require.NoError(t, err)
+	require.NotNil(t, got.EntryPending)
+	assert.Equal(t, issues.EntryPending{Stage: "x.two", From: "a", Failures: res.Unfinished}, *got.EntryPending)
+}
+
+// An entry hook that steps back to the stage being entered fails the
+// entry; it does not enter the stage again and again.
+func TestAnEntryStepBackToItsOwnStageIsAFailedEntry(t *testing.T) {
+	e := engineWith(t, `
+stages:
+  - name: a
+  - name: b
+    on_failure: {step_back_to: b}
+    post_start:
+      - file_exists: {file: x.md, on_failure: step_back}
+  - name: done
+    terminal: completion
+`, registry())
+	iss := create(t, e, "a", nil)
+	res := next(t, e, iss.ID, agent)
+	require.Equal(t, engine.StatusAdvanced, res.Status)
+	assert.Equal(t, "b", res.To)
+	require.Len(t, res.Unfinished, 1)
+	assert.Contains(t, res.Unfinished[0], "x.md")
+	got, err := e.Store.Get(iss.ID)
+	require.NoError(t, err)
+	assert.Len(t, got.History, 2, "created, then one move")
+	require.NotNil(t, got.EntryPending)
+}

@@ -73,10 +73,10 @@ func (s said) into(r *Result) {
 type findings struct {
 	// issue is the issue as last read or written.
 	issue *issues.Issue
-	// reapproved is what a person's approval said (made again at a stage
-	// whose entry hooks refused unapproved commits, or recorded on the
-	// forge).
-	reapproved said
+	// approval is what a person's approval said: recorded on the forge,
+	// or made again at a stage whose entry hooks refused unapproved
+	// commits.
+	approval said
 	// unfinished names the stage whose entry hooks a dry run did not rerun.
 	unfinished string
 	// resumed is the rerun of entry hooks that had not finished.
@@ -90,7 +90,7 @@ type findings struct {
 // result makes the command's Result from base (the issue as the command
 // found it) and what its steps found.
 func (f findings) result(r Result, dryRun bool) Result {
-	f.reapproved.into(&r)
+	f.approval.into(&r)
 	if f.resumed != nil {
 		f.resumed.said.into(&r)
 	}

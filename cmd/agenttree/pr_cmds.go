@@ -29,40 +29,46 @@ func (a *app) prWaitCmd() *cobra.Command {
 			"2 bad usage, 4 timed out (ci_polling.timeout_s or the stage's wait_for_ci timeout).",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			e, id, err := a.engineFor(args[0])
-			if err != nil {
-				return err
-			}
-			out, err := controller.WaitCI(a.ctx, e, id, interval, func(p controller.WaitPhase) {
-				if !asJSON {
-					fmt.Fprintf(a.out, "[%d] %s elapsed: %s; next poll in %s\n", p.Iteration, roundDuration(p.Elapsed), p.Status, roundDuration(p.Next))
-				}
-			})
-			if errors.Is(err, context.Canceled) {
-				return &exitError{code: exitInterrupted, err: errors.New("interrupted; CI goes on, and `agenttree pr wait` picks up where this stopped")}
-			}
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				if err := a.printJSON(out); err != nil {
-					return err
-				}
-			} else {
-				a.printWait(out, id)
-			}
-			switch {
-			case out.Passed:
-				return nil
-			case out.TimedOut:
-				return silentExit(exitTimeout)
-			}
-			return silentExit(exitBlocked)
+			return a.prWait(args[0], interval, asJSON)
 		},
 	}
 	cmd.Flags().DurationVar(&interval, "interval", 0, "longest pause between polls (default: as the config's ci_polling says)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the outcome as JSON")
 	return cmd
+}
+
+// prWait waits for the CI of issue arg's PR, printing each phase, and
+// exits as the outcome says.
+func (a *app) prWait(arg string, interval time.Duration, asJSON bool) error {
+	e, id, err := a.engineFor(arg)
+	if err != nil {
+		return err
+	}
+	out, err := controller.WaitCI(a.ctx, e, id, interval, func(p controller.WaitPhase) {
+		if !asJSON {
+			fmt.Fprintf(a.out, "[%d] %s elapsed: %s; next poll in %s\n", p.Iteration, roundDuration(p.Elapsed), p.Status, roundDuration(p.Next))
+		}
+	})
+	if errors.Is(err, context.Canceled) {
+		return &exitError{code: exitInterrupted, err: errors.New("interrupted; CI goes on, and `agenttree pr wait` picks up where this stopped")}
+	}
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if err := a.printJSON(out); err != nil {
+			return err
+		}
+	} else {
+		a.printWait(out, id)
+	}
+	switch {
+	case out.Passed:
+		return nil
+	case out.TimedOut:
+		return silentExit(exitTimeout)
+	}
+	return silentExit(exitBlocked)
 }
 
 // roundDuration keeps a duration readable: whole seconds, or milliseconds

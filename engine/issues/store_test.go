@@ -31,6 +31,7 @@ func TestWriteDocKeepsToPlainDocumentsOfTheIssue(t *testing.T) {
 	for _, name := range []string{
 		"issue.yaml", "watch.yaml", "events.jsonl", // agenttree's own files
 		"Issue.yaml", "EVENTS.JSONL", // the same on a case-insensitive file system
+		"issue.yaml.", "watch.yaml ", // the same on Windows
 		".lock", ".hidden", // dot files: locks and temp files live there
 		"../escape.md", "sub/dir.md", "/etc/passwd", ".", "..", "",
 	} {

@@ -161,14 +161,16 @@ var ownFiles = []string{"issue.yaml", "watch.yaml", "events.jsonl"}
 
 // plainDocName reports whether name is a file directly in the issue
 // directory that is not agenttree's own: no directories, no dot files
-// (locks, temporary files), and none of ownFiles in any letter case (on
-// macOS and Windows `Issue.yaml` is issue.yaml).
+// (locks, temporary files), and none of ownFiles in any letter case or
+// with trailing dots or spaces (on macOS and Windows `Issue.yaml` is
+// issue.yaml; on Windows so is `issue.yaml.`).
 func plainDocName(name string) bool {
 	if !filepath.IsLocal(name) || filepath.Base(name) != name || strings.HasPrefix(name, ".") {
 		return false
 	}
+	bare := strings.TrimRight(name, ". ")
 	for _, own := range ownFiles {
-		if strings.EqualFold(name, own) {
+		if strings.EqualFold(bare, own) {
 			return false
 		}
 	}
