@@ -1,7 +1,9 @@
 package shell
 
 import (
+	"cmp"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -72,7 +74,7 @@ func TestPlaceholders(t *testing.T) {
 		{"let (bash)", `let x={{n}}`, "", "stands in arithmetic"},
 		{"array subscript (bash)", `a[{{n}}]=1`, "", "stands in arithmetic"},
 		{"[[ ]] (bash)", `[[ {{n}} -eq 1 ]] && echo one`, "", "{{n}} at 1:4 stands in [[ ]]"},
-		{"eval", `eval "echo {{t}}"`, "", "is part of a script that eval, trap or sh -c parses again"},
+		{"eval", `eval "echo {{t}}"`, "", "is part of a script that the shell parses again"},
 		{"trap", `trap "echo {{t}}" EXIT`, "", "parses again"},
 		{"sh -c", `sh -c "echo {{t}}"`, "", "parses again"},
 		{"bash -ec behind timeout", `timeout 5 /bin/bash -ec "echo {{t}}"`, "", "parses again"},
@@ -235,4 +237,174 @@ func TestRunLoadsEarlierSpelling(t *testing.T) {
 			assert.Equal(t, "make test ISSUE={{issue_id}}", entry.Params["command"])
 		})
 	}
+}
+
+// TestPlaceholdersNeverRunAsCode builds each command with script() for an
+// issue whose title runs `touch MARK` wherever a shell reads it as code or
+// as a name (a[$(touch MARK)]), and runs it with dash, and with bash, as
+// sh: each command either runs without leaving MARK or is refused, saying
+// where and why.
+func TestPlaceholdersNeverRunAsCode(t *testing.T) {
+	const title = `a[$(touch MARK)]`
+	tests := []struct {
+		name    string
+		command string
+		bash    bool   // bash only: dash does not have what the command uses
+		title   string // the issue's title when not title
+		refused string // where and why; "" when the command runs
+		want    string // the output of a command that runs
+	}{
+		// A shell given no -c and no script file reads its script from its standard input.
+		{name: "here-document to sh", command: "sh <<EOF\necho {{issue_title}}\nEOF", refused: "{{issue_title}} at 2:6 is part of a script that the shell parses again"},
+		{name: "here-document to . /dev/stdin", command: ". /dev/stdin <<EOF\necho {{issue_title}}\nEOF", refused: "at 2:6 is part of a script"},
+		{name: "here-document to source /dev/fd/0", command: "source /dev/fd/0 <<EOF\necho {{issue_title}}\nEOF", bash: true, refused: "at 2:6 is part of a script"},
+		{name: "here-document to sh -s", command: "sh -s x <<EOF\necho {{issue_title}}\nEOF", refused: "at 2:6 is part of a script"},
+		{name: "here-document to sh -", command: "sh - <<EOF\necho {{issue_title}}\nEOF", refused: "at 2:6 is part of a script"},
+		{name: "here-document to sh /dev/stdin", command: "sh /dev/stdin <<EOF\necho {{issue_title}}\nEOF", refused: "at 2:6 is part of a script"},
+		{name: "here-document to bash behind env and timeout", command: "env A=1 timeout -s KILL 5 bash -e <<EOF\necho {{issue_title}}\nEOF", refused: "at 2:6 is part of a script"},
+		{name: "here-document to a block running sh", command: "{ sh; } <<EOF\necho {{issue_title}}\nEOF", refused: "at 2:6 is part of a script"},
+		{name: "here-string to bash", command: `bash <<<"echo {{issue_title}}"`, bash: true, refused: "cannot parse the command as sh at 1:6"},
+		{name: "here-document to sh behind sudo", command: "sudo -u root sh <<EOF\necho {{issue_title}}\nEOF", refused: "at 2:6 is part of a script"},
+		{name: "here-document to time sh", command: "time -p sh <<EOF\necho {{issue_title}}\nEOF", refused: "at 2:6 is part of a script"},
+		{name: "here-document read as data by sh -c", command: "sh -c cat <<EOF\n{{issue_title}}\nEOF", want: title + "\n"},
+		{name: "here-document read as data by a script file", command: "echo cat >s.sh; sh s.sh <<EOF\n{{issue_title}}\nEOF", want: title + "\n"},
+		{name: "here-document to grep sh", command: "grep -c sh <<EOF\n{{issue_title}}\nEOF", want: "0\n"},
+
+		// What a pipeline writes into such a shell is its script.
+		{name: "pipe into sh", command: `printf '%s\n' "echo {{issue_title}}" | sh`, refused: "{{issue_title}} at 1:21 is part of a script that the shell parses again"},
+		{name: "pipe through cat into sh", command: `echo "echo {{issue_title}}" | cat | sh -x`, refused: "at 1:12 is part of a script"},
+		{name: "pipe into bash -s behind timeout", command: `echo "echo {{issue_title}}" | timeout 5 bash -s`, refused: "at 1:12 is part of a script"},
+		{name: "pipe into a block running sh", command: `echo "echo {{issue_title}}" | { sh; }`, refused: "at 1:12 is part of a script"},
+		{name: "pipe into . /dev/stdin", command: `echo "echo {{issue_title}}" | . /dev/stdin`, refused: "at 1:12 is part of a script"},
+		{name: "pipe into sh -c reading data", command: `printf '%s' {{issue_title}} | sh -c cat`, want: title},
+		{name: "pipe into grep sh", command: `printf '%s\n' {{issue_title}} | grep -c sh`, want: "0\n"},
+		{name: "pipe into grep bash", command: `printf '%s\n' {{issue_title}} | grep -c bash`, want: "0\n"},
+		{name: "after a pipe into sh", command: `echo 'echo ok' | sh; printf '%s' {{issue_title}}`, want: "ok\n" + title},
+
+		// Commands that run the rest of their arguments as a command.
+		{name: "command eval", command: `command eval "echo {{issue_title}}"`, refused: "at 1:20 is part of a script"},
+		{name: "builtin eval", command: `builtin eval "echo {{issue_title}}"`, bash: true, refused: "at 1:20 is part of a script"},
+		{name: "command sh -c", command: `command -p sh -c "echo {{issue_title}}"`, refused: "at 1:24 is part of a script"},
+		{name: "exec sh -c", command: `exec -a x sh -c "echo {{issue_title}}"`, bash: true, refused: "at 1:23 is part of a script"},
+		{name: "env sh -c", command: `env -u X A=1 sh -c "echo {{issue_title}}"`, refused: "at 1:26 is part of a script"},
+		{name: "timeout sh -c", command: `timeout 5 sh -c "echo {{issue_title}}"`, refused: "at 1:23 is part of a script"},
+		{name: "command alias", command: "command alias x=\"echo {{issue_title}}\"\nx", refused: "at 1:23 is part of a script"},
+
+		// Shell options that take the next word.
+		{name: "bash -O extglob -c", command: `bash -O extglob -c "echo {{issue_title}}"`, refused: "{{issue_title}} at 1:26 is part of a script"},
+		{name: "bash -eO extglob -c", command: `bash -eO extglob -c "echo {{issue_title}}"`, refused: "at 1:27 is part of a script"},
+		{name: "bash --rcfile -c", command: `bash --rcfile /dev/null -c "echo {{issue_title}}"`, refused: "at 1:34 is part of a script"},
+		{name: "bash --init-file -c", command: `bash --init-file /dev/null -c "echo {{issue_title}}"`, refused: "at 1:37 is part of a script"},
+		{name: "sh -o errexit -c", command: `sh -o errexit -c "echo {{issue_title}}"`, refused: "at 1:24 is part of a script"},
+		{name: "sh +o errexit -c", command: `sh +o errexit -c "echo {{issue_title}}"`, refused: "at 1:24 is part of a script"},
+		{name: "sh -c -o errexit", command: `sh -c -o errexit "echo {{issue_title}}"`, refused: "at 1:24 is part of a script"},
+		{name: "argument after sh -o errexit -c", command: `sh -o errexit -c 'printf "%s" "$1"' sh {{issue_title}}`, want: title},
+		{name: "argument after bash -O extglob -c", command: `bash -O extglob -c 'printf "%s" "$1"' sh {{issue_title}}`, want: title},
+
+		// Declarations whose values bash evaluates as arithmetic.
+		{name: "declare -i", command: `declare -i n={{issue_title}}`, bash: true, refused: "{{issue_title}} at 1:14 stands in arithmetic"},
+		{name: "typeset -i", command: `typeset -i n={{issue_title}}`, bash: true, refused: "at 1:14 stands in arithmetic"},
+		{name: "local -i", command: `f() { local -i n={{issue_title}}; }; f`, bash: true, refused: "at 1:18 stands in arithmetic"},
+		{name: "declare -ri", command: `declare -ri n={{issue_title}}`, bash: true, refused: "at 1:15 stands in arithmetic"},
+		{name: "declare -i -r", command: `declare -i -r n={{issue_title}}`, bash: true, refused: "at 1:17 stands in arithmetic"},
+		{name: "export -i (zsh's integer export)", command: `export -i n={{issue_title}}`, refused: "at 1:13 stands in arithmetic"},
+		{name: "assigned to an integer", command: `declare -i n; n={{issue_title}}`, bash: true, refused: "at 1:17 stands in arithmetic"},
+		{name: "appended to an integer", command: `n={{issue_title}}; declare -i n; n+={{issue_title}}`, bash: true, refused: "at 1:37 stands in arithmetic"},
+		{name: "bash's integer variables", command: `RANDOM={{issue_title}}; OPTIND={{issue_title}}`, bash: true, refused: "at 1:8 stands in arithmetic"},
+		{name: "array element index", command: `a=([{{issue_title}}]=1)`, bash: true, refused: "cannot parse the command as sh"},
+		{name: "declare behind builtin", command: `builtin declare -i n={{issue_title}}`, bash: true, refused: "at 1:22 stands in a word that declare"},
+		{name: "declare +i", command: `declare +i n={{issue_title}}; printf '%s' "$n"`, bash: true, want: title},
+		{name: "declare -x", command: `declare -x n={{issue_title}}; printf '%s' "$n"`, bash: true, want: title},
+		{name: "local", command: `f() { local n={{issue_title}}; printf '%s' "$n"; }; f`, want: title},
+		{name: "export", command: `export n={{issue_title}}; sh -c 'printf "%s" "$n"'`, want: title},
+
+		// Names: bash evaluates the subscript of a name taken from a value.
+		{name: "declare -n", command: `declare -n r={{issue_title}}; echo "$r"`, bash: true, refused: "{{issue_title}} at 1:14 stands in a variable, function or loop name"},
+		{name: "nameref assigned", command: `declare -n r; r={{issue_title}}; echo "$r"`, bash: true, refused: "at 1:17 stands in a variable"},
+		{name: "name and value of declare in one word", command: `declare "{{issue_title}}=1"`, bash: true, refused: "at 1:10 stands in a word that declare"},
+		{name: "array of declare -a in one word", command: `declare -a "a=({{issue_title}})"`, bash: true, refused: "at 1:16 stands in a word that declare"},
+		{name: "loop over a nameref", command: `declare -n r; for r in {{issue_title}}; do :; done`, bash: true, refused: "at 1:24 stands in a variable"},
+		{name: "export -n", command: `export -n x={{issue_title}}; printf '%s' "$x"`, bash: true, want: title},
+		{name: "read", command: "read {{issue_title}} <<EOF\nx\nEOF", refused: "at 1:6 stands in a variable"},
+		{name: "read -r -p", command: "read -rp {{issue_title}} v <<EOF\nx\nEOF\nprintf '%s' \"$v\"", want: "x"},
+		{name: "unset", command: `a[0]=1; unset {{issue_title}}`, bash: true, refused: "at 1:15 stands in a variable"},
+		{name: "unset -v", command: `a[0]=1; unset -v {{issue_title}}`, bash: true, refused: "at 1:18 stands in a variable"},
+		{name: "printf -v", command: `printf -v {{issue_title}} x`, bash: true, refused: "at 1:11 stands in a variable"},
+		{name: "printf -v value", command: `printf -v v '%s' {{issue_title}}; printf '%s' "$v"`, bash: true, want: title},
+		{name: "printf format from a value", command: `printf "{{issue_title}}" x`, bash: true, title: `-va[$(touch MARK)]`,
+			refused: "{{issue_title}} at 1:9 stands at the start of printf's format"},
+		{name: "printf format after -v NAME", command: `printf -v x {{issue_title}} y`, bash: true, title: `-va[$(touch MARK)]`,
+			refused: "at 1:13 stands at the start of printf's format"},
+		{name: "printf format after text", command: `printf "Title: {{issue_title}}"`, want: "Title: " + title},
+		{name: "test -v", command: `test -v {{issue_title}}`, bash: true, refused: "at 1:9 stands in a variable"},
+		{name: "[ -v ]", command: `[ -v {{issue_title}} ]`, bash: true, refused: "at 1:6 stands in a variable"},
+		{name: "[ -n ]", command: `[ -n {{issue_title}} ] && printf '%s' {{issue_title}}`, want: title},
+
+		// Variables the shell reads again.
+		{name: "alias", command: "alias x=\"echo {{issue_title}}\"\nx", refused: "{{issue_title}} at 1:15 is part of a script that the shell parses again"},
+		{name: "PS4", command: `PS4={{issue_title}}; set -x; :`, bash: true, refused: "at 1:5 is part of a script"},
+		{name: "BASH_ENV", command: `BASH_ENV={{issue_title}} bash -c :`, refused: "at 1:10 is part of a script"},
+		{name: "BASH_ENV given to env", command: `env BASH_ENV={{issue_title}} bash -c :`, refused: "at 1:14 is part of a script"},
+		{name: "exported OPTIND", command: `export OPTIND={{issue_title}}`, bash: true, refused: "at 1:15 stands in arithmetic"},
+
+		// [[ ]] evaluates as arithmetic only the operands of -eq ... -ge, and takes a name after -v and -R.
+		{name: "[[ -n ]]", command: `[[ -n "{{issue_title}}" ]] && printf '%s' {{issue_title}}`, bash: true, want: title},
+		{name: "[[ == pattern ]]", command: `[[ "{{stage}}" == implement* ]] && echo yes`, bash: true, want: "yes\n"},
+		{name: "[[ -f ]]", command: `[[ -f "{{issue_title}}" ]] || echo none`, bash: true, want: "none\n"},
+		{name: "[[ && != =~ ]]", command: `[[ {{issue_title}} != x && {{issue_title}} =~ ^a ]] && echo match`, bash: true, want: "match\n"},
+		{name: "[[ -eq ]]", command: `[[ {{issue_title}} -eq 1 ]]`, bash: true, refused: "{{issue_title}} at 1:4 stands in [[ ]] as an operand of"},
+		{name: "[[ -lt ]] on the right", command: `[[ 1 -lt {{issue_title}} ]]`, bash: true, refused: "at 1:10 stands in [[ ]] as an operand of"},
+		{name: "[[ -ge ]] after &&", command: `[[ -n x && {{issue_title}} -ge 1 ]]`, bash: true, refused: "at 1:12 stands in [[ ]] as an operand of"},
+		{name: "[[ -ne ]] on a command substitution", command: `[[ $(echo {{issue_title}}) -ne 0 ]]`, bash: true, refused: "at 1:11 stands in [[ ]] as an operand of"},
+		{name: "[[ -v ]]", command: `[[ -v {{issue_title}} ]]`, bash: true, refused: "at 1:7 stands in a variable"},
+		{name: "[[ -R ]]", command: `[[ -R {{issue_title}} ]]`, bash: true, refused: "at 1:7 stands in a variable"},
+	}
+	for _, tt := range tests {
+		for _, shell := range []string{"dash", "bash"} {
+			if tt.bash && shell != "bash" {
+				continue
+			}
+			t.Run(tt.name+"/"+shell, func(t *testing.T) {
+				t.Parallel()
+				issue := hookstest.NewIssue(t)
+				issue.Title = cmp.Or(tt.title, title)
+				text, env, err := script(tt.command, issue)
+				if err == nil {
+					out := runAsSh(t, shell, issue.Dir, text, env)
+					assert.NoFileExists(t, filepath.Join(issue.Dir, "MARK"), "the title ran as code")
+					if tt.refused == "" {
+						assert.Equal(t, tt.want, out)
+					}
+				}
+				if tt.refused != "" {
+					require.Error(t, err, "the command should be refused")
+					assert.Contains(t, err.Error(), tt.refused)
+				} else {
+					require.NoError(t, err)
+				}
+			})
+		}
+	}
+}
+
+// runAsSh runs text in dir with shell as sh: the shell that runs text and
+// any sh that text starts. Its output is what it wrote to stdout; stderr
+// goes to the test log.
+func runAsSh(t *testing.T, shell, dir, text string, env []string) string {
+	t.Helper()
+	path, err := exec.LookPath(shell)
+	if err != nil {
+		t.Skipf("%s is not installed", shell)
+	}
+	bin := t.TempDir()
+	sh := filepath.Join(bin, "sh")
+	require.NoError(t, os.Symlink(path, sh))
+	cmd := exec.CommandContext(t.Context(), sh, "-c", text)
+	cmd.Dir = dir
+	cmd.Env = append(env, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	t.Logf("%s -c %q: %v\n%s", shell, text, err, stderr.String())
+	return string(out)
 }

@@ -3,76 +3,19 @@ package shell
 import (
 	"errors"
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// place is where a placeholder stands, as far as its expansion goes.
-type place int
-
-const (
-	// expands: bare, in double quotes, in $(...) or `...`, in ${...},
-	// in an unquoted here-document.
-	expands place = iota
-	afterBackslash
-	inSingleQuotes   // '...', and $'...'
-	inQuotedHeredoc  // the text of <<'EOF', <<"EOF", <<\EOF
-	afterDollar      // ${{x}}: the shell reads a name
-	inName           // a variable, function or loop name: {{x}}=1, for {{x}} in
-	inArithmetic     // $(( )), (( )), $[ ], let, an array subscript, ${v:offset}
-	inTest           // [[ ]]
-	inReparsedScript // eval, trap, the script of sh -c
-)
-
-// why says what is wrong with a placeholder in place p and what to write
-// instead; env is the variable the placeholder stands for.
-func (p place) why(name, env string) string {
-	switch p {
-	case afterBackslash:
-		return "follows a backslash, which would escape it; remove the backslash"
-	case inSingleQuotes:
-		return fmt.Sprintf("stands inside single quotes, and inside single quotes the shell expands nothing (it would print a reference to $%s); "+
-			"close the quotes around the placeholder ('a '{{%s}}' b') or use double quotes (\"a {{%s}} b\")", env, name, name)
-	case inQuotedHeredoc:
-		return "stands in a here-document whose delimiter is quoted (<<'EOF'), where the shell expands nothing; " +
-			"unquote the delimiter (<<EOF) and escape the text's own $, ` and \\ with a backslash"
-	case afterDollar:
-		return "follows a `$`, which makes the shell read a variable name there; write \\$ for a dollar sign before the value"
-	case inName:
-		return fmt.Sprintf("stands in a variable, function or loop name, which the shell never takes from a value; give it as a value instead (NAME={{%s}})", name)
-	case inArithmetic:
-		return fmt.Sprintf("stands in arithmetic ($(( )), (( )), let, an array subscript), where the shell evaluates the value as an expression, "+
-			"and bash runs the commands in one like a[$(id)]; check that it is a number first: "+
-			"n={{%s}}; case $n in ''|*[!0-9]*) exit 1;; esac; echo $((n + 1))", name)
-	case inTest:
-		return "stands in [[ ]], where bash evaluates the operands of -eq, -lt, ... as arithmetic " +
-			"and runs the commands in a value like a[$(id)]; use [ ] (test) instead"
-	case inReparsedScript:
-		return fmt.Sprintf("is part of a script that eval, trap or sh -c parses again, so the value would run as code; "+
-			"give the script the value as a variable or an argument instead: v={{%s}}; eval 'echo \"$v\"', or sh -c 'echo \"$1\"' sh {{%s}}", name, name)
-	}
-	return ""
-}
-
-// within is where a placeholder stands inside a construct that would put
-// it in q, when the construct itself stands in p: the outermost reason to
-// refuse it wins.
-func within(p, q place) place {
-	if p != expands {
-		return p
-	}
-	return q
-}
-
 // checkPlacement lists the placeholders of a command that stand where
 // their references would not expand, or where the shell would read the
-// value as code, one error for each. The command is parsed as POSIX sh, what `sh -c` runs; a
-// command that does not parse is an error saying where. Where /bin/sh
-// is bash, bash reads some POSIX text differently ([[, ((, let, $'...'),
-// so the command is also read as bash when it parses as bash.
+// value as code or as a name, one error for each. The command is parsed
+// as POSIX sh, what `sh -c` runs; a command that does not parse is an
+// error saying where. Where /bin/sh is bash, bash reads some POSIX text
+// differently ([[, ((, let, declare, $'...'), so the command is also read
+// as bash when it parses as bash.
 func checkPlacement(command string) []error {
 	m := mark(command)
 	if len(m.spots) == 0 {
@@ -82,9 +25,13 @@ func checkPlacement(command string) []error {
 	if err != nil {
 		return []error{parseError(m, err)}
 	}
-	c := &placer{m: m, problems: make([]error, len(m.spots))}
+	bash, err := parse(m.text, syntax.LangBash)
+	if err != nil {
+		bash = nil
+	}
+	c := &placer{m: m, problems: make([]error, len(m.spots)), values: valuePlaces(bash)}
 	c.walk(posix, expands)
-	if bash, err := parse(m.text, syntax.LangBash); err == nil {
+	if bash != nil {
 		c.walk(bash, expands)
 	}
 	return slices.DeleteFunc(c.problems, func(err error) bool { return err == nil })
@@ -117,6 +64,9 @@ func parseError(m *marking, err error) error {
 type placer struct {
 	m        *marking
 	problems []error // by spot
+	// values are the variables whose values the shell reads again, and
+	// where that puts a placeholder in a value assigned to them.
+	values map[string]place
 }
 
 // walk visits n and everything under it, standing in p.
@@ -148,24 +98,28 @@ func (c *placer) visit(n syntax.Node, p place) bool {
 		c.note(n.Value, within(p, inSingleQuotes))
 	case *syntax.ArithmExp, *syntax.ArithmCmd, *syntax.LetClause, *syntax.CStyleLoop:
 		c.under(n, within(p, inArithmetic))
-	case *syntax.TestClause:
-		c.under(n, within(p, inTest))
 	case *syntax.ParamExp:
 		c.paramExp(n, p)
 	case *syntax.Assign:
-		c.assign(n, p)
+		c.assign(n, p, expands)
 	case *syntax.Redirect:
 		c.redirect(n, p)
+	case *syntax.Stmt:
+		return c.stmt(n, p)
+	case *syntax.BinaryCmd:
+		return c.binaryCmd(n, p)
 	case *syntax.CallExpr:
 		c.call(n, p)
+	case *syntax.DeclClause:
+		c.decl(n, p)
+	case *syntax.BinaryTest:
+		return c.binaryTest(n, p)
+	case *syntax.UnaryTest:
+		return c.unaryTest(n, p)
 	case *syntax.FuncDecl:
-		if n.Name != nil {
-			c.walk(n.Name, within(p, inName))
-		}
-		c.walk(n.Body, p)
+		c.funcDecl(n, p)
 	case *syntax.WordIter:
-		c.walk(n.Name, within(p, inName))
-		c.words(n.Items, p)
+		c.wordIter(n, p)
 	default:
 		return true
 	}
@@ -219,15 +173,33 @@ func (c *placer) arithm(x syntax.ArithmExpr, p place) {
 	}
 }
 
-func (c *placer) assign(n *syntax.Assign, p place) {
+// assign sees an assignment whose value stands in value (within p):
+// arithmetic after declare -i, say. The variable may have its own reason
+// to read the value again (c.values).
+func (c *placer) assign(n *syntax.Assign, p, value place) {
+	if n.Name != nil {
+		c.walk(n.Name, within(p, inName))
+		value = within(value, c.values[n.Name.Value])
+	}
+	c.arithm(n.Index, p)
+	c.words([]*syntax.Word{n.Value}, within(p, value))
+	if n.Array != nil {
+		c.walk(n.Array, within(p, value))
+	}
+}
+
+func (c *placer) funcDecl(n *syntax.FuncDecl, p place) {
 	if n.Name != nil {
 		c.walk(n.Name, within(p, inName))
 	}
-	c.arithm(n.Index, p)
-	c.words([]*syntax.Word{n.Value}, p)
-	if n.Array != nil {
-		c.walk(n.Array, p)
-	}
+	c.walk(n.Body, p)
+}
+
+// wordIter sees the name and the words of a for or select loop: the
+// words are assigned to the name in turn.
+func (c *placer) wordIter(n *syntax.WordIter, p place) {
+	c.walk(n.Name, within(p, inName))
+	c.words(n.Items, within(p, c.values[n.Name.Value]))
 }
 
 // redirect sees the target of a redirection, and the text of a
@@ -260,72 +232,4 @@ func quoted(w *syntax.Word) bool {
 		}
 	}
 	return false
-}
-
-// call sees a simple command, some of whose arguments may be code again.
-func (c *placer) call(n *syntax.CallExpr, p place) {
-	for _, a := range n.Assigns {
-		c.walk(a, p)
-	}
-	from, to := scriptArgs(n.Args)
-	for i, w := range n.Args {
-		q := p
-		if from <= i && i < to {
-			q = within(p, inReparsedScript)
-		}
-		c.walk(w, q)
-	}
-}
-
-// reparsers are the commands that parse their arguments as shell code.
-var reparsers = map[string]bool{"eval": true, "trap": true}
-
-// shells are the commands whose -c option takes a script.
-var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true}
-
-// scriptArgs are the arguments args[from:to] that are parsed as shell
-// code again: every argument of eval and trap; the script of
-// `sh -c SCRIPT`, wherever the shell stands among the arguments
-// (`timeout 60 sh -c ...`).
-func scriptArgs(args []*syntax.Word) (from, to int) {
-	if len(args) > 0 && reparsers[args[0].Lit()] {
-		return 1, len(args)
-	}
-	for i, w := range args {
-		if !shells[path.Base(w.Lit())] {
-			continue
-		}
-		if s := shellScript(args[i+1:]); s >= 0 {
-			return i + 1 + s, i + 2 + s
-		}
-	}
-	return 0, 0
-}
-
-// shellScript is the index of the script among a shell's arguments: the
-// first word that is no option, once an option word held a c; -1 if the
-// shell was not given -c. `-o NAME` takes the next word.
-func shellScript(args []*syntax.Word) int {
-	c := false
-	for i := 0; i < len(args); i++ {
-		a := args[i].Lit()
-		switch {
-		case a == "--" && c && i+1 < len(args):
-			return i + 1
-		case strings.HasPrefix(a, "--"): // the end of options, or a long option
-			if a == "--" {
-				return -1
-			}
-		case len(a) > 1 && (a[0] == '-' || a[0] == '+'):
-			c = c || strings.ContainsRune(a, 'c')
-			if strings.HasSuffix(a, "o") {
-				i++
-			}
-		case c:
-			return i
-		default:
-			return -1
-		}
-	}
-	return -1
 }

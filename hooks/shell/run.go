@@ -14,11 +14,13 @@
 //
 // A placeholder is one word wherever the shell expands it. Where it would
 // not (single quotes, a here-document with a quoted delimiter, after a
-// backslash or a `$`, in a name) or where the shell would read the value
-// as code after all (arithmetic, bash's [[ ]], the script of eval, trap or
-// sh -c), the command is refused, when the config is loaded and again
-// before it runs: a shell parser (mvdan.cc/sh) reads the command to find
-// where each placeholder stands.
+// backslash or a `$`) or where the shell would read the value as code or
+// as a name after all (arithmetic and declare -i, the operands of -eq ...
+// in bash's [[ ]], a variable name, the script of eval, trap, alias or
+// sh -c, what a shell reads from a here-document or a pipe), the command
+// is refused, when the config is loaded and again before it runs: a shell
+// parser (mvdan.cc/sh) reads the command to find where each placeholder
+// stands.
 package shell
 
 import (
@@ -50,7 +52,7 @@ var (
 	commandParam = hooks.Template("command",
 		"the shell command (sh -c), run in the issue's work tree; {{name}} stands for $AGENTTREE_NAME (issue variables) "+
 			"or $AGENTTREE_VAR_NAME (outputs), one word, never code; refused where the shell would not expand it (single quotes) "+
-			"or would read the value as code (arithmetic, [[ ]], eval, sh -c)").Required()
+			"or would read the value as code or a name (arithmetic, [[ -eq ]], eval, sh -c, sh <<EOF, | sh, read NAME)").Required()
 	timeoutParam = hooks.Duration("timeout",
 		"how long the command may run (0: no limit of its own); unset: the entry's `timeout`, else 30s").Default(30 * time.Second)
 	outputsParam  = hooks.List("outputs", "the keys the command reports in a JSON object on its last line of output, as outputs for later hooks")

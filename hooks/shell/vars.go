@@ -23,8 +23,8 @@ import (
 // double quotes around it and leave the value to word splitting and
 // globbing.) The shell expands the reference and never parses the value,
 // so nothing in a title is ever code. Where the reference would not
-// expand, or the shell would read the value as code after all, the
-// command is refused (checkCommand).
+// expand, or the shell would read the value as code or a name after all,
+// the command is refused (checkCommand).
 func script(command string, issue *hooks.Issue) (text string, env []string, err error) {
 	if problems := checkCommand(command); len(problems) > 0 {
 		return "", nil, errors.Join(problems...)
@@ -62,8 +62,8 @@ func checkParams(params map[string]any) error {
 
 // checkCommand lists what is wrong with a command's placeholders: two
 // that would share a variable, or each that stands where its reference
-// would not expand or where the shell would read the value as code
-// (checkPlacement).
+// would not expand or where the shell would read the value as code or as
+// a name (checkPlacement).
 func checkCommand(command string) []error {
 	seen := map[string]string{} // variable → the placeholder's name
 	for _, name := range stages.Placeholders(command) {

@@ -1,0 +1,166 @@
+package shell
+
+import (
+	"slices"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// shells are the commands that run a script: given with -c, from a file,
+// or read from their standard input.
+var shells = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true}
+
+// shellOptionsWithArg are the shell options that take the next word as
+// their argument. In a group of short options (-eo errexit), each o or O
+// takes a word of its own.
+var shellOptionsWithArg = map[string]bool{"-o": true, "-O": true, "+o": true, "+O": true, "--rcfile": true, "--init-file": true}
+
+// stdinFiles name a shell's standard input as a script file.
+var stdinFiles = map[string]bool{"/dev/stdin": true, "/dev/fd/0": true, "/proc/self/fd/0": true}
+
+// shellArgs is what a shell's arguments say about where its script
+// comes from.
+type shellArgs struct {
+	c, s bool // -c: the script is an argument; -s: it is standard input
+	// operand is the index of the first operand: the script with -c,
+	// else the script file; -1 if there is none.
+	operand int
+}
+
+// readShellArgs reads the options of a shell, which end at the first
+// operand, at `--` or at `-`.
+func readShellArgs(args []*syntax.Word) shellArgs {
+	sa := shellArgs{operand: -1}
+	for i := 0; i < len(args); i++ {
+		flag := args[i].Lit()
+		switch {
+		case flag == "--" || flag == "-":
+			if i+1 < len(args) {
+				sa.operand = i + 1
+			}
+			return sa
+		case strings.HasPrefix(flag, "--"):
+			if shellOptionsWithArg[flag] {
+				i++
+			}
+		case len(flag) > 1 && (flag[0] == '-' || flag[0] == '+'):
+			sa.c = sa.c || flag[0] == '-' && strings.ContainsRune(flag, 'c')
+			sa.s = sa.s || flag[0] == '-' && strings.ContainsRune(flag, 's')
+			for _, letter := range flag[1:] {
+				if shellOptionsWithArg[flag[:1]+string(letter)] {
+					i++
+				}
+			}
+		default:
+			sa.operand = i
+			return sa
+		}
+	}
+	return sa
+}
+
+// shellScript is the index in args of the script that a shell among them
+// is given with -c, wherever the shell stands (timeout 60 sh -c ...,
+// sudo sh -c ...); -1 if there is none.
+func shellScript(args []*syntax.Word) int {
+	for i, w := range args {
+		if !shells[cmdName(w)] {
+			continue
+		}
+		if sa := readShellArgs(args[i+1:]); sa.c && sa.operand >= 0 {
+			return i + 1 + sa.operand
+		}
+	}
+	return -1
+}
+
+// readsScript reports whether a command reads the script it runs from its
+// standard input: a shell given no -c and no script file (or -s, or
+// /dev/stdin), `. /dev/stdin`, or a block or subshell running one.
+func readsScript(cmd syntax.Command) bool {
+	stmtReads := func(s *syntax.Stmt) bool { return readsScript(s.Cmd) }
+	switch cmd := cmd.(type) {
+	case *syntax.CallExpr:
+		return callReadsScript(cmd.Args)
+	case *syntax.Block:
+		return slices.ContainsFunc(cmd.Stmts, stmtReads)
+	case *syntax.Subshell:
+		return slices.ContainsFunc(cmd.Stmts, stmtReads)
+	case *syntax.TimeClause:
+		return cmd.Stmt != nil && stmtReads(cmd.Stmt)
+	}
+	return false
+}
+
+func callReadsScript(args []*syntax.Word) bool {
+	i := commandWord(args)
+	if i == len(args) {
+		return false
+	}
+	name, rest := cmdName(args[i]), args[i+1:]
+	switch {
+	case name == "." || name == "source":
+		return len(rest) > 0 && stdinFiles[rest[0].Lit()]
+	case shells[name]:
+		sa := readShellArgs(rest)
+		return !sa.c && (sa.s || sa.operand < 0 || stdinFiles[rest[sa.operand].Lit()])
+	}
+	return false
+}
+
+// stmt sees a statement whose command reads its script from its standard
+// input: the here-documents and here-strings given to it are that script.
+func (c *placer) stmt(n *syntax.Stmt, p place) bool {
+	if !readsScript(n.Cmd) {
+		return true
+	}
+	c.walk(n.Cmd, p)
+	for _, r := range n.Redirs {
+		q := p
+		if r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc || r.Op == syntax.WordHdoc {
+			q = within(p, inReparsedScript)
+		}
+		c.walk(r, q)
+	}
+	return false
+}
+
+// binaryCmd sees a pipeline (a | b | sh): what the stages before a stage
+// that reads its script from standard input write is that script.
+// Whether a stage in between (cat, tee) passes it on is not known, so
+// everything before the shell counts.
+func (c *placer) binaryCmd(n *syntax.BinaryCmd, p place) bool {
+	if n.Op != syntax.Pipe && n.Op != syntax.PipeAll {
+		return true
+	}
+	stages := pipeStages(n)
+	shell := -1
+	for i, s := range stages {
+		if readsScript(s.Cmd) {
+			shell = i
+		}
+	}
+	for i, s := range stages {
+		q := p
+		if i < shell {
+			q = within(p, inReparsedScript)
+		}
+		c.walk(s, q)
+	}
+	return false
+}
+
+// pipeStages are the statements of a pipeline, which the parser nests
+// as a | (b | c).
+func pipeStages(n *syntax.BinaryCmd) []*syntax.Stmt {
+	stages := []*syntax.Stmt{n.X}
+	for {
+		b, ok := n.Y.Cmd.(*syntax.BinaryCmd)
+		if !ok || (b.Op != syntax.Pipe && b.Op != syntax.PipeAll) {
+			return append(stages, n.Y)
+		}
+		stages = append(stages, b.X)
+		n = b
+	}
+}
