@@ -20,7 +20,12 @@ var ErrNoPR = errors.New("no pull request")
 // state, feedback, the verified head). It returns the outcome and the issue
 // as the poll left it; deciding when to poll again is the caller's.
 func (e *Engine) PollCI(ctx context.Context, id int) (hooks.Outcome, *issues.Issue, error) {
-	iss, err := e.Store.Get(id)
+	tx, err := e.Store.Lock(ctx, id)
+	if err != nil {
+		return hooks.Outcome{}, nil, err
+	}
+	defer tx.Unlock()
+	iss, err := tx.Get()
 	if err != nil {
 		return hooks.Outcome{}, nil, err
 	}
@@ -28,22 +33,6 @@ func (e *Engine) PollCI(ctx context.Context, id int) (hooks.Outcome, *issues.Iss
 		return hooks.Outcome{}, nil, fmt.Errorf("issue %d: %w yet; it gets one on entering a stage that opens one (run `agenttree next` to get there)", id, ErrNoPR)
 	}
 	entry, err := e.waitEntry(iss)
-	if err != nil {
-		return hooks.Outcome{}, nil, err
-	}
-	return e.poll(ctx, id, entry)
-}
-
-// poll runs entry once under the issue's lock and keeps what it learned
-// (watch state, feedback, the verified head). It returns the issue as the
-// poll left it.
-func (e *Engine) poll(ctx context.Context, id int, entry *stages.HookEntry) (hooks.Outcome, *issues.Issue, error) {
-	tx, err := e.Store.Lock(ctx, id)
-	if err != nil {
-		return hooks.Outcome{}, nil, err
-	}
-	defer tx.Unlock()
-	iss, err := tx.Get()
 	if err != nil {
 		return hooks.Outcome{}, nil, err
 	}

@@ -1,7 +1,6 @@
 package hooks
 
 import (
-	"log/slog"
 	"time"
 
 	"github.com/agenttree/agenttree/stages"
@@ -16,7 +15,6 @@ type Call struct {
 	// Env may be nil (a hook run outside an engine, such as in a test):
 	// use the methods below rather than its fields.
 	Env *Env
-	Log *slog.Logger
 }
 
 // Now is the time by the env's clock.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sort"
 	"strings"
 	"time"
@@ -109,8 +108,8 @@ func (r *Registry) Run(ctx context.Context, entry *stages.HookEntry, issue *Issu
 	if !ok {
 		return Failf("hook `%s` (%s) is not registered", entry.Name, entry.Pos)
 	}
-	call := &Call{Issue: issue, Entry: entry, Params: Params(entry.Params), Env: env, Log: env.logger().With("hook", entry.Name)}
-	out := r.retry(ctx, entry, func() Outcome { return attempt(ctx, entry, def, call) }, call.Log)
+	call := &Call{Issue: issue, Entry: entry, Params: Params(entry.Params), Env: env}
+	out := r.retry(ctx, entry, func() Outcome { return attempt(ctx, entry, def, call) }, env)
 	if out.Kind == KindFail && entry.Context != "" {
 		out.Reason = entry.Context + ": " + out.Reason
 	}
@@ -157,7 +156,7 @@ func attempt(ctx context.Context, entry *stages.HookEntry, def *Def, call *Call)
 
 // retry calls run again, with exponential backoff, while it fails in a way
 // that may pass by itself and the entry's `retries` are not spent.
-func (r *Registry) retry(ctx context.Context, entry *stages.HookEntry, run func() Outcome, log *slog.Logger) Outcome {
+func (r *Registry) retry(ctx context.Context, entry *stages.HookEntry, run func() Outcome, env *Env) Outcome {
 	if entry.Retries == 0 {
 		return run()
 	}
@@ -167,7 +166,7 @@ func (r *Registry) retry(ctx context.Context, entry *stages.HookEntry, run func(
 	_ = backoff.Retry(func() error {
 		out = run()
 		if out.transient() {
-			log.Info("transient hook failure", "class", out.Class, "reason", out.Reason)
+			env.logger().Info("transient hook failure", "hook", entry.Name, "class", out.Class, "reason", out.Reason)
 			return errors.New(out.Reason)
 		}
 		return nil

@@ -19,18 +19,18 @@ func Placeholders(tmpl string) []string {
 // Render fills a message template. Unknown names render as empty: the loader
 // has already refused templates naming variables nobody provides.
 func Render(tmpl string, vars map[string]string) string {
-	return Expand(tmpl, func(name, _ string) string { return vars[name] })
+	return Expand(tmpl, func(name string, _, _ int) string { return vars[name] })
 }
 
-// Expand fills each placeholder of tmpl with value(name, prefix), where
-// prefix is the template text before the placeholder: enough for a caller
-// that must quote a value by where it stands, such as in a shell command.
-func Expand(tmpl string, value func(name, prefix string) string) string {
+// Expand fills each placeholder of tmpl with value(name, start, end), where
+// tmpl[start:end] is the placeholder as written: enough for a caller that
+// must know where a value stands, such as in a shell command.
+func Expand(tmpl string, value func(name string, start, end int) string) string {
 	var b strings.Builder
 	last := 0
 	for _, m := range placeholderRE.FindAllStringSubmatchIndex(tmpl, -1) {
 		b.WriteString(tmpl[last:m[0]])
-		b.WriteString(value(tmpl[m[2]:m[3]], tmpl[:m[0]]))
+		b.WriteString(value(tmpl[m[2]:m[3]], m[0], m[1]))
 		last = m[1]
 	}
 	b.WriteString(tmpl[last:])

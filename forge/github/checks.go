@@ -255,7 +255,7 @@ func tailLines(r io.Reader, n int) (string, error) {
 		if count == 0 {
 			line = strings.TrimPrefix(line, "\ufeff")
 		}
-		ring[count%n] = actionsTimestamp.ReplaceAllString(line, "")
+		ring[count%n] = line
 		count++
 	}
 	if err := sc.Err(); err != nil {
@@ -268,7 +268,8 @@ func tailLines(r io.Reader, n int) (string, error) {
 	kept := min(count, n)
 	out := make([]string, 0, kept)
 	for i := range kept {
-		out = append(out, ring[(start+i)%n])
+		// Only the lines kept lose their Actions timestamps.
+		out = append(out, actionsTimestamp.ReplaceAllString(ring[(start+i)%n], ""))
 	}
 	return strings.Join(out, "\n"), nil
 }

@@ -113,7 +113,10 @@ func (f *Forge) recordedChecks(ctx context.Context, sha string) ([]forge.Check, 
 	if err != nil || rec == nil || rec.State == "" {
 		return nil, err
 	}
-	if _, done := cirun.ReadResult(f.resultFile(rec)); done && rec.State == forge.CheckPending {
+	if rec.State != forge.CheckPending {
+		return []forge.Check{f.check(rec)}, nil
+	}
+	if _, done := cirun.ReadResult(f.resultFile(rec)); done {
 		unlock, err := f.lockCI(ctx, sha)
 		if err != nil {
 			return nil, err

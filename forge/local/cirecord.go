@@ -42,8 +42,9 @@ type ciRecord struct {
 	CompletedAt time.Time `yaml:"completed_at,omitempty"`
 }
 
-func (f *Forge) ciPath(sha, ext string) string {
-	return filepath.Join(f.dir, "checks", sha+ext)
+// ciPath is the CI record of commit sha.
+func (f *Forge) ciPath(sha string) string {
+	return filepath.Join(f.dir, "checks", sha+".yaml")
 }
 
 // runPath names a file of one attempt: SHA.N.log, SHA.N.result.
@@ -57,7 +58,7 @@ func (f *Forge) lockCI(ctx context.Context, sha string) (func(), error) {
 
 func (f *Forge) readCI(sha string) (*ciRecord, error) {
 	var rec ciRecord
-	err := atomicfile.ReadYAML(f.ciPath(sha, ".yaml"), &rec)
+	err := atomicfile.ReadYAML(f.ciPath(sha), &rec)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -68,7 +69,7 @@ func (f *Forge) readCI(sha string) (*ciRecord, error) {
 }
 
 func (f *Forge) writeCI(rec *ciRecord) error {
-	if err := atomicfile.WriteYAML(f.ciPath(rec.SHA, ".yaml"), rec, 0o644); err != nil {
+	if err := atomicfile.WriteYAML(f.ciPath(rec.SHA), rec, 0o644); err != nil {
 		return fmt.Errorf("local CI of %s: %w", gitx.ShortSHA(rec.SHA), err)
 	}
 	return nil

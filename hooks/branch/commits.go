@@ -39,17 +39,20 @@ func hasCommits(ctx context.Context, c *hooks.Call) hooks.Outcome {
 	if def == "" {
 		def = "main"
 	}
-	bases := existing(ctx, repo, baseRefs(c.Issue.Branch, def))
 	branch, rev, o := branchRev(ctx, repo, c.Issue.Branch)
 	if o != nil {
 		return *o
 	}
+	bases := existing(ctx, repo, baseRefs(c.Issue.Branch, def))
 	if len(bases) == 0 {
 		return hooks.Failf("has_commits: neither origin/%s nor %s exists in %s, so there is nothing to count %s's commits against; fetch the default branch (`git fetch origin %s`), %s",
 			def, def, dir, branch, def, phrase.NextHint)
 	}
-	if ok, _ := repo.RefExists(ctx, rev); !ok {
-		return hooks.Failf("has_commits: %s has no commits at all; commit your work first, %s", dir, phrase.NextHint)
+	// A branch of its own was found by its commit; HEAD may have none yet.
+	if rev == "HEAD" {
+		if ok, _ := repo.RefExists(ctx, rev); !ok {
+			return hooks.Failf("has_commits: %s has no commits at all; commit your work first, %s", dir, phrase.NextHint)
+		}
 	}
 	n, err := repo.CountCommits(ctx, rev, bases...)
 	if err != nil {

@@ -45,10 +45,13 @@ func checkConflicts(ctx context.Context, c *hooks.Call) hooks.Outcome {
 		return hooks.Failf("checking %s against %s for conflicts: %v", gitx.ShortSHA(pr.HeadSHA), base, err)
 	}
 	auto := autoRebaseParam.Or(c, c.Settings().Conflicts.AutoRebase)
+	clean := withOutputs(hooks.Pass(), map[string]string{"conflict_files": ""})
 	if len(files) == 0 {
-		upToDate, err := g.IsAncestor(ctx, base, pr.HeadSHA)
-		if !auto || err != nil || upToDate {
-			return withOutputs(hooks.Pass(), map[string]string{"conflict_files": ""})
+		if !auto {
+			return clean
+		}
+		if upToDate, err := g.IsAncestor(ctx, base, pr.HeadSHA); err != nil || upToDate {
+			return clean
 		}
 	} else if !auto {
 		return conflictOutcome(c, pr, files)
@@ -82,6 +85,11 @@ func rebase(ctx context.Context, c *hooks.Call) hooks.Outcome {
 	pr, g, o := prAndGit(ctx, c)
 	if o != nil {
 		return *o
+	}
+	if rem := remote(c); !c.DryRun() {
+		if err := g.Fetch(ctx, rem); err != nil {
+			return hooks.Failf("fetching %s: %v", rem, err)
+		}
 	}
 	head, o := rebaseOrConflict(ctx, c, g, pr, pr.Base)
 	if o != nil {
@@ -126,14 +134,11 @@ func rebaseOrConflict(ctx context.Context, c *hooks.Call, g hooks.Git, pr *forge
 	return "", &o
 }
 
-// rebaseOnto rebases the branch onto the PR's base in its work
-// tree and pushes with a lease on the head the forge reported, so work
-// pushed meanwhile is never overwritten.
+// rebaseOnto rebases the branch onto the PR's base, as last
+// fetched, in its work tree and pushes with a lease on the head the forge
+// reported, so work pushed meanwhile is never overwritten.
 func rebaseOnto(ctx context.Context, c *hooks.Call, g hooks.Git, pr *forge.PR) (newHead string, conflicts []string, err error) {
 	rem := remote(c)
-	if err := g.Fetch(ctx, rem); err != nil {
-		return "", nil, fmt.Errorf("fetching %s: %w", rem, err)
-	}
 	// The push below replaces the PR's head, so the work tree must be on
 	// the PR's branch and hold that head: commits pushed from elsewhere
 	// are never dropped.

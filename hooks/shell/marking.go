@@ -43,9 +43,7 @@ func mark(command string) *marking {
 		m.base += "X"
 	}
 	grown := 0 // how much longer the marked text is so far
-	m.text = stages.Expand(command, func(name, prefix string) string {
-		start := len(prefix)
-		end := start + strings.Index(command[start:], "}}") + len("}}")
+	m.text = stages.Expand(command, func(name string, start, end int) string {
 		marker := m.base + strconv.Itoa(len(m.spots)) + "_"
 		at := start + grown
 		grown += len(marker) - (end - start)

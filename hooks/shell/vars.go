@@ -30,7 +30,7 @@ func script(command string, issue *hooks.Issue) (text string, env []string, err 
 		return "", nil, errors.Join(problems...)
 	}
 	names := map[string]string{} // variable → the placeholder's name
-	text = stages.Expand(command, func(name, _ string) string {
+	text = stages.Expand(command, func(name string, _, _ int) string {
 		v := envName(name)
 		names[v] = name
 		return "${" + v + `+"$` + v + `"}`

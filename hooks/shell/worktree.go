@@ -2,6 +2,7 @@ package shell
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -18,15 +19,14 @@ func issueWorkTree(ctx context.Context, i *hooks.Issue) (string, error) {
 	if i.Branch == "" {
 		return dir, nil
 	}
-	repo, err := gitx.Open(ctx, dir)
-	if err != nil {
-		return dir, nil // not a git work tree: nothing to match
-	}
+	repo := &gitx.Repo{Dir: dir}
 	head, err := repo.CurrentBranch(ctx)
-	if err == nil && head == i.Branch {
+	switch {
+	case err == nil && head == i.Branch:
 		return dir, nil
-	}
-	if err != nil {
+	case errors.Is(err, gitx.ErrNotRepository):
+		return dir, nil // not a git work tree: nothing to match
+	case err != nil:
 		head = "(detached HEAD: a rebase in progress?)"
 	}
 	if wt, ok, err := repo.WorktreeFor(ctx, i.Branch); err == nil && ok {

@@ -75,7 +75,7 @@ func TestBasics(t *testing.T) {
 
 	gittest.Commit(t, clone, "b.txt", "b\n", "b")
 	gittest.Commit(t, clone, "c.txt", "c\n", "c")
-	n, err := r.CommitsAhead(ctx, "origin/main", "HEAD")
+	n, err := r.CountCommits(ctx, "HEAD", "origin/main")
 	require.NoError(t, err)
 	assert.Equal(t, 2, n)
 	anc, err := r.IsAncestor(ctx, "origin/main", "HEAD")
@@ -168,7 +168,7 @@ func TestRebase(t *testing.T) {
 		anc, err := r.IsAncestor(ctx, mainSHA, "HEAD")
 		require.NoError(t, err)
 		assert.True(t, anc)
-		n, err := r.CommitsAhead(ctx, "main", "HEAD")
+		n, err := r.CountCommits(ctx, "HEAD", "main")
 		require.NoError(t, err)
 		assert.Equal(t, 1, n)
 	})

@@ -297,11 +297,6 @@ func (r *Repo) ConflictFiles(ctx context.Context, base, head string) ([]string, 
 	return nil, err
 }
 
-// CommitsAhead counts the commits in head that are not in base.
-func (r *Repo) CommitsAhead(ctx context.Context, base, head string) (int, error) {
-	return r.CountCommits(ctx, head, base)
-}
-
 // CountCommits counts the commits reachable from rev and from none of
 // bases (git rev-list --count rev --not bases...).
 func (r *Repo) CountCommits(ctx context.Context, rev string, bases ...string) (int, error) {

@@ -2,8 +2,10 @@ package load
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"gopkg.in/yaml.v3"
 
@@ -23,13 +25,6 @@ func (o owner) where() string {
 		return "substage " + o.stage.Name + "." + o.sub.Name
 	}
 	return "stage " + o.stage.Name
-}
-
-func (o owner) node() *stages.Node {
-	if o.sub != nil {
-		return &stages.Node{Path: o.stage.Name + "." + o.sub.Name, Stage: o.stage, Sub: o.sub}
-	}
-	return &stages.Node{Path: o.stage.Name, Stage: o.stage}
 }
 
 // stageReader reads shaped entries into stages.
@@ -63,48 +58,51 @@ func (r *stageReader) stage(e *entry) *stages.Stage {
 	return s
 }
 
+// setting reads the value of one key stages and substages share into st.
+type setting func(r *stageReader, v *yaml.Node, st *stages.Settings, o owner)
+
+// settingReaders are the keys stages and substages share, and their readers: a
+// table, so that reading 20,000 stages builds nothing per stage.
+var settingReaders = map[string]setting{
+	"role":          func(r *stageReader, v *yaml.Node, st *stages.Settings, _ owner) { r.role(v, st) },
+	"host":          func(r *stageReader, v *yaml.Node, st *stages.Settings, _ owner) { r.host(v, st) },
+	"human_review":  func(r *stageReader, v *yaml.Node, st *stages.Settings, _ owner) { r.d.BoolVar(v, &st.HumanReview) },
+	"parking_lot":   func(r *stageReader, v *yaml.Node, st *stages.Settings, _ owner) { r.d.BoolVar(v, &st.ParkingLot) },
+	"redirect_only": func(r *stageReader, v *yaml.Node, st *stages.Settings, _ owner) { r.d.BoolVar(v, &st.RedirectOnly) },
+	"terminal": func(r *stageReader, v *yaml.Node, st *stages.Settings, _ owner) {
+		diag.OneOf(r.d, v, &st.Terminal, "terminal kind", stages.TerminalCompletion, stages.TerminalAbandon)
+	},
+	"condition": func(r *stageReader, v *yaml.Node, st *stages.Settings, _ owner) {
+		st.Condition = r.d.Condition(v, "write an expression such as `needs_ui_review and not hotfix`")
+	},
+	"output": func(r *stageReader, v *yaml.Node, st *stages.Settings, _ owner) { r.d.StringVar(v, &st.Output) },
+	"skill":  func(r *stageReader, v *yaml.Node, st *stages.Settings, _ owner) { r.skill(v, st) },
+	"pre_completion": func(r *stageReader, v *yaml.Node, st *stages.Settings, o owner) {
+		st.PreCompletion = r.hooks.list(v, o, "pre_completion")
+	},
+	"post_start": func(r *stageReader, v *yaml.Node, st *stages.Settings, o owner) {
+		st.PostStart = r.hooks.list(v, o, "post_start")
+	},
+	"post_completion": func(r *stageReader, v *yaml.Node, st *stages.Settings, o owner) {
+		st.PostCompletion = r.hooks.list(v, o, "post_completion")
+	},
+	"on_failure": func(r *stageReader, v *yaml.Node, st *stages.Settings, o owner) { st.OnFailure = r.onFailure(v, o) },
+}
+
 // settings reads the keys stages and substages share.
 func (r *stageReader) settings(e *entry, st *stages.Settings, o owner) {
 	for _, p := range e.keys {
-		v := p.Val
-		switch p.Key.Value {
-		case "role":
-			r.role(v, st)
-		case "host":
-			r.host(v, st)
-		case "human_review":
-			r.d.BoolVar(v, &st.HumanReview)
-		case "parking_lot":
-			r.d.BoolVar(v, &st.ParkingLot)
-		case "redirect_only":
-			r.d.BoolVar(v, &st.RedirectOnly)
-		case "terminal":
-			diag.OneOf(r.d, v, &st.Terminal, "terminal kind", stages.TerminalCompletion, stages.TerminalAbandon)
-		case "condition":
-			st.Condition = r.d.Condition(v, "write an expression such as `needs_ui_review and not hotfix`")
-		case "output":
-			r.d.StringVar(v, &st.Output)
-		case "skill":
-			r.skill(v, st)
-		case "pre_completion":
-			st.PreCompletion = r.hooks.list(v, o, p.Key.Value)
-		case "post_start":
-			st.PostStart = r.hooks.list(v, o, p.Key.Value)
-		case "post_completion":
-			st.PostCompletion = r.hooks.list(v, o, p.Key.Value)
-		case "on_failure":
-			st.OnFailure = r.onFailure(v, o)
-		default:
-			r.unknown(p.Key, o, e.nameKey)
+		if read, ok := settingReaders[p.Key.Value]; ok {
+			read(r, p.Val, st, o)
+			continue
 		}
+		r.unknown(p.Key, o, e.nameKey)
 	}
 }
 
-var settingKeys = []string{"role", "host", "human_review", "parking_lot", "terminal", "redirect_only",
-	"condition", "output", "skill", "pre_completion", "post_start", "post_completion", "on_failure"}
-
+// unknown reports a key nobody reads.
 func (r *stageReader) unknown(k *yaml.Node, o owner, nameKey bool) {
-	known := append([]string(nil), settingKeys...)
+	known := slices.Collect(maps.Keys(settingReaders))
 	if o.sub == nil {
 		known = append(known, "substages")
 	}

@@ -112,7 +112,9 @@ func (v *validator) checkFlow(f *stages.Flow) {
 
 func (v *validator) resolveRefs() {
 	for _, r := range v.led.refs {
-		n, ok := v.cfg.ResolveRef(r.from.node(), r.ref)
+		// A bare name is first looked for among the substages of the
+		// stage the reference is made in.
+		n, ok := v.cfg.ResolveRef(&stages.Node{Stage: r.from.stage}, r.ref)
 		if !ok {
 			v.d.Errorf(r.pos, diag.Suggest(r.ref, refNames(v.cfg)), "%s names unknown stage %q", r.what, r.ref)
 			continue

@@ -51,7 +51,7 @@ func (a Attempt) run(ctx context.Context) error {
 			err = fmt.Errorf("record the result: %w", werr)
 		}
 	}
-	RemoveWorktree(context.WithoutCancel(ctx), &gitx.Repo{Dir: a.Bare}, a.Worktree)
+	RemoveWorktree(ctx, &gitx.Repo{Dir: a.Bare}, a.Worktree)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package cirun
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -32,11 +33,16 @@ func unpublished(path string) string { return path + ".tmp" }
 // ReadResult reads the result published at path. It reports false when
 // there is none, or none that can be read: the runner is not done.
 func ReadResult(path string) (Result, bool) {
-	st, err := os.Stat(path)
+	fh, err := os.Open(path)
 	if err != nil {
 		return Result{}, false
 	}
-	data, err := os.ReadFile(path)
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return Result{}, false
+	}
+	data, err := io.ReadAll(fh)
 	if err != nil {
 		return Result{}, false
 	}

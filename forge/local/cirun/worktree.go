@@ -27,13 +27,15 @@ func NewWorktree() (string, error) {
 // RemoveWorktree removes an attempt's checkout, and its temporary
 // directory, and forgets it in bare. It touches only what NewWorktree
 // makes, whatever a hand-edited record or command line says: any other
-// path is left alone.
+// path is left alone. It is clean-up, so it goes on when ctx is cancelled
+// (a Ctrl-C must not leave git's record of the work tree behind), for at
+// most a minute.
 func RemoveWorktree(ctx context.Context, bare *gitx.Repo, wt string) {
 	tmp := filepath.Dir(wt)
 	if wt == "" || filepath.Base(wt) != "src" || !strings.HasPrefix(filepath.Base(tmp), tempPrefix) {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	_ = bare.WorktreeRemove(ctx, wt)
 	_ = os.RemoveAll(tmp)

@@ -187,12 +187,11 @@ func RemoteRepo(ctx context.Context, dir, remote string) (Repo, error) {
 		if where == "" {
 			where, _ = os.Getwd()
 		}
-		var gerr *gitx.Error
 		switch {
 		case errors.Is(err, gitx.ErrNoRemote):
 			return Repo{}, fmt.Errorf("%w: the repository in %s has no %q remote; add one with `git remote add %s <url>`, or %s",
 				ErrNoRemote, where, remote, remote, configHint)
-		case errors.As(err, &gerr) && strings.Contains(gerr.Stderr, "not a git repository"):
+		case errors.Is(err, gitx.ErrNotRepository):
 			return Repo{}, fmt.Errorf("%w: %s is not a git repository; run agenttree inside one, or %s",
 				ErrNoRemote, where, configHint)
 		}

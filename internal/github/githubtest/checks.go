@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 )
 
 func checkRunJSON(r *http.Request, repo *Repo, c *CheckRun) map[string]any {
@@ -116,7 +115,7 @@ func (s *Server) jobLogs(r *http.Request, repo *Repo) reply {
 
 func (s *Server) logBlob(r *http.Request) reply {
 	id := pathID(r, "job_id")
-	if repo := s.repos[strings.ToLower(r.URL.Query().Get("repo"))]; repo != nil {
+	if repo := s.repos[repoKey(r.URL.Query().Get("repo"))]; repo != nil {
 		if c := repo.findCheckRun(func(c *CheckRun) bool { return c.JobID == id }); c != nil {
 			return reply{status: http.StatusOK, raw: []byte(c.Log), contentType: "text/plain"}
 		}

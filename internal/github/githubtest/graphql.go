@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/parser"
@@ -121,7 +120,7 @@ func (s *Server) graphql(r *http.Request) reply {
 			gqlError("", "the fake GitHub server only answers repository { pullRequest(number: N) } queries"),
 		}})
 	}
-	repo := s.repos[strings.ToLower(q.owner+"/"+q.name)]
+	repo := s.repos[repoKey(q.owner+"/"+q.name)]
 	if repo == nil {
 		return jsonReply(http.StatusOK, map[string]any{
 			"data": map[string]any{"repository": nil},

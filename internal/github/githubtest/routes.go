@@ -93,7 +93,7 @@ func (s *Server) answer(h handler) http.Handler {
 // inRepo finds the repository the path names, or answers 404.
 func (s *Server) inRepo(h repoHandler) handler {
 	return func(r *http.Request) reply {
-		repo := s.repos[strings.ToLower(r.PathValue("owner")+"/"+r.PathValue("repo"))]
+		repo := s.repos[repoKey(r.PathValue("owner")+"/"+r.PathValue("repo"))]
 		if repo == nil {
 			return notFound()
 		}

@@ -115,7 +115,7 @@ func (s *Server) addRepo(owner, name, defaultBranch string) *Repo {
 	r := &Repo{s: s, Owner: owner, Name: name, DefaultBranch: defaultBranch,
 		prs: map[int]*prState{}, nextNumber: 1,
 		runsBySHA: map[string][]*CheckRun{}, statusesBySHA: map[string][]*Status{}, refs: map[string]string{defaultBranch: "0000000000000000000000000000000000000000"}}
-	s.repos[strings.ToLower(owner+"/"+name)] = r
+	s.repos[repoKey(owner+"/"+name)] = r
 	return r
 }
 
@@ -127,3 +127,7 @@ func (s *Server) fakeSHA() string {
 	sum := sha256.Sum256([]byte(strconv.FormatInt(s.nextID(), 10)))
 	return hex.EncodeToString(sum[:20])
 }
+
+// repoKey is how repositories are found: by OWNER/NAME in any letter
+// case, as GitHub finds them.
+func repoKey(fullName string) string { return strings.ToLower(fullName) }
