@@ -23,11 +23,11 @@ func (t *transition) commit(iss *issues.Issue, h hop) (*issues.Issue, error) {
 			return &issues.ConflictError{ID: iss.ID, Expected: iss.Version, Found: cur.Version}
 		}
 		cur.Stage = h.to.Path
-		cur.EntryPending = nil
-		if !h.to.Controller() && len(h.to.Entering(h.from)) > 0 {
-			cur.EntryPending = &issues.EntryPending{Stage: h.to.Path, From: h.from.Path}
-		}
+		cur.EntryPending = pendingOn(h)
 		applyOutputs(cur, h.outputs)
+		if h.failure != nil {
+			t.count(cur, h.failure)
+		}
 		cur.History = append(cur.History, issues.HistoryEntry{From: from, To: h.to.Path, Kind: h.kind, Actor: string(t.actor.Kind),
 			Reason: h.reason, At: time.Now().UTC().Truncate(time.Second)})
 		return nil
@@ -87,7 +87,10 @@ type arrival struct {
 	next *hop
 	// failures are entry hooks that did not pass: the stage's entry is
 	// unfinished, and the next `next` here runs them again.
-	failures     []string
+	failures []string
+	// waiting is an entry hook that is pending (CI running): the entry
+	// goes on when it is called again.
+	waiting      *hooks.Outcome
 	instructions string
 	said         said
 }
@@ -105,7 +108,7 @@ func (t *transition) arrive(iss *issues.Issue, h hop) arrival {
 		iss, completed = a.issue, a.said
 	}
 	entered := t.enter(iss, h.from, h.to)
-	completed.hook(entered.said.notes, entered.said.warnings)
+	completed.add(entered.said)
 	entered.said = completed
 	return entered
 }
@@ -123,7 +126,7 @@ func (t *transition) complete(iss *issues.Issue, node, to *stages.Node) arrival 
 		o := seq.run(h)
 		if jumps(o) {
 			// The issue is at to now; its entry counts as from node.
-			a.next = t.onward(node, to, o, &seq.said)
+			a.next = t.onward(node, to, o, seq)
 			break
 		}
 		if o.Blocking() {
@@ -140,13 +143,14 @@ func (t *transition) complete(iss *issues.Issue, node, to *stages.Node) arrival 
 // onward is the move a hook asks for of an issue at issueAt, if the
 // pipeline allows it: the stage it goes to is entered as if from
 // enterFrom. Otherwise what was refused is said, and the issue stays.
-func (t *transition) onward(enterFrom, issueAt *stages.Node, o hooks.Outcome, s *said) *hop {
+func (t *transition) onward(enterFrom, issueAt *stages.Node, o hooks.Outcome, seq *sequence) *hop {
+	s := &seq.said
 	target, ok := t.e.Config.Node(o.Target)
 	if !ok {
 		s.warn(fmt.Sprintf("a hook sent the issue to unknown stage %q; it stays at %s", o.Target, issueAt.Path))
 		return nil
 	}
-	h := &hop{from: enterFrom, to: target, kind: jumpKind(o.Kind), reason: jumpReason(o), outputs: o.Outputs}
+	h := &hop{from: enterFrom, to: target, kind: jumpKind(o.Kind), reason: jumpReason(o), outputs: o.Outputs, failure: failureOf(o, seq.snap)}
 	if err := t.m.Check(issueAt.Path, target.Path, h.kind); err != nil {
 		s.warn(err.Error())
 		return nil
@@ -154,54 +158,73 @@ func (t *transition) onward(enterFrom, issueAt *stages.Node, o hooks.Outcome, s 
 	return h
 }
 
-// enter runs to's entry hooks (post_start), unless the controller owns to,
-// and loads the stage's instructions. Entry hooks that fail are kept on the
-// issue as unfinished, in the same write as their outputs.
+// enter runs to's entry hooks (post_start) and loads the stage's
+// instructions; at a stage the controller owns, only the controller runs
+// them (Reconcile). The hooks run in order from where an earlier attempt
+// stopped, and stop at the first that does not pass: one pending waits
+// (the controller calls again), one failing leaves the entry unfinished.
+// What is left is kept on the issue, in the same write as the outputs.
 func (t *transition) enter(iss *issues.Issue, from, to *stages.Node) arrival {
-	if to.Controller() {
+	if to.Controller() && t.actor.Kind != ActorController {
 		return arrival{issue: iss, instructions: fmt.Sprintf("%s is run by the host controller; `agenttree controller` takes the issue from here.", to.Path)}
 	}
 	seq := t.sequence(to, iss)
+	list := to.Entering(from)
+	done := 0
+	if p := iss.EntryPending; p != nil && p.Stage == to.Path {
+		done = min(p.Done, len(list))
+	}
 	var a arrival
-	for _, h := range to.Entering(from) {
-		o := seq.run(h)
-		switch {
-		case jumps(o) && o.Target == to.Path:
-			// Stepping back to the stage being entered would enter it
-			// again, and fail again: it is a failed entry.
-			a.failures = append(a.failures, fmt.Sprintf("%s (post_start of %s): %s", h.Label(), to.Path, o.Reason))
-		case jumps(o):
-			if a.next = t.onward(to, to, o, &seq.said); a.next == nil {
-				a.failures = append(a.failures, fmt.Sprintf("%s (post_start of %s) asked to move the issue to %s, which the pipeline does not allow", h.Label(), to.Path, o.Target))
-			}
-		case o.Blocking():
-			a.failures = append(a.failures, fmt.Sprintf("%s (post_start of %s): %s", h.Label(), to.Path, o.Reason))
-		}
-		if a.next != nil {
-			// The stage is left at once: what it said stays said, its
-			// outputs go with it, and what follows is the next stage's.
-			var warn []string
-			a.issue, warn = t.save(iss, seq.outputs, nil)
-			seq.said.warn(warn...)
-			a.failures, a.said = nil, seq.said
-			return a
-		}
+	for done < len(list) && a.step(t, to, list[done], seq) {
+		done++
+	}
+	if a.next != nil {
+		// The stage is left at once: what it said stays said, its
+		// outputs go with it, and what follows is the next stage's.
+		var warn []string
+		a.issue, warn = t.save(iss, seq.outputs, nil)
+		seq.said.warn(warn...)
+		a.failures, a.said = nil, seq.said
+		return a
 	}
 	var warn []string
-	a.issue, warn = t.finishEntry(iss, seq.outputs, a.failures)
+	a.issue, warn = t.finishEntry(iss, seq.outputs, a.failures, done, len(list))
 	seq.said.warn(warn...)
 	a.said = seq.said
 	a.instructions = t.e.instructions(to, a.issue)
 	return a
 }
 
-// finishEntry saves the entry hooks' outputs and what is still pending, in
-// one write.
-func (t *transition) finishEntry(iss *issues.Issue, outputs map[string]string, failures []string) (*issues.Issue, []string) {
+// step runs one entry hook of to into a, and reports whether it passed
+// (the sequence goes on).
+func (a *arrival) step(t *transition, to *stages.Node, h *stages.HookEntry, seq *sequence) bool {
+	o := seq.run(h)
+	switch {
+	case jumps(o) && o.Target == to.Path:
+		// Stepping back to the stage being entered would enter it
+		// again, and fail again: it is a failed entry.
+		a.failures = append(a.failures, fmt.Sprintf("%s (post_start of %s): %s", h.Label(), to.Path, o.Reason))
+	case jumps(o):
+		if a.next = t.onward(to, to, o, seq); a.next == nil {
+			a.failures = append(a.failures, fmt.Sprintf("%s (post_start of %s) asked to move the issue to %s, which the pipeline does not allow", h.Label(), to.Path, o.Target))
+		}
+	case o.Kind == hooks.KindPending:
+		a.waiting = &o
+	case o.Blocking():
+		a.failures = append(a.failures, fmt.Sprintf("%s (post_start of %s): %s", h.Label(), to.Path, o.Reason))
+	default:
+		return true
+	}
+	return false
+}
+
+// finishEntry saves the entry hooks' outputs and what is still pending
+// (the cursor: done of total hooks passed), in one write.
+func (t *transition) finishEntry(iss *issues.Issue, outputs map[string]string, failures []string, done, total int) (*issues.Issue, []string) {
 	var pending *issues.EntryPending
-	if iss.EntryPending != nil && len(failures) > 0 {
+	if iss.EntryPending != nil && done < total {
 		p := *iss.EntryPending
-		p.Failures = failures
+		p.Done, p.Failures = done, failures
 		pending = &p
 	}
 	if len(outputs) == 0 && equalPending(pending, iss.EntryPending) {
@@ -214,7 +237,7 @@ func equalPending(a, b *issues.EntryPending) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return a.Stage == b.Stage && a.From == b.From && slices.Equal(a.Failures, b.Failures)
+	return a.Stage == b.Stage && a.From == b.From && a.Done == b.Done && slices.Equal(a.Failures, b.Failures)
 }
 
 // reapprove records a person's approval of the PR as it is now, for an
@@ -232,7 +255,7 @@ func (t *transition) reapprove(iss *issues.Issue, node *stages.Node) (*issues.Is
 		s.warn(err.Error())
 		return iss, s, nil
 	}
-	o := t.runHook(&stages.HookEntry{Name: name, Params: map[string]any{}}, t.snapshot(iss), node)
+	o, _ := t.runHook(&stages.HookEntry{Name: name, Params: map[string]any{}}, t.snapshot(iss), node)
 	s.warn(o.Warnings...)
 	if o.Kind != hooks.KindPass {
 		s.warn("the PR is still not approved: " + o.Reason)

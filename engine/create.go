@@ -46,8 +46,11 @@ func (e *Engine) Create(ctx context.Context, req NewIssue) (*issues.Issue, error
 	if by == "" {
 		by = ActorHuman
 	}
-	return e.Store.Create(ctx, &issues.Issue{
-		Slug: issues.Slugify(title), Title: title, Flow: flow.Name, Stage: stage,
-		Labels: req.Labels, Vars: req.Vars,
-	}, string(by))
+	iss := &issues.Issue{Slug: issues.Slugify(title), Title: title, Flow: flow.Name, Stage: stage, Labels: req.Labels, Vars: req.Vars}
+	if node, _ := e.Config.Node(stage); node.Controller() && len(node.Entering(nil)) > 0 {
+		// Placed at a controller stage: its entry work is the controller's
+		// to do, as if the issue had moved there.
+		iss.EntryPending = &issues.EntryPending{Stage: stage}
+	}
+	return e.Store.Create(ctx, iss, string(by))
 }

@@ -30,6 +30,8 @@ type journey struct {
 	// issue first, a disk error).
 	err  error
 	said said
+	// stepBack describes the last step back written.
+	stepBack *StepBack
 }
 
 // Reasons the first event is cancelled by its gate.
@@ -131,6 +133,9 @@ func (d *driver) write(h hop) error {
 		return err
 	}
 	d.j.issue, d.j.hops = cur, append(d.j.hops, h)
+	if h.kind == stages.MoveStepBack {
+		d.j.stepBack = d.t.stepBackOf(cur, h)
+	}
 	return nil
 }
 
@@ -200,5 +205,8 @@ func (j journey) moved(r *Result) {
 	j.said.into(r)
 	if j.err != nil {
 		r.Warnings = append(r.Warnings, j.err.Error())
+	}
+	if last.kind == stages.MoveStepBack && j.stepBack != nil {
+		r.Status, r.StepBack = StatusSteppedBack, j.stepBack
 	}
 }

@@ -110,8 +110,19 @@ func (e *Engine) Snapshot(iss *issues.Issue) *hooks.Issue {
 	return h
 }
 
-// instructions returns the stage's skill file, or a one-line summary.
+// instructions returns the stage's skill file, or a one-line summary;
+// after a step back for a failure, what to do about the failure first.
 func (e *Engine) instructions(n *stages.Node, iss *issues.Issue) string {
+	stage := e.stageInstructions(n, iss)
+	if h := len(iss.History); h > 0 && iss.History[h-1].Kind == stages.MoveStepBack && iss.History[h-1].To == n.Path {
+		if skill := e.skillFor(hooks.Class(iss.Outputs["failure_class"])); skill != "" {
+			return skill + "\n\n" + stage
+		}
+	}
+	return stage
+}
+
+func (e *Engine) stageInstructions(n *stages.Node, iss *issues.Issue) string {
 	if skill := n.Skill(); skill != "" {
 		p := skill
 		if !filepath.IsAbs(p) {

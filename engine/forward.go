@@ -65,6 +65,9 @@ func (e *Engine) forward(ctx context.Context, id int, actor Actor, dryRun, appro
 		return nil, err
 	case why != "":
 		base.Status, base.Reasons = StatusWaiting, []string{why}
+		if seen.Escalated != nil {
+			base.Status, base.Escalated = StatusEscalated, seen.Escalated
+		}
 		return &base, nil
 	}
 
@@ -88,12 +91,20 @@ func (e *Engine) forward(ctx context.Context, id int, actor Actor, dryRun, appro
 		return nil, err
 	}
 	res := f.result(base, dryRun)
+	if !dryRun {
+		if err := t.settle(f, &res); err != nil {
+			return nil, err
+		}
+	}
 	return &res, nil
 }
 
 // admit says why actor may not act on node now (the command then waits),
 // or an error for a command that makes no sense here.
 func admit(actor Actor, node *stages.Node, iss *issues.Issue, approve bool) (string, error) {
+	if iss.Escalated != nil {
+		return escalatedReason(iss), nil
+	}
 	if approve {
 		if actor.Kind != ActorHuman {
 			return fmt.Sprintf("only a person can approve; %s cannot (ask a person to run `agenttree approve %d`)", actor, iss.ID), nil
@@ -105,7 +116,16 @@ func admit(actor Actor, node *stages.Node, iss *issues.Issue, approve bool) (str
 	if node.Terminal() != stages.TerminalNone {
 		return "", nil // anyone may finish a terminal stage's entry work
 	}
+	if actor.Kind == ActorController && entryPendingAt(iss, node) {
+		return "", nil // the controller retries unfinished entry work anywhere
+	}
 	return waitReason(actor, node, iss.ID), nil
+}
+
+// escalatedReason says why an escalated issue does not move, and the ways out.
+func escalatedReason(iss *issues.Issue) string {
+	return fmt.Sprintf("issue %d is escalated at %s: %s; a person resolves it: `agenttree resume %d` (try again), `agenttree skip %d --reason TEXT`, `agenttree abort %d`, or `agenttree move %d STAGE --reason TEXT`",
+		iss.ID, iss.Escalated.Stage, iss.Escalated.Reason, iss.ID, iss.ID, iss.ID, iss.ID)
 }
 
 // move decides the move of a locked issue and drives it. Each step
@@ -131,9 +151,21 @@ func (t *transition) move(iss *issues.Issue, flow *stages.Flow, node *stages.Nod
 		if done := t.resume(&f, node); done {
 			return f, nil
 		}
+		if why := waitReason(t.actor, node, f.issue.ID); why != "" && node.Terminal() == stages.TerminalNone {
+			// The controller finished entry work at a stage it does not
+			// own: whoever works there moves the issue on.
+			f.wait = why
+			return f, nil
+		}
 	}
 	if term := node.Terminal(); term != stages.TerminalNone {
 		f.final = fmt.Sprintf("issue %d is done: %s is a terminal (%s) stage", f.issue.ID, node.Path, term)
+		return f, nil
+	}
+	if t.actor.Kind == ActorController && node.HumanReview() {
+		// The controller's hooks of a review stage have run; a person
+		// approves.
+		f.wait = fmt.Sprintf("%s waits for a person's review: `agenttree approve %d`", node.Path, f.issue.ID)
 		return f, nil
 	}
 	to, skipped, err := flow.Next(node.Path, t.e.Snapshot(f.issue).CondVars())
@@ -156,8 +188,8 @@ func (t *transition) move(iss *issues.Issue, flow *stages.Flow, node *stages.Nod
 
 // resume reruns the entry hooks of node, which did not finish when the
 // issue arrived, into f. It reports whether that is all the command does:
-// the hooks still fail, or one of them moved the issue on (that is then
-// the command's move).
+// the hooks still fail or wait, or one of them moved the issue on (that is
+// then the command's move).
 func (t *transition) resume(f *findings, node *stages.Node) (done bool) {
 	from, _ := t.e.Config.Node(f.issue.EntryPending.From)
 	a := t.enter(f.issue, from, node)
@@ -167,7 +199,7 @@ func (t *transition) resume(f *findings, node *stages.Node) (done bool) {
 		f.journey = &j
 		return true
 	}
-	return len(a.failures) > 0
+	return len(a.failures) > 0 || a.waiting != nil || (node.Controller() && t.actor.Kind != ActorController)
 }
 
 // approvePR records a person's approval on the PR where the forge takes it

@@ -20,6 +20,9 @@ type hop struct {
 	kind    stages.Move
 	reason  string
 	outputs map[string]string
+	// failure is set for a step back a failed hook asked for: the move
+	// counts against its budget and the circuit breaker.
+	failure *failure
 }
 
 // decision is what the gate of a move decided: the move to make (the one
@@ -57,7 +60,7 @@ func (t *transition) choose(seq *sequence, node, to *stages.Node, kind stages.Mo
 		if !ok {
 			return d.block(fmt.Sprintf("a hook sent the issue to unknown stage %q", jump.Target))
 		}
-		h := hop{from: node, to: target, kind: jumpKind(jump.Kind), reason: jumpReason(*jump), outputs: seq.outputs}
+		h := hop{from: node, to: target, kind: jumpKind(jump.Kind), reason: jumpReason(*jump), outputs: seq.outputs, failure: failureOf(*jump, seq.snap)}
 		if err := t.m.Check(node.Path, target.Path, h.kind); err != nil {
 			return d.block(err.Error())
 		}

@@ -1,7 +1,7 @@
 package engine
 
 import (
-	"fmt"
+	"cmp"
 	"maps"
 	"time"
 
@@ -11,62 +11,16 @@ import (
 )
 
 // runHook runs one hook for a transition, records what it asked to keep
-// (its watch state and documents; not in a dry run) and applies its
-// on_failure policy.
-func (t *transition) runHook(h *stages.HookEntry, snap *hooks.Issue, node *stages.Node) hooks.Outcome {
+// (its watch state and documents; not in a dry run) and routes a failure
+// (route). For an escalation it also returns its kind.
+func (t *transition) runHook(h *stages.HookEntry, snap *hooks.Issue, node *stages.Node) (hooks.Outcome, string) {
 	start := time.Now()
 	o := t.e.Hooks.Run(t.ctx, h, snap, t.e.hookEnv(t.dryRun))
 	t.e.Log.Debug("hook", "issue", snap.ID, "hook", h.Name, "outcome", o.Kind, "class", o.Class, "took", time.Since(start))
 	if !t.dryRun {
 		o.Warnings = append(o.Warnings, t.record(snap, o)...)
 	}
-	if o.Kind == hooks.KindStepBack && o.Target == "" {
-		return stepBack(node, o, snap)
-	}
-	// A failure the agent cannot fix (bad credentials, an outage, a forge
-	// that is not set up) is never turned into work for the agent.
-	if o.Kind != hooks.KindFail || h.OnFailure == nil || !o.AgentFixable() {
-		return o
-	}
-	switch h.OnFailure.Action {
-	case stages.ActionIgnore:
-		return hooks.Outcome{Kind: hooks.KindPass, Outputs: o.Outputs, Warnings: append(o.Warnings, h.Label()+" failed (ignored): "+o.Reason)}
-	case stages.ActionEscalate:
-		o.Kind = hooks.KindEscalate
-	case stages.ActionStepBackTo:
-		o.Kind, o.Target, o.Message = hooks.KindStepBack, h.OnFailure.Target, o.Reason
-	case stages.ActionStepBack:
-		o.Kind, o.Target = hooks.KindStepBack, ""
-		return stepBack(node, o, snap)
-	}
-	return o
-}
-
-// stepBack sends a failure to the stage's on_failure target, with the
-// stage's message filled in. Without a target it stays a failure.
-func stepBack(node *stages.Node, o hooks.Outcome, snap *hooks.Issue) hooks.Outcome {
-	var of *stages.OnFailure
-	if node != nil {
-		of = node.OnFailure()
-	}
-	if of == nil || of.StepBackTo == "" {
-		o.Kind = hooks.KindFail
-		if node != nil {
-			o.Reason += fmt.Sprintf(" (no step back: %s has no on_failure.step_back_to)", node.Path)
-		}
-		return o
-	}
-	o.Target = of.StepBackTo
-	switch {
-	case of.Message != "":
-		vars := snap.MessageVars()
-		maps.Copy(vars, o.Outputs)
-		vars["failure_reason"] = o.Reason
-		o.Message = stages.Render(of.Message, vars)
-	case o.Message == "":
-		o.Message = o.Reason
-	}
-	return o
+	return t.route(h, o, snap, node)
 }
 
 // record writes what a hook asked to keep: its watch state and documents.
@@ -104,12 +58,16 @@ func (t *transition) sequence(node *stages.Node, iss *issues.Issue) *sequence {
 // run runs one hook: what it said is kept, its outputs go to the hooks
 // after it.
 func (s *sequence) run(h *stages.HookEntry) hooks.Outcome {
-	o := s.t.runHook(h, s.snap, s.node)
+	o, esc := s.t.runHook(h, s.snap, s.node)
 	var notes []string
 	if o.Message != "" && o.Kind == hooks.KindPass {
 		notes = []string{o.Message}
 	}
 	s.said.hook(notes, o.Warnings)
+	s.said.send = append(s.said.send, o.Send...)
+	if o.Kind == hooks.KindEscalate {
+		s.said.escalate(s.node, cmp.Or(esc, escalateHook), h.Label()+": "+o.Reason)
+	}
 	if len(o.Outputs) > 0 {
 		merged := maps.Clone(s.snap.Outputs)
 		if merged == nil {

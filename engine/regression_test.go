@@ -91,7 +91,7 @@ stages:
 `, registry())
 	iss := create(t, e, "a", nil)
 	res := next(t, e, iss.ID, agent)
-	assert.Equal(t, engine.StatusAdvanced, res.Status)
+	assert.Equal(t, engine.StatusSteppedBack, res.Status)
 	assert.Equal(t, stages.MoveStepBack, res.Kind)
 	assert.Equal(t, "a", res.To)
 	got, err := e.Store.Get(iss.ID)

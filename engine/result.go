@@ -3,8 +3,10 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -20,7 +22,31 @@ const (
 	StatusWaiting Status = "waiting"
 	// StatusFinal: there is nowhere further to go.
 	StatusFinal Status = "final"
+	// StatusSteppedBack: a failure sent the issue back to an earlier stage
+	// (see Result.StepBack): the work goes on there.
+	StatusSteppedBack Status = "stepped_back"
+	// StatusEscalated: the issue stopped for a person (see
+	// Result.Escalated): a budget spent, the circuit breaker open, or a
+	// hook that asked for one.
+	StatusEscalated Status = "escalated"
 )
+
+// StepBack says where a failure sent the issue, and what the agent is told.
+type StepBack struct {
+	From   string `json:"from"`
+	To     string `json:"to"`
+	Reason string `json:"reason"`
+	// Message is what the agent is sent (the stage's on_failure message,
+	// or the failure).
+	Message string `json:"message,omitempty"`
+	// Feedback is the document written for the agent (ci_feedback.md).
+	Feedback string `json:"feedback,omitempty"`
+	// Class is the kind of failure (ci_failed, conflict, ...).
+	Class string `json:"class,omitempty"`
+	// Attempt counts the step backs of this kind; MaxRetries is its budget.
+	Attempt    int `json:"attempt,omitempty"`
+	MaxRetries int `json:"max_retries,omitempty"`
+}
 
 // Result reports one transition attempt.
 type Result struct {
@@ -40,10 +66,19 @@ type Result struct {
 	// merge refused, a push that failed): the move stands, and the next
 	// `next` at that stage runs them again.
 	Unfinished []string `json:"unfinished,omitempty"`
+	// StepBack is set when the command's last move was a step back.
+	StepBack *StepBack `json:"step_back,omitempty"`
+	// Escalated is set when the issue is stopped for a person.
+	Escalated *issues.Escalation `json:"escalated,omitempty"`
 	// Conflict is set when another process changed the issue first.
 	Conflict     bool   `json:"conflict,omitempty"`
 	Version      int    `json:"version"`
 	Instructions string `json:"instructions,omitempty"`
+	// Class is the kind of failure or wait (ci_failed, forge_error,
+	// rate_limit, ...) of the hook that decided, when one did.
+	Class hooks.Class `json:"class,omitempty"`
+	// RetryAfter is when the controller looks at a waiting issue again.
+	RetryAfter time.Duration `json:"-"`
 }
 
 // ErrNotReview is returned when approve is used outside a human review.
@@ -53,11 +88,30 @@ var ErrNotReview = errors.New("not at a human review stage")
 // warnings. Steps return it; the command's Result gathers it.
 type said struct {
 	notes, warnings []string
+	// send are messages hooks asked to send the agent (send_message).
+	send []string
+	// escalations are hooks (or spent budgets) that called a person.
+	escalations []issues.Escalation
 }
 
 func (s *said) hook(notes, warnings []string) {
 	s.notes = append(s.notes, notes...)
 	s.warnings = append(s.warnings, warnings...)
+}
+
+func (s *said) escalate(node *stages.Node, kind, reason string) {
+	e := issues.Escalation{Kind: kind, Reason: reason}
+	if node != nil {
+		e.Stage = node.Path
+	}
+	s.escalations = append(s.escalations, e)
+}
+
+// add keeps what o said as well.
+func (s *said) add(o said) {
+	s.hook(o.notes, o.warnings)
+	s.send = append(s.send, o.send...)
+	s.escalations = append(s.escalations, o.escalations...)
 }
 
 func (s *said) warn(w ...string) { s.warnings = append(s.warnings, w...) }
@@ -82,7 +136,14 @@ type findings struct {
 	// resumed is the rerun of entry hooks that had not finished.
 	resumed *arrival
 	// final says why the issue goes nowhere from here.
-	final   string
+	final string
+	// said is what hooks run outside any move had to say.
+	said said
+	// scope names what the messages hooks sent are about, for their keys
+	// (empty: the issue's version).
+	scope string
+	// wait says who moves the issue on from here.
+	wait    string
 	skipped []string
 	journey *journey
 }
@@ -91,6 +152,7 @@ type findings struct {
 // found it) and what its steps found.
 func (f findings) result(r Result, dryRun bool) Result {
 	f.approval.into(&r)
+	f.said.into(&r)
 	if f.resumed != nil {
 		f.resumed.said.into(&r)
 	}
@@ -107,6 +169,14 @@ func (f findings) result(r Result, dryRun bool) Result {
 	case f.resumed != nil && len(f.resumed.failures) > 0:
 		r.Status = StatusBlocked
 		r.Reasons = append(r.Reasons, f.resumed.failures...)
+	case f.resumed != nil && f.resumed.waiting != nil:
+		r.Status, r.RetryAfter, r.Class = StatusWaiting, f.resumed.waiting.RetryAfter, f.resumed.waiting.Class
+		r.Reasons = append(r.Reasons, f.resumed.waiting.Reason)
+	case f.resumed != nil && f.resumed.instructions != "" && f.final == "" && f.wait == "":
+		r.Status, r.Instructions = StatusWaiting, f.resumed.instructions
+	case f.wait != "":
+		r.Status = StatusWaiting
+		r.Reasons = append(r.Reasons, f.wait)
 	default:
 		r.Status = StatusFinal
 		r.Reasons = append(r.Reasons, f.final)

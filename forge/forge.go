@@ -1,8 +1,8 @@
 // Package forge is the engine's view of where pull requests live: GitHub
 // (forge/github), or the local forge (forge/local: a bare git repository
 // and records under _agenttree/forge). Hooks talk to a Forge, and find
-// what only some forges can do (Approver, MergeableWaiter, ConflictLister)
-// with As.
+// what only some forges can do (Approver, MergeableWaiter, ConflictLister,
+// ReviewFeed) with As.
 package forge
 
 import (
@@ -55,6 +55,12 @@ type PR struct {
 	// PR (the batched query does): nil means not fetched (call Checks), an
 	// empty slice means there are none.
 	Checks []Check `json:"checks,omitempty"`
+	// FeedbackMark changes when someone says something new on the PR (a
+	// comment, a review, a review thread), when the forge reports it with
+	// the PR: a caller that remembers it lists the PR's Feedback (see
+	// ReviewFeed) only when it moved. A reply in a thread, or a thread
+	// resolved or reopened, does not move it. "" means not reported.
+	FeedbackMark string `json:"feedback_mark,omitempty"`
 }
 
 // CheckState classifies one check run or commit status.

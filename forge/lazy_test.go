@@ -40,6 +40,8 @@ func TestLazyOpensOnceOnFirstUse(t *testing.T) {
 	assert.False(t, ok)
 	_, ok = forge.As[forge.MergeableWaiter](l)
 	assert.False(t, ok)
+	_, ok = forge.As[forge.ReviewFeed](l)
+	assert.False(t, ok)
 	inner, err := forge.Unwrap(l)
 	require.NoError(t, err)
 	assert.Same(t, s, inner)
@@ -68,6 +70,35 @@ func TestAsFindsACapabilityThroughWrappers(t *testing.T) {
 	f, err := forge.Unwrap(outer)
 	require.NoError(t, err)
 	assert.Same(t, a, f)
+}
+
+// reviewed is a stub forge with feedback on its PRs.
+type reviewed struct {
+	stub
+	feedback map[int][]forge.Feedback
+}
+
+func (r *reviewed) Feedback(_ context.Context, n int) ([]forge.Feedback, error) {
+	return r.feedback[n], nil
+}
+
+func TestAsFindsReviewFeedThroughLazy(t *testing.T) {
+	said := []forge.Feedback{{ID: forge.FeedbackThread.ID("PRRT_1"), Kind: forge.FeedbackThread, Author: "alice"}}
+	r := &reviewed{feedback: map[int][]forge.Feedback{3: said}}
+	l := forge.Lazy(func() (forge.Forge, error) { return r, nil })
+
+	_, claims := any(l).(forge.ReviewFeed)
+	assert.False(t, claims, "the wrapper itself claims no capability")
+	feed, ok := forge.As[forge.ReviewFeed](l)
+	require.True(t, ok)
+	got, err := feed.Feedback(context.Background(), 3)
+	require.NoError(t, err)
+	assert.Equal(t, said, got)
+	assert.Equal(t, "thread:PRRT_1", got[0].ID)
+
+	broken := forge.Lazy(func() (forge.Forge, error) { return nil, errors.New("no token") })
+	_, ok = forge.As[forge.ReviewFeed](broken)
+	assert.False(t, ok, "a forge that cannot be opened has no feed")
 }
 
 func TestLazyOpenErrorIsASetupProblem(t *testing.T) {

@@ -28,6 +28,12 @@ type Git interface {
 	IsAncestor(ctx context.Context, ancestor, rev string) (bool, error)
 	// CurrentBranch names the checked-out branch.
 	CurrentBranch(ctx context.Context) (string, error)
+	// RebaseCommit rebases commit head onto onto without touching any
+	// branch or work tree, and returns the new commit; a conflict is an
+	// error with ConflictingFiles() []string.
+	RebaseCommit(ctx context.Context, head, onto string) (string, error)
+	// PushCommit sets branch on remote to commit sha, with Push's lease.
+	PushCommit(ctx context.Context, remote, sha, branch, lease string) error
 }
 
 // Env is what hooks may use of the world beyond the issue: the forge, git,

@@ -65,6 +65,9 @@ type Outcome struct {
 	// issue's watch.yaml (an empty value deletes a key). Hooks that poll
 	// remember there what they saw, so a restarted controller picks up.
 	Watch map[string]string
+	// Send are messages for the issue's agent (send_message): the engine
+	// puts them in the issue's outbox, and the controller delivers them.
+	Send []string
 	// Files are stage documents to write into the issue directory (name
 	// relative to it → content), such as ci_feedback.md.
 	Files map[string]string

@@ -64,6 +64,17 @@ type HookSpec struct {
 	// Waits marks a hook that polls something outside agenttree (CI) until
 	// it has a verdict, one poll per call: `agenttree pr wait` drives it.
 	Waits bool
+	// Resolves marks a hook that can remove the cause of a failure (a
+	// rebase): in an on_failure list, its pass ends the list and the
+	// failed hook runs again.
+	Resolves bool
+	// Conflicts marks a hook that finds merge conflicts: it takes
+	// on_conflict beside on_failure.
+	Conflicts bool
+	// Watches marks a hook that asks the controller to watch the issue's
+	// PR in the background while an agent or a person works
+	// (poll_pr_status): it never blocks a move itself.
+	Watches bool
 	// Check, when set, checks an entry's parameters once the loader has
 	// read them (those given with a valid value, under their canonical
 	// names), for what their types cannot say: where `run`'s placeholders

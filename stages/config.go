@@ -77,6 +77,19 @@ const (
 	MoveResume   Move = "resume"
 )
 
+// Moves a person makes by hand, outside the stage machine's edges: they
+// are history kinds, checked only to stay inside the issue's flow.
+const (
+	// MoveReject sends work at a human review back, with a message.
+	MoveReject Move = "reject"
+	// MoveSkip advances past a stage without its gates.
+	MoveSkip Move = "skip"
+	// MoveAbort sends the issue to its flow's abandon stage.
+	MoveAbort Move = "abort"
+	// MoveManual puts the issue at any stage of its flow.
+	MoveManual Move = "move"
+)
+
 // Config is a loaded, validated pipeline. Its lookups answer from indexes
 // built as it is assembled (AddStage, AddSubstage, Flow.Add), so a loaded
 // Config is not to be changed.
@@ -93,6 +106,10 @@ type Config struct {
 	Conflicts        ConflictHandling
 	CI               CI
 	GitHub           GitHub
+	Controller       Controller
+	CircuitBreaker   CircuitBreaker
+	Tmux             Tmux
+	Notify           Notify
 
 	Stages []*Stage
 	// Flows in the order they were declared; DefaultFlow names the one new
@@ -109,8 +126,10 @@ type Config struct {
 
 // CIPolling bounds how the controller waits for CI.
 type CIPolling struct {
-	Timeout       time.Duration
-	PollInterval  time.Duration
+	Timeout      time.Duration
+	PollInterval time.Duration
+	// MinInterval is the floor an event halves the interval to.
+	MinInterval   time.Duration
 	MaxInterval   time.Duration
 	NewRunTimeout time.Duration
 	MaxRetries    int
@@ -121,6 +140,42 @@ type ConflictHandling struct {
 	AutoRebase         bool
 	NotifyOnRebase     bool
 	MaxConflictRetries int
+}
+
+// Controller configures `agenttree controller` (`controller:`).
+type Controller struct {
+	// Interval is the tick (interval_s).
+	Interval time.Duration
+	// Concurrency bounds the issues worked on at once.
+	Concurrency int
+}
+
+// CircuitBreaker stops an issue that fails without progress
+// (`circuit_breaker:`): closed, half-open after HalfOpenAfter step backs
+// without progress, open (escalated) after NoProgress step backs without
+// progress or SameError step backs with the same failure.
+type CircuitBreaker struct {
+	HalfOpenAfter int
+	NoProgress    int
+	SameError     int
+}
+
+// Tmux says where agents' sessions are (`tmux:`).
+type Tmux struct {
+	// Session is the template of an agent's session name.
+	Session string
+	// Socket is the tmux server's socket path, absolute (the file gives
+	// it relative to its own directory); empty: the default server.
+	Socket string
+	// Manager is the session of the person running the pipeline, told
+	// when they are needed; empty: nobody is told by tmux.
+	Manager string
+}
+
+// Notify says how people are told they are needed (`notify:`).
+type Notify struct {
+	// Command is a shell command run with the event as JSON on stdin.
+	Command string
 }
 
 // GitHub names the repository when origin does not (forge: github).
@@ -144,9 +199,12 @@ func Defaults() *Config {
 	return &Config{
 		Forge:         ForgeLocal,
 		DefaultBranch: "main",
-		CIPolling: CIPolling{Timeout: 600 * time.Second, PollInterval: 30 * time.Second,
+		CIPolling: CIPolling{Timeout: 600 * time.Second, PollInterval: 30 * time.Second, MinInterval: 30 * time.Second,
 			MaxInterval: 300 * time.Second, NewRunTimeout: 1800 * time.Second, MaxRetries: 5},
-		Conflicts: ConflictHandling{AutoRebase: true, NotifyOnRebase: true, MaxConflictRetries: 3},
+		Conflicts:      ConflictHandling{AutoRebase: true, NotifyOnRebase: true, MaxConflictRetries: 3},
+		Controller:     Controller{Interval: 10 * time.Second, Concurrency: 4},
+		CircuitBreaker: CircuitBreaker{HalfOpenAfter: 2, NoProgress: 3, SameError: 3},
+		Tmux:           Tmux{Session: "{{project}}-{{role}}-{{issue_id}}"},
 	}
 }
 
@@ -186,15 +244,28 @@ type Settings struct {
 	OnFailure      *OnFailure
 }
 
-// OnFailure is a stage's answer to a failed hook that asks for a step back.
+// OnFailure is a stage's answer to a failed hook: a step back (for the
+// hooks the controller runs, and those whose own on_failure says
+// step_back), with a message, bounded by MaxRetries step backs of one
+// failure kind before a person is called.
 type OnFailure struct {
 	Pos        Pos
 	StepBackTo string
 	Message    string
+	// MaxRetries is 0 when unset: the ci_polling / conflict_handling
+	// budget of the failure's kind applies.
+	MaxRetries int
 }
 
-// FailurePolicy is a per-hook override of what a failure does.
+// FailurePolicy is a per-hook override of what a failure does: the hooks
+// of Steps run first, in order (a message sent, a rebase tried), then
+// Action. A step whose hook Resolves failures and passes ends the policy:
+// the failure is dealt with, and the hook that failed runs again.
 type FailurePolicy struct {
+	Pos   Pos
+	Steps []*HookEntry
+	// Action is what the failure does after Steps; "" with Steps set means
+	// the failure stands (ActionFail).
 	Action FailureAction
 	// Target is the node of ActionStepBackTo.
 	Target string
@@ -212,6 +283,12 @@ type HookEntry struct {
 	When      *Condition
 	Context   string
 	OnFailure *FailurePolicy
+	// OnConflict overrides OnFailure for a conflict (check_conflicts'
+	// on_conflict, in the same forms).
+	OnConflict *FailurePolicy
+	// OnCIFailure is what a CI failure a watching hook sees does
+	// (poll_pr_status' on_ci_failure, in the forms of on_failure).
+	OnCIFailure *FailurePolicy
 
 	// Unsupported marks a hook name of the earlier tool that agenttree does
 	// not implement (compatible form only): it is reported, never run.

@@ -221,3 +221,13 @@ func (f *Flow) Successors(path string) []*Node {
 	}
 	return out
 }
+
+// Hooks lists the entry and gate hooks of n, its stage's included: the
+// hooks whose failures may need somewhere to go.
+func (n *Node) Hooks() []*HookEntry {
+	hooks := append(append([]*HookEntry(nil), n.Stage.PostStart...), n.Stage.PreCompletion...)
+	if n.Sub != nil {
+		hooks = append(append(hooks, n.Sub.PostStart...), n.Sub.PreCompletion...)
+	}
+	return hooks
+}

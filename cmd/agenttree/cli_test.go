@@ -959,8 +959,10 @@ func TestStatusJSON(t *testing.T) {
 	r := w.run(t, humanEnv, "status", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.JSONEq(t, `[
-		{"id": 1, "title": "Add login page", "stage": "plan.review", "owner": "human review", "next": "implement.code"},
-		{"id": 2, "title": "Fix logout", "stage": "accepted", "owner": "terminal: completion", "next": ""}
+		{"id": 1, "title": "Add login page", "stage": "plan.review", "owner": "human review", "next": "implement.code",
+		 "waiting_on": "waiting for human review", "waiting_for": "person"},
+		{"id": 2, "title": "Fix logout", "stage": "accepted", "owner": "terminal: completion", "next": "",
+		 "waiting_on": "done", "waiting_for": "nobody"}
 	]`, r.stdout)
 }
 

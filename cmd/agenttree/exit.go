@@ -31,16 +31,16 @@ type silentExit int
 func (s silentExit) Error() string { return fmt.Sprintf("exit %d", int(s)) }
 
 // resultCode is the exit status of a transition: 0 moved or final,
-// 1 blocked by a gate or moved with entry hooks unfinished, 3 waiting on a
-// person or the controller.
+// 1 blocked by a gate, stepped back, or moved with entry hooks unfinished,
+// 3 waiting on a person or the controller (escalated included).
 func resultCode(res *engine.Result) int {
 	if len(res.Unfinished) > 0 && res.Status != engine.StatusWaiting {
 		return exitBlocked
 	}
 	switch res.Status {
-	case engine.StatusBlocked:
+	case engine.StatusBlocked, engine.StatusSteppedBack:
 		return exitBlocked
-	case engine.StatusWaiting:
+	case engine.StatusWaiting, engine.StatusEscalated:
 		return exitWaiting
 	}
 	return exitOK

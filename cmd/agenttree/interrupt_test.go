@@ -31,5 +31,5 @@ func TestInterruptedWhileWaitingForTheIssueLock(t *testing.T) {
 	code := run(ctx, []string{"--config", w.config, "next", "-i", itoa(id)}, func(string) string { return "" },
 		strings.NewReader(""), &stdout, &stderr)
 	assert.Equal(t, exitInterrupted, code, stderr.String())
-	assert.Contains(t, stderr.String(), "another agenttree process holds")
+	assert.Regexp(t, `another agenttree process \(pid \d+, agenttree[^)]*\) holds`, stderr.String(), "the holder is named")
 }

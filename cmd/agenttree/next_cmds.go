@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"regexp"
 	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/agenttree/agenttree/controller"
 
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/internal/gitx"
@@ -69,7 +72,18 @@ func (a *app) nextCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			res, err := e.Next(a.ctx, id, engine.ActorFromEnv(a.getenv), dryRun)
+			actor := engine.ActorFromEnv(a.getenv)
+			if !dryRun && actor.Kind == engine.ActorHuman {
+				// A person's next at a controller stage is the controller's
+				// pass, in the foreground: it never skips the controller's work.
+				if res, err := a.controllerPass(e, id); err != nil || res != nil {
+					if err != nil {
+						return err
+					}
+					return a.report(res, asJSON)
+				}
+			}
+			res, err := e.Next(a.ctx, id, actor, dryRun)
 			if err != nil {
 				return err
 			}
@@ -103,4 +117,23 @@ func (a *app) approveCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "check the gates without moving the issue")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
+}
+
+// controllerPass runs the controller's passes over issue id in the
+// foreground when it is at a controller stage (or has entry work the
+// controller finishes), with a progress line on stderr while it waits. It
+// returns nil when the controller has nothing to do there.
+func (a *app) controllerPass(e *engine.Engine, id int) (*engine.Result, error) {
+	iss, err := e.Store.Get(id)
+	if err != nil {
+		return nil, err
+	}
+	node, ok := e.Config.Node(iss.Stage)
+	if !ok || iss.Escalated != nil || !node.Controller() {
+		return nil, nil
+	}
+	fmt.Fprintf(a.err, "%s is run by the host controller; running its pass for issue %d here\n", node.Path, id)
+	return controller.Drive(a.ctx, a.reloader(e), id, func(p controller.Progress) {
+		fmt.Fprintf(a.err, "  %s: %s (next look in %s)\n", p.Elapsed.Round(time.Second), p.Status, p.Next.Round(time.Second))
+	})
 }

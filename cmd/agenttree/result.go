@@ -42,6 +42,37 @@ func (a *app) printResult(res *engine.Result) {
 	case engine.StatusFinal:
 		a.lines("", res.Notes)
 		fmt.Fprintf(a.out, "%s\n", strings.Join(res.Reasons, "; "))
+	case engine.StatusSteppedBack:
+		a.printSteppedBack(res)
+	case engine.StatusEscalated:
+		a.lines("", res.Notes)
+		if e := res.Escalated; e != nil {
+			fmt.Fprintf(a.out, "issue %d is escalated at %s and waits for a person: %s\n", res.Issue, e.Stage, e.Reason)
+		}
+		fmt.Fprintf(a.out, "a person resolves it: `agenttree resume %d` (try again), `agenttree skip %d --reason TEXT`, `agenttree abort %d`, or `agenttree move %d STAGE --reason TEXT`\n",
+			res.Issue, res.Issue, res.Issue, res.Issue)
+	}
+}
+
+// printSteppedBack says where a failure sent the issue, why, and where to
+// read more.
+func (a *app) printSteppedBack(res *engine.Result) {
+	a.lines("", res.Notes)
+	sb := res.StepBack
+	fmt.Fprintf(a.out, "issue %d stepped back %s → %s: %s", res.Issue, sb.From, sb.To, sb.Reason)
+	if sb.Feedback != "" {
+		fmt.Fprintf(a.out, "; see %s", sb.Feedback)
+	}
+	fmt.Fprintln(a.out)
+	if sb.MaxRetries > 0 && sb.Attempt > 0 {
+		fmt.Fprintf(a.out, "  attempt %d of %d\n", sb.Attempt, sb.MaxRetries)
+	}
+	if sb.Message != "" && sb.Message != sb.Reason {
+		fmt.Fprintf(a.out, "  message to the agent: %s\n", sb.Message)
+	}
+	if res.Instructions != "" {
+		fmt.Fprintln(a.out)
+		fmt.Fprintln(a.out, res.Instructions)
 	}
 }
 

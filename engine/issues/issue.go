@@ -36,18 +36,61 @@ type Issue struct {
 	// enters a stage with post_start hooks, and cleared once they all pass:
 	// a crash or a failing hook leaves it set, and the next `next` at that
 	// stage runs them again.
-	EntryPending *EntryPending  `yaml:"entry_pending,omitempty" json:"entry_pending,omitempty"`
-	Created      time.Time      `yaml:"created" json:"created"`
-	Updated      time.Time      `yaml:"updated" json:"updated"`
-	History      []HistoryEntry `yaml:"history" json:"history"`
+	EntryPending *EntryPending `yaml:"entry_pending,omitempty" json:"entry_pending,omitempty"`
+	// Escalated is set when the issue stopped for a person: a budget
+	// spent, the circuit breaker open, a hook that asked for one. Nothing
+	// moves it until a person resumes, skips, aborts or moves it.
+	Escalated *Escalation `yaml:"escalated,omitempty" json:"escalated,omitempty"`
+	// Attempts counts the step backs per failure kind (ci_failed,
+	// conflict, no_new_ci, ...), for the retry budgets.
+	Attempts map[string]int `yaml:"attempts,omitempty" json:"attempts,omitempty"`
+	// Breaker is the circuit breaker's state; nil is closed and unused.
+	Breaker *Breaker       `yaml:"breaker,omitempty" json:"breaker,omitempty"`
+	Created time.Time      `yaml:"created" json:"created"`
+	Updated time.Time      `yaml:"updated" json:"updated"`
+	History []HistoryEntry `yaml:"history" json:"history"`
 }
 
 // EntryPending names a stage whose entry hooks have not all passed.
 type EntryPending struct {
 	Stage string `yaml:"stage" json:"stage"`
 	From  string `yaml:"from,omitempty" json:"from,omitempty"`
+	// Done counts the entry hooks that have passed, in order: the
+	// controller continues the sequence from there.
+	Done int `yaml:"done,omitempty" json:"done,omitempty"`
 	// Failures are what the last attempt reported.
 	Failures []string `yaml:"failures,omitempty" json:"failures,omitempty"`
+}
+
+// Escalation says why an issue stopped for a person.
+type Escalation struct {
+	Stage  string `yaml:"stage" json:"stage"`
+	Reason string `yaml:"reason" json:"reason"`
+	// Kind is budget, breaker, hook or error.
+	Kind string    `yaml:"kind" json:"kind"`
+	At   time.Time `yaml:"at" json:"at"`
+}
+
+// Breaker states.
+const (
+	BreakerClosed   = "closed"
+	BreakerHalfOpen = "half_open"
+	BreakerOpen     = "open"
+)
+
+// Breaker is the circuit breaker of one issue: step backs without
+// progress, and step backs with the same failure, counted since the last
+// progress (a new head that changed or reduced the failing checks).
+type Breaker struct {
+	State      string `yaml:"state" json:"state"`
+	NoProgress int    `yaml:"no_progress" json:"no_progress"`
+	SameError  int    `yaml:"same_error" json:"same_error"`
+	// Fingerprint identifies the last failure: its failing check names
+	// and the first lines of their failure, normalised.
+	Fingerprint string `yaml:"fingerprint,omitempty" json:"fingerprint,omitempty"`
+	// Failing are the checks that failed last, on Head.
+	Failing []string `yaml:"failing,omitempty" json:"failing,omitempty"`
+	Head    string   `yaml:"head,omitempty" json:"head,omitempty"`
 }
 
 // KindCreate is the history kind of an issue's creation; every other entry

@@ -90,6 +90,10 @@ func (s *Store) List() ([]*Issue, error) {
 	return out, nil
 }
 
+// IDs lists the ids of the issues on disk, in order, without reading
+// them: one unreadable issue does not hide the others.
+func (s *Store) IDs() ([]int, error) { return s.ids() }
+
 func (s *Store) ids() ([]int, error) {
 	entries, err := os.ReadDir(filepath.Join(s.root, "issues"))
 	if errors.Is(err, os.ErrNotExist) {

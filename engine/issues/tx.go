@@ -19,7 +19,7 @@ type Tx struct {
 	s      *Store
 	id     int
 	unlock func()
-	watch  map[string]string // read on first use
+	watch  *WatchFile // read on first use
 }
 
 // Lock takes issue id's lock, waiting up to LockTimeout.
@@ -88,22 +88,37 @@ func (s *Store) Update(ctx context.Context, id, expected int, fn func(*Issue) er
 
 func (s *Store) watchPath(id int) string { return filepath.Join(s.Dir(id), "watch.yaml") }
 
-// readWatch reads the hooks' polling state of issue id (empty if none).
-func (s *Store) readWatch(id int) (map[string]string, error) {
-	w := map[string]string{}
-	err := atomicfile.ReadYAML(s.watchPath(id), &w)
+// readWatch reads issue id's watch.yaml (empty if none). The first
+// layout, a flat map of the hooks' keys, is read as the hooks' part.
+func (s *Store) readWatch(id int) (*WatchFile, error) {
+	var raw map[string]any
+	err := atomicfile.ReadYAML(s.watchPath(id), &raw)
 	if errors.Is(err, os.ErrNotExist) {
-		return map[string]string{}, nil
+		return &WatchFile{Hooks: map[string]string{}}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
+	w := &WatchFile{}
+	if _, hooks := raw["hooks"]; hooks || raw["poll"] != nil {
+		err = atomicfile.ReadYAML(s.watchPath(id), w)
+	} else {
+		w.Hooks = map[string]string{}
+		err = atomicfile.ReadYAML(s.watchPath(id), &w.Hooks)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if w.Hooks == nil {
+		w.Hooks = map[string]string{}
+	}
 	return w, nil
 }
 
-// Watch is the hooks' polling state of the issue. It is read once per Tx:
-// nobody else writes it while the lock is held.
-func (t *Tx) Watch() (map[string]string, error) {
+// ReadWatch reads issue id's watch state without its lock: for display.
+func (s *Store) ReadWatch(id int) (*WatchFile, error) { return s.readWatch(id) }
+
+func (t *Tx) watchFile() (*WatchFile, error) {
 	if t.watch == nil {
 		w, err := t.s.readWatch(t.id)
 		if err != nil {
@@ -114,24 +129,59 @@ func (t *Tx) Watch() (map[string]string, error) {
 	return t.watch, nil
 }
 
+// Watch is the hooks' polling state of the issue. It is read once per Tx:
+// nobody else writes it while the lock is held.
+func (t *Tx) Watch() (map[string]string, error) {
+	w, err := t.watchFile()
+	if err != nil {
+		return nil, err
+	}
+	return w.Hooks, nil
+}
+
 // UpdateWatch merges changes into the hooks' watch state; an empty value
 // deletes the key. The watch state is not part of the issue's version.
 func (t *Tx) UpdateWatch(changes map[string]string) error {
 	if len(changes) == 0 {
 		return nil
 	}
-	cur, err := t.Watch()
+	cur, err := t.watchFile()
 	if err != nil {
 		return err
 	}
-	w := maps.Clone(cur)
+	next := *cur
+	next.Hooks = maps.Clone(cur.Hooks)
 	for k, v := range changes {
 		if v == "" {
-			delete(w, k)
+			delete(next.Hooks, k)
 		} else {
-			w[k] = v
+			next.Hooks[k] = v
 		}
 	}
+	return t.writeWatch(&next)
+}
+
+// Poll is the controller's polling state of the issue's PR (nil: none yet).
+func (t *Tx) Poll() (*Poll, error) {
+	w, err := t.watchFile()
+	if err != nil {
+		return nil, err
+	}
+	return w.Poll, nil
+}
+
+// SetPoll replaces the controller's polling state.
+func (t *Tx) SetPoll(p *Poll) error {
+	cur, err := t.watchFile()
+	if err != nil {
+		return err
+	}
+	next := *cur
+	next.Poll = p
+	return t.writeWatch(&next)
+}
+
+func (t *Tx) writeWatch(w *WatchFile) error {
 	if err := atomicfile.WriteYAML(t.s.watchPath(t.id), w, 0o644); err != nil {
 		return err
 	}
@@ -157,7 +207,7 @@ func (t *Tx) WriteDoc(name string, content []byte) error {
 
 // ownFiles are the files of an issue's directory that only agenttree
 // writes.
-var ownFiles = []string{"issue.yaml", "watch.yaml", "events.jsonl"}
+var ownFiles = []string{"issue.yaml", "watch.yaml", "events.jsonl", "outbox"}
 
 // plainDocName reports whether name is a file directly in the issue
 // directory that is not agenttree's own: no directories, no dot files

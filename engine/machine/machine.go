@@ -43,8 +43,12 @@ func New(flow *stages.Flow, specs stages.HookCatalog) *Machine {
 		}
 		m.add(n.Path, n.Path, stages.MoveEscalate)
 		m.add(n.Path, n.Path, stages.MoveResume)
+		// A stage's own on_failure is an edge; one inherited from an
+		// earlier stage is one only where hooks run that can fail.
 		if of := n.OnFailure(); of != nil && of.StepBackTo != "" {
 			m.add(n.Path, of.StepBackTo, stages.MoveStepBack)
+		} else if to := StepBackTarget(flow, n); to != "" && len(n.Hooks()) > 0 {
+			m.add(n.Path, to, stages.MoveStepBack)
 		}
 		// Gate and entry hooks move the issue from n; completion hooks move
 		// it from wherever the advance just put it.
@@ -91,18 +95,27 @@ func Forward(n *stages.Node) stages.Move {
 	return stages.MoveAdvance
 }
 
+// StepBackTarget is where a failure in n steps the issue back to when
+// its hook names no stage: n's own on_failure.step_back_to, else that of
+// the nearest node before n in flow that declares one (a merge refused at
+// the end of the flow goes back where a CI failure would); "" when none.
+func StepBackTarget(flow *stages.Flow, n *stages.Node) string {
+	for i := flow.Index(n.Path); i >= 0; i-- {
+		if of := flow.Nodes[i].OnFailure(); of != nil && of.StepBackTo != "" {
+			return of.StepBackTo
+		}
+	}
+	return ""
+}
+
 // hookTargets lists the moves a hook entry may ask for: its on_failure
-// policy, and the stage parameters its spec says it moves issues to.
+// and on_conflict policies, and the stage parameters its spec says it
+// moves issues to.
 func hookTargets(h *stages.HookEntry, n *stages.Node, specs stages.HookCatalog) []Edge {
 	var out []Edge
-	if h.OnFailure != nil {
-		switch h.OnFailure.Action {
-		case stages.ActionStepBackTo:
-			out = append(out, Edge{To: h.OnFailure.Target, Kind: stages.MoveStepBack})
-		case stages.ActionStepBack:
-			if of := n.OnFailure(); of != nil && of.StepBackTo != "" {
-				out = append(out, Edge{To: of.StepBackTo, Kind: stages.MoveStepBack})
-			}
+	for _, p := range []*stages.FailurePolicy{h.OnFailure, h.OnConflict, h.OnCIFailure} {
+		if p != nil && p.Action == stages.ActionStepBackTo {
+			out = append(out, Edge{To: p.Target, Kind: stages.MoveStepBack})
 		}
 	}
 	spec, ok := specs.Hook(h.Name)

@@ -2,9 +2,10 @@
 // GitHub API client in internal/github. The client knows GitHub's REST and
 // GraphQL API, its limits and its errors; this package knows what the
 // engine asks of a forge, and answers it in forge terms: PR and check
-// states, idempotent opening, merging and closing, and GitHub's errors as
-// forge errors (forge.ErrRateLimit, forge.ErrAuth, forge.ErrNotFound),
-// never as a CI result.
+// states, idempotent opening, merging and closing, what reviewers said
+// (forge.ReviewFeed), and GitHub's errors as forge errors
+// (forge.ErrRateLimit, forge.ErrAuth, forge.ErrNotFound), never as a CI
+// result.
 package github
 
 import (
@@ -32,6 +33,7 @@ type Client struct {
 var (
 	_ forge.Forge           = (*Client)(nil)
 	_ forge.MergeableWaiter = (*Client)(nil)
+	_ forge.ReviewFeed      = (*Client)(nil)
 )
 
 // New finds the repository (Options.Repo, else the git remote), resolves

@@ -5,8 +5,11 @@ import (
 	"os"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agenttree/agenttree/forge"
+	ghapi "github.com/agenttree/agenttree/internal/github"
 	"github.com/agenttree/agenttree/internal/github/githubtest"
 	"github.com/agenttree/agenttree/internal/github/githubtest/clienttest"
 	"github.com/agenttree/agenttree/internal/gittest"
@@ -42,3 +45,13 @@ const (
 	sha2 = "2222222222222222222222222222222222222222"
 	sha3 = "3333333333333333333333333333333333333333"
 )
+
+// requireOutage checks that err says GitHub is unwell and nothing more:
+// not a rate limit, a bad token or a missing PR, which callers act on.
+func requireOutage(t *testing.T, err error) {
+	t.Helper()
+	require.ErrorIs(t, err, ghapi.ErrServer)
+	for _, kind := range []error{forge.ErrRateLimit, forge.ErrAuth, forge.ErrNotFound} {
+		assert.NotErrorIs(t, err, kind)
+	}
+}

@@ -58,6 +58,7 @@ func fromPullRequest(g *ghapi.PullRequest) *forge.PR {
 		Mergeable:      mergeableState(g.Mergeable),
 		ReviewDecision: reviewDecision(g),
 		ApprovedSHA:    approvedSHA(g),
+		FeedbackMark:   feedbackMark(g),
 	}
 	if g.LastCommit == "" || g.LastCommit != g.HeadRefOid {
 		return pr

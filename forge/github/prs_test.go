@@ -26,6 +26,7 @@ func TestPRFields(t *testing.T) {
 		Number: n, URL: fmt.Sprintf("https://github.com/octo/app/pull/%d", n), Title: "Add widgets",
 		Branch: "agenttree/issue-7", Base: "develop", HeadSHA: sha1, State: forge.StateOpen, Draft: true,
 		Mergeable: forge.Conflicting, ReviewDecision: forge.ReviewChangesRequested, Checks: []forge.Check{},
+		FeedbackMark: "0/0/0",
 	}, pr)
 
 	pr, err = c.PR(ctx, merged)

@@ -216,7 +216,7 @@ func (c *Client) hasComment(ctx context.Context, number, count int, body string)
 	const perPage = 100
 	// The count may lag behind a comment just posted; page 1 is read then.
 	last := max(1, (count+perPage-1)/perPage)
-	comments, err := c.api.Comments(ctx, number, last, perPage)
+	comments, err := c.api.CommentPage(ctx, number, last, perPage)
 	if err != nil {
 		return false, err
 	}

@@ -1,7 +1,7 @@
 // Package local is the forge that needs no server: the remote is a bare git
 // repository on this machine (the work repository's origin), and pull
-// requests, approvals, comments and CI results are YAML records under
-// <state dir>/forge/:
+// requests, approvals, comments, review threads and CI results are YAML
+// records under <state dir>/forge/:
 //
 //	forge/prs/N.yaml        one pull request (Record)
 //	forge/checks/SHA.yaml   the CI state of one commit
@@ -12,8 +12,8 @@
 // A PR's head is always read live from the bare repository's
 // refs/heads/<branch>, so pushing to the branch updates the PR. CI is the
 // configured shell command, started on demand by Checks in a detached
-// runner: agenttree itself, re-run with cirun.Command (see Checks and
-// package cirun).
+// runner: agenttree itself, re-run with cirun.Command (see packages ci and
+// cirun).
 package local
 
 import (
@@ -28,7 +28,7 @@ import (
 	"time"
 
 	"github.com/agenttree/agenttree/forge"
-	"github.com/agenttree/agenttree/forge/local/cirun"
+	"github.com/agenttree/agenttree/forge/local/ci"
 	"github.com/agenttree/agenttree/internal/atomicfile"
 	"github.com/agenttree/agenttree/internal/gitx"
 )
@@ -80,9 +80,14 @@ type Forge struct {
 	dir     string // StateDir/forge, absolute: CI runners work elsewhere
 	bare    *gitx.Repo
 	bareDir string
+	ci      *ci.Runs
 }
 
 var _ forge.Forge = (*Forge)(nil)
+
+// botName is who agenttree is in the forge's records: the author of the
+// commits it makes and of the comments Comment and Close post.
+const botName = "agenttree"
 
 // Identity and settings of the commits the forge itself makes (merges):
 // it acts as the server, so the developer's hooks and signing do not apply.
@@ -123,12 +128,18 @@ func New(ctx context.Context, opts Options) (*Forge, error) {
 	if err := f.makeDirs(); err != nil {
 		return nil, err
 	}
+	f.ci, err = ci.New(ci.Options{Dir: filepath.Join(f.dir, "checks"), LockDir: filepath.Join(f.dir, "locks"), Bare: f.bare,
+		Command: opts.CICommand, Timeout: opts.CITimeout, Grace: opts.CIGrace, Runner: opts.Runner, LockTimeout: opts.LockTimeout})
+	if err != nil {
+		return nil, err
+	}
 	return f, nil
 }
 
 // withDefaults checks that opts name the directories the forge needs and
 // fills in the defaults of what they leave unset. Project and
-// DefaultBranch come from the repositories, so New fills them in.
+// DefaultBranch come from the repositories, so New fills them in; package
+// ci fills in the CI settings.
 func (opts Options) withDefaults() (Options, error) {
 	if opts.StateDir == "" {
 		return opts, errors.New("forge: local: no state directory (the _agenttree directory) given")
@@ -137,21 +148,8 @@ func (opts Options) withDefaults() (Options, error) {
 		return opts, errors.New("forge: local: no repository directory given")
 	}
 	opts.Remote = cmp.Or(opts.Remote, "origin")
-	if opts.CITimeout <= 0 {
-		opts.CITimeout = 30 * time.Minute
-	}
-	if opts.CIGrace <= 0 {
-		opts.CIGrace = defaultCIGrace
-	}
 	if opts.LockTimeout <= 0 {
 		opts.LockTimeout = 30 * time.Second
-	}
-	if opts.CICommand != "" && len(opts.Runner) == 0 {
-		exe, err := os.Executable()
-		if err != nil {
-			return opts, fmt.Errorf("forge: local: cannot find this program to run CI with (%w); set Options.Runner", err)
-		}
-		opts.Runner = []string{exe, cirun.Command}
 	}
 	return opts, nil
 }
@@ -272,3 +270,7 @@ func (f *Forge) lock(ctx context.Context, name, what string) (func(), error) {
 }
 
 func now() time.Time { return time.Now().UTC() }
+
+// person is by, or when empty the person running agenttree: $USER, else
+// "human".
+func person(by string) string { return cmp.Or(by, os.Getenv("USER"), "human") }

@@ -38,7 +38,11 @@ type Record struct {
 	MergeCommit string     `yaml:"merge_commit,omitempty"`
 	ClosedAt    time.Time  `yaml:"closed_at,omitempty"`
 	Approvals   []Approval `yaml:"approvals,omitempty"`
-	Comments    []Comment  `yaml:"comments,omitempty"`
+	// Comments is the conversation, oldest first.
+	Comments []Comment `yaml:"comments,omitempty"`
+	// Threads are the review threads on lines of the PR's files, oldest
+	// first.
+	Threads []Thread `yaml:"threads,omitempty"`
 }
 
 // Approval is a person's approval of a PR at a head commit.
@@ -48,18 +52,13 @@ type Approval struct {
 	At  time.Time `yaml:"at"`
 }
 
-// Comment is a comment on a PR.
-type Comment struct {
-	Body string    `yaml:"body"`
-	At   time.Time `yaml:"at"`
-}
-
 func (f *Forge) prPath(n int) string {
 	return filepath.Join(f.dir, "prs", strconv.Itoa(n)+".yaml")
 }
 
-// Record returns PR number's stored record (comments and approvals
-// included); its HeadSHA may be older than the live one PR reports.
+// Record returns PR number's stored record (comments, review threads and
+// approvals included); its HeadSHA may be older than the live one PR
+// reports.
 func (f *Forge) Record(ctx context.Context, number int) (*Record, error) {
 	return f.read(number)
 }
@@ -73,6 +72,7 @@ func (f *Forge) read(n int) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	rec.upgrade()
 	return &rec, nil
 }
 
@@ -261,8 +261,9 @@ func (f *Forge) view(ctx context.Context, rec *Record, withChecks bool) (*forge.
 	}
 	pr.ReviewDecision = f.reviewDecision(rec, pr.HeadSHA)
 	pr.ApprovedSHA = approvedSHA(rec, pr.HeadSHA)
+	pr.FeedbackMark = feedbackMark(rec)
 	if withChecks && pr.HeadSHA != "" {
-		checks, err := f.recordedChecks(ctx, pr.HeadSHA)
+		checks, err := f.ci.Recorded(ctx, pr.HeadSHA)
 		if err != nil {
 			return nil, fmt.Errorf("local PR #%d: %w", rec.Number, err)
 		}
@@ -351,14 +352,10 @@ func (f *Forge) ConflictFiles(ctx context.Context, number int) ([]string, error)
 }
 
 // Approve records by's approval of PR number at its current head. Approving
-// again replaces by's earlier approval.
+// again replaces by's earlier approval. An empty by is the person running
+// this.
 func (f *Forge) Approve(ctx context.Context, number int, by string) error {
-	if by == "" {
-		by = os.Getenv("USER")
-	}
-	if by == "" {
-		by = "human"
-	}
+	by = person(by)
 	return f.update(ctx, number, func(rec *Record) error {
 		if rec.State != forge.StateOpen {
 			return fmt.Errorf("local PR #%d is %s; only open PRs can be approved", number, rec.State)
@@ -395,12 +392,11 @@ func (f *Forge) Close(ctx context.Context, number int, comment string) error {
 		if head, err := f.branchHead(ctx, rec.Branch); err == nil && head != "" {
 			rec.HeadSHA = head
 		}
-		t := now()
 		if comment != "" {
-			rec.Comments = append(rec.Comments, Comment{Body: comment, At: t})
+			rec.addComment(botName, comment)
 		}
 		rec.State = forge.StateClosed
-		rec.ClosedAt = t
+		rec.ClosedAt = now()
 		return nil
 	})
 	if errors.Is(err, errUnchanged) {
@@ -411,14 +407,3 @@ func (f *Forge) Close(ctx context.Context, number int, comment string) error {
 
 // errUnchanged stops an update without writing.
 var errUnchanged = errors.New("unchanged")
-
-// Comment adds a comment to PR number.
-func (f *Forge) Comment(ctx context.Context, number int, body string) error {
-	if strings.TrimSpace(body) == "" {
-		return fmt.Errorf("local PR #%d: empty comment", number)
-	}
-	return f.update(ctx, number, func(rec *Record) error {
-		rec.Comments = append(rec.Comments, Comment{Body: body, At: now()})
-		return nil
-	})
-}

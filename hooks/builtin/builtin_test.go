@@ -46,3 +46,20 @@ func TestEarlierSpellingsRun(t *testing.T) {
 		})
 	}
 }
+
+// poll_pr_status loads with its policies in the forms of on_failure, and
+// runs without blocking.
+func TestPollPRStatusLoads(t *testing.T) {
+	for _, hook := range []string{
+		`poll_pr_status:`,
+		`poll_pr_status: {interval: 60, on_ci_failure: escalate, on_conflict: {step_back_to: fix}}`,
+	} {
+		t.Run(hook, func(t *testing.T) {
+			entry, cfg, err := hookstest.LoadEntry(Registry(), "post_start", hook)
+			require.NoError(t, err)
+			o := Registry().Run(context.Background(), entry, hookstest.NewIssue(t), &hooks.Env{Config: cfg})
+			require.Equal(t, hooks.KindPass, o.Kind, "reason: %s", o.Reason)
+			assert.Equal(t, "true", o.Outputs["watch_pr"])
+		})
+	}
+}

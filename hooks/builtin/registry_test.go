@@ -15,13 +15,13 @@ import (
 func TestBuiltinSpecs(t *testing.T) {
 	r := Registry()
 	assert.Equal(t, []string{"check_conflicts", "checkbox_checked", "close_pr", "contains", "create_file", "create_pr", "field_check",
-		"file_exists", "has_commits", "has_list_items", "merge_pr", "min_words", "pr_approved", "pr_ci_passed",
-		"pr_mergeable", "rebase", "rollback", "run", "section_check", "step_back", "title_set", "wait_for_ci"}, r.HookNames())
+		"file_exists", "has_commits", "has_list_items", "merge_pr", "min_words", "poll_pr_status", "pr_approved", "pr_ci_passed",
+		"pr_mergeable", "rebase", "rollback", "run", "section_check", "send_message", "step_back", "title_set", "wait_for_ci"}, r.HookNames())
 	alias, ok := r.Hook("ci_check")
 	require.True(t, ok, "the earlier tool's ci_check loads")
 	assert.Equal(t, "pr_ci_passed", alias.Name)
 	mains := map[string]string{"file_exists": "file", "has_list_items": "file", "min_words": "file", "run": "command",
-		"step_back": "to", "rollback": "to"}
+		"step_back": "to", "rollback": "to", "send_message": "text"}
 	for _, name := range r.HookNames() {
 		spec, ok := r.Hook(name)
 		require.True(t, ok)
@@ -42,12 +42,13 @@ func TestBuiltinSpecs(t *testing.T) {
 	}
 }
 
-// The engine finds the hooks that move issues, approve and wait by what
-// their specs declare, never by their names.
+// The engine finds the hooks that move issues, approve, wait, resolve
+// failures, find conflicts and watch PRs by what their specs declare,
+// never by their names.
 func TestBuiltinTraits(t *testing.T) {
 	r := Registry()
 	moves := map[string][]stages.Move{}
-	var approval, waits []string
+	var approval, waits, resolves, conflicts, watches []string
 	for _, name := range r.HookNames() {
 		spec, _ := r.Hook(name)
 		for _, m := range []stages.Move{stages.MoveRedirect, stages.MoveStepBack, stages.MoveRollback} {
@@ -61,6 +62,15 @@ func TestBuiltinTraits(t *testing.T) {
 		if spec.Waits {
 			waits = append(waits, name)
 		}
+		if spec.Resolves {
+			resolves = append(resolves, name)
+		}
+		if spec.Conflicts {
+			conflicts = append(conflicts, name)
+		}
+		if spec.Watches {
+			watches = append(watches, name)
+		}
 	}
 	assert.Equal(t, map[string][]stages.Move{
 		"section_check":    {stages.MoveRedirect},
@@ -70,6 +80,9 @@ func TestBuiltinTraits(t *testing.T) {
 	}, moves)
 	assert.Equal(t, []string{"pr_approved"}, approval)
 	assert.Equal(t, []string{"wait_for_ci"}, waits)
+	assert.Equal(t, []string{"rebase"}, resolves)
+	assert.Equal(t, []string{"check_conflicts", "merge_pr", "pr_mergeable"}, conflicts)
+	assert.Equal(t, []string{"poll_pr_status"}, watches)
 }
 
 // Every parameter says what it does, and its default is a value the

@@ -103,7 +103,8 @@ type ciPoll struct {
 
 func (p *ciPoll) poll(ctx context.Context) hooks.Outcome {
 	if p.pr.Mergeable == forge.Conflicting {
-		return hooks.FailAs(hooks.ClassConflict, "PR #%d conflicts with %s; its CI results do not count until it is rebased", p.pr.Number, p.pr.Base)
+		files := forgeConflictFiles(ctx, p.f, p.pr)
+		return conflictFailure(conflictReason(p.c, p.pr, files)+"; its CI results do not count until then", files)
 	}
 	checks, err := headChecks(ctx, p.f, p.watch.head)
 	if err != nil {
@@ -197,7 +198,9 @@ func prCIPassed(ctx context.Context, c *hooks.Call) hooks.Outcome {
 	case sum.Failing > 0:
 		return withOutputs(ciFailure(ctx, f, pr, sum.Failed), prOutputs(pr))
 	case sum.Pending > 0:
-		return hooks.Failf("CI is still running on %s (%d of %d checks pending); wait for it (`agenttree pr wait %d`)", short, sum.Pending, sum.Total, c.Issue.ID)
+		// Not a verdict: the gate waits (the controller looks again).
+		return hooks.Pending(c.Settings().CIPolling.PollInterval,
+			fmt.Sprintf("CI is still running on %s (%d of %d checks pending); wait for it (`agenttree pr wait %d`)", short, sum.Pending, sum.Total, c.Issue.ID))
 	case sum.Total == 0:
 		// Right after a push GitHub often reports nothing yet: no checks
 		// is no verdict, never a pass.

@@ -32,23 +32,48 @@ func (f *branchChecks) Checks(ctx context.Context, sha string) ([]forge.Check, e
 }
 
 // A result for any commit but the PR's head is no fact about the head:
-// the old head's failure neither fails the new one nor keeps it waiting.
+// the old head's failure neither fails the new one nor keeps it waiting,
+// whatever the new head's own CI says so far.
 func TestCIIgnoresChecksOfOtherCommits(t *testing.T) {
-	for _, hook := range []string{"wait_for_ci", "pr_ci_passed"} {
-		t.Run(hook, func(t *testing.T) {
+	passed := githubtest.CheckRun{Name: "build", Status: "completed", Conclusion: "success"}
+	running := githubtest.CheckRun{Name: "build", Status: "in_progress"}
+	tests := []struct {
+		name   string
+		head   []githubtest.CheckRun // the new head's own checks
+		hook   string
+		kind   hooks.Kind
+		reason string
+	}{
+		{name: "passed", head: []githubtest.CheckRun{passed}, hook: "wait_for_ci", kind: hooks.KindPass},
+		{name: "passed", head: []githubtest.CheckRun{passed}, hook: "pr_ci_passed", kind: hooks.KindPass},
+		{name: "running", head: []githubtest.CheckRun{running}, hook: "wait_for_ci", kind: hooks.KindPending, reason: "1 of 1 checks still running on " + shaB[:12]},
+		{name: "running", head: []githubtest.CheckRun{running}, hook: "pr_ci_passed", kind: hooks.KindPending, reason: "CI is still running on " + shaB[:12]},
+		{name: "not started", hook: "wait_for_ci", kind: hooks.KindPending, reason: "waiting for CI to start on " + shaB[:12]},
+		{name: "not started", hook: "pr_ci_passed", kind: hooks.KindPending, reason: "no CI has reported on " + shaB[:12]},
+	}
+	for _, tt := range tests {
+		t.Run(tt.hook+"/"+tt.name, func(t *testing.T) {
 			f := newGitHubFixture(t, github.RetryPolicy{})
 			n, issue := f.addPR(t, shaA)
 			f.srv.AddCheckRun(shaA, githubtest.CheckRun{Name: "build", Status: "completed", Conclusion: "failure"})
 			f.srv.AddCheckRun(shaA, githubtest.CheckRun{Name: "lint", Status: "in_progress"})
 			f.srv.SetHead(n, shaB)
 			issue.HeadSHA = shaB
-			f.srv.AddCheckRun(shaB, githubtest.CheckRun{Name: "build", Status: "completed", Conclusion: "success"})
+			for _, run := range tt.head {
+				f.srv.AddCheckRun(shaB, run)
+			}
 			f.env.Forge = &branchChecks{Forge: f.client, older: shaA}
 
-			o := runHook(t, f.env, issue, hook, nil)
-			require.Equal(t, hooks.KindPass, o.Kind, "reason: %s", o.Reason)
-			assert.Equal(t, shaB, o.Outputs["ci_passed_sha"])
+			o := runHook(t, f.env, issue, tt.hook, nil)
+			require.Equal(t, tt.kind, o.Kind, "reason: %s", o.Reason)
+			assert.Contains(t, o.Reason, tt.reason)
+			assert.NotEqual(t, hooks.ClassCIFailed, o.Class, "the old head's failure is not the new head's")
 			assert.Empty(t, o.Outputs["failed_checks"])
+			assert.Empty(t, o.Files[feedbackFile])
+			assert.NotContains(t, o.Reason, "lint")
+			if tt.kind == hooks.KindPass {
+				assert.Equal(t, shaB, o.Outputs["ci_passed_sha"])
+			}
 		})
 	}
 }

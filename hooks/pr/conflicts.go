@@ -12,24 +12,14 @@ import (
 	"github.com/agenttree/agenttree/internal/gitx"
 )
 
-// What check_conflicts does about a conflict it cannot rebase away.
-const (
-	onConflictFail     = "fail"
-	onConflictStepBack = "step_back"
-	onConflictEscalate = "escalate"
-)
-
-var (
-	autoRebaseParam = hooks.Bool("auto_rebase",
-		"rebase the branch onto its base when it is behind or conflicts, and push it; unset: conflict_handling.auto_rebase")
-	onConflictParam = hooks.Enum("on_conflict",
-		"what a conflict that needs a person does: block (fail), step back to the stage's on_failure target (step_back), or call a human (escalate)",
-		onConflictFail, onConflictStepBack, onConflictEscalate).Default(onConflictFail)
-)
+var autoRebaseParam = hooks.Bool("auto_rebase",
+	"rebase the branch onto its base when it is behind or conflicts, and push it; unset: conflict_handling.auto_rebase")
 
 // checkConflicts asks git whether the PR's head merges cleanly into its
 // base. With auto_rebase the branch is also kept on top of its base, so
-// what CI tests is what the merge will produce.
+// what CI tests is what the merge will produce. A conflict left is a
+// failure of ClassConflict; what it leads to (a step back, a person) is
+// the entry's on_conflict or on_failure, which the engine applies.
 func checkConflicts(ctx context.Context, c *hooks.Call) hooks.Outcome {
 	pr, g, o := prAndGit(ctx, c)
 	if o != nil {
@@ -54,7 +44,7 @@ func checkConflicts(ctx context.Context, c *hooks.Call) hooks.Outcome {
 			return clean
 		}
 	} else if !auto {
-		return conflictOutcome(c, pr, files)
+		return conflictFailure(conflictReason(c, pr, files), files)
 	}
 	head, o := rebaseOrConflict(ctx, c, g, pr, base)
 	if o != nil {
@@ -75,7 +65,9 @@ func rebasedWaitsForCI(c *hooks.Call, pr *forge.PR, head string, conflicted []st
 		if len(conflicted) > 0 {
 			why = "it conflicted in " + strings.Join(conflicted, ", ")
 		}
-		out.Message = fmt.Sprintf("agenttree rebased %s onto %s (now %s) because %s; pull before you change anything", pr.Branch, pr.Base, gitx.ShortSHA(head), why)
+		// For the agent, whose branch this rewrote: the engine queues it.
+		out.Send = []string{fmt.Sprintf("agenttree rebased your branch %s onto %s (now %s) because %s; pull it before you change anything: `git pull --rebase %s %s`",
+			pr.Branch, pr.Base, gitx.ShortSHA(head), why, remote(c), pr.Branch)}
 	}
 	return out
 }
@@ -127,7 +119,7 @@ func rebaseOrConflict(ctx context.Context, c *hooks.Call, g hooks.Git, pr *forge
 	case err != nil:
 		o = hooks.Failf("%v", err)
 	case len(conflicts) > 0:
-		o = conflictOutcome(c, pr, conflicts)
+		o = conflictFailure(conflictReason(c, pr, conflicts), conflicts)
 	default:
 		return head, nil
 	}
@@ -139,15 +131,18 @@ func rebaseOrConflict(ctx context.Context, c *hooks.Call, g hooks.Git, pr *forge
 // reported, so work pushed meanwhile is never overwritten.
 func rebaseOnto(ctx context.Context, c *hooks.Call, g hooks.Git, pr *forge.PR) (newHead string, conflicts []string, err error) {
 	rem := remote(c)
-	// The push below replaces the PR's head, so the work tree must be on
-	// the PR's branch and hold that head: commits pushed from elsewhere
-	// are never dropped.
 	if branch, err := g.CurrentBranch(ctx); err != nil || branch != pr.Branch {
-		return "", nil, fmt.Errorf("the work tree %s is not on %s (on %q); check out the PR's branch", c.Issue.WorkDir, pr.Branch, branch)
+		// The host (the controller, in the main checkout) rebases the PR's
+		// head itself, away from any work tree, and pushes it with a
+		// lease on that head: the agent's checkout is never touched, and
+		// the agent is told to pull.
+		return rebaseHead(ctx, c, g, pr)
 	}
-	if ok, err := g.IsAncestor(ctx, pr.HeadSHA, "HEAD"); err != nil || !ok {
-		return "", nil, fmt.Errorf("the PR's head %s is not in the work tree %s (someone pushed to %s); pull it first: git pull --rebase %s %s",
-			gitx.ShortSHA(pr.HeadSHA), c.Issue.WorkDir, pr.Branch, rem, pr.Branch)
+	// The push below replaces the PR's head, so the work tree must hold
+	// that head, or have held it before the agent rewrote the branch:
+	// commits pushed from elsewhere are never dropped.
+	if !includes(ctx, g, pr.Branch, pr.HeadSHA) {
+		return "", nil, errors.New(foreignHead(c, pr))
 	}
 	if err := g.Rebase(ctx, rem+"/"+pr.Base); err != nil {
 		var ce interface{ ConflictingFiles() []string }
@@ -161,7 +156,7 @@ func rebaseOnto(ctx context.Context, c *hooks.Call, g hooks.Git, pr *forge.PR) (
 		return "", nil, fmt.Errorf("rebasing onto %s/%s: %w", rem, pr.Base, err)
 	}
 	if err := g.Push(ctx, rem, pr.Branch, pr.HeadSHA); err != nil {
-		return "", nil, fmt.Errorf("pushing the rebased %s: %w", pr.Branch, err)
+		return "", nil, fmt.Errorf("the rebase of %s stays local: %s", pr.Branch, pushRefused(c, pr.Branch, pr.HeadSHA, err))
 	}
 	head, err := g.RevParse(ctx, "HEAD")
 	if err != nil {
@@ -170,34 +165,55 @@ func rebaseOnto(ctx context.Context, c *hooks.Call, g hooks.Git, pr *forge.PR) (
 	return head, nil, nil
 }
 
-// conflictOutcome is a conflict a person (or the agent) must resolve, as
-// on_conflict asks.
-func conflictOutcome(c *hooks.Call, pr *forge.PR, files []string) hooks.Outcome {
-	list := strings.Join(files, ", ")
-	reason := conflictReason(c, pr, list)
-	var o hooks.Outcome
-	switch onConflictParam.Get(c) {
-	case onConflictStepBack:
-		o = hooks.StepBack("", reason) // the stage's on_failure names the target
-	case onConflictEscalate:
-		o = hooks.Escalate(reason)
-	default:
-		o = hooks.Failf("%s", reason)
+// rebaseHead rebases the PR's head onto its base, as last fetched,
+// without a work tree, and pushes the result with a lease on that head.
+func rebaseHead(ctx context.Context, c *hooks.Call, g hooks.Git, pr *forge.PR) (newHead string, conflicts []string, err error) {
+	rem := remote(c)
+	head, err := g.RebaseCommit(ctx, pr.HeadSHA, rem+"/"+pr.Base)
+	if err != nil {
+		var ce interface{ ConflictingFiles() []string }
+		if errors.As(err, &ce) {
+			return "", ce.ConflictingFiles(), nil
+		}
+		return "", nil, fmt.Errorf("rebasing %s onto %s/%s: %w", gitx.ShortSHA(pr.HeadSHA), rem, pr.Base, err)
 	}
-	o.Class = hooks.ClassConflict
-	o.Outputs = map[string]string{"conflict_files": list, "failure_reason": reason}
+	if err := g.PushCommit(ctx, rem, head, pr.Branch, pr.HeadSHA); err != nil {
+		return "", nil, fmt.Errorf("the rebase of %s was not pushed: %s", pr.Branch, pushRefused(c, pr.Branch, pr.HeadSHA, err))
+	}
+	return head, nil, nil
+}
+
+// conflictFailure is a conflict the agent (or a person) resolves, with
+// the facts a message about it uses.
+func conflictFailure(reason string, files []string) hooks.Outcome {
+	o := hooks.FailAs(hooks.ClassConflict, "%s", reason)
+	o.Outputs = map[string]string{"conflict_files": strings.Join(files, ", "), "failure_reason": reason}
 	return o
 }
 
 // conflictReason says what conflicts and how to resolve it.
-func conflictReason(c *hooks.Call, pr *forge.PR, files string) string {
+func conflictReason(c *hooks.Call, pr *forge.PR, files []string) string {
 	in := ""
-	if files != "" {
-		in = " in " + files
+	if len(files) > 0 {
+		in = " in " + strings.Join(files, ", ")
 	}
 	rem := remote(c)
-	return fmt.Sprintf("PR #%d conflicts with %s%s; on branch %s run `git fetch %s && git rebase %s/%s`, resolve the conflicts, then `git push --force-with-lease`",
-		pr.Number, pr.Base, in, pr.Branch, rem, rem, pr.Base)
+	return fmt.Sprintf("PR #%d conflicts with %s%s; on branch %s run `git fetch %s && git rebase %s/%s`, resolve the conflicts, "+
+		"then run `agenttree next` (it pushes the rebased branch)", pr.Number, pr.Base, in, pr.Branch, rem, rem, pr.Base)
+}
+
+// forgeConflictFiles asks the forge which files the PR conflicts in, when
+// it can tell; nil when it cannot.
+func forgeConflictFiles(ctx context.Context, f forge.Forge, pr *forge.PR) []string {
+	cl, ok := forge.As[forge.ConflictLister](f)
+	if !ok {
+		return nil
+	}
+	files, err := cl.ConflictFiles(ctx, pr.Number)
+	if err != nil {
+		return nil
+	}
+	return files
 }
 
 // prMergeable asks the forge whether the PR merges cleanly.
@@ -224,15 +240,8 @@ func prMergeable(ctx context.Context, c *hooks.Call) hooks.Outcome {
 	if pr.Mergeable == forge.Mergeable {
 		return hooks.Pass()
 	}
-	files := ""
-	if cl, ok := forge.As[forge.ConflictLister](f); ok {
-		if list, err := cl.ConflictFiles(ctx, pr.Number); err == nil {
-			files = strings.Join(list, ", ")
-		}
-	}
-	out := hooks.FailAs(hooks.ClassConflict, "%s", conflictReason(c, pr, files))
-	out.Outputs = map[string]string{"conflict_files": files}
-	return out
+	files := forgeConflictFiles(ctx, f, pr)
+	return conflictFailure(conflictReason(c, pr, files), files)
 }
 
 // waitMergeable gives a forge that computes mergeability in the background

@@ -326,12 +326,9 @@ func TestGitHubWaitForCIRerunsAFlakyFailure(t *testing.T) {
 // the rerun budget cannot be spent, not wait forever; and a rerun that was
 // started must be counted against the budget.
 //
-// PRODUCT BUG (hooks/pr.go, waitForCI, the `f.Rerun` error branch): the
-// ErrNotRerunnable from Rerun becomes a forge_error Pending and the rerun
-// is not counted, so a failed status is reported as "GitHub error, will
-// retry" on every poll and the CI failure (ci_feedback.md) never reaches
-// the agent; with a check run failing beside it, the check run is rerun on
-// every failure without limit.
+// A commit status posted by an outside CI service cannot be rerun through
+// the forge: its failure is the CI failure, reported to the agent, and a
+// check run failing beside it is not rerun without limit.
 func TestGitHubWaitForCIRerunOfACommitStatus(t *testing.T) {
 	t.Run("status only", func(t *testing.T) {
 		f := newGitHubFixture(t, github.RetryPolicy{})
@@ -459,7 +456,7 @@ func TestGitHubPRCIPassed(t *testing.T) {
 		f.srv.AddCheckRun(shaA, githubtest.CheckRun{Name: "build", Status: "in_progress"})
 		f.srv.AddCheckRun(shaA, githubtest.CheckRun{Name: "lint", Status: "completed", Conclusion: "success"})
 		o := runHook(t, f.env, issue, "pr_ci_passed", nil)
-		require.Equal(t, hooks.KindFail, o.Kind, "a gate does not wait: %s", o.Reason)
+		require.Equal(t, hooks.KindPending, o.Kind, "a gate does not wait, and CI still running is no verdict: %s", o.Reason)
 		assert.Contains(t, o.Reason, "CI is still running on "+shaA[:12]+" (1 of 2 checks pending)")
 		assert.Contains(t, o.Reason, "agenttree pr wait 7")
 		assert.Empty(t, o.Files)
@@ -491,10 +488,8 @@ func TestGitHubPRCIPassed(t *testing.T) {
 // pr_ci_passed declares the outputs failed_checks and ci_url, and a stage's
 // on_failure message uses them ({{failed_checks}}, {{ci_url}}).
 //
-// PRODUCT BUG (hooks/pr.go, prCIPassed: `withOutputs(ciFailure(...),
-// prOutputs(pr))`): withOutputs replaces the outcome's outputs, so the
-// failed_checks, ci_url and failure_reason that ciFailure set are thrown
-// away and only pr_number, pr_url and head_sha remain.
+// The gate's CI failure keeps what ciFailure found (failed_checks,
+// ci_url, failure_reason) beside the PR's facts.
 func TestGitHubPRCIPassedFailureOutputs(t *testing.T) {
 	f := newGitHubFixture(t, github.RetryPolicy{})
 	_, issue := f.addPR(t, shaA)
@@ -528,13 +523,16 @@ func TestGitHubPRMergeable(t *testing.T) {
 	require.Equal(t, hooks.KindFail, o.Kind, "reason: %s", o.Reason)
 	assert.Equal(t, hooks.ClassConflict, o.Class)
 	assert.Contains(t, o.Reason, "PR #1 conflicts with main")
-	assert.Contains(t, o.Outputs, "conflict_files")
+	assert.Equal(t, map[string]string{"conflict_files": "", "failure_reason": o.Reason}, o.Outputs)
 
 	// wait_for_ci does not count CI results of a conflicting PR.
 	f.srv.AddCheckRun(shaA, githubtest.CheckRun{Name: "build", Status: "completed", Conclusion: "success"})
 	o = runHook(t, f.env, issue, "wait_for_ci", nil)
 	require.Equal(t, hooks.KindFail, o.Kind, "reason: %s", o.Reason)
 	assert.Equal(t, hooks.ClassConflict, o.Class)
+	assert.Contains(t, o.Reason, "its CI results do not count until then")
+	assert.Equal(t, o.Reason, o.Outputs["failure_reason"])
+	assert.Empty(t, o.Outputs["ci_passed_sha"])
 }
 
 func TestGitHubPRApproved(t *testing.T) {
@@ -614,6 +612,20 @@ func TestGitHubMergePR(t *testing.T) {
 		pr, _ := f.srv.PR(n)
 		assert.Equal(t, "open", pr.State)
 		assert.Equal(t, 0, f.srv.Requests(githubtest.EndpointMergePull))
+	})
+	t.Run("conflict found at merge time", func(t *testing.T) {
+		f := newGitHubFixture(t, github.RetryPolicy{})
+		n, issue := f.addPR(t, shaA)
+		f.srv.SetMergeable(n, "CONFLICTING", 0)
+		o := runHook(t, f.env, issue, "merge_pr", nil)
+		require.Equal(t, hooks.KindFail, o.Kind, "reason: %s", o.Reason)
+		assert.Equal(t, hooks.ClassConflict, o.Class)
+		assert.Contains(t, o.Reason, "PR #1 cannot be merged: ")
+		assert.Contains(t, o.Reason, "PR #1 conflicts with main;")
+		assert.Equal(t, map[string]string{"conflict_files": "", "failure_reason": o.Reason}, o.Outputs,
+			"GitHub cannot name the files; the outputs are there all the same")
+		pr, _ := f.srv.PR(n)
+		assert.Equal(t, "open", pr.State)
 	})
 	t.Run("closed", func(t *testing.T) {
 		f := newGitHubFixture(t, github.RetryPolicy{})

@@ -3,7 +3,6 @@ package pr
 import (
 	"context"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -150,12 +149,8 @@ func TestLocalCheckConflictsAutoRebase(t *testing.T) {
 	// The base moved on in another file: the branch is rebased onto it and
 	// pushed, and the agent is told to pull.
 	//
-	// PRODUCT BUG (hooks/pr.go, checkConflicts: `if len(files) == 0 {
-	// return Pass }` comes before auto_rebase is looked at): the branch is
-	// rebased only when merge-tree already predicts a conflict, where a
-	// rebase nearly always conflicts too (the one exception is tested
-	// below), so a branch behind its base is never rebased and auto_rebase
-	// almost never does anything.
+	// A branch behind its base is rebased even without a conflict, so
+	// what CI tests is what the merge will produce.
 	t.Run("base moved without a conflict", func(t *testing.T) {
 		l := newLocalPR(t, "")
 		l.openPR(t)
@@ -170,12 +165,34 @@ func TestLocalCheckConflictsAutoRebase(t *testing.T) {
 		assert.Equal(t, newHead, o.Outputs["head_sha"], "head_sha is the rebased head")
 		assert.Equal(t, newHead, branchIn(t, l.bare, "issue-7"), "and it was pushed")
 		assert.Equal(t, mainHead, revParse(t, l.work, "HEAD~1"), "on top of the new main")
-		assert.Contains(t, o.Message, "rebased issue-7 onto main")
+		require.Len(t, o.Send, 1, "the agent is told its branch was rewritten")
+		assert.Contains(t, o.Send[0], "rebased your branch issue-7 onto main")
 		assert.True(t, isClean(t, l.work))
 
 		l.issue.HeadSHA = newHead
 		o = runHook(t, l.env, l.issue, "check_conflicts", map[string]any{"auto_rebase": true})
 		assert.Equal(t, hooks.KindPass, o.Kind, "up to date now: %s", o.Reason)
+	})
+
+	// The controller runs in the main checkout, on main: it rebases the
+	// PR's head away from any work tree, and the agent's checkout (here:
+	// the same clone, switched back to main) is left as it was.
+	t.Run("from a checkout that is not on the branch", func(t *testing.T) {
+		l := newLocalPR(t, "")
+		l.openPR(t)
+		before := l.issue.HeadSHA
+		mainHead := l.pushToMain(t, "g.txt", "other work\n")
+		gittest.Run(t, l.work, "checkout", "--quiet", "main")
+
+		o := runHook(t, l.env, l.issue, "check_conflicts", map[string]any{"auto_rebase": true})
+		require.Equal(t, hooks.KindPending, o.Kind, "a rebased head waits for CI: %s", o.Reason)
+		pushed := branchIn(t, l.bare, "issue-7")
+		assert.NotEqual(t, before, pushed, "the rebased head was pushed")
+		assert.Equal(t, pushed, o.Outputs["head_sha"])
+		assert.Equal(t, mainHead, revParse(t, l.bare, "issue-7~1"), "on top of the new main")
+		assert.Equal(t, before, revParse(t, l.work, "issue-7"), "the local branch is the agent's to pull")
+		assert.Equal(t, "main", gittest.Run(t, l.work, "branch", "--show-current"))
+		require.Len(t, o.Send, 1)
 	})
 
 	// merge-tree sees a conflict that a rebase resolves: the branch's
@@ -196,55 +213,42 @@ func TestLocalCheckConflictsAutoRebase(t *testing.T) {
 		gittest.Run(t, l.other, "push", "--quiet", "origin", "main")
 		mainHead := revParse(t, l.other, "HEAD")
 
-		o := runHook(t, l.env, l.issue, "check_conflicts", map[string]any{"auto_rebase": true, "on_conflict": "step_back"})
+		o := runHook(t, l.env, l.issue, "check_conflicts", map[string]any{"auto_rebase": true})
 		require.Equal(t, hooks.KindPending, o.Kind, "a rebased head waits for CI: %s", o.Reason)
 		newHead := revParse(t, l.work, "HEAD")
 		assert.NotEqual(t, before, newHead)
 		assert.Equal(t, mainHead, revParse(t, l.work, "HEAD~1"), "one commit left, on top of main")
 		assert.Equal(t, map[string]string{"conflict_files": "", "head_sha": newHead}, o.Outputs)
 		assert.Equal(t, newHead, branchIn(t, l.bare, "issue-7"), "pushed")
-		assert.Equal(t, "agenttree rebased issue-7 onto main (now "+newHead[:12]+") because it conflicted in f.txt; pull before you change anything", o.Message)
+		assert.Equal(t, []string{"agenttree rebased your branch issue-7 onto main (now " + newHead[:12] + ") because it conflicted in f.txt; pull it before you change anything: `git pull --rebase origin issue-7`"}, o.Send)
 		assert.True(t, isClean(t, l.work))
 	})
 
-	for _, tc := range []struct {
-		onConflict string
-		kind       hooks.Kind
-	}{
-		{onConflict: "", kind: hooks.KindFail},
-		{onConflict: "fail", kind: hooks.KindFail},
-		{onConflict: "step_back", kind: hooks.KindStepBack},
-		{onConflict: "escalate", kind: hooks.KindEscalate},
-	} {
-		t.Run("conflict on_conflict="+tc.onConflict, func(t *testing.T) {
-			l := newLocalPR(t, "")
-			l.openPR(t)
-			before := l.issue.HeadSHA
-			l.pushToMain(t, "f.txt", "one\ntwo (changed on main)\nthree\n")
+	// A conflict the rebase cannot resolve is a failure of its own class,
+	// whatever follows it: the step back, or the person called, is the
+	// entry's on_conflict / on_failure, which the engine applies.
+	t.Run("conflict", func(t *testing.T) {
+		l := newLocalPR(t, "")
+		l.openPR(t)
+		before := l.issue.HeadSHA
+		l.pushToMain(t, "f.txt", "one\ntwo (changed on main)\nthree\n")
 
-			params := map[string]any{"auto_rebase": true}
-			if tc.onConflict != "" {
-				params["on_conflict"] = tc.onConflict
-			}
-			o := runHook(t, l.env, l.issue, "check_conflicts", params)
-			require.Equal(t, tc.kind, o.Kind, "reason: %s", o.Reason)
-			assert.Empty(t, o.Target, "the stage's on_failure names the target")
-			assert.Equal(t, hooks.ClassConflict, o.Class)
-			assert.Equal(t, "f.txt", o.Outputs["conflict_files"])
-			assert.Equal(t, o.Reason, o.Outputs["failure_reason"])
-			assert.Contains(t, o.Reason, "PR #1 conflicts with main in f.txt")
-			assert.Contains(t, o.Reason, "resolve the conflicts")
-			if tc.kind == hooks.KindStepBack {
-				assert.Equal(t, o.Reason, o.Message, "the step back carries the reason to the agent")
-			}
+		o := runHook(t, l.env, l.issue, "check_conflicts", map[string]any{"auto_rebase": true})
+		require.Equal(t, hooks.KindFail, o.Kind, "reason: %s", o.Reason)
+		assert.Equal(t, hooks.ClassConflict, o.Class)
+		assert.Empty(t, o.Target)
+		assert.Empty(t, o.Message)
+		assert.Equal(t, map[string]string{"conflict_files": "f.txt", "failure_reason": o.Reason}, o.Outputs)
+		assert.Contains(t, o.Reason, "PR #1 conflicts with main in f.txt")
+		assert.Contains(t, o.Reason, "resolve the conflicts")
+		assert.Contains(t, o.Reason, "git fetch origin && git rebase origin/main")
 
-			// The rebase was aborted: work tree and branches as they were.
-			assert.True(t, isClean(t, l.work), "work tree left clean:\n%s", gittest.Run(t, l.work, "status"))
-			assert.Equal(t, before, revParse(t, l.work, "HEAD"), "HEAD unchanged")
-			assert.Equal(t, "issue-7", gittest.Run(t, l.work, "symbolic-ref", "--short", "HEAD"))
-			assert.Equal(t, before, branchIn(t, l.bare, "issue-7"), "nothing pushed")
-		})
-	}
+		// The rebase was aborted: work tree and branches as they were.
+		assert.True(t, isClean(t, l.work), "work tree left clean:\n%s", gittest.Run(t, l.work, "status"))
+		assert.Equal(t, before, revParse(t, l.work, "HEAD"), "HEAD unchanged")
+		assert.Equal(t, "issue-7", gittest.Run(t, l.work, "symbolic-ref", "--short", "HEAD"))
+		assert.Equal(t, before, branchIn(t, l.bare, "issue-7"), "nothing pushed")
+	})
 }
 
 func TestLocalCheckConflictsWithoutAutoRebase(t *testing.T) {
@@ -300,35 +304,22 @@ func TestLocalRebaseHook(t *testing.T) {
 	})
 
 	// Someone else pushed a commit to the PR branch that the agent's clone
-	// does not have. Rebasing must not throw it away: either it is kept on
-	// the pushed branch, or the hook fails and pushes nothing.
-	//
-	// PRODUCT BUG (hooks/pr.go, rebaseOnto): it rebases the work tree's
-	// local branch, not the PR head, then force-pushes with the lease set
-	// to the PR head it just read — which is exactly the remote's current
-	// value, so the lease passes and the other commit is overwritten. The
-	// lease guards only against a push between reading the PR and
-	// pushing, not against a work tree that is behind the PR.
+	// never had. Rebasing must not throw it away: the hook fails, says
+	// what to run, and pushes nothing.
 	t.Run("keeps commits pushed from elsewhere", func(t *testing.T) {
 		l := newLocalPR(t, "")
 		l.openPR(t)
-		gittest.Run(t, l.other, "fetch", "--quiet", "origin")
-		gittest.Run(t, l.other, "checkout", "--quiet", "-b", "issue-7", "origin/issue-7")
-		theirs := gittest.Commit(t, l.other, "review.txt", "a reviewer's fix\n", "review fix")
-		gittest.Run(t, l.other, "push", "--quiet", "origin", "issue-7")
-		gittest.Run(t, l.other, "checkout", "--quiet", "main")
+		before := l.issue.HeadSHA
+		theirs := l.pushToBranch(t, "review.txt", "a reviewer's fix\n")
 		l.pushToMain(t, "g.txt", "other work\n")
 
 		o := runHook(t, l.env, l.issue, "rebase", nil)
-		pushed := branchIn(t, l.bare, "issue-7")
-		if pushed != theirs {
-			contains, err := (&gitx.Repo{Dir: l.bare}).IsAncestor(context.Background(), theirs, pushed)
-			require.NoError(t, err)
-			files := gittest.Run(t, l.bare, "ls-tree", "--name-only", pushed)
-			assert.True(t, contains || strings.Contains(files, "review.txt"),
-				"the other commit (%s) was overwritten by the rebase push (outcome %s: %s); branch now %s with files:\n%s",
-				theirs[:10], o.Kind, o.Reason, pushed[:10], files)
-		}
+		require.Equal(t, hooks.KindFail, o.Kind, "reason: %s", o.Reason)
+		assert.Equal(t, hooks.ClassGeneral, o.Class)
+		assert.Contains(t, o.Reason, "someone else pushed to it")
+		assert.Contains(t, o.Reason, "`git pull --rebase origin issue-7`")
+		assert.Equal(t, theirs, branchIn(t, l.bare, "issue-7"), "their commit is still the branch's head")
+		assert.Equal(t, before, revParse(t, l.work, "HEAD"), "nothing rebased")
 	})
 
 	t.Run("conflict", func(t *testing.T) {
@@ -379,6 +370,25 @@ func TestLocalMergePR(t *testing.T) {
 		require.Equal(t, hooks.KindPass, o.Kind, "reason: %s", o.Reason)
 		assert.Equal(t, newMain, branchIn(t, l.bare, "main"))
 	})
+	// A conflict found only at merge time (main moved after the gates
+	// ran) carries what check_conflicts' would: the files and the reason.
+	t.Run("conflict found at merge time", func(t *testing.T) {
+		l := newLocalPR(t, "")
+		l.openPR(t)
+		mainHead := l.pushToMain(t, "f.txt", "one\ntwo (changed on main)\nthree\n")
+
+		o := runHook(t, l.env, l.issue, "merge_pr", map[string]any{"method": "squash"})
+		require.Equal(t, hooks.KindFail, o.Kind, "reason: %s", o.Reason)
+		assert.Equal(t, hooks.ClassConflict, o.Class)
+		assert.Equal(t, map[string]string{"conflict_files": "f.txt", "failure_reason": o.Reason}, o.Outputs)
+		assert.Contains(t, o.Reason, "PR #1 cannot be merged: ")
+		assert.Contains(t, o.Reason, "PR #1 conflicts with main in f.txt")
+		assert.Contains(t, o.Reason, "git fetch origin && git rebase origin/main")
+		assert.Equal(t, mainHead, branchIn(t, l.bare, "main"), "nothing merged")
+		rec, err := l.forge.Record(context.Background(), 1)
+		require.NoError(t, err)
+		assert.Equal(t, forge.StateOpen, rec.State)
+	})
 	t.Run("head moved since CI verified it", func(t *testing.T) {
 		l := newLocalPR(t, "")
 		l.openPR(t)
@@ -393,6 +403,18 @@ func TestLocalMergePR(t *testing.T) {
 		assert.Contains(t, o.Reason, moved)
 		assert.Equal(t, oldMain, branchIn(t, l.bare, "main"), "nothing merged")
 	})
+}
+
+// pushToBranch commits on the PR's branch in the second clone, as a
+// reviewer fixing something, and pushes it.
+func (l *localPR) pushToBranch(t *testing.T, file, content string) string {
+	t.Helper()
+	gittest.Run(t, l.other, "fetch", "--quiet", "origin")
+	gittest.Run(t, l.other, "checkout", "--quiet", "-B", "issue-7", "origin/issue-7")
+	sha := gittest.Commit(t, l.other, file, content, "review: "+file)
+	gittest.Run(t, l.other, "push", "--quiet", "origin", "issue-7")
+	gittest.Run(t, l.other, "checkout", "--quiet", "main")
+	return sha
 }
 
 // pollUntilDone calls a polling hook until it stops answering pending, as

@@ -66,19 +66,23 @@ func mergePR(ctx context.Context, c *hooks.Call) hooks.Outcome {
 	}
 	method := forge.MergeMethod(methodParam.Get(c))
 	if err := f.Merge(ctx, pr.Number, method, deleteBranchParam.Get(c), expect); err != nil {
-		return mergeFailure(c, pr, err)
+		return mergeFailure(ctx, c, f, pr, err)
 	}
 	out := withOutputs(hooks.Pass(), prOutputs(pr))
 	out.Message = fmt.Sprintf("merged PR #%d into %s (%s)", pr.Number, pr.Base, method)
 	return out
 }
 
-func mergeFailure(c *hooks.Call, pr *forge.PR, err error) hooks.Outcome {
+// mergeFailure is a merge the forge refused. A conflict found only now
+// (the base moved since the gates ran) is the conflict check_conflicts
+// would have reported, with the same facts, so the same handling applies.
+func mergeFailure(ctx context.Context, c *hooks.Call, f forge.Forge, pr *forge.PR, err error) hooks.Outcome {
 	switch {
 	case errors.Is(err, forge.ErrHeadChanged):
 		return hooks.Failf("PR #%d is not at the commit CI verified (%v); its new head needs CI before it merges", pr.Number, err)
 	case errors.Is(err, forge.ErrConflict):
-		return hooks.FailAs(hooks.ClassConflict, "PR #%d cannot be merged: %v; rebase it onto %s", pr.Number, err, pr.Base)
+		files := forgeConflictFiles(ctx, f, pr)
+		return conflictFailure(fmt.Sprintf("PR #%d cannot be merged: %v. %s", pr.Number, err, conflictReason(c, pr, files)), files)
 	}
 	return forgeFailure(c, fmt.Sprintf("merging PR #%d", pr.Number), err)
 }

@@ -21,7 +21,8 @@ var (
 )
 
 // createPR pushes the issue's branch and opens its PR, or finds the one a
-// previous call opened.
+// previous call opened. Once there is a PR, the push may replace a head
+// the agent rewrote, never commits it did not have (pushBranch).
 func createPR(ctx context.Context, c *hooks.Call) hooks.Outcome {
 	f, o := forgeOf(c)
 	if o != nil {
@@ -40,8 +41,8 @@ func createPR(ctx context.Context, c *hooks.Call) hooks.Outcome {
 		out.Message = fmt.Sprintf("would push %s and open a PR", branch)
 		return out
 	}
-	if err := g.Push(ctx, remote(c), branch, ""); err != nil {
-		return hooks.Failf("pushing %s to %s: %v; make sure the branch exists and has your commits", branch, remote(c), err)
+	if o := pushBranch(ctx, c, f, g, branch); o != nil {
+		return *o
 	}
 	vars := c.Issue.MessageVars()
 	pr, created, err := f.EnsurePR(ctx, forge.NewPR{Branch: branch, Base: prBase(c),

@@ -1,9 +1,10 @@
 // Package pr holds the hooks that drive an issue's pull request on the
-// forge: opening and closing it (open.go), waiting for and checking its CI
-// (ci.go), conflicts and rebases (conflicts.go), review and merge
-// (merge.go). CI facts are bound to a commit: a result for any commit but
-// the PR's head is ignored, and an error talking to the forge is never a
-// CI failure.
+// forge: opening and closing it (open.go) and pushing its branch
+// (push.go), waiting for and checking its CI (ci.go), asking the
+// controller to watch it (watch.go), conflicts and rebases
+// (conflicts.go), review and merge (merge.go). CI facts are bound to a
+// commit: a result for any commit but the PR's head is ignored, and an
+// error talking to the forge is never a CI failure.
 package pr
 
 import (
@@ -26,15 +27,19 @@ func Defs() []hooks.Def {
 			Outputs: []string{"pr_number", "pr_url", "head_sha"}}, Run: createPR},
 		{HookSpec: stages.HookSpec{Name: "wait_for_ci", Waits: true,
 			Params:  hooks.Specs(ciTimeoutParam, newRunTimeoutParam, pollIntervalParam, rerunFailedParam),
-			Outputs: []string{"head_sha", "ci_passed_sha", "failed_checks", "ci_url", "failure_reason"}}, Run: waitForCI},
+			Outputs: []string{"head_sha", "ci_passed_sha", "failed_checks", "ci_url", "failure_reason", "conflict_files"}}, Run: waitForCI},
 		{HookSpec: stages.HookSpec{Name: "pr_ci_passed", Outputs: []string{"head_sha", "ci_passed_sha", "failed_checks", "ci_url"}}, Run: prCIPassed},
-		{HookSpec: stages.HookSpec{Name: "check_conflicts",
-			Params:  hooks.Specs(autoRebaseParam, onConflictParam),
-			Outputs: []string{"conflict_files", "head_sha"}}, Run: checkConflicts},
-		{HookSpec: stages.HookSpec{Name: "pr_mergeable", Outputs: []string{"conflict_files"}}, Run: prMergeable},
-		{HookSpec: stages.HookSpec{Name: "rebase", Outputs: []string{"conflict_files", "head_sha"}}, Run: rebase},
+		{HookSpec: stages.HookSpec{Name: "poll_pr_status", Watches: true,
+			Params:  append(hooks.Specs(watchIntervalParam), watchPolicyParams...),
+			Outputs: []string{"watch_pr", "watch_interval"}}, Run: pollPRStatus},
+		{HookSpec: stages.HookSpec{Name: "check_conflicts", Conflicts: true,
+			Params:  hooks.Specs(autoRebaseParam),
+			Outputs: []string{"conflict_files", "head_sha", "failure_reason"}}, Run: checkConflicts},
+		{HookSpec: stages.HookSpec{Name: "pr_mergeable", Conflicts: true, Outputs: []string{"conflict_files", "failure_reason"}}, Run: prMergeable},
+		{HookSpec: stages.HookSpec{Name: "rebase", Resolves: true, Outputs: []string{"conflict_files", "head_sha", "failure_reason"}}, Run: rebase},
 		{HookSpec: stages.HookSpec{Name: "pr_approved", Approval: true, Outputs: []string{"approved_sha"}}, Run: prApproved},
-		{HookSpec: stages.HookSpec{Name: "merge_pr", Params: hooks.Specs(methodParam, deleteBranchParam)}, Run: mergePR},
+		{HookSpec: stages.HookSpec{Name: "merge_pr", Conflicts: true, Params: hooks.Specs(methodParam, deleteBranchParam),
+			Outputs: []string{"pr_number", "pr_url", "head_sha", "conflict_files", "failure_reason"}}, Run: mergePR},
 		{HookSpec: stages.HookSpec{Name: "close_pr", Params: hooks.Specs(commentParam)}, Run: closePR},
 	}
 }
@@ -108,10 +113,7 @@ func openPR(ctx context.Context, c *hooks.Call) (forge.Forge, *forge.PR, *hooks.
 	if o != nil {
 		return nil, nil, o
 	}
-	n := c.Issue.PRNumber
-	if n == 0 {
-		n, _ = strconv.Atoi(c.Issue.Outputs["pr_number"])
-	}
+	n := prNumber(c)
 	if n == 0 {
 		o := hooks.Failf("issue %d has no pull request yet; the create_pr hook opens one", c.Issue.ID)
 		return nil, nil, &o
@@ -125,6 +127,15 @@ func openPR(ctx context.Context, c *hooks.Call) (forge.Forge, *forge.PR, *hooks.
 		return nil, nil, &o
 	}
 	return f, pr, nil
+}
+
+// prNumber is the issue's PR number, 0 when it has none yet.
+func prNumber(c *hooks.Call) int {
+	if c.Issue.PRNumber != 0 {
+		return c.Issue.PRNumber
+	}
+	n, _ := strconv.Atoi(c.Issue.Outputs["pr_number"])
+	return n
 }
 
 // openPRToAct loads the issue's PR for a hook that acts on an open one. A

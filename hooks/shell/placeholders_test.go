@@ -239,7 +239,7 @@ func TestRunLoadsEarlierSpelling(t *testing.T) {
 	}
 }
 
-// TestPlaceholdersNeverRunAsCode builds each command with script() for an
+// TestPlaceholdersNeverRunAsCode builds each command with Script() for an
 // issue whose title runs `touch MARK` wherever a shell reads it as code or
 // as a name (a[$(touch MARK)]), and runs it with dash, and with bash, as
 // sh: each command either runs without leaving MARK or is refused, saying
@@ -368,7 +368,7 @@ func TestPlaceholdersNeverRunAsCode(t *testing.T) {
 				t.Parallel()
 				issue := hookstest.NewIssue(t)
 				issue.Title = cmp.Or(tt.title, title)
-				text, env, err := script(tt.command, issue)
+				text, env, err := Script(tt.command, issue)
 				if err == nil {
 					out := runAsSh(t, shell, issue.Dir, text, env)
 					assert.NoFileExists(t, filepath.Join(issue.Dir, "MARK"), "the title ran as code")

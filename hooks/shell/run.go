@@ -85,7 +85,7 @@ func run(ctx context.Context, c *hooks.Call) hooks.Outcome {
 
 func runShell(ctx context.Context, c *hooks.Call) hooks.Outcome {
 	command := commandParam.Get(c)
-	text, env, err := script(command, c.Issue)
+	text, env, err := Script(command, c.Issue)
 	if err != nil {
 		return hooks.Failf("command %q: %v", command, err)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/agenttree/agenttree/stages"
 )
 
-// script makes the configured command runnable: each {{name}} becomes a
+// Script makes a configured command runnable: each {{name}} becomes a
 // reference to the environment variable that holds its value (envName),
 // and env lists those variables with the issue's values, the issue's own
 // variables included whether the command names them or not.
@@ -25,7 +25,7 @@ import (
 // so nothing in a title is ever code. Where the reference would not
 // expand, or the shell would read the value as code or a name after all,
 // the command is refused (checkCommand).
-func script(command string, issue *hooks.Issue) (text string, env []string, err error) {
+func Script(command string, issue *hooks.Issue) (text string, env []string, err error) {
 	if problems := checkCommand(command); len(problems) > 0 {
 		return "", nil, errors.Join(problems...)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -67,11 +68,47 @@ func Lock(ctx context.Context, path string, timeout time.Duration, what string) 
 	ok, err := fl.TryLockContext(wait, 2*time.Millisecond)
 	switch {
 	case ok:
+		// Say who holds it, for the error a waiter gives up with. The
+		// lock is on the file, not its content.
+		_ = os.WriteFile(path, []byte(holder()), 0o644)
 		return func() { _ = fl.Unlock() }, nil
 	case ctx.Err() != nil && (err == nil || errors.Is(err, ctx.Err())):
-		return nil, fmt.Errorf("stopped waiting for %s, which another agenttree process holds (lock %s): %w: %w", what, path, ErrLocked, ctx.Err())
+		return nil, fmt.Errorf("stopped waiting for %s, which another agenttree process%s holds (lock %s): %w: %w", what, heldBy(path), path, ErrLocked, ctx.Err())
 	case err == nil || errors.Is(err, context.DeadlineExceeded):
-		return nil, fmt.Errorf("%s is busy: another agenttree process is working on it (lock %s); try again when it is done: %w", what, path, ErrLocked)
+		return nil, fmt.Errorf("%s is busy: another agenttree process%s is working on it (lock %s); try again when it is done: %w", what, heldBy(path), path, ErrLocked)
 	}
 	return nil, fmt.Errorf("cannot lock %s (%s): %w", what, path, err)
+}
+
+// holder is what a lock file says of the process that holds it.
+func holder() string {
+	what := "agenttree"
+	for _, a := range os.Args[1:] {
+		if !strings.HasPrefix(a, "-") {
+			what += " " + a // the command: next, controller, ...
+			break
+		}
+	}
+	return fmt.Sprintf("%d %s\n", os.Getpid(), what)
+}
+
+// HeldBy names the process the lock file at path says holds it ("pid 12,
+// agenttree controller"), or "" when it says nothing readable.
+func HeldBy(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	pid, what, ok := strings.Cut(strings.TrimSpace(string(data)), " ")
+	if !ok || pid == "" {
+		return ""
+	}
+	return fmt.Sprintf("pid %s, %s", pid, what)
+}
+
+func heldBy(path string) string {
+	if h := HeldBy(path); h != "" {
+		return " (" + h + ")"
+	}
+	return ""
 }

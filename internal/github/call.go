@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+
+	"github.com/agenttree/agenttree/internal/github/retry"
 )
 
 // request is one REST call.
@@ -58,9 +60,9 @@ func (c *Client) open(ctx context.Context, req request) (*http.Response, error) 
 		}
 	}
 	var resp *http.Response
-	attempt := call{resource: "core", desc: req.method + " " + req.path,
-		idempotent: req.idempotent || idempotentMethod(req.method)}
-	err := c.retry.do(ctx, attempt, func() error {
+	attempt := retry.Call{Resource: "core", Desc: req.method + " " + req.path,
+		Idempotent: req.idempotent || idempotentMethod(req.method)}
+	err := c.retry.Do(ctx, attempt, func() error {
 		var body io.Reader
 		if payload != nil {
 			body = bytes.NewReader(payload)
@@ -79,7 +81,7 @@ func (c *Client) open(ctx context.Context, req request) (*http.Response, error) 
 // go-gh's error as is, for the caller to judge GraphQL errors before
 // classify: data may be filled in beside them.
 func (c *Client) query(ctx context.Context, q string, vars map[string]any, out any) error {
-	return c.retry.do(ctx, call{resource: "graphql", desc: "POST graphql", idempotent: true}, func() error {
+	return c.retry.Do(ctx, retry.Call{Resource: "graphql", Desc: "POST graphql", Idempotent: true}, func() error {
 		return c.gql.DoWithContext(ctx, q, vars, out)
 	})
 }

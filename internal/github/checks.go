@@ -54,29 +54,6 @@ type CombinedStatus struct {
 	Statuses []Status `json:"statuses"`
 }
 
-// perPage and maxPages bound pagination: 10 pages of 100 is more checks
-// than any sane commit has, and a bug or a pathological repository must
-// not turn one poll into hundreds of requests.
-const (
-	perPage  = 100
-	maxPages = 10
-)
-
-// paginate reads page 1, 2, ... with get, which says how many items its
-// page had and how many there are in all, until a page is the last one.
-func paginate(get func(page int) (got, total int, err error)) error {
-	for page := 1; page <= maxPages; page++ {
-		got, total, err := get(page)
-		if err != nil {
-			return err
-		}
-		if got < perPage || page*perPage >= total {
-			return nil
-		}
-	}
-	return nil
-}
-
 // CheckRuns lists the latest check runs of ref (a commit).
 func (c *Client) CheckRuns(ctx context.Context, ref string) ([]CheckRun, error) {
 	op := fmt.Sprintf("github: check runs of %s", gitx.ShortSHA(ref))

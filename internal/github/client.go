@@ -5,9 +5,9 @@
 // Under go-gh sits a transport stack that makes GETs conditional (ETag;
 // 304s cost no rate limit) and records the rate limits GitHub reports.
 // Above it, every call waits out rate limits and retries server and
-// network errors where that is safe (retry.go), so that a GitHub problem
-// reaches callers as an error wrapping ErrRateLimit, ErrAuth, ErrNotFound
-// or ErrServer.
+// network errors where that is safe (package retry), so that a GitHub
+// problem reaches callers as an error wrapping ErrRateLimit, ErrAuth,
+// ErrNotFound or ErrServer.
 //
 // The client speaks GitHub's API and nothing else: forge/github maps it
 // to agenttree's forge.
@@ -27,7 +27,16 @@ import (
 
 	"github.com/agenttree/agenttree/internal/github/etag"
 	"github.com/agenttree/agenttree/internal/github/ghrepo"
+	"github.com/agenttree/agenttree/internal/github/retry"
 )
+
+// RetryPolicy bounds how the client waits out server errors and rate
+// limits. Zero fields take the defaults.
+type RetryPolicy = retry.Policy
+
+// RateLimit is the last primary rate-limit state GitHub reported for one
+// resource ("core", "graphql", ...).
+type RateLimit = retry.RateLimit
 
 // Options configures New. Only tests need more than Repo and RepoDir.
 type Options struct {
@@ -69,12 +78,12 @@ type Options struct {
 // concurrent use, though GitHub asks that one user's requests be made
 // serially, and the client's own batching does so.
 type Client struct {
-	repo  ghrepo.Repo
-	rest  *api.RESTClient
-	gql   *api.GraphQLClient
-	retry *retrier
-	cache *etag.Cache
-	stats *counters
+	repo     ghrepo.Repo
+	rest     *api.RESTClient
+	gql      *api.GraphQLClient
+	retry    *retry.Retrier
+	cache    *etag.Cache
+	requests *atomic.Int64 // counted by the meter
 }
 
 // Stats counts what the client did since it was made.
@@ -91,10 +100,6 @@ type Stats struct {
 	// RateLimited is how many rate-limit answers (primary or secondary)
 	// came back.
 	RateLimited int64
-}
-
-type counters struct {
-	requests, retries, rateLimited atomic.Int64
 }
 
 // New finds the repository (Options.Repo, else the remote), resolves a
@@ -117,9 +122,9 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 		return nil, err
 	}
 
-	c := &Client{repo: repo, stats: &counters{}}
-	c.retry = newRetrier(opts, c.stats)
-	c.cache = etag.NewCache(meter{next: base, stats: c.stats, limits: c.retry.limits}, opts.CacheEntries)
+	c := &Client{repo: repo, requests: &atomic.Int64{},
+		retry: retry.New(retry.Options{Policy: opts.Retry, Sleep: opts.Sleep, Now: opts.Now, Logger: opts.Logger})}
+	c.cache = etag.NewCache(meter{next: base, requests: c.requests, limits: c.retry}, opts.CacheEntries)
 	ghOpts := api.ClientOptions{
 		Host:      repo.Host,
 		AuthToken: token,
@@ -165,16 +170,16 @@ func (c *Client) Repo() ghrepo.Repo { return c.repo }
 // Stats reports what the client has done so far.
 func (c *Client) Stats() Stats {
 	return Stats{
-		Requests:    c.stats.requests.Load(),
+		Requests:    c.requests.Load(),
 		CacheHits:   c.cache.Hits(),
-		Retries:     c.stats.retries.Load(),
-		RateLimited: c.stats.rateLimited.Load(),
+		Retries:     c.retry.Retries(),
+		RateLimited: c.retry.RateLimited(),
 	}
 }
 
 // RateLimits is the last rate-limit state GitHub reported, per resource.
-func (c *Client) RateLimits() []RateLimit { return c.retry.limits.all() }
+func (c *Client) RateLimits() []RateLimit { return c.retry.Limits() }
 
 // Sleep waits d, or until ctx is done, the way the client waits between
 // retries (Options.Sleep), for callers that poll GitHub.
-func (c *Client) Sleep(ctx context.Context, d time.Duration) error { return c.retry.sleep(ctx, d) }
+func (c *Client) Sleep(ctx context.Context, d time.Duration) error { return c.retry.Sleep(ctx, d) }

@@ -4,9 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/cli/go-gh/v2/pkg/api"
+
+	"github.com/agenttree/agenttree/internal/github/retry"
 )
 
 // Errors the client reports, for errors.Is. go-gh's *api.HTTPError or
@@ -23,30 +24,12 @@ var (
 	ErrServer = errors.New("GitHub server error")
 	// ErrRateLimit: a rate limit refused the request; errors.As finds the
 	// *RateLimitError with when to try again.
-	ErrRateLimit = errors.New("rate limited")
+	ErrRateLimit = retry.ErrRateLimit
 )
 
 // RateLimitError says a rate limit refused a request, or would have: the
 // client holds requests back itself while a limit it hit is in force.
-type RateLimitError struct {
-	// Resource is the limited resource: "core", "graphql", or "" for a
-	// secondary limit, which GitHub counts per user.
-	Resource string
-	// Reset is when the limit lifts; Wait is how long that is from when
-	// the error was made.
-	Reset     time.Time
-	Wait      time.Duration
-	Secondary bool
-}
-
-func (e *RateLimitError) Error() string {
-	if e.Secondary {
-		return fmt.Sprintf("GitHub secondary rate limit; retry after %s", e.Wait)
-	}
-	return fmt.Sprintf("GitHub rate limit for %s exhausted; retry after %s", e.Resource, e.Wait)
-}
-
-func (e *RateLimitError) Unwrap() error { return ErrRateLimit }
+type RateLimitError = retry.RateLimitError
 
 // HTTPStatus is the status code and message of the GitHub answer behind
 // err, or 0 and "" when err is not one.

@@ -14,10 +14,11 @@ import (
 
 // PRBatchSize is how many PRs one GraphQL request asks for. Each PR costs
 // about 123 nodes (the PR, its last commit, up to 100 rollup contexts, up
-// to 20 reviews), so 50 PRs stay near 6,000 nodes and 1 rate-limit point,
-// far under the 500,000-node cap. The binding limit is GitHub's 10-second
-// query timeout: a bigger batch of heavy rollups risks a 502 that loses
-// the whole batch, a smaller one spends more requests per controller tick.
+// to 20 reviews; the feedback counts read none), so 50 PRs stay near
+// 6,000 nodes and 1 rate-limit point, far under the 500,000-node cap. The
+// binding limit is GitHub's 10-second query timeout: a bigger batch of
+// heavy rollups risks a 502 that loses the whole batch, a smaller one
+// spends more requests per controller tick.
 const PRBatchSize = 50
 
 // rollupContexts is how many rollup contexts a batched query reads per PR.
@@ -44,6 +45,11 @@ type PullRequest struct {
 	ReviewDecision string
 	// Reviews is each writer's latest approval or request for changes.
 	Reviews []Review
+	// CommentCount, ReviewCount and ThreadCount count the conversation's
+	// comments, the reviews and the review threads (resolved or not):
+	// each grows when someone says something new on the PR, so a caller
+	// reads the feedback itself only then.
+	CommentCount, ReviewCount, ThreadCount int
 
 	// LastCommit is the newest commit GitHub has for the PR: HeadRefOid,
 	// or for a moment after a push the one before it. "" if none.
@@ -68,6 +74,7 @@ var prFragment = fmt.Sprintf(`
 fragment prState on PullRequest {
   number url title headRefName headRefOid baseRefName state isDraft mergeable reviewDecision
   latestOpinionatedReviews(first: %d, writersOnly: true) { nodes { state author { login } commit { oid } } }
+  comments { totalCount } reviews { totalCount } reviewThreads { totalCount }
   commits(last: 1) { nodes { commit { oid statusCheckRollup {
     contexts(first: %d) {
       totalCount
@@ -167,7 +174,10 @@ type gqlPR struct {
 			} `json:"commit"`
 		} `json:"nodes"`
 	} `json:"latestOpinionatedReviews"`
-	Commits struct {
+	Comments      totalCount `json:"comments"`
+	Reviews       totalCount `json:"reviews"`
+	ReviewThreads totalCount `json:"reviewThreads"`
+	Commits       struct {
 		Nodes []struct {
 			Commit struct {
 				Oid               string `json:"oid"`
@@ -183,6 +193,11 @@ type gqlPR struct {
 			} `json:"commit"`
 		} `json:"nodes"`
 	} `json:"commits"`
+}
+
+// totalCount is a connection of which only the size is read.
+type totalCount struct {
+	TotalCount int `json:"totalCount"`
 }
 
 // gqlContext is a rollup context: a CheckRun or a StatusContext.
@@ -207,7 +222,8 @@ type gqlContext struct {
 func (g *gqlPR) pullRequest() *PullRequest {
 	pr := &PullRequest{Number: g.Number, URL: g.URL, Title: g.Title,
 		HeadRefName: g.HeadRefName, HeadRefOid: g.HeadRefOid, BaseRefName: g.BaseRefName,
-		State: g.State, IsDraft: g.IsDraft, Mergeable: g.Mergeable}
+		State: g.State, IsDraft: g.IsDraft, Mergeable: g.Mergeable,
+		CommentCount: g.Comments.TotalCount, ReviewCount: g.Reviews.TotalCount, ThreadCount: g.ReviewThreads.TotalCount}
 	if g.ReviewDecision != nil {
 		pr.ReviewDecision = *g.ReviewDecision
 	}

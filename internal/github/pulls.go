@@ -55,11 +55,6 @@ type NewPull struct {
 	Draft bool   `json:"draft"`
 }
 
-// Comment is a comment on a PR's conversation.
-type Comment struct {
-	Body string `json:"body"`
-}
-
 // DefaultBranch is the repository's default branch.
 func (c *Client) DefaultBranch(ctx context.Context) (string, error) {
 	var r struct {
@@ -146,8 +141,8 @@ func (c *Client) DeleteBranch(ctx context.Context, branch string) error {
 		path: c.path("git/refs/heads/%s", strings.Join(segs, "/"))}, nil)
 }
 
-// Comments reads one page of PR number's comments, oldest first.
-func (c *Client) Comments(ctx context.Context, number, page, perPage int) ([]Comment, error) {
+// CommentPage reads one page of PR number's comments, oldest first.
+func (c *Client) CommentPage(ctx context.Context, number, page, perPage int) ([]Comment, error) {
 	var comments []Comment
 	op := fmt.Sprintf("github: reading the comments of PR #%d", number)
 	if err := c.get(ctx, op, c.path("issues/%d/comments?per_page=%d&page=%d", number, perPage, page), &comments); err != nil {
@@ -161,5 +156,5 @@ func (c *Client) Comments(ctx context.Context, number, page, perPage int) ([]Com
 // is worse than an error the caller can retry.
 func (c *Client) CreateComment(ctx context.Context, number int, body string) error {
 	return c.do(ctx, request{op: fmt.Sprintf("github: comment on PR #%d", number), method: http.MethodPost,
-		path: c.path("issues/%d/comments", number), body: Comment{Body: body}}, nil)
+		path: c.path("issues/%d/comments", number), body: map[string]string{"body": body}}, nil)
 }

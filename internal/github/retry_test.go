@@ -221,18 +221,6 @@ func TestGivingUp(t *testing.T) {
 	})
 }
 
-func TestRetryAfterParsing(t *testing.T) {
-	now := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
-	d, ok := parseRetryAfter("7", now)
-	assert.True(t, ok)
-	assert.Equal(t, 7*time.Second, d)
-	d, ok = parseRetryAfter(now.Add(90*time.Second).Format(http.TimeFormat), now)
-	assert.True(t, ok)
-	assert.Equal(t, 90*time.Second, d)
-	_, ok = parseRetryAfter("", now)
-	assert.False(t, ok)
-}
-
 // A dropped connection is retried where sending twice is safe, and only
 // there: a create may have gone through before the connection dropped.
 func TestNetworkErrors(t *testing.T) {

@@ -3,6 +3,10 @@ package github
 import (
 	"net/http"
 	"net/url"
+	"strings"
+	"sync/atomic"
+
+	"github.com/agenttree/agenttree/internal/github/retry"
 )
 
 // The transport stack under go-gh, top down: etag.Cache, meter,
@@ -13,18 +17,27 @@ import (
 // meter counts the requests that go to the network and records the
 // rate-limit headers of their answers. It only watches.
 type meter struct {
-	next   http.RoundTripper
-	stats  *counters
-	limits *limiter
+	next     http.RoundTripper
+	requests *atomic.Int64
+	limits   *retry.Retrier
 }
 
 func (m meter) RoundTrip(req *http.Request) (*http.Response, error) {
-	m.stats.requests.Add(1)
+	m.requests.Add(1)
 	resp, err := m.next.RoundTrip(req)
 	if err == nil {
-		m.limits.record(resourceOf(req.URL.Path), resp.Header)
+		m.limits.Record(resourceOf(req.URL.Path), resp.Header)
 	}
 	return resp, err
+}
+
+// resourceOf is the rate-limit resource a request to path counts against,
+// for answers that do not name it.
+func resourceOf(path string) string {
+	if strings.HasSuffix(path, "/graphql") {
+		return "graphql"
+	}
+	return "core"
 }
 
 // rewriteTransport sends every request to base (the fake server in tests)

@@ -141,14 +141,27 @@ func (r *Repo) Fetch(ctx context.Context, remote string, refspecs ...string) err
 // ErrPushRejected. A branch that does not exist here fails with ErrNoRef.
 // Each error says what to do about it.
 func (r *Repo) Push(ctx context.Context, remote, branch, lease string) error {
-	ref := "refs/heads/" + branch
 	// --set-upstream so a plain `git push` from the work tree goes to the
 	// same place afterwards.
-	args := []string{"push", "--porcelain", "--set-upstream"}
+	return r.push(ctx, remote, "refs/heads/"+branch, branch, lease, "--set-upstream")
+}
+
+// PushCommit sets branch on remote to commit sha (one made without a
+// branch here, such as RebaseCommit's), with Push's lease and errors.
+func (r *Repo) PushCommit(ctx context.Context, remote, sha, branch, lease string) error {
+	if err := checkRev(sha); err != nil {
+		return err
+	}
+	return r.push(ctx, remote, sha, branch, lease)
+}
+
+func (r *Repo) push(ctx context.Context, remote, src, branch, lease string, flags ...string) error {
+	ref := "refs/heads/" + branch
+	args := append([]string{"push", "--porcelain"}, flags...)
 	if lease != "" {
 		args = append(args, "--force-with-lease="+ref+":"+lease)
 	}
-	args = append(args, remote, ref+":"+ref)
+	args = append(args, remote, src+":"+ref)
 	out, err := r.run(ctx, args...)
 	if err == nil {
 		return nil

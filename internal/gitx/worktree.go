@@ -3,6 +3,7 @@ package gitx
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -112,4 +113,31 @@ func (r *Repo) WorktreeRemove(ctx context.Context, path string) error {
 func (r *Repo) WorktreePrune(ctx context.Context) error {
 	_, err := r.Run(ctx, "worktree", "prune")
 	return err
+}
+
+// RebaseCommit rebases commit head onto onto in a temporary work tree,
+// detached, and returns the rebased commit: no branch and no work tree of
+// anyone's moves, so an agent's checkout is never touched while it works.
+// A conflict is a *ConflictError naming the files.
+func (r *Repo) RebaseCommit(ctx context.Context, head, onto string) (string, error) {
+	tmp, err := os.MkdirTemp("", "agenttree-rebase-")
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(tmp, "wt")
+	defer func() {
+		// Clean up even when ctx is what stopped the rebase.
+		cleanup, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.timeout())
+		defer cancel()
+		_ = r.WorktreeRemove(cleanup, dir)
+		_ = os.RemoveAll(tmp)
+	}()
+	if err := r.WorktreeAdd(ctx, dir, head); err != nil {
+		return "", err
+	}
+	wt := &Repo{Dir: dir, Timeout: r.Timeout}
+	if err := wt.Rebase(ctx, onto); err != nil {
+		return "", err
+	}
+	return wt.RevParse(ctx, "HEAD")
 }

@@ -101,3 +101,43 @@ func realPath(t *testing.T, path string) string {
 	require.NoError(t, err)
 	return real
 }
+
+// The host rebases a PR's head away from every work tree: the agent's
+// checkout and its branch stay as they were; the result is pushed with a
+// lease, and a conflict names its files and leaves nothing behind.
+func TestRebaseCommitTouchesNoWorkTree(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	bare, clone := gittest.NewRemote(t)
+	r := &gitx.Repo{Dir: clone}
+	agent := filepath.Join(filepath.Dir(clone), "agent")
+	gittest.Run(t, clone, "worktree", "add", "-q", "-b", "issue-7", agent)
+	head := gittest.Commit(t, agent, "feature.txt", "feature\n", "feature")
+	gittest.Run(t, agent, "push", "-q", "origin", "issue-7")
+	gittest.Commit(t, clone, "main.txt", "main\n", "main moves on")
+	gittest.Run(t, clone, "push", "-q", "origin", "main")
+	require.NoError(t, os.WriteFile(filepath.Join(agent, "wip.txt"), []byte("uncommitted\n"), 0o644))
+
+	rebased, err := r.RebaseCommit(ctx, head, "origin/main")
+	require.NoError(t, err)
+	assert.NotEqual(t, head, rebased)
+	require.NoError(t, r.PushCommit(ctx, "origin", rebased, "issue-7", head))
+	assert.Equal(t, rebased, gittest.Run(t, bare, "rev-parse", "issue-7"))
+	assert.Equal(t, head, gittest.Run(t, agent, "rev-parse", "HEAD"), "the agent's checkout is untouched")
+	assert.FileExists(t, filepath.Join(agent, "wip.txt"))
+	list, err := r.Worktrees(ctx)
+	require.NoError(t, err)
+	assert.Len(t, list, 2, "the temporary work tree is gone")
+
+	err = r.PushCommit(ctx, "origin", head, "issue-7", head)
+	require.ErrorIs(t, err, gitx.ErrLeaseRejected, "a lease on a head the remote left is refused")
+
+	gittest.Commit(t, clone, "feature.txt", "main's own\n", "conflicting")
+	_, err = r.RebaseCommit(ctx, head, "main")
+	var ce *gitx.ConflictError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, []string{"feature.txt"}, ce.Files)
+	list, err = r.Worktrees(ctx)
+	require.NoError(t, err)
+	assert.Len(t, list, 2)
+}

@@ -39,6 +39,7 @@ func shapeCompatible(d *diag.Collector, o outline) *source {
 	// Files written for the earlier tool carry its keys and hooks.
 	d.Lax = true
 	f := &mapForm{d: d, defined: map[string]*entry{}, fromFlows: o.stages == nil}
+	o.settings = f.settings(o.settings)
 	src := &source{outline: o, form: stages.Compatible}
 	for _, p := range yamlnode.Pairs(o.stages) {
 		if e := f.stage(p.Key, p.Val); e != nil {
@@ -137,4 +138,72 @@ func (f *mapForm) keys(ps []yamlnode.Pair) []yamlnode.Pair {
 		}
 	}
 	return out
+}
+
+// settings spells the earlier tool's top-level keys the canonical way. Its
+// controller ticked at `on: {heartbeat: {interval_s: N}}`, which is
+// `controller: {interval_s: N}` at the same place; what it ran at start,
+// stop and each tick has no counterpart, and is ignored with a warning.
+func (f *mapForm) settings(ps []yamlnode.Pair) []yamlnode.Pair {
+	out := make([]yamlnode.Pair, 0, len(ps))
+	for _, p := range ps {
+		if p.Key.Value != "on" {
+			out = append(out, p)
+			continue
+		}
+		tick := f.heartbeat(p.Val)
+		if tick == nil {
+			continue
+		}
+		if set := controllerTick(ps); set != nil {
+			f.d.Warnf(f.d.Pos(tick.Key), fmt.Sprintf("controller.interval_s at %s sets the tick", f.d.Pos(set)),
+				"on.heartbeat.interval_s is ignored")
+			continue
+		}
+		tickMap := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: p.Val.Line, Column: p.Val.Column,
+			Content: []*yaml.Node{yamlnode.ScalarAt(tick.Key, "!!str", "interval_s"), tick.Val}}
+		out = append(out, yamlnode.Pair{Key: yamlnode.ScalarAt(p.Key, "!!str", "controller"), Val: tickMap})
+	}
+	return out
+}
+
+// heartbeat finds the tick in the earlier tool's `on:`, warning of the
+// rest.
+func (f *mapForm) heartbeat(on *yaml.Node) *yamlnode.Pair {
+	if !f.d.IsMap(on, "on") {
+		return nil
+	}
+	var tick *yamlnode.Pair
+	for _, p := range yamlnode.Pairs(on) {
+		if p.Key.Value != "heartbeat" {
+			f.d.UnknownKey(p.Key, "on", nil, "agenttree runs no hooks when its controller starts or stops")
+			continue
+		}
+		if !f.d.IsMap(p.Val, "on.heartbeat") {
+			continue
+		}
+		for _, q := range yamlnode.Pairs(p.Val) {
+			if q.Key.Value == "interval_s" {
+				tick = &q
+				continue
+			}
+			f.d.UnknownKey(q.Key, "on.heartbeat", nil, "the controller's work each tick is its own")
+		}
+	}
+	return tick
+}
+
+// controllerTick is where ps set controller.interval_s, nil if they do not.
+func controllerTick(ps []yamlnode.Pair) *yaml.Node {
+	for _, p := range ps {
+		if p.Key.Value != "controller" {
+			continue
+		}
+		for _, q := range yamlnode.Pairs(p.Val) {
+			if q.Key.Value == "interval_s" {
+				return q.Key
+			}
+		}
+	}
+	return nil
 }

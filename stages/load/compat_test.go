@@ -2,7 +2,6 @@ package load_test
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -40,6 +39,7 @@ func TestPythonStyleConfigLoads(t *testing.T) {
 		"69:17 unknown option `host_only` beside hook `run` is ignored",
 		"72:93 flow `hotfix` includes implement.review, whose on_fail sends issues to implement.fix, which flow `hotfix` does not include; add it to the flow",
 		"75:17 hook `wrapup_verified` " + notRun,
+		"97:13 failures of `pr_ci_passed` in pr_ready lead nowhere: add `on_failure: {step_back_to: STAGE}` to the stage or an `on_failure` to the hook",
 		"98:13 unknown option `run_every_n_syncs` beside hook `ci_check` is ignored",
 		"99:13 hook `cleanup_agent` " + notRun,
 		"100:13 unknown option `min_interval_s` beside hook `cleanup_agent` is ignored",
@@ -187,28 +187,11 @@ func TestHookOptionsOfTheEarlierTool(t *testing.T) {
 			cfg, err := parseYAML(t, tt.yaml)
 			if len(tt.errors) > 0 {
 				require.Error(t, err)
-				ds := diagnostics(t, err)
-				var errs []string
-				for _, d := range ds {
-					if d.Severity == stages.SevError {
-						errs = append(errs, d.String())
-					}
-				}
-				require.Len(t, errs, len(tt.errors), strings.Join(errs, "\n"))
-				for i, w := range tt.errors {
-					assert.Contains(t, errs[i], w)
-				}
+				containEach(t, errorStrings(t, err), tt.errors)
 				return
 			}
 			require.NoError(t, err)
-			var warns []string
-			for _, w := range cfg.Warnings {
-				warns = append(warns, w.String())
-			}
-			require.Len(t, warns, len(tt.warnings), strings.Join(warns, "\n"))
-			for i, w := range tt.warnings {
-				assert.Contains(t, warns[i], w)
-			}
+			containEach(t, diagStrings(cfg.Warnings), tt.warnings)
 		})
 	}
 }
@@ -240,16 +223,7 @@ func TestDuplicateKeys(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := parseYAML(t, tt.yaml)
 			require.Error(t, err)
-			var errs []string
-			for _, d := range diagnostics(t, err) {
-				if d.Severity == stages.SevError {
-					errs = append(errs, d.String())
-				}
-			}
-			require.Len(t, errs, len(tt.want), strings.Join(errs, "\n"))
-			for i, w := range tt.want {
-				assert.Contains(t, errs[i], w)
-			}
+			containEach(t, errorStrings(t, err), tt.want)
 		})
 	}
 

@@ -1,9 +1,11 @@
 // Package load reads .agenttree.yaml into a stages.Config, in passes:
 // parse the YAML with positions; shape it alike whichever form it is
 // written in (the earlier tool's map form has a pass of its own); read the
-// settings and stages; resolve the flows; validate what refers to what.
-// Every problem is reported with its place in the file, and a config with
-// any error is rejected whole.
+// top-level settings (internal/toplevel) and the stages, their hook
+// entries read by internal/hookentry; resolve the flows; validate what
+// refers to what (internal/ledger keeps it until then) and where the
+// controller's failures lead. Every problem is reported with its place in
+// the file, and a config with any error is rejected whole.
 package load
 
 import (
@@ -12,6 +14,9 @@ import (
 
 	"github.com/agenttree/agenttree/stages"
 	"github.com/agenttree/agenttree/stages/load/internal/diag"
+	"github.com/agenttree/agenttree/stages/load/internal/hookentry"
+	"github.com/agenttree/agenttree/stages/load/internal/ledger"
+	"github.com/agenttree/agenttree/stages/load/internal/toplevel"
 )
 
 // File reads the config at path and validates it against the hook
@@ -46,10 +51,10 @@ func load(d *diag.Collector, data []byte, catalog stages.HookCatalog) *stages.Co
 		return nil
 	}
 	src := shape(d, root)
-	cfg := readTopLevel(d, src.settings)
+	led := ledger.New(catalog)
+	cfg := toplevel.Read(d, led, src.settings)
 	cfg.File, cfg.Form = d.File, src.form
-	led := newLedger(catalog)
-	r := &stageReader{d: d, hooks: &hookReader{d: d, cat: catalog, led: led}, led: led}
+	r := &stageReader{d: d, hooks: hookentry.NewReader(d, catalog, led), led: led}
 	r.addStages(cfg, src.stages)
 	flows, broken := resolveFlows(d, cfg, src.flows)
 	cfg.Flows = flows
@@ -58,6 +63,6 @@ func load(d *diag.Collector, data []byte, catalog stages.HookCatalog) *stages.Co
 		return cfg
 	}
 	withDefault(d, cfg, src)
-	validate(d, cfg, led, broken)
+	validate(d, cfg, catalog, led, broken)
 	return cfg
 }

@@ -24,6 +24,37 @@ func diagnostics(t *testing.T, err error) []stages.Diagnostic {
 	return le.Diagnostics
 }
 
+// diagStrings renders diagnostics the way `validate` prints them.
+func diagStrings(ds []stages.Diagnostic) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.String()
+	}
+	return out
+}
+
+// errorStrings renders the errors of a failed load, without its warnings.
+func errorStrings(t *testing.T, err error) []string {
+	t.Helper()
+	var out []string
+	for _, d := range diagnostics(t, err) {
+		if d.Severity == stages.SevError {
+			out = append(out, d.String())
+		}
+	}
+	return out
+}
+
+// containEach checks that got has one line per want, in order, each
+// containing its want.
+func containEach(t *testing.T, got, want []string) {
+	t.Helper()
+	require.Len(t, got, len(want), strings.Join(got, "\n"))
+	for i, w := range want {
+		assert.Contains(t, got[i], w)
+	}
+}
+
 type nodeFacts struct {
 	Path                                 string
 	Role                                 stages.Role

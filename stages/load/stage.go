@@ -11,27 +11,16 @@ import (
 
 	"github.com/agenttree/agenttree/stages"
 	"github.com/agenttree/agenttree/stages/load/internal/diag"
+	"github.com/agenttree/agenttree/stages/load/internal/hookentry"
+	"github.com/agenttree/agenttree/stages/load/internal/ledger"
 	"github.com/agenttree/agenttree/stages/load/internal/yamlnode"
 )
-
-// owner is the stage, or substage, whose keys are being read.
-type owner struct {
-	stage *stages.Stage
-	sub   *stages.Substage // nil for a stage's own keys, which apply in all its substages
-}
-
-func (o owner) where() string {
-	if o.sub != nil {
-		return "substage " + o.stage.Name + "." + o.sub.Name
-	}
-	return "stage " + o.stage.Name
-}
 
 // stageReader reads shaped entries into stages.
 type stageReader struct {
 	d     *diag.Collector
-	hooks *hookReader
-	led   *ledger
+	hooks *hookentry.Reader
+	led   *ledger.Ledger
 }
 
 // addStages reads every entry into cfg; a second stage of a name is
@@ -47,10 +36,10 @@ func (r *stageReader) addStages(cfg *stages.Config, entries []*entry) {
 
 func (r *stageReader) stage(e *entry) *stages.Stage {
 	s := &stages.Stage{Name: e.name, Pos: r.d.Pos(e.at)}
-	r.settings(e, &s.Settings, owner{stage: s})
+	r.settings(e, &s.Settings, ledger.Owner{Stage: s})
 	for _, se := range e.subs {
 		ss := &stages.Substage{Name: se.name, Pos: r.d.Pos(se.at), Stage: s}
-		r.settings(se, &ss.Settings, owner{stage: s, sub: ss})
+		r.settings(se, &ss.Settings, ledger.Owner{Stage: s, Sub: ss})
 		if first := s.AddSubstage(ss); first != nil {
 			r.d.Errorf(ss.Pos, fmt.Sprintf("the first is at %s; rename one", first.Pos), "duplicate substage %q in stage %q", ss.Name, s.Name)
 		}
@@ -59,38 +48,46 @@ func (r *stageReader) stage(e *entry) *stages.Stage {
 }
 
 // setting reads the value of one key stages and substages share into st.
-type setting func(r *stageReader, v *yaml.Node, st *stages.Settings, o owner)
+type setting func(r *stageReader, v *yaml.Node, st *stages.Settings, o ledger.Owner)
 
 // settingReaders are the keys stages and substages share, and their readers: a
 // table, so that reading 20,000 stages builds nothing per stage.
 var settingReaders = map[string]setting{
-	"role":          func(r *stageReader, v *yaml.Node, st *stages.Settings, _ owner) { r.role(v, st) },
-	"host":          func(r *stageReader, v *yaml.Node, st *stages.Settings, _ owner) { r.host(v, st) },
-	"human_review":  func(r *stageReader, v *yaml.Node, st *stages.Settings, _ owner) { r.d.BoolVar(v, &st.HumanReview) },
-	"parking_lot":   func(r *stageReader, v *yaml.Node, st *stages.Settings, _ owner) { r.d.BoolVar(v, &st.ParkingLot) },
-	"redirect_only": func(r *stageReader, v *yaml.Node, st *stages.Settings, _ owner) { r.d.BoolVar(v, &st.RedirectOnly) },
-	"terminal": func(r *stageReader, v *yaml.Node, st *stages.Settings, _ owner) {
+	"role": func(r *stageReader, v *yaml.Node, st *stages.Settings, _ ledger.Owner) { r.role(v, st) },
+	"host": func(r *stageReader, v *yaml.Node, st *stages.Settings, _ ledger.Owner) { r.host(v, st) },
+	"human_review": func(r *stageReader, v *yaml.Node, st *stages.Settings, _ ledger.Owner) {
+		r.d.BoolVar(v, &st.HumanReview)
+	},
+	"parking_lot": func(r *stageReader, v *yaml.Node, st *stages.Settings, _ ledger.Owner) {
+		r.d.BoolVar(v, &st.ParkingLot)
+	},
+	"redirect_only": func(r *stageReader, v *yaml.Node, st *stages.Settings, _ ledger.Owner) {
+		r.d.BoolVar(v, &st.RedirectOnly)
+	},
+	"terminal": func(r *stageReader, v *yaml.Node, st *stages.Settings, _ ledger.Owner) {
 		diag.OneOf(r.d, v, &st.Terminal, "terminal kind", stages.TerminalCompletion, stages.TerminalAbandon)
 	},
-	"condition": func(r *stageReader, v *yaml.Node, st *stages.Settings, _ owner) {
+	"condition": func(r *stageReader, v *yaml.Node, st *stages.Settings, _ ledger.Owner) {
 		st.Condition = r.d.Condition(v, "write an expression such as `needs_ui_review and not hotfix`")
 	},
-	"output": func(r *stageReader, v *yaml.Node, st *stages.Settings, _ owner) { r.d.StringVar(v, &st.Output) },
-	"skill":  func(r *stageReader, v *yaml.Node, st *stages.Settings, _ owner) { r.skill(v, st) },
-	"pre_completion": func(r *stageReader, v *yaml.Node, st *stages.Settings, o owner) {
-		st.PreCompletion = r.hooks.list(v, o, "pre_completion")
+	"output": func(r *stageReader, v *yaml.Node, st *stages.Settings, _ ledger.Owner) { r.d.StringVar(v, &st.Output) },
+	"skill":  func(r *stageReader, v *yaml.Node, st *stages.Settings, _ ledger.Owner) { r.skill(v, st) },
+	"pre_completion": func(r *stageReader, v *yaml.Node, st *stages.Settings, o ledger.Owner) {
+		st.PreCompletion = r.hooks.List(v, o, "pre_completion")
 	},
-	"post_start": func(r *stageReader, v *yaml.Node, st *stages.Settings, o owner) {
-		st.PostStart = r.hooks.list(v, o, "post_start")
+	"post_start": func(r *stageReader, v *yaml.Node, st *stages.Settings, o ledger.Owner) {
+		st.PostStart = r.hooks.List(v, o, "post_start")
 	},
-	"post_completion": func(r *stageReader, v *yaml.Node, st *stages.Settings, o owner) {
-		st.PostCompletion = r.hooks.list(v, o, "post_completion")
+	"post_completion": func(r *stageReader, v *yaml.Node, st *stages.Settings, o ledger.Owner) {
+		st.PostCompletion = r.hooks.List(v, o, "post_completion")
 	},
-	"on_failure": func(r *stageReader, v *yaml.Node, st *stages.Settings, o owner) { st.OnFailure = r.onFailure(v, o) },
+	"on_failure": func(r *stageReader, v *yaml.Node, st *stages.Settings, o ledger.Owner) {
+		st.OnFailure = r.onFailure(v, o)
+	},
 }
 
 // settings reads the keys stages and substages share.
-func (r *stageReader) settings(e *entry, st *stages.Settings, o owner) {
+func (r *stageReader) settings(e *entry, st *stages.Settings, o ledger.Owner) {
 	for _, p := range e.keys {
 		if read, ok := settingReaders[p.Key.Value]; ok {
 			read(r, p.Val, st, o)
@@ -101,9 +98,9 @@ func (r *stageReader) settings(e *entry, st *stages.Settings, o owner) {
 }
 
 // unknown reports a key nobody reads.
-func (r *stageReader) unknown(k *yaml.Node, o owner, nameKey bool) {
+func (r *stageReader) unknown(k *yaml.Node, o ledger.Owner, nameKey bool) {
 	known := slices.Collect(maps.Keys(settingReaders))
-	if o.sub == nil {
+	if o.Sub == nil {
 		known = append(known, "substages")
 	}
 	if nameKey {
@@ -115,7 +112,7 @@ func (r *stageReader) unknown(k *yaml.Node, o owner, nameKey bool) {
 	} else if k.Value == "substages" {
 		hint = "substages cannot nest" // a stage's own were shaped already
 	}
-	r.d.UnknownKey(k, o.where(), known, hint)
+	r.d.UnknownKey(k, o.Where(), known, hint)
 }
 
 func (r *stageReader) role(v *yaml.Node, st *stages.Settings) {
@@ -161,7 +158,7 @@ func (r *stageReader) skill(v *yaml.Node, st *stages.Settings) {
 	}
 }
 
-func (r *stageReader) onFailure(n *yaml.Node, o owner) *stages.OnFailure {
+func (r *stageReader) onFailure(n *yaml.Node, o ledger.Owner) *stages.OnFailure {
 	if !r.d.IsMap(n, "on_failure") {
 		return nil
 	}
@@ -170,15 +167,17 @@ func (r *stageReader) onFailure(n *yaml.Node, o owner) *stages.OnFailure {
 		switch p.Key.Value {
 		case "step_back_to":
 			if r.d.StringVar(p.Val, &of.StepBackTo) {
-				r.led.refer(&stageRef{pos: r.d.Pos(p.Val), from: o, ref: of.StepBackTo,
-					set: func(path string) { of.StepBackTo = path }, what: "on_failure.step_back_to", verb: "on_failure"})
+				r.led.Refer(&ledger.Ref{Pos: r.d.Pos(p.Val), From: o, Ref: of.StepBackTo,
+					Set: func(path string) { of.StepBackTo = path }, What: "on_failure.step_back_to", Verb: "on_failure"})
 			}
 		case "message":
 			if r.d.StringVar(p.Val, &of.Message) {
-				r.led.template(r.d.Pos(p.Val), of.Message, "on_failure.message")
+				r.led.Template(r.d.Pos(p.Val), of.Message, "on_failure.message")
 			}
+		case "max_retries":
+			r.d.IntAtLeast(p.Val, &of.MaxRetries, 1, "on_failure.max_retries")
 		default:
-			r.d.UnknownKey(p.Key, "on_failure", []string{"step_back_to", "message"}, "")
+			r.d.UnknownKey(p.Key, "on_failure", []string{"step_back_to", "message", "max_retries"}, "")
 		}
 	}
 	return of

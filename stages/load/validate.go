@@ -2,92 +2,34 @@ package load
 
 import (
 	"fmt"
-	"maps"
 	"slices"
-	"strings"
 
 	"github.com/agenttree/agenttree/stages"
 	"github.com/agenttree/agenttree/stages/load/internal/diag"
+	"github.com/agenttree/agenttree/stages/load/internal/ledger"
 )
-
-// ledger collects, while stages are read, what can only be checked once
-// every stage is known: the stage references hooks and on_failure make,
-// the message templates, and the variables hooks provide to them.
-type ledger struct {
-	refs      []*stageRef
-	templates []templateUse
-	outputs   map[string]bool
-}
-
-// stageRef is a stage reference in a hook or on_failure.
-type stageRef struct {
-	pos  stages.Pos
-	from owner
-	ref  string
-	// set writes the resolved node path back where the reference was read.
-	set func(path string)
-	// what names the reference in errors: `section_check.on_fail`.
-	what string
-	// verb says what sends the issue there: "on_fail" in "whose on_fail
-	// sends issues to".
-	verb string
-	// target is the resolved node path; empty when ref did not resolve.
-	target string
-}
-
-type templateUse struct {
-	pos  stages.Pos
-	text string
-	what string
-}
-
-// engineVars are the message variables agenttree adds itself, beside
-// every issue's own (the catalog's) and the outputs of the config's hooks:
-//   - failure_reason: the engine's, in the message of a step back (the
-//     failing hook's reason);
-//   - attempt, max_retries: the host controller's, in the messages it sends
-//     an agent after a failure (the how-many-th try, of the config's
-//     max_retries).
-var engineVars = []string{"failure_reason", "attempt", "max_retries"}
-
-func newLedger(cat stages.HookCatalog) *ledger {
-	l := &ledger{outputs: map[string]bool{}}
-	l.provide(cat.Variables()...)
-	l.provide(engineVars...)
-	return l
-}
-
-func (l *ledger) refer(r *stageRef) { l.refs = append(l.refs, r) }
-
-func (l *ledger) template(pos stages.Pos, text, what string) {
-	l.templates = append(l.templates, templateUse{pos: pos, text: text, what: what})
-}
-
-func (l *ledger) provide(names ...string) {
-	for _, n := range names {
-		l.outputs[n] = true
-	}
-}
 
 // validator checks a config whose stages and flows are all read.
 type validator struct {
 	d   *diag.Collector
 	cfg *stages.Config
-	led *ledger
+	cat stages.HookCatalog
+	led *ledger.Ledger
 	// broken names flows with a bad reference, already reported: their
 	// node lists are incomplete.
 	broken map[string]bool
 }
 
 // validate checks what refers to what, once every stage and flow is read.
-func validate(d *diag.Collector, cfg *stages.Config, led *ledger, broken map[string]bool) {
-	v := &validator{d: d, cfg: cfg, led: led, broken: broken}
+func validate(d *diag.Collector, cfg *stages.Config, cat stages.HookCatalog, led *ledger.Ledger, broken map[string]bool) {
+	v := &validator{d: d, cfg: cfg, cat: cat, led: led, broken: broken}
 	for _, f := range cfg.Flows {
 		v.checkFlow(f)
 	}
 	v.resolveRefs()
 	v.checkFlowTargets()
-	v.checkTemplates()
+	v.led.CheckTemplates(d)
+	v.checkWaysOut()
 }
 
 func (v *validator) checkFlow(f *stages.Flow) {
@@ -111,16 +53,16 @@ func (v *validator) checkFlow(f *stages.Flow) {
 }
 
 func (v *validator) resolveRefs() {
-	for _, r := range v.led.refs {
+	for _, r := range v.led.Refs {
 		// A bare name is first looked for among the substages of the
 		// stage the reference is made in.
-		n, ok := v.cfg.ResolveRef(&stages.Node{Stage: r.from.stage}, r.ref)
+		n, ok := v.cfg.ResolveRef(&stages.Node{Stage: r.From.Stage}, r.Ref)
 		if !ok {
-			v.d.Errorf(r.pos, diag.Suggest(r.ref, refNames(v.cfg)), "%s names unknown stage %q", r.what, r.ref)
+			v.d.Errorf(r.Pos, diag.Suggest(r.Ref, refNames(v.cfg)), "%s names unknown stage %q", r.What, r.Ref)
 			continue
 		}
-		r.target = n.Path
-		r.set(n.Path)
+		r.Target = n.Path
+		r.Set(n.Path)
 	}
 }
 
@@ -134,17 +76,17 @@ func (v *validator) checkFlowTargets() {
 			continue
 		}
 		first := firstNodes(f)
-		for _, r := range v.led.refs {
-			if r.target == "" || f.Index(r.target) >= 0 {
+		for _, r := range v.led.Refs {
+			if r.Target == "" || f.Index(r.Target) >= 0 {
 				continue
 			}
-			from := first.of(r.from)
+			from := first.of(r.From)
 			if from == "" {
 				continue
 			}
-			v.d.Tolerate(r.pos, diag.Tolerable{Msg: fmt.Sprintf(
+			v.d.Tolerate(r.Pos, diag.Tolerable{Msg: fmt.Sprintf(
 				"flow `%s` includes %s, whose %s sends issues to %s, which flow `%s` does not include; add it to the flow",
-				f.Name, from, r.verb, r.target, f.Name)})
+				f.Name, from, r.Verb, r.Target, f.Name)})
 		}
 	}
 }
@@ -170,25 +112,9 @@ func firstNodes(f *stages.Flow) firsts {
 }
 
 // of is the first node of the flow where o's keys apply, "" if none.
-func (f firsts) of(o owner) string {
-	if o.sub != nil {
-		return f.subs[o.sub]
+func (f firsts) of(o ledger.Owner) string {
+	if o.Sub != nil {
+		return f.subs[o.Sub]
 	}
-	return f.stages[o.stage]
-}
-
-func (v *validator) checkTemplates() {
-	for _, t := range v.led.templates {
-		for _, name := range stages.Placeholders(t.text) {
-			if v.led.outputs[name] {
-				continue
-			}
-			known := slices.Sorted(maps.Keys(v.led.outputs))
-			hint := diag.Suggest(name, known)
-			if hint == "" {
-				hint = "known variables: " + strings.Join(known, ", ")
-			}
-			v.d.Errorf(t.pos, hint, "%s uses {{%s}}, which no hook or issue provides", t.what, name)
-		}
-	}
+	return f.stages[o.Stage]
 }

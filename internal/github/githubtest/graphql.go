@@ -4,20 +4,15 @@ import (
 	"cmp"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 
-	"github.com/vektah/gqlparser/v2/ast"
-	"github.com/vektah/gqlparser/v2/parser"
+	"github.com/agenttree/agenttree/internal/github/githubtest/internal/gql"
 )
 
-type gqlRequest struct {
-	Query     string         `json:"query"`
-	Variables map[string]any `json:"variables"`
-}
-
 // prQuery is what the fake reads from a query: the repository, each
-// pullRequest selection, and the page sizes of the connections it answers.
-// It answers every pullRequest with the same field set, the one
+// pullRequest selection, and the pages of the connections it answers.
+// It answers every pullRequest with the same field set, the union of what
 // internal/github asks for.
 type prQuery struct {
 	owner, name string
@@ -25,106 +20,67 @@ type prQuery struct {
 	contexts    int // contexts(first:) of the status check rollup
 	reviews     int // latestOpinionatedReviews(first:)
 	writersOnly bool
+	// threads and threadsAfter are reviewThreads(first:, after:);
+	// threadComments is first: of a thread's comments.
+	threads        int
+	threadsAfter   string
+	threadComments int
 }
 
 // prSelection is `alias: pullRequest(number: N)`, N as the query has it.
 type prSelection struct{ alias, number string }
 
-// readPRQuery parses req's query (gqlparser, no schema) and reads it with
-// its variables filled in; ok is false when it asks for no
-// repository(owner:, name:).
-func readPRQuery(req gqlRequest) (q prQuery, ok bool, err error) {
-	doc, perr := parser.ParseQuery(&ast.Source{Input: req.Query})
-	if perr != nil {
-		return q, false, perr
-	}
-	arg := func(f *ast.Field, name string) (string, bool) {
-		a := f.Arguments.ForName(name)
-		if a == nil {
-			return "", false
-		}
-		v, err := a.Value.Value(req.Variables)
-		return fmt.Sprint(v), err == nil && v != nil
-	}
-	q = prQuery{contexts: 100, reviews: 100}
-	walk(doc, func(f *ast.Field) {
+// readPRQuery reads req's query with its variables filled in; ok is false
+// when it asks for no repository(owner:, name:).
+func readPRQuery(req gql.Request) (q prQuery, ok bool, err error) {
+	q = prQuery{contexts: 100, reviews: 100, threads: 100, threadComments: 100}
+	err = req.Walk(func(f gql.Field) {
 		switch f.Name {
 		case "repository":
-			q.owner, _ = arg(f, "owner")
-			q.name, ok = arg(f, "name")
+			q.owner, _ = f.Arg("owner")
+			q.name, ok = f.Arg("name")
 		case "pullRequest":
-			n, _ := arg(f, "number")
+			n, _ := f.Arg("number")
 			q.prs = append(q.prs, prSelection{cmp.Or(f.Alias, f.Name), n})
 		case "contexts":
-			if n, set := arg(f, "first"); set {
-				q.contexts, _ = strconv.Atoi(n)
-			}
+			q.contexts = f.First(q.contexts)
 		case "latestOpinionatedReviews":
-			if n, set := arg(f, "first"); set {
-				q.reviews, _ = strconv.Atoi(n)
-			}
-			w, _ := arg(f, "writersOnly")
+			q.reviews = f.First(q.reviews)
+			w, _ := f.Arg("writersOnly")
 			q.writersOnly = w == "true"
+		case "reviewThreads":
+			q.threads = f.First(q.threads)
+			q.threadsAfter, _ = f.Arg("after")
+		case "comments":
+			if slices.Contains(f.Parents, "reviewThreads") {
+				q.threadComments = f.First(q.threadComments)
+			}
 		}
 	})
-	return q, ok && q.owner != "", nil
-}
-
-// walk calls visit for every field of doc, depth first: of its operations
-// and of its fragments (which the pullRequest selections spread).
-func walk(doc *ast.QueryDocument, visit func(*ast.Field)) {
-	var sel func(ast.SelectionSet)
-	sel = func(set ast.SelectionSet) {
-		for _, s := range set {
-			switch s := s.(type) {
-			case *ast.Field:
-				visit(s)
-				sel(s.SelectionSet)
-			case *ast.InlineFragment:
-				sel(s.SelectionSet)
-			}
-		}
-	}
-	for _, op := range doc.Operations {
-		sel(op.SelectionSet)
-	}
-	for _, f := range doc.Fragments {
-		sel(f.SelectionSet)
-	}
-}
-
-func gqlError(typ, msg string, path ...any) map[string]any {
-	e := map[string]any{"message": msg, "locations": []map[string]int{{"line": 1, "column": 1}}}
-	if typ != "" {
-		e["type"] = typ
-	}
-	if len(path) > 0 {
-		e["path"] = path
-	}
-	return e
+	return q, ok && q.owner != "", err
 }
 
 // graphql answers a query the way GitHub does: 200 even for what it cannot
 // find, with a NOT_FOUND error per missing repository or PR.
 func (s *Server) graphql(r *http.Request) reply {
-	var req gqlRequest
+	var req gql.Request
 	if rep := decode(r, &req); rep != nil {
 		return *rep
 	}
 	q, ok, err := readPRQuery(req)
 	if err != nil {
-		return jsonReply(http.StatusOK, map[string]any{"errors": []any{gqlError("", "Parse error: "+err.Error())}})
+		return jsonReply(http.StatusOK, map[string]any{"errors": []any{gql.Error("", "Parse error: "+err.Error())}})
 	}
 	if !ok {
 		return jsonReply(http.StatusOK, map[string]any{"errors": []any{
-			gqlError("", "the fake GitHub server only answers repository { pullRequest(number: N) } queries"),
+			gql.Error("", "the fake GitHub server only answers repository { pullRequest(number: N) } queries"),
 		}})
 	}
 	repo := s.repos[repoKey(q.owner+"/"+q.name)]
 	if repo == nil {
 		return jsonReply(http.StatusOK, map[string]any{
 			"data": map[string]any{"repository": nil},
-			"errors": []any{gqlError("NOT_FOUND",
+			"errors": []any{gql.Error("NOT_FOUND",
 				fmt.Sprintf("Could not resolve to a Repository with the name '%s/%s'.", q.owner, q.name), "repository")},
 		})
 	}
@@ -135,7 +91,7 @@ func (s *Server) graphql(r *http.Request) reply {
 		p, ok := repo.prs[n]
 		if err != nil || !ok {
 			data[sel.alias] = nil
-			errs = append(errs, gqlError("NOT_FOUND",
+			errs = append(errs, gql.Error("NOT_FOUND",
 				fmt.Sprintf("Could not resolve to a PullRequest with the number of %s.", sel.number), "repository", sel.alias))
 			continue
 		}

@@ -2,8 +2,9 @@ package githubtest
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
+
+	"github.com/agenttree/agenttree/internal/github/githubtest/internal/gql"
 )
 
 // prNode is a PullRequest as the query internal/github sends selects it.
@@ -28,6 +29,9 @@ func prNode(repo *Repo, p *prState, q prQuery) map[string]any {
 		"mergeable":                p.readMergeable(),
 		"reviewDecision":           review,
 		"latestOpinionatedReviews": map[string]any{"nodes": reviews},
+		"comments":                 map[string]any{"totalCount": len(p.comments)},
+		"reviews":                  map[string]any{"totalCount": len(p.Reviews)},
+		"reviewThreads":            reviewThreads(repo, p, q),
 		"commits": map[string]any{"nodes": []any{map[string]any{"commit": map[string]any{
 			"oid":               p.HeadSHA,
 			"statusCheckRollup": rollup(repo, p.HeadSHA, q.contexts),
@@ -65,18 +69,9 @@ func rollup(repo *Repo, sha string, first int) any {
 	if len(nodes) == 0 {
 		return nil
 	}
-	total, hasNext := len(nodes), len(nodes) > first
-	var cursor any
-	if hasNext {
-		nodes, cursor = nodes[:first], "cursor:"+strconv.Itoa(first)
-	}
 	return map[string]any{
-		"state": state,
-		"contexts": map[string]any{
-			"totalCount": total,
-			"pageInfo":   map[string]any{"hasNextPage": hasNext, "endCursor": cursor},
-			"nodes":      nodes,
-		},
+		"state":    state,
+		"contexts": gql.Connection(nodes, "", first, func(n any) any { return n }),
 	}
 }
 

@@ -27,17 +27,23 @@ type PR struct {
 	// ReviewDecision is APPROVED, CHANGES_REQUESTED, REVIEW_REQUIRED or "".
 	ReviewDecision string
 	Labels         []string
-	Comments       []string
-	MergeMethod    string // how it was merged, once merged
+	// Comments are the conversation's comments, oldest first: AddPR adds
+	// them as the token's user's; AddComment adds one by anyone.
+	Comments    []string
+	MergeMethod string // how it was merged, once merged
 	// Reviews are the submitted reviews, oldest first (see AddReview).
 	Reviews []Review
 }
 
 // Review is one submitted review of a PR.
 type Review struct {
+	// ID is set by AddReview.
+	ID     int64
 	Author string
 	// State is APPROVED, CHANGES_REQUESTED, COMMENTED or DISMISSED.
 	State string
+	// Body is the review's summary comment; often empty.
+	Body string
 	// NoWriteAccess marks a reviewer who cannot push to the repository:
 	// anyone may review a public repository's PRs, and such reviews are
 	// left out of latestOpinionatedReviews(writersOnly: true).
@@ -45,6 +51,8 @@ type Review struct {
 	// CommitID is the head the review was given on (GitHub's commit_id);
 	// empty means the PR's head when the review was added.
 	CommitID string
+	// SubmittedAt is when it was added (the server's clock) unless set.
+	SubmittedAt time.Time
 }
 
 // clone is a copy of pr that shares no slice with it.
@@ -57,16 +65,18 @@ func (pr PR) clone() PR {
 
 type prState struct {
 	PR
-	id        int64
-	created   time.Time
-	updated   time.Time
-	closedAt  time.Time
-	mergedAt  time.Time
-	mergeSHA  string
-	labelIDs  map[string]int64
-	unknownN  int // reads left that answer UNKNOWN
-	commentID []int64
-	commentAt []time.Time
+	id       int64
+	created  time.Time
+	updated  time.Time
+	closedAt time.Time
+	mergedAt time.Time
+	mergeSHA string
+	labelIDs map[string]int64
+	unknownN int // reads left that answer UNKNOWN
+	// comments are the conversation's comments; PR.Comments holds their
+	// bodies.
+	comments []*comment
+	threads  []*thread
 }
 
 // AddPR adds a pull request and returns its number (pr.Number, or the next
@@ -81,7 +91,7 @@ func (r *Repo) AddPR(pr PR) int {
 func (r *Repo) addPRLocked(pr PR) int {
 	pr.Number = cmp.Or(pr.Number, r.nextNumber)
 	r.nextNumber = max(r.nextNumber, pr.Number+1)
-	pr.Author = cmp.Or(pr.Author, "octocat")
+	pr.Author = cmp.Or(pr.Author, viewer)
 	pr.Base = cmp.Or(pr.Base, r.DefaultBranch)
 	pr.State = cmp.Or(pr.State, "open")
 	pr.Mergeable = cmp.Or(pr.Mergeable, "MERGEABLE")
@@ -95,9 +105,12 @@ func (r *Repo) addPRLocked(pr PR) int {
 	for _, l := range pr.Labels {
 		st.labelIDs[l] = r.s.nextID()
 	}
-	st.Comments = nil
-	for _, c := range pr.Comments {
-		r.addComment(st, c)
+	st.Comments, st.Reviews = nil, nil
+	for _, body := range pr.Comments {
+		r.addComment(st, Comment{Body: body})
+	}
+	for _, rv := range pr.Reviews {
+		r.addReview(st, rv)
 	}
 	r.setState(st, pr.State)
 	r.prs[pr.Number] = st
@@ -120,12 +133,6 @@ func (r *Repo) setState(p *prState, state string) {
 	case "merged":
 		p.mergedAt, p.closedAt, p.mergeSHA = now, now, r.s.fakeSHA()
 	}
-}
-
-func (r *Repo) addComment(p *prState, body string) {
-	p.Comments = append(p.Comments, body)
-	p.commentID = append(p.commentID, r.s.nextID())
-	p.commentAt = append(p.commentAt, r.s.now())
 }
 
 // PR returns a copy of a PR's current state.
@@ -186,15 +193,24 @@ func (p *prState) readMergeable() string {
 	return p.Mergeable
 }
 
-// AddReview submits a review. It does not change the review decision,
-// which GitHub computes only when branch protection requires reviews; set
-// that with SetReviewDecision.
-func (r *Repo) AddReview(number int, rv Review) {
+// AddReview submits a review and returns its id. It does not change the
+// review decision, which GitHub computes only when branch protection
+// requires reviews; set that with SetReviewDecision.
+func (r *Repo) AddReview(number int, rv Review) int64 {
 	r.s.mu.Lock()
 	defer r.s.mu.Unlock()
-	p := r.mustPR(number)
+	return r.addReview(r.mustPR(number), rv)
+}
+
+func (r *Repo) addReview(p *prState, rv Review) int64 {
+	rv.ID = r.s.nextID()
+	rv.Author = cmp.Or(rv.Author, viewer)
 	rv.CommitID = cmp.Or(rv.CommitID, p.HeadSHA)
+	if rv.SubmittedAt.IsZero() {
+		rv.SubmittedAt = r.s.now()
+	}
 	p.Reviews = append(p.Reviews, rv)
+	return rv.ID
 }
 
 // latestOpinionatedReviews is GitHub's field of that name: each reviewer's

@@ -251,38 +251,6 @@ func (s *Server) addLabels(r *http.Request, repo *Repo, p *prState) reply {
 	return jsonReply(http.StatusOK, labelsJSON(p))
 }
 
-func (s *Server) createComment(r *http.Request, repo *Repo, p *prState) reply {
-	var in struct {
-		Body string `json:"body"`
-	}
-	if rep := decode(r, &in); rep != nil {
-		return *rep
-	}
-	if in.Body == "" {
-		return validation("IssueComment", "body", "missing_field")
-	}
-	repo.addComment(p, in.Body)
-	return jsonReply(http.StatusCreated, commentJSON(repo, p, len(p.Comments)-1))
-}
-
-func commentJSON(repo *Repo, p *prState, i int) map[string]any {
-	id, at := p.commentID[i], p.commentAt[i]
-	return map[string]any{
-		"id": id, "body": p.Comments[i], "user": map[string]any{"login": "octocat"},
-		"html_url":   fmt.Sprintf("%s/%s/pull/%d#issuecomment-%d", webURL, repo.fullName(), p.Number, id),
-		"created_at": ts(at), "updated_at": ts(at),
-	}
-}
-
-// listComments answers oldest first, paginated, as GitHub does.
-func (s *Server) listComments(r *http.Request, repo *Repo, p *prState) reply {
-	idx := make([]int, len(p.Comments))
-	for i := range idx {
-		idx[i] = i
-	}
-	return jsonReply(http.StatusOK, page(r, idx, func(i int) map[string]any { return commentJSON(repo, p, i) }))
-}
-
 func (s *Server) deleteRef(r *http.Request, repo *Repo) reply {
 	branch, ok := strings.CutPrefix(r.PathValue("ref"), "heads/")
 	if _, exists := repo.refs[branch]; !ok || !exists {

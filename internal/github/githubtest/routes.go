@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agenttree/agenttree/internal/github/githubtest/edge"
+	"github.com/agenttree/agenttree/internal/github/githubtest/internal/gql"
 )
 
 // reply is what a handler answers; write turns it into HTTP.
@@ -58,11 +59,12 @@ func (s *Server) routes() http.Handler {
 		EndpointAddLabels:     onPull("issue_number", s.addLabels),
 		EndpointCreateComment: onPull("issue_number", s.createComment),
 		EndpointListComments:  onPull("issue_number", s.listComments),
+		EndpointListReviews:   onPull("pull_number", s.listReviews),
 		EndpointDeleteRef:     s.deleteRef,
 	} {
 		handle(edge.Route{Endpoint: endpoint}, s.inRepo(h))
 	}
-	handle(edge.Route{Endpoint: EndpointGraphQL, Resource: edge.GraphQL}, s.graphql)
+	handle(edge.Route{Endpoint: EndpointGraphQL, Resource: edge.GraphQL, Kind: gql.OperationName}, s.graphql)
 	// Log downloads redirect here, like GitHub's signed blob URLs: no
 	// token needed and no rate limit.
 	handle(edge.Route{Endpoint: EndpointLogBlob, Public: true}, s.logBlob)

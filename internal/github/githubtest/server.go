@@ -22,6 +22,10 @@ import (
 // webURL is the base of html_url fields.
 const webURL = "https://github.com"
 
+// viewer is the login of the token's user: the author of what the client
+// creates, and of what a test adds without naming one.
+const viewer = "octocat"
+
 // Endpoints, named as Requests counts them: method and route template.
 const (
 	EndpointRepo          = "GET /repos/{owner}/{repo}"
@@ -38,6 +42,7 @@ const (
 	EndpointAddLabels     = "POST /repos/{owner}/{repo}/issues/{issue_number}/labels"
 	EndpointCreateComment = "POST /repos/{owner}/{repo}/issues/{issue_number}/comments"
 	EndpointListComments  = "GET /repos/{owner}/{repo}/issues/{issue_number}/comments"
+	EndpointListReviews   = "GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews"
 	EndpointDeleteRef     = "DELETE /repos/{owner}/{repo}/git/refs/{ref...}"
 	EndpointGraphQL       = "POST /graphql"
 	EndpointLogBlob       = "GET /_blobs/jobs/{job_id}/logs"
@@ -69,6 +74,12 @@ func WithSeed(seed uint64) Option {
 	return func(c *config) { c.edge = append(c.edge, edge.WithSeed(seed)) }
 }
 
+// WithLatency holds every request for d before answering it, as the
+// network and GitHub would (Server.SetLatency changes it later).
+func WithLatency(d time.Duration) Option {
+	return func(c *config) { c.edge = append(c.edge, edge.WithLatency(d)) }
+}
+
 // WithClock sets the clock behind every timestamp the server makes (check
 // runs, statuses, PRs, comments); default time.Now. It is read with the
 // server's lock held, so it must not call the server.
@@ -76,8 +87,10 @@ func WithClock(now func() time.Time) Option { return func(c *config) { c.clock =
 
 // Server is the fake. The embedded *Repo is the default repository, so
 // srv.AddPR(...) scripts it directly; the embedded *edge.Edge injects
-// faults, sets rate limits and counts requests (srv.FailNext(...),
-// srv.Requests(...)) and holds the Token requests must carry.
+// faults and latency, sets rate limits and counts requests by endpoint
+// and, for GraphQL, by operation (srv.FailNext(...), srv.Requests(...),
+// srv.Queries(...), srv.Counts()) and holds the Token requests must
+// carry.
 type Server struct {
 	*Repo
 	*edge.Edge
@@ -131,3 +144,10 @@ func (s *Server) fakeSHA() string {
 // repoKey is how repositories are found: by OWNER/NAME in any letter
 // case, as GitHub finds them.
 func repoKey(fullName string) string { return strings.ToLower(fullName) }
+
+// Queries is how many GraphQL requests named operation (the name after
+// `query`, such as the client's PRStates) reached the server, faults
+// included.
+func (s *Server) Queries(operation string) int {
+	return s.RequestsOfKind(EndpointGraphQL, operation)
+}

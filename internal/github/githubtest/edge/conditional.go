@@ -11,7 +11,7 @@ import (
 
 // send passes next's answer on: a 304 when it is a GET's 200 the client
 // has already, otherwise as it is, charged to the rate limit.
-func (e *Edge) send(w http.ResponseWriter, r *http.Request, rt Route, rec *httptest.ResponseRecorder, rl *rateLimit) {
+func (e *Edge) send(w http.ResponseWriter, r *http.Request, rt Route, key countKey, rec *httptest.ResponseRecorder, rl *rateLimit) {
 	if r.Method == http.MethodGet && rec.Code == http.StatusOK && !rt.Public {
 		etag := etagOf(rec.Body.Bytes())
 		w.Header().Set("ETag", etag)
@@ -19,7 +19,7 @@ func (e *Edge) send(w http.ResponseWriter, r *http.Request, rt Route, rec *httpt
 		if etagMatch(r.Header.Get("If-None-Match"), etag) {
 			// A 304 to an authorized request does not count against
 			// the primary rate limit on GitHub.
-			e.notModified[rt.Endpoint]++
+			e.notModified[key]++
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}

@@ -1,8 +1,9 @@
 // Package edge is what the fake GitHub does around every endpoint, the way
-// GitHub's API front does: it counts requests, checks the token, keeps the
-// primary rate limits and their headers, answers with injected faults, and
-// answers a repeated GET with an ETag and a 304. It wraps an endpoint's
-// http.Handler and knows nothing of what the endpoint does.
+// GitHub's API front does: it holds each request for the network's
+// latency, counts requests, checks the token, keeps the primary rate
+// limits and their headers, answers with injected faults, and answers a
+// repeated GET with an ETag and a 304. It wraps an endpoint's http.Handler
+// and knows nothing of what the endpoint does.
 package edge
 
 import (
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Resource is the rate limit a request counts against.
@@ -35,6 +37,11 @@ type Route struct {
 	// Public routes need no token and have no rate limit and no ETag, like
 	// the signed URLs GitHub redirects log downloads to.
 	Public bool
+	// Kind, when set, names what a request to the route asks for, so that
+	// requests are counted by kind as well as by endpoint (GraphQL's one
+	// endpoint answers many kinds of query). It must leave r's body
+	// readable.
+	Kind func(r *http.Request) string
 }
 
 // Option configures New.
@@ -52,13 +59,17 @@ type Edge struct {
 	// Token is the one token requests must carry.
 	Token string
 
+	// latency is how long each request is held before it is answered, in
+	// nanoseconds; atomic, so that waiting requests do not queue on mu.
+	latency atomic.Int64
+
 	mu          sync.Mutex
 	rng         *rand.Rand
 	faults      []*faultRule
 	faultsSent  int
 	limits      map[Resource]*rateLimit
-	counts      map[string]int
-	notModified map[string]int
+	counts      map[countKey]int
+	notModified map[countKey]int
 }
 
 // New returns an edge that accepts token.
@@ -67,8 +78,8 @@ func New(token string, opts ...Option) *Edge {
 		Token:       token,
 		rng:         rand.New(rand.NewPCG(1, 2)),
 		limits:      map[Resource]*rateLimit{},
-		counts:      map[string]int{},
-		notModified: map[string]int{},
+		counts:      map[countKey]int{},
+		notModified: map[countKey]int{},
 	}
 	for _, o := range opts {
 		o(e)
@@ -76,7 +87,7 @@ func New(token string, opts ...Option) *Edge {
 	return e
 }
 
-// Wrap wraps an endpoint: the request is counted, authenticated,
+// Wrap wraps an endpoint: the request is delayed, counted, authenticated,
 // rate-limited and perhaps faulted before next sees it, and next's answer
 // gets an ETag, or becomes a 304, on the way out.
 func (e *Edge) Wrap(rt Route, next http.Handler) http.Handler {
@@ -84,9 +95,16 @@ func (e *Edge) Wrap(rt Route, next http.Handler) http.Handler {
 		rt.Resource = Core
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !e.delay(r) {
+			return
+		}
+		key := countKey{endpoint: rt.Endpoint}
+		if rt.Kind != nil {
+			key.kind = rt.Kind(r)
+		}
 		e.mu.Lock()
 		defer e.mu.Unlock()
-		e.counts[rt.Endpoint]++
+		e.counts[key]++
 		rl, ok := e.admit(w, r, rt)
 		if !ok {
 			return
@@ -102,7 +120,7 @@ func (e *Edge) Wrap(rt Route, next http.Handler) http.Handler {
 			e.sendFault(w, fault)
 			return
 		}
-		e.send(w, r, rt, rec, rl)
+		e.send(w, r, rt, key, rec, rl)
 	})
 }
 
@@ -133,52 +151,6 @@ func (e *Edge) authorized(r *http.Request) bool {
 		}
 	}
 	return false
-}
-
-// Requests is how many requests reached an endpoint, faults and 304s
-// included.
-func (e *Edge) Requests(endpoint string) int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.counts[endpoint]
-}
-
-// TotalRequests is how many requests reached any endpoint.
-func (e *Edge) TotalRequests() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return sum(e.counts)
-}
-
-// NotModified is how many 304 answers the edge gave; with endpoints, how
-// many those endpoints gave.
-func (e *Edge) NotModified(endpoint ...string) int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if len(endpoint) == 0 {
-		return sum(e.notModified)
-	}
-	n := 0
-	for _, ep := range endpoint {
-		n += e.notModified[ep]
-	}
-	return n
-}
-
-// ResetCounts zeroes the request and 304 counts.
-func (e *Edge) ResetCounts() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.counts = map[string]int{}
-	e.notModified = map[string]int{}
-}
-
-func sum(m map[string]int) int {
-	n := 0
-	for _, v := range m {
-		n += v
-	}
-	return n
 }
 
 // ErrorBody is the document GitHub's REST API answers an error with.

@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -40,7 +41,10 @@ func newFixture(t *testing.T, opts ...Option) *fixture {
 		_, _ = io.WriteString(w, f.body.Load().(string))
 	})
 	mux := http.NewServeMux()
-	for _, rt := range []Route{{Endpoint: getThing}, {Endpoint: postThing}, {Endpoint: graphql, Resource: GraphQL}, {Endpoint: blob, Public: true}} {
+	// A GraphQL request's kind is its ?op= here; the fake server reads it
+	// from the query.
+	opOf := func(r *http.Request) string { return r.URL.Query().Get("op") }
+	for _, rt := range []Route{{Endpoint: getThing}, {Endpoint: postThing}, {Endpoint: graphql, Resource: GraphQL, Kind: opOf}, {Endpoint: blob, Public: true}} {
 		mux.Handle(rt.Endpoint, f.e.Wrap(rt, stub))
 	}
 	ts := httptest.NewServer(mux)
@@ -283,4 +287,47 @@ func TestCounts(t *testing.T) {
 	f.e.ResetCounts()
 	assert.Zero(t, f.e.TotalRequests())
 	assert.Zero(t, f.e.NotModified())
+}
+
+func TestCountsByKind(t *testing.T) {
+	f := newFixture(t)
+	for _, op := range []string{"PRStates", "ReviewThreads", "PRStates"} {
+		f.do(t, graphql+"?op="+op)
+	}
+	resp, _ := f.do(t, getThing)
+	f.do(t, getThing, "If-None-Match", resp.Header.Get("ETag"))
+
+	assert.Equal(t, []Count{
+		{Endpoint: getThing, Requests: 2, NotModified: 1},
+		{Endpoint: graphql, Kind: "PRStates", Requests: 2},
+		{Endpoint: graphql, Kind: "ReviewThreads", Requests: 1},
+	}, f.e.Counts())
+	assert.Equal(t, 3, f.e.Requests(graphql), "every kind")
+	assert.Equal(t, 2, f.e.RequestsOfKind(graphql, "PRStates"))
+	assert.Zero(t, f.e.RequestsOfKind(graphql, "Other"))
+	assert.Equal(t, 5, f.e.TotalRequests())
+	f.e.ResetCounts()
+	assert.Empty(t, f.e.Counts())
+}
+
+func TestLatency(t *testing.T) {
+	f := newFixture(t, WithLatency(time.Hour))
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.url+"/thing", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "token secret")
+	_, err = http.DefaultClient.Do(req)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "held for the latency")
+	assert.Zero(t, f.ran.Load(), "a request given up in flight is not handled")
+	assert.Zero(t, f.e.TotalRequests(), "nor counted")
+
+	f.e.SetLatency(time.Millisecond)
+	resp, body := f.do(t, getThing)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "v1", body)
+	f.e.SetLatency(0)
+	resp, _ = f.do(t, getThing)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, 2, f.e.Requests(getThing))
 }

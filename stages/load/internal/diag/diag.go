@@ -21,9 +21,14 @@ type Collector struct {
 	// hooks; flows that strand an issue) warnings instead of errors, since
 	// files written for it carry its keys and hooks. The compatible form's
 	// pass sets it; nothing else asks which form a file is in.
-	Lax  bool
-	list []stages.Diagnostic
+	Lax    bool
+	list   []stages.Diagnostic
+	errors int
 }
+
+// Errors counts the errors reported so far: a reader compares counts to
+// tell whether what it read had any.
+func (d *Collector) Errors() int { return d.errors }
 
 // Pos is where n is written.
 func (d *Collector) Pos(n *yaml.Node) stages.Pos {
@@ -32,6 +37,9 @@ func (d *Collector) Pos(n *yaml.Node) stages.Pos {
 
 func (d *Collector) add(pos stages.Pos, sev stages.Severity, hint, msg string) {
 	d.list = append(d.list, stages.Diagnostic{Pos: pos, Severity: sev, Msg: msg, Hint: hint})
+	if sev == stages.SevError {
+		d.errors++
+	}
 }
 
 // Errorf reports an error at pos, with a hint ("" for none).

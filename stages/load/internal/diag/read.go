@@ -1,6 +1,7 @@
 package diag
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -36,11 +37,15 @@ func (d *Collector) DurationVar(n *yaml.Node, dst *time.Duration) bool {
 
 // PositiveDurationVar is DurationVar that must be more than zero: a zero poll
 // interval would spin.
-func (d *Collector) PositiveDurationVar(n *yaml.Node, dst *time.Duration) {
-	d.DurationVar(n, dst)
+func (d *Collector) PositiveDurationVar(n *yaml.Node, dst *time.Duration) bool {
+	if !d.DurationVar(n, dst) {
+		return false
+	}
 	if *dst <= 0 {
 		d.Errorf(d.Pos(n), "use at least 1", "this interval must be more than 0 seconds")
+		return false
 	}
+	return true
 }
 
 func readInto[T any](d *Collector, n *yaml.Node, dst *T, decode func(*yaml.Node) (T, error)) bool {
@@ -103,4 +108,29 @@ func OrList[T ~string](names []T) string {
 		return strings.Join(q, " or ")
 	}
 	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}
+
+// IntAtLeast reads a whole number of at least min; what names the setting
+// in the error.
+func (d *Collector) IntAtLeast(n *yaml.Node, dst *int, min int, what string) bool {
+	return atLeast(d, n, dst, min, what, d.IntVar)
+}
+
+// DurationAtLeast reads a duration of at least min; what names the setting
+// in the error.
+func (d *Collector) DurationAtLeast(n *yaml.Node, dst *time.Duration, min time.Duration, what string) bool {
+	return atLeast(d, n, dst, min, what, d.DurationVar)
+}
+
+func atLeast[T int | time.Duration](d *Collector, n *yaml.Node, dst *T, min T, what string, read func(*yaml.Node, *T) bool) bool {
+	var v T
+	if !read(n, &v) {
+		return false
+	}
+	if v < min {
+		d.Errorf(d.Pos(n), fmt.Sprintf("use %v or more", min), "%s must be at least %v, got %v", what, min, v)
+		return false
+	}
+	*dst = v
+	return true
 }

@@ -1,4 +1,10 @@
-package load
+// Package hookentry reads the entries of a stage's hook lists against the
+// hook catalog: `- name`, `- name: value` or `- name: {params}`, with the
+// common options beside the hook or among its parameters, and the failure
+// policies (on_failure, and on_conflict or on_ci_failure where the hook
+// takes them) in each of their forms. What can only be checked once every
+// stage is read goes to the ledger.
+package hookentry
 
 import (
 	"fmt"
@@ -9,21 +15,49 @@ import (
 
 	"github.com/agenttree/agenttree/stages"
 	"github.com/agenttree/agenttree/stages/load/internal/diag"
+	"github.com/agenttree/agenttree/stages/load/internal/ledger"
 	"github.com/agenttree/agenttree/stages/load/internal/yamlnode"
 )
 
 // commonOptions are the keys any hook entry may carry beside its hook.
 var commonOptions = []string{"optional", "timeout", "retries", "when", "context", "on_failure"}
 
-// hookReader reads hook entries against the hook catalog.
-type hookReader struct {
-	d   *diag.Collector
-	cat stages.HookCatalog
-	led *ledger
+// policyOptions are the failure policies beside on_failure that the hook
+// of spec takes, as options: what a conflict does, for the hooks that find
+// conflicts, and what a CI failure does, for the hooks that watch a PR.
+// As options they win over parameters of the same name, which a hook may
+// still declare for its documentation.
+func policyOptions(spec stages.HookSpec) []string {
+	var out []string
+	if spec.Conflicts || spec.Watches {
+		out = append(out, "on_conflict")
+	}
+	if spec.Watches {
+		out = append(out, "on_ci_failure")
+	}
+	return out
 }
 
-// list reads a stage's hook list (pre_completion, post_start, ...).
-func (r *hookReader) list(n *yaml.Node, o owner, list string) []*stages.HookEntry {
+// optionsOf lists every option an entry of the hook of spec may carry.
+func optionsOf(spec stages.HookSpec) []string {
+	return append(slices.Clip(commonOptions), policyOptions(spec)...)
+}
+
+// Reader reads hook entries against the hook catalog.
+type Reader struct {
+	d   *diag.Collector
+	cat stages.HookCatalog
+	led *ledger.Ledger
+}
+
+// NewReader returns a reader reporting into d.
+func NewReader(d *diag.Collector, cat stages.HookCatalog, led *ledger.Ledger) *Reader {
+	return &Reader{d: d, cat: cat, led: led}
+}
+
+// List reads a stage's hook list (pre_completion, post_start, ...), the
+// value of its key list.
+func (r *Reader) List(n *yaml.Node, o ledger.Owner, list string) []*stages.HookEntry {
 	if yamlnode.IsNull(n) {
 		return nil
 	}
@@ -42,7 +76,7 @@ func (r *hookReader) list(n *yaml.Node, o owner, list string) []*stages.HookEntr
 
 // entry reads `- name`, `- name: value` or `- name: {params}`, with
 // common options beside the hook or among its parameters.
-func (r *hookReader) entry(item *yaml.Node, o owner) *stages.HookEntry {
+func (r *Reader) entry(item *yaml.Node, o ledger.Owner) *stages.HookEntry {
 	nameNode, value, options, ok := r.split(item)
 	if !ok {
 		return nil
@@ -58,7 +92,7 @@ func (r *hookReader) entry(item *yaml.Node, o owner) *stages.HookEntry {
 	if !known {
 		return r.unknownHook(h)
 	}
-	r.led.provide(spec.Outputs...)
+	r.led.Provide(spec.Outputs...)
 	given, ok := r.params(h, spec, value, o)
 	if !ok {
 		return nil
@@ -66,14 +100,14 @@ func (r *hookReader) entry(item *yaml.Node, o owner) *stages.HookEntry {
 	r.checkGiven(h, spec, given)
 	r.check(h, spec)
 	if names, ok := h.Params[spec.OutputsParam].([]string); ok {
-		r.led.provide(names...)
+		r.led.Provide(names...)
 	}
 	return h
 }
 
 // check reports what the hook's own Check finds wrong with the entry's
 // parameters, each error of a join on its own.
-func (r *hookReader) check(h *stages.HookEntry, spec stages.HookSpec) {
+func (r *Reader) check(h *stages.HookEntry, spec stages.HookSpec) {
 	if spec.Check == nil {
 		return
 	}
@@ -91,7 +125,7 @@ func (r *hookReader) check(h *stages.HookEntry, spec stages.HookSpec) {
 
 // unknownHook keeps an entry naming no hook of the catalog only where the
 // earlier tool's hooks are tolerated: it is reported, never run.
-func (r *hookReader) unknownHook(h *stages.HookEntry) *stages.HookEntry {
+func (r *Reader) unknownHook(h *stages.HookEntry) *stages.HookEntry {
 	sev := r.d.Tolerate(h.Pos, diag.Tolerable{
 		Msg:    fmt.Sprintf("unknown hook `%s`", h.Name),
 		LaxMsg: fmt.Sprintf("hook `%s` is not implemented by agenttree; it will be reported each time it would run, and never run", h.Name),
@@ -109,7 +143,7 @@ func (r *hookReader) unknownHook(h *stages.HookEntry) *stages.HookEntry {
 // there (`host_only: true`): where that is tolerated, a key that names no
 // hook beside one that does is ignored with a warning, and when no key
 // names a hook the first is taken for the earlier tool's hook.
-func (r *hookReader) split(item *yaml.Node) (name, value *yaml.Node, options []yamlnode.Pair, ok bool) {
+func (r *Reader) split(item *yaml.Node) (name, value *yaml.Node, options []yamlnode.Pair, ok bool) {
 	switch item.Kind {
 	case yaml.ScalarNode:
 		return item, nil, nil, true
@@ -141,25 +175,30 @@ func (r *hookReader) split(item *yaml.Node) (name, value *yaml.Node, options []y
 		r.notOneHook(item, cands)
 		return nil, nil, nil, false
 	}
+	spec, _ := r.cat.Hook(hook.Key.Value)
 	for _, c := range cands {
-		if c != hook {
-			r.besideHook(c.Key, hook.Key)
+		switch {
+		case c == hook:
+		case slices.Contains(policyOptions(spec), c.Key.Value):
+			options = append(options, c)
+		default:
+			r.besideHook(c.Key, hook.Key, optionsOf(spec))
 		}
 	}
 	return hook.Key, hook.Val, options, true
 }
 
-// besideHook reports a key beside a hook that is no common option.
-func (r *hookReader) besideHook(key, hook *yaml.Node) {
+// besideHook reports a key beside a hook that is none of its options.
+func (r *Reader) besideHook(key, hook *yaml.Node, options []string) {
 	r.d.Tolerate(r.d.Pos(key), diag.Tolerable{
 		Msg: fmt.Sprintf("unknown option `%s` beside hook `%s` (known options: %s)",
-			key.Value, hook.Value, strings.Join(commonOptions, ", ")),
+			key.Value, hook.Value, strings.Join(options, ", ")),
 		LaxMsg: fmt.Sprintf("unknown option `%s` beside hook `%s` is ignored", key.Value, hook.Value),
-		Hint:   diag.Suggest(key.Value, commonOptions),
+		Hint:   diag.Suggest(key.Value, options),
 	})
 }
 
-func (r *hookReader) notOneHook(item *yaml.Node, cands []yamlnode.Pair) {
+func (r *Reader) notOneHook(item *yaml.Node, cands []yamlnode.Pair) {
 	got := make([]string, len(cands))
 	for i, c := range cands {
 		got[i] = "`" + c.Key.Value + "`"
@@ -169,7 +208,7 @@ func (r *hookReader) notOneHook(item *yaml.Node, cands []yamlnode.Pair) {
 }
 
 // option reads a common option of a hook entry.
-func (r *hookReader) option(h *stages.HookEntry, key, val *yaml.Node, o owner) {
+func (r *Reader) option(h *stages.HookEntry, key, val *yaml.Node, o ledger.Owner) {
 	switch key.Value {
 	case "optional":
 		r.d.BoolVar(val, &h.Optional)
@@ -187,50 +226,10 @@ func (r *hookReader) option(h *stages.HookEntry, key, val *yaml.Node, o owner) {
 			h.When = c
 		}
 	case "on_failure":
-		if fp := r.failurePolicy(h, val, o); fp != nil {
-			h.OnFailure = fp
-		}
+		h.OnFailure = r.policy(h, key, val, o)
+	case "on_conflict":
+		h.OnConflict = r.policy(h, key, val, o)
+	case "on_ci_failure":
+		h.OnCIFailure = r.policy(h, key, val, o)
 	}
-}
-
-// failurePolicy reads a hook's on_failure: an action, or
-// {step_back_to: STAGE}.
-func (r *hookReader) failurePolicy(h *stages.HookEntry, val *yaml.Node, o owner) *stages.FailurePolicy {
-	fp := &stages.FailurePolicy{}
-	switch val.Kind {
-	case yaml.ScalarNode:
-		var a string
-		if !r.d.StringVar(val, &a) {
-			return nil
-		}
-		fp.Action = stages.FailureAction(a)
-		if !slices.Contains(stages.FailureActions(), fp.Action) || fp.Action == stages.ActionStepBackTo {
-			r.d.Errorf(r.d.Pos(val), diag.Suggest(a, actionNames()), "unknown on_failure action %q (use step_back, escalate, fail, ignore, or {step_back_to: STAGE})", a)
-			return nil
-		}
-	case yaml.MappingNode:
-		for _, p := range yamlnode.Pairs(val) {
-			if p.Key.Value != "step_back_to" {
-				r.d.UnknownKey(p.Key, "on_failure", []string{"step_back_to"}, "")
-				continue
-			}
-			fp.Action = stages.ActionStepBackTo
-			if r.d.StringVar(p.Val, &fp.Target) {
-				r.led.refer(&stageRef{pos: r.d.Pos(p.Val), from: o, ref: fp.Target,
-					set: func(path string) { fp.Target = path }, what: "on_failure.step_back_to", verb: "`" + h.Name + "` on_failure"})
-			}
-		}
-	default:
-		r.d.Errorf(r.d.Pos(val), "", "on_failure must be an action or {step_back_to: STAGE}, got %s", yamlnode.Describe(val))
-		return nil
-	}
-	return fp
-}
-
-func actionNames() []string {
-	var out []string
-	for _, a := range stages.FailureActions() {
-		out = append(out, string(a))
-	}
-	return out
 }

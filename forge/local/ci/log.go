@@ -1,4 +1,4 @@
-package local
+package ci
 
 import (
 	"bytes"
@@ -21,22 +21,22 @@ const logKeep = 256 << 10
 // Log returns the last n lines (all that is kept when n <= 0) of the
 // output of c's attempt (the latest when c has no ID), or "" when there
 // is none.
-func (f *Forge) Log(ctx context.Context, c forge.Check, n int) (string, error) {
+func (r *Runs) Log(ctx context.Context, c forge.Check, n int) (string, error) {
 	if c.SHA == "" || strings.ContainsAny(c.SHA, `/\.`) {
 		return "", nil
 	}
-	if f.opts.CICommand == "" {
-		return "agenttree: " + noCINote + "; there is no CI to run", nil
+	if r.opts.Command == "" {
+		return "agenttree: " + noCommandNote + "; there is no CI to run", nil
 	}
 	attempt := int(c.ID)
 	if attempt <= 0 {
-		rec, err := f.readCI(c.SHA)
+		rec, err := r.read(c.SHA)
 		if err != nil || rec == nil {
 			return "", err
 		}
 		attempt = rec.Attempt
 	}
-	data, err := os.ReadFile(f.runPath(c.SHA, attempt, ".log"))
+	data, err := os.ReadFile(r.runPath(c.SHA, attempt, ".log"))
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}
@@ -47,8 +47,8 @@ func (f *Forge) Log(ctx context.Context, c forge.Check, n int) (string, error) {
 }
 
 // finishLog keeps the end of the attempt's log and appends the verdict.
-func (f *Forge) finishLog(sha string, attempt int, verdict string) error {
-	path := f.runPath(sha, attempt, ".log")
+func (r *Runs) finishLog(sha string, attempt int, verdict string) error {
+	path := r.runPath(sha, attempt, ".log")
 	out, err := tailFile(path, logKeep)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("local CI of %s: %w", gitx.ShortSHA(sha), err)

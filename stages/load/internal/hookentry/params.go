@@ -1,4 +1,4 @@
-package load
+package hookentry
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/agenttree/agenttree/stages"
 	"github.com/agenttree/agenttree/stages/load/internal/diag"
+	"github.com/agenttree/agenttree/stages/load/internal/ledger"
 	"github.com/agenttree/agenttree/stages/load/internal/yamlnode"
 )
 
@@ -16,13 +17,13 @@ import (
 // a mapping of parameters (common options may be among them). given maps
 // each parameter written, even with a bad value, to its spelling, so a bad
 // value is not also reported missing.
-func (r *hookReader) params(h *stages.HookEntry, spec stages.HookSpec, value *yaml.Node, o owner) (given map[string]string, ok bool) {
+func (r *Reader) params(h *stages.HookEntry, spec stages.HookSpec, value *yaml.Node, o ledger.Owner) (given map[string]string, ok bool) {
 	given = map[string]string{}
 	switch {
 	case yamlnode.IsNull(value):
 	case value.Kind == yaml.MappingNode:
 		for _, p := range yamlnode.Pairs(value) {
-			if _, isParam := spec.Param(p.Key.Value); !isParam && slices.Contains(commonOptions, p.Key.Value) {
+			if r.isOption(spec, p.Key.Value) {
 				r.option(h, p.Key, p.Val, o)
 				continue
 			}
@@ -37,7 +38,18 @@ func (r *hookReader) params(h *stages.HookEntry, spec stages.HookSpec, value *ya
 	return given, true
 }
 
-func (r *hookReader) param(h *stages.HookEntry, spec stages.HookSpec, key, val *yaml.Node, o owner, given map[string]string) {
+// isOption says whether key, among a hook's parameters, is an option of
+// the entry instead: a policy option always, a common option unless the
+// hook has a parameter of that name.
+func (r *Reader) isOption(spec stages.HookSpec, key string) bool {
+	if slices.Contains(policyOptions(spec), key) {
+		return true
+	}
+	_, isParam := spec.Param(key)
+	return !isParam && slices.Contains(commonOptions, key)
+}
+
+func (r *Reader) param(h *stages.HookEntry, spec stages.HookSpec, key, val *yaml.Node, o ledger.Owner, given map[string]string) {
 	p, ok := spec.Param(key.Value)
 	if !ok {
 		r.unknownParam(h, spec, key)
@@ -62,10 +74,10 @@ func (r *hookReader) param(h *stages.HookEntry, spec stages.HookSpec, key, val *
 	h.Params[p.Name] = v
 	switch p.Type {
 	case stages.ParamTemplate:
-		r.led.template(r.d.Pos(val), v.(string), h.Name+"."+p.Name)
+		r.led.Template(r.d.Pos(val), v.(string), h.Name+"."+p.Name)
 	case stages.ParamStageRef:
-		r.led.refer(&stageRef{pos: r.d.Pos(val), from: o, ref: v.(string),
-			set: func(path string) { h.Params[p.Name] = path }, what: h.Name + "." + key.Value, verb: refVerb(h, spec, p)})
+		r.led.Refer(&ledger.Ref{Pos: r.d.Pos(val), From: o, Ref: v.(string),
+			Set: func(path string) { h.Params[p.Name] = path }, What: h.Name + "." + key.Value, Verb: refVerb(h, spec, p)})
 	}
 }
 
@@ -104,13 +116,13 @@ func refVerb(h *stages.HookEntry, spec stages.HookSpec, p stages.Param) string {
 	return h.Name + " " + p.Name
 }
 
-func (r *hookReader) unknownParam(h *stages.HookEntry, spec stages.HookSpec, key *yaml.Node) {
+func (r *Reader) unknownParam(h *stages.HookEntry, spec stages.HookSpec, key *yaml.Node) {
 	var known []string
 	for _, p := range spec.Params {
 		known = append(known, p.Name)
 		known = append(known, p.Aliases...)
 	}
-	hint := diag.Suggest(key.Value, append(known, commonOptions...))
+	hint := diag.Suggest(key.Value, append(known, optionsOf(spec)...))
 	if hint == "" {
 		hint = "known parameters: " + strings.Join(known, ", ")
 	}
@@ -123,7 +135,7 @@ func (r *hookReader) unknownParam(h *stages.HookEntry, spec stages.HookSpec, key
 
 // checkGiven reports required parameters left out, and groups of
 // alternatives not given exactly once.
-func (r *hookReader) checkGiven(h *stages.HookEntry, spec stages.HookSpec, given map[string]string) {
+func (r *Reader) checkGiven(h *stages.HookEntry, spec stages.HookSpec, given map[string]string) {
 	for _, p := range spec.Params {
 		if _, ok := given[p.Name]; p.Required && !ok {
 			r.d.Errorf(h.Pos, fmt.Sprintf("add `%s:`", p.Name), "hook `%s` needs parameter `%s`", h.Name, p.Name)

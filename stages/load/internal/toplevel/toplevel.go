@@ -1,4 +1,7 @@
-package load
+// Package toplevel reads the settings at the top of a config file, all but
+// its stages and flows, over the defaults: the forge, how the controller
+// polls, ticks and gives up, and where agents and people are told.
+package toplevel
 
 import (
 	"maps"
@@ -9,6 +12,7 @@ import (
 
 	"github.com/agenttree/agenttree/stages"
 	"github.com/agenttree/agenttree/stages/load/internal/diag"
+	"github.com/agenttree/agenttree/stages/load/internal/ledger"
 	"github.com/agenttree/agenttree/stages/load/internal/yamlnode"
 )
 
@@ -34,25 +38,17 @@ func (fs fields) mapping(d *diag.Collector, n *yaml.Node, what string) {
 	}
 }
 
-// readTopLevel reads the settings at the top of the file over the
-// defaults: everything but the stages and flows.
-func readTopLevel(d *diag.Collector, settings []yamlnode.Pair) *stages.Config {
+// Read reads the settings at the top of the file over the
+// defaults: everything but the stages and flows. Its templates go to led,
+// checked once every hook's outputs are known.
+func Read(d *diag.Collector, led *ledger.Ledger, settings []yamlnode.Pair) *stages.Config {
 	cfg := stages.Defaults()
-	c := &cfg.CIPolling
 	fields{
 		"project":             func(v *yaml.Node) { d.StringVar(v, &cfg.Project) },
 		"default_branch":      func(v *yaml.Node) { d.StringVar(v, &cfg.DefaultBranch) },
 		"forge":               func(v *yaml.Node) { diag.OneOf(d, v, &cfg.Forge, "forge", stages.ForgeGitHub, stages.ForgeLocal) },
 		"allow_self_approval": func(v *yaml.Node) { d.BoolVar(v, &cfg.AllowSelfApprove) },
-		"ci_polling": func(v *yaml.Node) {
-			fields{
-				"timeout_s":         func(v *yaml.Node) { d.DurationVar(v, &c.Timeout) },
-				"poll_interval_s":   func(v *yaml.Node) { d.PositiveDurationVar(v, &c.PollInterval) },
-				"max_interval_s":    func(v *yaml.Node) { d.PositiveDurationVar(v, &c.MaxInterval) },
-				"new_run_timeout_s": func(v *yaml.Node) { d.DurationVar(v, &c.NewRunTimeout) },
-				"max_retries":       func(v *yaml.Node) { d.IntVar(v, &c.MaxRetries) },
-			}.mapping(d, v, "ci_polling")
-		},
+		"ci_polling":          func(v *yaml.Node) { readCIPolling(d, v, &cfg.CIPolling) },
 		"conflict_handling": func(v *yaml.Node) {
 			fields{
 				"auto_rebase":          func(v *yaml.Node) { d.BoolVar(v, &cfg.Conflicts.AutoRebase) },
@@ -72,6 +68,10 @@ func readTopLevel(d *diag.Collector, settings []yamlnode.Pair) *stages.Config {
 				"host": func(v *yaml.Node) { d.StringVar(v, &cfg.GitHub.Host) },
 			}.mapping(d, v, "github")
 		},
+		"controller":      func(v *yaml.Node) { readController(d, v, &cfg.Controller) },
+		"circuit_breaker": func(v *yaml.Node) { readCircuitBreaker(d, v, &cfg.CircuitBreaker) },
+		"tmux":            func(v *yaml.Node) { readTmux(d, led, v, &cfg.Tmux) },
+		"notify":          func(v *yaml.Node) { readNotify(d, led, v, &cfg.Notify) },
 	}.read(d, settings, "the top level", "stages", "flows", "default_flow")
 	return cfg
 }

@@ -1,4 +1,10 @@
-package github
+// Package retry is how the GitHub client waits out rate limits and retries
+// server and network errors, following GitHub's guidance: it remembers the
+// limits GitHub reports and holds back requests a limit would refuse,
+// waits what an answer asks for (Retry-After, a reset), backs off
+// exponentially after a 5xx, and retries only what is safe to send twice.
+// It works above go-gh, on go-gh's reading of an answer.
+package retry
 
 import (
 	"cmp"
@@ -7,17 +13,19 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
 	"github.com/cli/go-gh/v2/pkg/api"
 )
 
-// RetryPolicy bounds how the client waits out server errors and rate
-// limits. Zero fields take the defaults.
-type RetryPolicy struct {
+// Policy bounds how the client waits out server errors and rate limits.
+// Zero fields take the defaults.
+type Policy struct {
 	// MaxAttempts is the number of tries per call, the first included
 	// (default 4).
 	MaxAttempts int
@@ -33,7 +41,7 @@ type RetryPolicy struct {
 	MaxWait time.Duration
 }
 
-func (p RetryPolicy) withDefaults() RetryPolicy {
+func (p Policy) withDefaults() Policy {
 	if p.MaxAttempts <= 0 {
 		p.MaxAttempts = 4
 	}
@@ -49,8 +57,8 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 	return p
 }
 
-// sleepFunc waits d or until ctx is done.
-type sleepFunc func(ctx context.Context, d time.Duration) error
+// SleepFunc waits d, or until ctx is done, returning ctx's error then.
+type SleepFunc func(ctx context.Context, d time.Duration) error
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
@@ -66,33 +74,45 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// call describes one API call to the retrier.
-type call struct {
-	// resource is the rate limit the call counts against: core, graphql.
-	resource string
-	// desc names the call in logs: "GET repos/octo/app/pulls/3".
-	desc string
-	// idempotent: sending the request twice does what sending it once
+// Call describes one API call to the retrier.
+type Call struct {
+	// Resource is the rate limit the call counts against: core, graphql.
+	Resource string
+	// Desc names the call in logs: "GET repos/octo/app/pulls/3".
+	Desc string
+	// Idempotent: sending the request twice does what sending it once
 	// does, so a 5xx or a network error (after which GitHub may have done
 	// the work) can be retried. A rate-limited request was not served and
 	// is retried either way.
-	idempotent bool
+	Idempotent bool
 }
 
-// retrier waits out rate limits and retries server and network errors.
-// It works above the transport, on go-gh's reading of an answer, so each
-// attempt is a whole request through the ETag cache.
-type retrier struct {
-	policy RetryPolicy
-	sleep  sleepFunc
+// Options configures New. Zero fields take the defaults.
+type Options struct {
+	Policy Policy
+	// Sleep waits between attempts (default: a timer).
+	Sleep SleepFunc
+	// Now is the clock for rate-limit resets (default time.Now).
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Retrier waits out rate limits and retries server and network errors.
+// Each attempt is a whole request through the transport stack below. It
+// is safe for concurrent use.
+type Retrier struct {
+	policy Policy
+	sleep  SleepFunc
 	now    func() time.Time
 	limits *limiter
-	stats  *counters
 	log    *slog.Logger
+
+	retries, rateLimited atomic.Int64
 }
 
-func newRetrier(opts Options, stats *counters) *retrier {
-	r := &retrier{policy: opts.Retry.withDefaults(), sleep: opts.Sleep, now: opts.Now, stats: stats, log: opts.Logger}
+// New returns a Retrier.
+func New(opts Options) *Retrier {
+	r := &Retrier{policy: opts.Policy.withDefaults(), sleep: opts.Sleep, now: opts.Now, log: opts.Logger}
 	if r.sleep == nil {
 		r.sleep = sleepCtx
 	}
@@ -106,11 +126,23 @@ func newRetrier(opts Options, stats *counters) *retrier {
 	return r
 }
 
-// do runs send until it succeeds, fails for good, or the attempts are
+// Retries is how many requests were sent again after a 5xx, a rate limit
+// or a network error.
+func (r *Retrier) Retries() int64 { return r.retries.Load() }
+
+// RateLimited is how many rate-limit answers (primary or secondary) came
+// back.
+func (r *Retrier) RateLimited() int64 { return r.rateLimited.Load() }
+
+// Sleep waits d, or until ctx is done, as the retrier waits between
+// attempts.
+func (r *Retrier) Sleep(ctx context.Context, d time.Duration) error { return r.sleep(ctx, d) }
+
+// Do runs send until it succeeds, fails for good, or the attempts are
 // spent, and returns send's last error as is (go-gh's, or a
 // *RateLimitError) for the caller to classify.
-func (r *retrier) do(ctx context.Context, c call, send func() error) error {
-	if err := r.waitForLimit(ctx, c.resource); err != nil {
+func (r *Retrier) Do(ctx context.Context, c Call, send func() error) error {
+	if err := r.waitForLimit(ctx, c.Resource); err != nil {
 		return err
 	}
 	wait := &answerBackOff{exp: r.exponential()}
@@ -125,8 +157,8 @@ func (r *retrier) do(ctx context.Context, c call, send func() error) error {
 	}
 	policy := backoff.WithContext(backoff.WithMaxRetries(wait, uint64(r.policy.MaxAttempts-1)), ctx)
 	notify := func(err error, d time.Duration) {
-		r.stats.retries.Add(1)
-		r.log.Debug("github: retrying", "call", c.desc, "attempt", attempt, "wait", d, "after", err)
+		r.retries.Add(1)
+		r.log.Debug("github: retrying", "call", c.Desc, "attempt", attempt, "wait", d, "after", err)
 	}
 	timer := &sleepTimer{ctx: ctx, sleep: r.sleep, tick: make(chan time.Time, 1)}
 	return backoff.RetryNotifyWithTimer(op, policy, notify, timer)
@@ -135,7 +167,7 @@ func (r *retrier) do(ctx context.Context, c call, send func() error) error {
 // waitForLimit holds a call back while a limit it already hit is in
 // force: sending it would only earn another refusal and, per GitHub's
 // docs, risk the integration being banned.
-func (r *retrier) waitForLimit(ctx context.Context, resource string) error {
+func (r *Retrier) waitForLimit(ctx context.Context, resource string) error {
 	rl := r.limits.heldBack(resource)
 	switch {
 	case rl == nil:
@@ -149,7 +181,7 @@ func (r *retrier) waitForLimit(ctx context.Context, resource string) error {
 // judge decides what a failed attempt means: another try, returning err
 // as is after telling wait how long GitHub asked to wait, if it did; or
 // the end, returning err wrapped in backoff.Permanent.
-func (r *retrier) judge(ctx context.Context, c call, err error, attempt int, wait *answerBackOff) error {
+func (r *Retrier) judge(ctx context.Context, c Call, err error, attempt int, wait *answerBackOff) error {
 	var he *api.HTTPError
 	var ge *api.GraphQLError
 	var ue *url.Error
@@ -157,12 +189,12 @@ func (r *retrier) judge(ctx context.Context, c call, err error, attempt int, wai
 	case ctx.Err() != nil:
 	case errors.As(err, &he):
 		return r.judgeAnswer(c, err, he, attempt, wait)
-	case errors.As(err, &ge) && hasGraphQLError(ge, "RATE_LIMITED"):
+	case errors.As(err, &ge) && slices.ContainsFunc(ge.Errors, func(e api.GraphQLErrorItem) bool { return e.Type == "RATE_LIMITED" }):
 		// GraphQL reports its primary limit in the body of a 200; the
 		// limiter knows the reset from the answer's headers.
-		r.stats.rateLimited.Add(1)
-		return backoff.Permanent(r.limits.exhausted(c.resource))
-	case errors.As(err, &ue) && c.idempotent:
+		r.rateLimited.Add(1)
+		return backoff.Permanent(r.limits.exhausted(c.Resource))
+	case errors.As(err, &ue) && c.Idempotent:
 		return err // a network error: back off and try again
 	}
 	return backoff.Permanent(err)
@@ -171,10 +203,10 @@ func (r *retrier) judge(ctx context.Context, c call, err error, attempt int, wai
 // judgeAnswer follows GitHub's guidance for an error answer: wait out a
 // rate limit for as long as it says, back off after a 5xx, and take
 // anything else as the answer.
-func (r *retrier) judgeAnswer(c call, err error, he *api.HTTPError, attempt int, wait *answerBackOff) error {
+func (r *Retrier) judgeAnswer(c Call, err error, he *api.HTTPError, attempt int, wait *answerBackOff) error {
 	now := r.now()
-	if rl := rateLimitOf(he, c.resource, attempt, now); rl != nil {
-		r.stats.rateLimited.Add(1)
+	if rl := rateLimitOf(he, c.Resource, attempt, now); rl != nil {
+		r.rateLimited.Add(1)
 		if rl.Secondary {
 			r.limits.holdAll(rl.Reset)
 		}
@@ -182,7 +214,7 @@ func (r *retrier) judgeAnswer(c call, err error, he *api.HTTPError, attempt int,
 	}
 	switch he.StatusCode {
 	case http.StatusInternalServerError, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		if !c.idempotent {
+		if !c.Idempotent {
 			return backoff.Permanent(err)
 		}
 		if d, ok := parseRetryAfter(he.Headers.Get("Retry-After"), now); ok {
@@ -195,7 +227,7 @@ func (r *retrier) judgeAnswer(c call, err error, he *api.HTTPError, attempt int,
 
 // waitAtMost has the next attempt wait d, unless d is longer than MaxWait:
 // then the call ends with err, for the caller to reschedule.
-func (r *retrier) waitAtMost(wait *answerBackOff, d time.Duration, err error) error {
+func (r *Retrier) waitAtMost(wait *answerBackOff, d time.Duration, err error) error {
 	if d > r.policy.MaxWait {
 		return backoff.Permanent(err)
 	}
@@ -262,7 +294,7 @@ func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 // from BaseDelay up to MaxDelay, each wait drawn from half to one and a
 // half of it, so many clients that failed together do not retry together.
 // The attempts bound a call, not the time it takes.
-func (r *retrier) exponential() *backoff.ExponentialBackOff {
+func (r *Retrier) exponential() *backoff.ExponentialBackOff {
 	return backoff.NewExponentialBackOff(
 		backoff.WithInitialInterval(r.policy.BaseDelay),
 		backoff.WithMaxInterval(r.policy.MaxDelay),
@@ -296,13 +328,13 @@ func (b *answerBackOff) NextBackOff() time.Duration {
 	return b.exp.NextBackOff()
 }
 
-// sleepTimer is a backoff.Timer that waits through the client's sleep
+// sleepTimer is a backoff.Timer that waits through the retrier's sleep
 // (Options.Sleep), so tests see every wait without sitting through it.
 // Start returns when the wait is over; the tick is then ready, unless ctx
 // ended the wait, and backoff returns ctx's error.
 type sleepTimer struct {
 	ctx   context.Context
-	sleep sleepFunc
+	sleep SleepFunc
 	tick  chan time.Time
 }
 

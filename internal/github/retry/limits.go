@@ -1,12 +1,39 @@
-package github
+package retry
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 )
+
+// ErrRateLimit: a rate limit refused the request; errors.As finds the
+// *RateLimitError with when to try again.
+var ErrRateLimit = errors.New("rate limited")
+
+// RateLimitError says a rate limit refused a request, or would have: the
+// retrier holds requests back itself while a limit it hit is in force.
+type RateLimitError struct {
+	// Resource is the limited resource: "core", "graphql", or "" for a
+	// secondary limit, which GitHub counts per user.
+	Resource string
+	// Reset is when the limit lifts; Wait is how long that is from when
+	// the error was made.
+	Reset     time.Time
+	Wait      time.Duration
+	Secondary bool
+}
+
+func (e *RateLimitError) Error() string {
+	if e.Secondary {
+		return fmt.Sprintf("GitHub secondary rate limit; retry after %s", e.Wait)
+	}
+	return fmt.Sprintf("GitHub rate limit for %s exhausted; retry after %s", e.Resource, e.Wait)
+}
+
+func (e *RateLimitError) Unwrap() error { return ErrRateLimit }
 
 // RateLimit is the last primary rate-limit state GitHub reported for one
 // resource ("core", "graphql", ...).
@@ -34,8 +61,14 @@ func newLimiter(now func() time.Time) *limiter {
 	return &limiter{now: now, limits: map[string]RateLimit{}}
 }
 
-// record keeps the rate-limit headers of an answer; resource names the
-// limit when the answer does not.
+// Record keeps the rate-limit headers of an answer to a request that
+// counted against resource (which the answer may name otherwise), so that
+// requests a limit would refuse are held back.
+func (r *Retrier) Record(resource string, h http.Header) { r.limits.record(resource, h) }
+
+// Limits is the last rate-limit state GitHub reported, per resource.
+func (r *Retrier) Limits() []RateLimit { return r.limits.all() }
+
 func (l *limiter) record(resource string, h http.Header) {
 	remaining, err := strconv.Atoi(h.Get("X-RateLimit-Remaining"))
 	if err != nil {
@@ -100,13 +133,4 @@ func (l *limiter) all() []RateLimit {
 		out = append(out, rl)
 	}
 	return out
-}
-
-// resourceOf is the rate-limit resource a request to path counts against,
-// for answers that do not name it.
-func resourceOf(path string) string {
-	if strings.HasSuffix(path, "/graphql") {
-		return "graphql"
-	}
-	return "core"
 }

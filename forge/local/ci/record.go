@@ -1,4 +1,4 @@
-package local
+package ci
 
 import (
 	"context"
@@ -15,8 +15,8 @@ import (
 	"github.com/agenttree/agenttree/internal/gitx"
 )
 
-// ciRecord is forge/checks/SHA.yaml.
-type ciRecord struct {
+// record is SHA.yaml, the CI state of one commit.
+type record struct {
 	SHA string `yaml:"sha"`
 	// Attempt counts runs for this commit, restarts and reruns included; it
 	// is the check's ID and names the run's files, so a runner left over
@@ -42,23 +42,24 @@ type ciRecord struct {
 	CompletedAt time.Time `yaml:"completed_at,omitempty"`
 }
 
-// ciPath is the CI record of commit sha.
-func (f *Forge) ciPath(sha string) string {
-	return filepath.Join(f.dir, "checks", sha+".yaml")
+// recordPath is the CI record of commit sha.
+func (r *Runs) recordPath(sha string) string {
+	return filepath.Join(r.opts.Dir, sha+".yaml")
 }
 
 // runPath names a file of one attempt: SHA.N.log, SHA.N.result.
-func (f *Forge) runPath(sha string, attempt int, ext string) string {
-	return filepath.Join(f.dir, "checks", sha+"."+strconv.Itoa(attempt)+ext)
+func (r *Runs) runPath(sha string, attempt int, ext string) string {
+	return filepath.Join(r.opts.Dir, sha+"."+strconv.Itoa(attempt)+ext)
 }
 
-func (f *Forge) lockCI(ctx context.Context, sha string) (func(), error) {
-	return f.lock(ctx, "ci-"+sha, "local CI of "+gitx.ShortSHA(sha))
+func (r *Runs) lock(ctx context.Context, sha string) (func(), error) {
+	path := filepath.Join(r.opts.LockDir, "ci-"+sha+".lock")
+	return atomicfile.Lock(ctx, path, r.opts.LockTimeout, "local CI of "+gitx.ShortSHA(sha))
 }
 
-func (f *Forge) readCI(sha string) (*ciRecord, error) {
-	var rec ciRecord
-	err := atomicfile.ReadYAML(f.ciPath(sha), &rec)
+func (r *Runs) read(sha string) (*record, error) {
+	var rec record
+	err := atomicfile.ReadYAML(r.recordPath(sha), &rec)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -68,8 +69,8 @@ func (f *Forge) readCI(sha string) (*ciRecord, error) {
 	return &rec, nil
 }
 
-func (f *Forge) writeCI(rec *ciRecord) error {
-	if err := atomicfile.WriteYAML(f.ciPath(rec.SHA), rec, 0o644); err != nil {
+func (r *Runs) write(rec *record) error {
+	if err := atomicfile.WriteYAML(r.recordPath(rec.SHA), rec, 0o644); err != nil {
 		return fmt.Errorf("local CI of %s: %w", gitx.ShortSHA(rec.SHA), err)
 	}
 	return nil
@@ -78,8 +79,8 @@ func (f *Forge) writeCI(rec *ciRecord) error {
 // sweep removes the files of sha's attempts before attempt: logs of
 // forgotten results, and results of runners that finished after their
 // attempt was superseded.
-func (f *Forge) sweep(sha string, attempt int) {
-	names, _ := filepath.Glob(filepath.Join(f.dir, "checks", sha+".*"))
+func (r *Runs) sweep(sha string, attempt int) {
+	names, _ := filepath.Glob(filepath.Join(r.opts.Dir, sha+".*"))
 	for _, name := range names {
 		rest := strings.TrimPrefix(filepath.Base(name), sha+".")
 		n, _, _ := strings.Cut(rest, ".")

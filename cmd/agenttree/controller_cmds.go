@@ -1,0 +1,128 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agenttree/agenttree/controller"
+	"github.com/agenttree/agenttree/engine"
+)
+
+func (a *app) controllerCmd() *cobra.Command {
+	var once, asJSON bool
+	var issueFlag, logFormat string
+	var interval time.Duration
+	cmd := &cobra.Command{
+		Use:   "controller",
+		Short: "Run the host controller: controller stages, CI, conflicts, PR watching, messages to agents",
+		Long: "Run the host controller, a level-triggered loop that does what agents cannot: it runs the\n" +
+			"hooks of controller stages (open the PR, wait for CI, check conflicts), steps issues back\n" +
+			"with a message typed into the agent's tmux pane, watches PRs, and calls a person when a\n" +
+			"budget is spent. All its state is on disk: stop it (Ctrl-C finishes the hook in flight) or\n" +
+			"kill it at any moment, and start it again.\n\n" +
+			"Exit status: 0 stopped (with --once: nothing failed), 1 a pass failed (--once),\n" +
+			"2 bad usage or config, or another controller already runs for this repository.",
+		Example: "  agenttree controller\n  agenttree controller --once --issue 3\n  agenttree controller --interval 30s --log-format json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if actor := engine.ActorFromEnv(a.getenv); actor.Kind == engine.ActorAgent {
+				return &exitError{code: exitWaiting, err: fmt.Errorf("the controller runs on the host, for people; %s cannot run it", actor)}
+			}
+			id := 0
+			if issueFlag != "" {
+				var err error
+				if id, err = parseID(issueFlag); err != nil {
+					return err
+				}
+			}
+			first, err := a.engine()
+			if err != nil {
+				return err
+			}
+			unlock, err := controller.Lock(first.Store.Root())
+			if errors.Is(err, controller.ErrRunning) {
+				return &exitError{code: exitUsage, err: err}
+			}
+			if err != nil {
+				return err
+			}
+			defer unlock()
+			c := &controller.Controller{Load: a.reloader(first), Issue: id, Interval: interval, Log: a.controllerLog(logFormat)}
+			if !once {
+				c.Log.Info("controller started", "state", first.Store.Root(), "pid", os.Getpid())
+				err := c.Run(a.ctx)
+				c.Log.Info("controller stopped")
+				return err
+			}
+			sum, err := c.Tick(a.ctx)
+			if err != nil {
+				return err
+			}
+			if err := a.printTick(sum, asJSON); err != nil {
+				return err
+			}
+			if sum.Failed > 0 {
+				return silentExit(exitBlocked)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&once, "once", false, "run one pass over the due issues and exit")
+	cmd.Flags().StringVar(&issueFlag, "issue", "", "work on this issue only")
+	cmd.Flags().DurationVar(&interval, "interval", 0, "time between passes (default: controller.interval_s, 10s)")
+	cmd.Flags().StringVar(&logFormat, "log-format", "text", "log format on stderr: text or json")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "with --once: print the pass's results as JSON")
+	return cmd
+}
+
+// reloader opens the engine: first the one already open, then afresh
+// each time the controller finds the config changed.
+func (a *app) reloader(first *engine.Engine) func() (*engine.Engine, error) {
+	return func() (*engine.Engine, error) {
+		if first != nil {
+			e := first
+			first = nil
+			return e, nil
+		}
+		return a.engine()
+	}
+}
+
+func (a *app) controllerLog(format string) *slog.Logger {
+	level := slog.LevelInfo
+	if a.debug {
+		level = slog.LevelDebug
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(a.err, opts))
+	}
+	return slog.New(slog.NewTextHandler(a.err, opts))
+}
+
+// printTick prints what one pass did: one line per issue.
+func (a *app) printTick(sum controller.Summary, asJSON bool) error {
+	if asJSON {
+		results := sum.Results
+		if results == nil {
+			results = []*engine.Result{}
+		}
+		return a.printJSON(map[string]any{"due": sum.Due, "failed": sum.Failed, "results": results})
+	}
+	if sum.Due == 0 {
+		fmt.Fprintln(a.out, "nothing for the controller to do")
+		return nil
+	}
+	for _, r := range sum.Results {
+		a.printResult(r)
+	}
+	if len(sum.Results) == 0 {
+		fmt.Fprintf(a.out, "%d issue(s) looked at (messages, escalations); nothing moved\n", sum.Due)
+	}
+	return nil
+}

@@ -1,0 +1,106 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/internal/atomicfile"
+)
+
+// prBatch is the PR state a tick fetched for its due issues.
+type prBatch struct {
+	prs map[int]*forge.PR
+	// err is why the batch could not be fetched (every PR of the tick
+	// counts a forge error).
+	err error
+}
+
+func (b *prBatch) pr(number int) *forge.PR {
+	if b == nil || number == 0 {
+		return nil
+	}
+	return b.prs[number]
+}
+
+// prefetch fetches the PRs of the due issues in one batch, and lets the
+// hooks of this tick read them from it.
+func (c *Controller) prefetch(ctx context.Context, e *engine.Engine, due []dueIssue) *prBatch {
+	bf, ok := e.Forge.(*batchForge)
+	if !ok {
+		return &prBatch{}
+	}
+	var numbers []int
+	for _, d := range due {
+		if d.iss.PRNumber > 0 && d.iss.Escalated == nil {
+			numbers = append(numbers, d.iss.PRNumber)
+		}
+	}
+	prs, err := bf.fetch(ctx, numbers)
+	if err != nil {
+		c.log().Warn("fetching PR state", "prs", len(numbers), "err", err)
+	}
+	return &prBatch{prs: prs, err: err}
+}
+
+// act is the engine's pass over d (a controller stage, entry work
+// unfinished) or the watch of its PR, then its polling state.
+func (c *Controller) act(ctx context.Context, e *engine.Engine, d dueIssue, batch *prBatch) pass {
+	log := c.log().With("issue", d.iss.ID)
+	pr := batch.pr(d.iss.PRNumber)
+	var res *engine.Result
+	var err error
+	switch {
+	case d.node.Controller() || d.iss.EntryPending != nil:
+		res, err = e.Reconcile(ctx, d.iss.ID)
+	default:
+		res, err = c.watchPR(ctx, e, d, pr)
+	}
+	if errors.Is(err, atomicfile.ErrLocked) {
+		// Someone else is moving the issue: look again soon.
+		return pass{again: 2 * time.Second}
+	}
+	if err != nil {
+		return pass{err: err, again: c.interval()}
+	}
+	if res != nil && moved(res) {
+		log.Info(describe(res), "from", res.From, "to", res.To, "status", res.Status)
+	} else if res != nil {
+		log.Debug(describe(res), "stage", res.From, "status", res.Status)
+	}
+	again, err := c.schedule(ctx, e, d, pr, res, batch.err)
+	if err != nil {
+		log.Warn("saving polling state", "err", err)
+	}
+	return pass{result: res, again: again}
+}
+
+// moved reports whether a pass changed where the issue is.
+func moved(r *engine.Result) bool {
+	return r.From != r.To && r.Status != engine.StatusBlocked && r.Status != engine.StatusWaiting
+}
+
+// describe is the log line of a pass.
+func describe(r *engine.Result) string {
+	switch {
+	case r.Status == engine.StatusSteppedBack && r.StepBack != nil:
+		return fmt.Sprintf("stepped back %s → %s: %s", r.StepBack.From, r.StepBack.To, r.StepBack.Reason)
+	case r.Status == engine.StatusEscalated && r.Escalated != nil:
+		return "escalated: " + r.Escalated.Reason
+	case moved(r):
+		return fmt.Sprintf("moved %s → %s", r.From, r.To)
+	case len(r.Reasons) > 0:
+		return r.Reasons[0]
+	}
+	return string(r.Status)
+}
+
+// forgeTrouble reports whether a pass's waiting is the forge's doing (an
+// outage, a rate limit), not the code's.
+func forgeTrouble(r *engine.Result) bool {
+	return r != nil && (r.Class == hooks.ClassForge || r.Class == hooks.ClassRateLimit)
+}

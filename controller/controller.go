@@ -1,0 +1,151 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/internal/atomicfile"
+	"github.com/agenttree/agenttree/internal/tmux"
+)
+
+// Controller is the host's reconcile loop (DESIGN §6). Each tick it finds
+// the issues that are due, fetches their PRs in batches, and lets the
+// engine continue each one's work from what is on disk; it keeps no state
+// of its own, so it can be killed at any moment and started again.
+type Controller struct {
+	// Load loads the config and opens the engine over the state directory.
+	// It is called again when the config file changes: a config that does
+	// not load is reported, and the last good one kept.
+	Load func() (*engine.Engine, error)
+	// Interval is the tick; 0 means the config's controller.interval_s.
+	Interval time.Duration
+	// Issue limits the controller to one issue; 0 means all.
+	Issue int
+	Log   *slog.Logger
+	// Tmux delivers messages to sessions; nil: the config's tmux settings.
+	Tmux *tmux.Client
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+
+	mu       sync.Mutex
+	eng      *engine.Engine
+	cfgStamp time.Time
+	// queued remembers the message keys this process has put in outboxes,
+	// so a tick does not read every outbox to learn it again.
+	queued map[string]bool
+}
+
+// ErrRunning is returned when another controller holds the state directory.
+var ErrRunning = errors.New("another controller is running")
+
+// Lock takes the state directory's controller lock without waiting; the
+// lock file names the process that holds it, so a second controller says
+// which one runs.
+func Lock(stateDir string) (unlock func(), err error) {
+	if err := os.MkdirAll(stateDir, 0o755); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(stateDir, "controller.lock")
+	unlock, err = atomicfile.Lock(context.Background(), path, time.Millisecond, "the controller of "+stateDir)
+	if errors.Is(err, atomicfile.ErrLocked) {
+		holder := atomicfile.HeldBy(path)
+		if holder == "" {
+			holder = "its pid is not recorded"
+		}
+		return nil, fmt.Errorf("%w for %s (%s); stop it first, or see what it does with `agenttree status`", ErrRunning, stateDir, holder)
+	}
+	return unlock, err
+}
+
+// Run ticks until ctx is done. Stopping finishes the pass in flight:
+// hooks run on a context that the stop does not cancel, so nothing is left
+// half done. It returns nil when stopped.
+func (c *Controller) Run(ctx context.Context) error {
+	for {
+		sum, err := c.Tick(ctx)
+		if err != nil {
+			return err
+		}
+		wait := c.interval()
+		if sum.Soonest > 0 && sum.Soonest < wait {
+			wait = sum.Soonest
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
+	}
+}
+
+func (c *Controller) interval() time.Duration {
+	if c.Interval > 0 {
+		return c.Interval
+	}
+	if e := c.engine(); e != nil && e.Config.Controller.Interval > 0 {
+		return e.Config.Controller.Interval
+	}
+	return 10 * time.Second
+}
+
+func (c *Controller) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+func (c *Controller) log() *slog.Logger {
+	if c.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return c.Log
+}
+
+func (c *Controller) engine() *engine.Engine {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.eng
+}
+
+// reload opens the engine on first use, and again when the config file
+// changed since; a config that does not load keeps the last good one.
+func (c *Controller) reload() (*engine.Engine, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.eng != nil {
+		fi, err := os.Stat(c.eng.Config.File)
+		if err != nil || fi.ModTime().Equal(c.cfgStamp) {
+			return c.eng, nil
+		}
+	}
+	e, err := c.Load()
+	if err != nil {
+		if c.eng == nil {
+			return nil, err
+		}
+		c.log().Error("config not reloaded; keeping the last good one", "file", c.eng.Config.File, "err", err)
+		if fi, serr := os.Stat(c.eng.Config.File); serr == nil {
+			c.cfgStamp = fi.ModTime() // report it once, not every tick
+		}
+		return c.eng, nil
+	}
+	if fi, err := os.Stat(e.Config.File); err == nil {
+		c.cfgStamp = fi.ModTime()
+	}
+	if c.eng != nil {
+		c.log().Info("config reloaded", "file", e.Config.File)
+	}
+	if e.Forge != nil {
+		e.Forge = &batchForge{inner: e.Forge}
+	}
+	c.eng = e
+	return e, nil
+}

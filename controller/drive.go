@@ -1,0 +1,61 @@
+package controller
+
+import (
+	"context"
+	"time"
+
+	"github.com/agenttree/agenttree/engine"
+)
+
+// Progress is one wait of Drive, for a progress line.
+type Progress struct {
+	Elapsed time.Duration
+	Status  string
+	Next    time.Duration
+}
+
+// Drive runs the controller's passes over one issue in the foreground
+// (the same passes `agenttree controller --issue ID` makes) until the
+// issue stops waiting: it moves, is blocked, steps back, or stops for a
+// person. progress is called before each wait.
+func Drive(ctx context.Context, load func() (*engine.Engine, error), id int, progress func(Progress)) (*engine.Result, error) {
+	c := &Controller{Load: load, Issue: id}
+	start := time.Now()
+	for {
+		sum, err := c.Tick(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var res *engine.Result
+		for _, r := range sum.Results {
+			if r.Issue == id {
+				res = r
+			}
+		}
+		if res != nil && (res.Status != engine.StatusWaiting || res.RetryAfter == 0) {
+			return res, nil // moved, blocked, or waiting on someone else
+		}
+		if res == nil && sum.Due == 0 {
+			return nil, nil // nothing for the controller to do
+		}
+		wait := time.Second
+		if res != nil && res.RetryAfter > 0 {
+			wait = res.RetryAfter
+		}
+		if e := c.engine(); e != nil && e.Config.CIPolling.MaxInterval > 0 {
+			wait = min(wait, e.Config.CIPolling.MaxInterval)
+		}
+		if progress != nil {
+			status := "waiting"
+			if res != nil && len(res.Reasons) > 0 {
+				status = res.Reasons[0]
+			}
+			progress(Progress{Elapsed: time.Since(start), Status: status, Next: wait})
+		}
+		select {
+		case <-ctx.Done():
+			return res, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+}

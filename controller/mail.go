@@ -1,0 +1,218 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+
+	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/internal/outbox"
+	"github.com/agenttree/agenttree/internal/tmux"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// hasMail reports whether iss has something to tell: a message its state
+// calls for that this process has not queued, or one waiting in its
+// outbox.
+func (c *Controller) hasMail(e *engine.Engine, iss *issues.Issue) bool {
+	for _, m := range e.Messages(iss) {
+		if !c.wasQueued(iss.ID, m.Key) {
+			return true
+		}
+	}
+	pending, err := e.Outbox(iss.ID).Pending()
+	return err == nil && len(pending) > 0
+}
+
+func (c *Controller) wasQueued(id int, key string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.queued[strconv.Itoa(id)+"/"+key]
+}
+
+func (c *Controller) markQueued(id int, key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.queued == nil {
+		c.queued = map[string]bool{}
+	}
+	c.queued[strconv.Itoa(id)+"/"+key] = true
+}
+
+// mail queues what issue id's state says must be told (a key already in
+// the outbox adds nothing), then delivers its outbox: to the agent's tmux
+// session, to the people (the manager's session, notify.command, the log).
+// What cannot be delivered stays in the outbox for the next tick.
+func (c *Controller) mail(ctx context.Context, e *engine.Engine, id int) {
+	log := c.log().With("issue", id)
+	iss, err := e.Store.Get(id)
+	if err != nil {
+		log.Warn("reading issue for its messages", "err", err)
+		return
+	}
+	box := e.Outbox(id)
+	for _, m := range e.Messages(iss) {
+		if c.wasQueued(id, m.Key) {
+			continue
+		}
+		if _, err := box.Put(ctx, m); err != nil {
+			log.Warn("queueing a message", "kind", m.Kind, "err", err)
+			continue
+		}
+		c.markQueued(id, m.Key)
+	}
+	sent, err := Deliver(ctx, e, iss, c.tmuxClient(e), c.log())
+	for _, m := range sent {
+		log.Info("message delivered", "to", m.To, "kind", m.Kind)
+	}
+	if err != nil {
+		log.Info("message not delivered; it stays in the outbox", "err", err)
+	}
+}
+
+func (c *Controller) tmuxClient(e *engine.Engine) *tmux.Client {
+	if c.Tmux != nil {
+		return c.Tmux
+	}
+	return TmuxClient(e)
+}
+
+// TmuxClient is the tmux server the config's sessions are on.
+func TmuxClient(e *engine.Engine) *tmux.Client {
+	return &tmux.Client{Socket: e.Config.Tmux.Socket, LockDir: e.Store.Root()}
+}
+
+// Deliver delivers iss's outbox as the controller does: to the agent's
+// tmux session, to people (the log, the manager's session,
+// notify.command), in order for each. What cannot be delivered now stays
+// queued; it returns what it delivered.
+func Deliver(ctx context.Context, e *engine.Engine, iss *issues.Issue, client *tmux.Client, log *slog.Logger) ([]outbox.Message, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	p := &postman{log: log, e: e, iss: iss, tmux: client}
+	return e.Outbox(iss.ID).Carry(ctx, outbox.Courier{Send: p.send, Seen: p.seen, Submit: p.submit})
+}
+
+// postman delivers one issue's messages.
+type postman struct {
+	log  *slog.Logger
+	e    *engine.Engine
+	iss  *issues.Issue
+	tmux *tmux.Client
+}
+
+// session is the tmux session m is typed into, if any: the agent's, or
+// the manager's when the config names one.
+func (p *postman) session(m outbox.Message) (string, bool) {
+	if m.To == outbox.ToManager {
+		return p.e.Config.Tmux.Manager, p.e.Config.Tmux.Manager != ""
+	}
+	return SessionName(p.e.Config, p.iss), true
+}
+
+func text(m outbox.Message) string { return outbox.Marker(m) + " " + m.Text }
+
+// send delivers m: typed into its session (the outbox records it typed
+// before Enter), and for people also run through notify.command.
+func (p *postman) send(ctx context.Context, m outbox.Message, typed func() error) error {
+	if m.To == outbox.ToManager {
+		p.log.Warn("a person is needed", "issue", p.iss.ID, "kind", m.Kind, "message", m.Text)
+	}
+	if session, ok := p.session(m); ok {
+		pane, err := p.pane(ctx, session)
+		if err != nil {
+			return err
+		}
+		if err := p.tmux.SendTyped(ctx, pane, text(m), typed); err != nil {
+			return err
+		}
+	} else if err := typed(); err != nil {
+		return err
+	}
+	return p.notify(ctx, m)
+}
+
+// submit finishes the delivery of m, typed before: Enter, and for people
+// notify.command.
+func (p *postman) submit(ctx context.Context, m outbox.Message) error {
+	if session, ok := p.session(m); ok {
+		pane, err := p.pane(ctx, session)
+		if err != nil {
+			return err
+		}
+		if err := p.tmux.Submit(ctx, pane, text(m)); err != nil {
+			return err
+		}
+	}
+	return p.notify(ctx, m)
+}
+
+func (p *postman) notify(ctx context.Context, m outbox.Message) error {
+	if cmd := p.e.Config.Notify.Command; m.To == outbox.ToManager && cmd != "" {
+		return notify(ctx, p.e, p.iss, m, cmd)
+	}
+	return nil
+}
+
+// seen reports whether m reached its pane before a crash kept it from
+// being recorded as typed: its marker is on the screen or in the history.
+func (p *postman) seen(ctx context.Context, m outbox.Message) (bool, error) {
+	session, ok := p.session(m)
+	if !ok {
+		return false, nil
+	}
+	pane, err := p.pane(ctx, session)
+	if err != nil {
+		return false, err
+	}
+	screen, err := p.tmux.Capture(ctx, pane, 5000)
+	if err != nil {
+		return false, err
+	}
+	return strings.Contains(screen, outbox.Marker(m)), nil
+}
+
+func (p *postman) pane(ctx context.Context, session string) (string, error) {
+	ok, err := p.tmux.HasSession(ctx, session)
+	switch {
+	case err != nil:
+		return "", err
+	case !ok:
+		return "", fmt.Errorf("no tmux session %q (for issue %d): %w", session, p.iss.ID, tmux.ErrNoSession)
+	}
+	return p.tmux.Pane(ctx, session)
+}
+
+// SessionName is the tmux session of the agent working on iss: the
+// config's tmux.session template over the project, the agent's role and
+// the issue's id.
+func SessionName(cfg *stages.Config, iss *issues.Issue) string {
+	vars := map[string]string{"project": cfg.Project, "role": string(agentRole(cfg, iss)), "issue_id": strconv.Itoa(iss.ID),
+		"issue_title": iss.Title, "stage": iss.Stage, "branch": iss.Branch}
+	return tmux.SessionName(stages.Render(cfg.Tmux.Session, vars))
+}
+
+// agentRole is the role of the agent that works on iss: its stage's, or
+// while the controller or a person has the issue, that of the nearest
+// agent stage before it in its flow.
+func agentRole(cfg *stages.Config, iss *issues.Issue) stages.Role {
+	node, ok := cfg.Node(iss.Stage)
+	if !ok {
+		return stages.RoleDeveloper
+	}
+	flow, err := cfg.Flow(iss.Flow)
+	if err != nil {
+		return node.Role()
+	}
+	for i := flow.Index(node.Path); i >= 0; i-- {
+		n := flow.Nodes[i]
+		if !n.Controller() && !n.HumanReview() && n.Role() != stages.RoleHuman {
+			return n.Role()
+		}
+	}
+	return stages.RoleDeveloper
+}

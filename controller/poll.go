@@ -1,0 +1,166 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/internal/gitx"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// maxForgeErrors consecutive errors talking to the forge stop an issue
+// for a person: an outage is never taken for a CI verdict, but it is not
+// waited out forever either.
+const maxForgeErrors = 5
+
+// signal is what a poll saw, for the interval.
+type signal int
+
+const (
+	sigIdle        signal = iota
+	sigEvent              // a push, a new failure, a new review comment
+	sigRateLimited        // the forge asked us to slow down
+)
+
+// adapt is the next polling interval after cur (DESIGN §6): additive
+// increase while nothing happens, halve on an event, the maximum on a
+// rate-limit answer; never below the configured minimum.
+func adapt(cur time.Duration, cfg stages.CIPolling, sig signal) time.Duration {
+	floor := cfg.MinInterval
+	if floor <= 0 {
+		floor = 30 * time.Second
+	}
+	ceiling := max(cfg.MaxInterval, floor)
+	if cur <= 0 {
+		return min(max(cfg.PollInterval, floor), ceiling)
+	}
+	switch sig {
+	case sigEvent:
+		cur /= 2
+	case sigRateLimited:
+		cur = ceiling
+	default:
+		cur += 30 * time.Second
+	}
+	return min(max(cur, floor), ceiling)
+}
+
+// schedule keeps the polling state of d in its watch.yaml after a pass
+// (the head it is bound to, the interval, what the pass did) and says when
+// to look again. Five forge errors in a row stop the issue for a person.
+func (c *Controller) schedule(ctx context.Context, e *engine.Engine, d dueIssue, pr *forge.PR, res *engine.Result, batchErr error) (time.Duration, error) {
+	now := c.now()
+	tx, err := e.Store.Lock(ctx, d.iss.ID)
+	if err != nil {
+		return c.interval(), err
+	}
+	iss, err := tx.Get()
+	if err != nil {
+		tx.Unlock()
+		return c.interval(), err
+	}
+	prev, err := tx.Poll()
+	if err != nil {
+		prev = nil
+	}
+	p, sig := observe(prev, iss, pr, res, batchErr, now)
+	again := adapt(time.Duration(p.IntervalS)*time.Second, e.Config.CIPolling, sig)
+	if iss.PRNumber == 0 && res != nil && res.RetryAfter > 0 {
+		again = res.RetryAfter // no PR to poll: what the hook asked for
+	}
+	if prev == nil && iss.PRNumber == 0 && (res == nil || res.RetryAfter == 0) {
+		again = c.interval()
+	}
+	p.IntervalS, p.NextAt = int(again/time.Second), now.Add(again)
+	err = tx.SetPoll(p)
+	tx.Unlock()
+	if p.ForgeErrors >= maxForgeErrors && iss.Escalated == nil {
+		why := fmt.Sprintf("%d errors in a row talking to the forge (last: %s); agenttree never takes that for a CI verdict", p.ForgeErrors, forgeError(res, batchErr))
+		if _, eerr := e.Escalate(ctx, iss.ID, "error", why); eerr != nil {
+			err = errors.Join(err, eerr)
+		}
+	}
+	return again, err
+}
+
+// observe is the polling state after a pass over iss, and what the pass
+// saw: a new head, a new set of failing checks or a step back is an event;
+// the forge's rate limit slows down.
+func observe(prev *issues.Poll, iss *issues.Issue, pr *forge.PR, res *engine.Result, batchErr error, now time.Time) (*issues.Poll, signal) {
+	var p issues.Poll
+	if prev != nil && prev.PR == iss.PRNumber {
+		p = *prev
+	} else {
+		p = issues.Poll{PR: iss.PRNumber, Started: now, PushedAt: now}
+	}
+	p.Iteration++
+	sig := sigIdle
+	head := iss.HeadSHA
+	if pr != nil && pr.HeadSHA != "" {
+		head = pr.HeadSHA
+	}
+	if pr != nil && pr.Checks != nil {
+		sum := forge.Summarize(pr.Checks)
+		p.Checks = &issues.Checks{Total: sum.Total, Pending: sum.Pending, Passing: sum.Passing, Failing: sum.Failing}
+	}
+	if head != "" && head != p.Head {
+		if p.Head != "" {
+			sig = sigEvent
+			p.Log(now, "new head "+gitx.ShortSHA(head))
+		}
+		p.Head, p.PushedAt = head, now
+	}
+	failing := splitList(iss.Outputs["failed_checks"])
+	if !slices.Equal(failing, p.Failing) {
+		if len(failing) > 0 {
+			sig = sigEvent
+		}
+		p.Failing = failing
+	}
+	if res != nil && (moved(res) || res.Status == engine.StatusEscalated) {
+		sig = sigEvent
+		p.Log(now, describe(res))
+	}
+	if res != nil {
+		p.Status = describe(res)
+	}
+	var rl *forge.RateLimitError
+	if (res != nil && res.Class == hooks.ClassRateLimit) || errors.As(batchErr, &rl) {
+		sig = sigRateLimited
+	}
+	if forgeTrouble(res) || batchErr != nil {
+		p.ForgeErrors++
+	} else {
+		p.ForgeErrors = 0
+	}
+	return &p, sig
+}
+
+func forgeError(res *engine.Result, batchErr error) string {
+	if batchErr != nil {
+		return batchErr.Error()
+	}
+	if res != nil && len(res.Reasons) > 0 {
+		return res.Reasons[0]
+	}
+	return "unknown"
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, part := range strings.Split(s, ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

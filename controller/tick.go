@@ -1,0 +1,167 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// Summary is what one tick did.
+type Summary struct {
+	// Due counts the issues worked on; Failed those whose pass failed.
+	Due, Failed int
+	// Results are the engine's results of the passes, in id order.
+	Results []*engine.Result
+	// Soonest is the soonest an issue wants looking at again (0: none
+	// asked).
+	Soonest time.Duration
+}
+
+// Tick is one pass of the loop: every due issue, its PR state fetched in
+// batches, worked on concurrently up to controller.concurrency. Stopping
+// ctx stops starting new work; the passes in flight finish.
+func (c *Controller) Tick(ctx context.Context) (Summary, error) {
+	e, err := c.reload()
+	if err != nil {
+		return Summary{}, err
+	}
+	now := c.now()
+	due := c.due(e, now)
+	var sum Summary
+	if len(due) == 0 {
+		return sum, nil
+	}
+	work := context.WithoutCancel(ctx)
+	batch := c.prefetch(work, e, due)
+	passes := make([]pass, len(due))
+	limit := max(e.Config.Controller.Concurrency, 1)
+	sem := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for i, d := range due {
+		if ctx.Err() != nil {
+			passes[i].skipped = true
+			continue
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			passes[i] = c.work(work, e, d, batch)
+		}()
+	}
+	wg.Wait()
+	for _, p := range passes {
+		if p.skipped {
+			continue
+		}
+		sum.Due++
+		if p.err != nil {
+			sum.Failed++
+		}
+		if p.result != nil {
+			sum.Results = append(sum.Results, p.result)
+		}
+		if p.again > 0 && (sum.Soonest == 0 || p.again < sum.Soonest) {
+			sum.Soonest = p.again
+		}
+	}
+	return sum, nil
+}
+
+// dueIssue is an issue the tick works on, with its polling state.
+type dueIssue struct {
+	iss  *issues.Issue
+	node *stages.Node
+	poll *issues.Poll
+}
+
+// due lists the issues to work on now: those in a controller stage, those
+// with entry work unfinished (terminal stages included), those with an
+// open PR to watch, and any with messages waiting — each when its polling
+// state says it is time.
+func (c *Controller) due(e *engine.Engine, now time.Time) []dueIssue {
+	ids, err := e.Store.IDs()
+	if err != nil {
+		c.log().Error("listing issues", "err", err)
+		return nil
+	}
+	var out []dueIssue
+	for _, id := range ids {
+		if c.Issue != 0 && id != c.Issue {
+			continue
+		}
+		iss, err := e.Store.Get(id)
+		if err != nil {
+			// One unreadable issue never stops the others.
+			c.log().Error("reading issue", "issue", id, "err", err)
+			continue
+		}
+		node, ok := e.Config.Node(iss.Stage)
+		if !ok {
+			c.log().Warn("issue at a stage the config does not declare", "issue", id, "stage", iss.Stage)
+			continue
+		}
+		w, err := e.Store.ReadWatch(id)
+		if err != nil {
+			c.log().Warn("unreadable watch state; starting afresh", "issue", id, "err", err)
+			w = &issues.WatchFile{}
+		}
+		d := dueIssue{iss: iss, node: node, poll: w.Poll}
+		if c.wants(e, d, now) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// wants reports whether the controller has work on d now.
+func (c *Controller) wants(e *engine.Engine, d dueIssue, now time.Time) bool {
+	if c.hasMail(e, d.iss) {
+		return true
+	}
+	if d.iss.Escalated != nil || !active(d) {
+		return false
+	}
+	return d.poll == nil || !now.Before(d.poll.NextAt) || c.Issue != 0
+}
+
+// active reports whether the controller acts on d at all: a controller
+// stage, unfinished entry work, or an open PR outside a terminal stage.
+func active(d dueIssue) bool {
+	switch {
+	case d.node.Controller(), d.iss.EntryPending != nil:
+		return true
+	case d.iss.PRNumber > 0 && d.node.Terminal() == stages.TerminalNone:
+		return true
+	}
+	return false
+}
+
+// pass is what working on one issue came to.
+type pass struct {
+	result  *engine.Result
+	again   time.Duration
+	err     error
+	skipped bool
+}
+
+// work is the controller's pass over one due issue: messages first (what
+// the state says must be told), then the engine's pass or the PR watch,
+// then the polling state, then the messages the pass made.
+func (c *Controller) work(ctx context.Context, e *engine.Engine, d dueIssue, batch *prBatch) pass {
+	log := c.log().With("issue", d.iss.ID)
+	var p pass
+	if d.iss.Escalated == nil && active(d) {
+		p = c.act(ctx, e, d, batch)
+		if p.err != nil && !errors.Is(p.err, context.Canceled) {
+			log.Error("pass failed", "stage", d.iss.Stage, "err", p.err)
+		}
+	}
+	c.mail(ctx, e, d.iss.ID)
+	return p
+}

@@ -1,0 +1,101 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/internal/outbox"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// watchPR looks at the PR of an issue an agent or a person works on: a PR
+// merged outside agenttree completes the issue, one closed abandons it,
+// and what reviewers wrote is forwarded to the agent, once each.
+func (c *Controller) watchPR(ctx context.Context, e *engine.Engine, d dueIssue, pr *forge.PR) (*engine.Result, error) {
+	if pr == nil {
+		return nil, nil
+	}
+	switch pr.State {
+	case forge.StateMerged:
+		return e.Settle(ctx, d.iss.ID, stages.TerminalCompletion, fmt.Sprintf("PR #%d was merged outside agenttree", pr.Number))
+	case forge.StateClosed:
+		return e.Settle(ctx, d.iss.ID, stages.TerminalAbandon, fmt.Sprintf("PR #%d was closed without merging", pr.Number))
+	}
+	var res *engine.Result
+	if e.Watcher(d.node) != nil {
+		var err error
+		if res, err = e.WatchPR(ctx, d.iss.ID); err != nil {
+			return nil, err
+		}
+	}
+	return res, c.forwardFeedback(ctx, e, d, pr)
+}
+
+// forwardFeedback puts what reviewers wrote on the PR since the last look
+// in the agent's outbox. Each comment and thread is keyed by its id, so it
+// is queued once whatever crashes; the handled ids are kept in watch.yaml.
+func (c *Controller) forwardFeedback(ctx context.Context, e *engine.Engine, d dueIssue, pr *forge.PR) error {
+	feed, ok := forge.As[forge.ReviewFeed](e.Forge)
+	if !ok || (pr.FeedbackMark != "" && d.poll != nil && d.poll.FeedbackMark == pr.FeedbackMark) {
+		return nil // nothing new said since the last look
+	}
+	items, err := feed.Feedback(ctx, pr.Number)
+	if err != nil {
+		return fmt.Errorf("reading review feedback of PR #%d: %w", pr.Number, err)
+	}
+	var handled []string
+	if d.poll != nil {
+		handled = d.poll.Handled
+	}
+	box := e.Outbox(d.iss.ID)
+	var fresh []string
+	for _, f := range items {
+		if slices.Contains(handled, f.ID) {
+			continue
+		}
+		text := fmt.Sprintf("review feedback on PR #%d from %s", pr.Number, f.Author)
+		if f.Path != "" {
+			text += fmt.Sprintf(" on %s:%d", f.Path, f.Line)
+		}
+		text += ":\n" + f.Body
+		if f.URL != "" {
+			text += "\n(" + f.URL + ")"
+		}
+		text += "\nAddress it, push, then run `agenttree next` when fixed."
+		if _, err := box.Put(ctx, outbox.Message{Key: "review-" + f.ID, To: outbox.ToAgent, Kind: "review", Text: text}); err != nil {
+			return err
+		}
+		fresh = append(fresh, f.ID)
+	}
+	return c.markHandled(ctx, e, d.iss.ID, fresh, pr.FeedbackMark)
+}
+
+// markHandled keeps the feedback ids forwarded and the mark they were read at.
+func (c *Controller) markHandled(ctx context.Context, e *engine.Engine, id int, ids []string, mark string) error {
+	tx, err := e.Store.Lock(ctx, id)
+	if err != nil {
+		return err
+	}
+	defer tx.Unlock()
+	p, err := tx.Poll()
+	if err != nil {
+		return err
+	}
+	var next issues.Poll
+	if p != nil {
+		next = *p
+	}
+	if len(ids) == 0 && next.FeedbackMark == mark {
+		return nil
+	}
+	next.Handled = append(slices.Clone(next.Handled), ids...)
+	next.FeedbackMark = mark
+	if len(ids) > 0 {
+		next.Log(c.now(), fmt.Sprintf("forwarded %d review comment(s)", len(ids)))
+	}
+	return tx.SetPoll(&next)
+}

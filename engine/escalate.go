@@ -1,0 +1,111 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// Reconcile is the controller's pass over issue id (DESIGN §6): it
+// continues entry work that has not finished, from where it stopped (at
+// any stage), and moves an issue at a controller stage on through its
+// gate, as the controller. A pending hook leaves the issue waiting, with
+// Result.RetryAfter saying when to look again.
+func (e *Engine) Reconcile(ctx context.Context, id int) (*Result, error) {
+	return e.forward(ctx, id, Actor{Kind: ActorController}, false, false)
+}
+
+// Escalate stops issue id for a person, for a reason the controller
+// found outside any hook (the forge failing again and again). An issue
+// already escalated is left as it is.
+func (e *Engine) Escalate(ctx context.Context, id int, kind, reason string) (*Result, error) {
+	tx, err := e.Store.Lock(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Unlock()
+	iss, err := tx.Get()
+	if err != nil {
+		return nil, err
+	}
+	r := &Result{Issue: id, From: iss.Stage, To: iss.Stage, Status: StatusEscalated, Reasons: []string{reason}, Escalated: iss.Escalated, Version: iss.Version}
+	if iss.Escalated != nil {
+		return r, nil
+	}
+	t := &transition{e: e, ctx: ctx, tx: tx, actor: Actor{Kind: ActorController}}
+	cur, err := t.escalate(iss, issues.Escalation{Stage: iss.Stage, Kind: kind, Reason: reason})
+	if err != nil {
+		return nil, err
+	}
+	r.Escalated, r.Version = cur.Escalated, cur.Version
+	return r, nil
+}
+
+// all is everything the command's steps said, in the order they ran.
+func (f findings) all() said {
+	var s said
+	s.add(f.approval)
+	s.add(f.said)
+	if f.resumed != nil {
+		s.add(f.resumed.said)
+	}
+	if j := f.journey; j != nil {
+		s.add(j.gate.said)
+		for _, a := range j.arrivals {
+			s.add(a.said)
+		}
+		s.add(j.said)
+	}
+	return s
+}
+
+// latest is the issue as the command's steps last read or wrote it.
+func (f findings) latest() *issues.Issue {
+	if f.journey != nil && f.journey.issue != nil {
+		return f.journey.issue
+	}
+	return f.issue
+}
+
+// settle keeps what the command's hooks asked of people and agents: the
+// first escalation stops the issue for a person (a history entry, not a
+// move), and the messages hooks asked to send go to the issue's outbox.
+func (t *transition) settle(f findings, r *Result) error {
+	s := f.all()
+	if len(s.send) > 0 {
+		if err := t.e.queue(t.ctx, f.latest(), f.scope, s.send); err != nil {
+			r.Warnings = append(r.Warnings, "could not queue messages for the agent: "+err.Error())
+		}
+	}
+	if len(s.escalations) == 0 {
+		return nil
+	}
+	esc := s.escalations[0]
+	cur, err := t.escalate(f.latest(), esc)
+	if err != nil {
+		return err
+	}
+	r.Status, r.Escalated, r.Version = StatusEscalated, cur.Escalated, cur.Version
+	return nil
+}
+
+// escalate stops iss for a person: it moves no more until a person
+// resumes, skips, aborts or moves it.
+func (t *transition) escalate(iss *issues.Issue, esc issues.Escalation) (*issues.Issue, error) {
+	now := time.Now().UTC().Truncate(time.Second)
+	return t.tx.Update(iss.Version, func(cur *issues.Issue) error {
+		esc.At = now
+		if esc.Stage == "" {
+			esc.Stage = cur.Stage
+		}
+		cur.Escalated = &esc
+		if esc.Kind == escalateBreaker && cur.Breaker != nil {
+			cur.Breaker.State = issues.BreakerOpen
+		}
+		cur.History = append(cur.History, issues.HistoryEntry{From: cur.Stage, To: cur.Stage, Kind: stages.MoveEscalate,
+			Actor: string(t.actor.Kind), Reason: esc.Reason, At: now})
+		return nil
+	})
+}

@@ -1,0 +1,67 @@
+package issues
+
+import "time"
+
+// WatchFile is an issue's watch.yaml: what polling hooks remember (Hooks),
+// and the controller's polling state of the issue's PR (Poll). Neither is
+// part of the issue's version: they change on every poll.
+type WatchFile struct {
+	Hooks map[string]string `yaml:"hooks,omitempty"`
+	Poll  *Poll             `yaml:"poll,omitempty"`
+}
+
+// Poll is how the controller watches one PR (DESIGN §6): bound to the
+// head it last saw, at an interval that adapts, remembering what it has
+// already told the agent, so a restarted controller repeats nothing.
+type Poll struct {
+	PR   int    `yaml:"pr"`
+	Head string `yaml:"head"`
+	// PushedAt is when the controller first saw Head.
+	PushedAt  time.Time `yaml:"pushed_at"`
+	Started   time.Time `yaml:"started"`
+	Iteration int       `yaml:"iteration"`
+	// IntervalS is the current interval in seconds; NextAt the next poll.
+	IntervalS int       `yaml:"interval_s"`
+	NextAt    time.Time `yaml:"next_at"`
+	// Handled are the review comments and threads already forwarded.
+	Handled []string `yaml:"handled,omitempty"`
+	// FeedbackMark is the forge's mark of the PR's review activity when it
+	// was last read: the feedback is read again only when it changes.
+	FeedbackMark string `yaml:"feedback_mark,omitempty"`
+	// FixAttempts counts the step backs per failing check.
+	FixAttempts map[string]int `yaml:"fix_attempts,omitempty"`
+	// ForgeErrors counts consecutive errors talking to the forge.
+	ForgeErrors int `yaml:"forge_errors,omitempty"`
+	// Failing is the set of failing checks last seen (an event when it changes).
+	Failing []string `yaml:"failing,omitempty"`
+	// Checks counts the CI checks on Head as last seen, when the forge
+	// reported them with the PR.
+	Checks  *Checks  `yaml:"checks,omitempty"`
+	Status  string   `yaml:"status,omitempty"`
+	Actions []Action `yaml:"actions,omitempty"`
+}
+
+// Action is one line of the controller's log of what it did to an issue.
+type Action struct {
+	At   time.Time `yaml:"at"`
+	What string    `yaml:"what"`
+}
+
+// MaxActions bounds the actions log kept in watch.yaml.
+const MaxActions = 50
+
+// Log adds an action, keeping the last MaxActions.
+func (p *Poll) Log(at time.Time, what string) {
+	p.Actions = append(p.Actions, Action{At: at.UTC().Truncate(time.Second), What: what})
+	if n := len(p.Actions); n > MaxActions {
+		p.Actions = append([]Action(nil), p.Actions[n-MaxActions:]...)
+	}
+}
+
+// Checks counts CI checks by state.
+type Checks struct {
+	Total   int `yaml:"total" json:"total"`
+	Pending int `yaml:"pending" json:"pending"`
+	Passing int `yaml:"passing" json:"passing"`
+	Failing int `yaml:"failing" json:"failing"`
+}

@@ -1,0 +1,388 @@
+package engine_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/hooks/builtin"
+	"github.com/agenttree/agenttree/internal/outbox"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// script is a CI stand-in: each call of `ci` returns the next outcome of
+// its list (the last one for ever after), and `open` counts its calls.
+type script struct {
+	mu    sync.Mutex
+	ci    []hooks.Outcome
+	calls map[string]int
+}
+
+func (s *script) registry() *hooks.Registry {
+	reg := builtin.Registry()
+	count := func(name string) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.calls == nil {
+			s.calls = map[string]int{}
+		}
+		s.calls[name]++
+	}
+	reg.Register(hooks.Def{HookSpec: stages.HookSpec{Name: "open"}, Run: func(context.Context, *hooks.Call) hooks.Outcome {
+		count("open")
+		return hooks.Outcome{Kind: hooks.KindPass, Outputs: map[string]string{"pr_number": "1"}}
+	}})
+	reg.Register(hooks.Def{HookSpec: stages.HookSpec{Name: "ci"}, Run: func(context.Context, *hooks.Call) hooks.Outcome {
+		count("ci")
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		o := s.ci[0]
+		if len(s.ci) > 1 {
+			s.ci = s.ci[1:]
+		}
+		return o
+	}})
+	reg.Register(hooks.Def{HookSpec: stages.HookSpec{Name: "tell", Main: "text", Params: []stages.Param{{Name: "text", Type: stages.ParamString}}},
+		Run: func(_ context.Context, c *hooks.Call) hooks.Outcome {
+			return hooks.Outcome{Kind: hooks.KindPass, Send: []string{c.Params["text"].(string)}}
+		}})
+	return reg
+}
+
+func (s *script) count(name string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[name]
+}
+
+// ciFailed is a failed CI run on head with the given failing checks.
+func ciFailed(head string, checks ...string) hooks.Outcome {
+	o := hooks.FailAs(hooks.ClassCIFailed, "CI failed on %s", head)
+	list := ""
+	for i, c := range checks {
+		if i > 0 {
+			list += ", "
+		}
+		list += c
+	}
+	o.Outputs = map[string]string{"failed_checks": list, "head_sha": head, "failure_reason": o.Reason}
+	o.Files = map[string]string{"ci_feedback.md": "# CI failed\n"}
+	return o
+}
+
+const controlled = `
+ci_polling: {max_retries: 3}
+circuit_breaker: {no_progress_threshold: 10, same_error_threshold: 10, half_open_after: 2}
+stages:
+  - name: implement
+    substages:
+      - name: code
+      - name: feedback
+  - name: pr_ready
+    host: controller
+    post_start:
+      - open:
+      - ci:
+    on_failure:
+      step_back_to: implement.feedback
+      message: "CI: {{failure_reason}} (attempt {{attempt}} of {{max_retries}})"
+  - name: review
+    human_review: true
+  - name: accepted
+    terminal: completion
+  - name: not_doing
+    terminal: abandon
+    redirect_only: true
+`
+
+func reconcile(t *testing.T, e *engine.Engine, id int) *engine.Result {
+	t.Helper()
+	res, err := e.Reconcile(context.Background(), id)
+	require.NoError(t, err)
+	return res
+}
+
+func TestControllerStageRunsFromItsCursorAndStepsBackWithTheStageMessage(t *testing.T) {
+	s := &script{ci: []hooks.Outcome{hooks.Pending(3*time.Second, "1 of 2 checks running"), ciFailed("aaa", "test-unit")}}
+	e := engineWith(t, controlled, s.registry())
+	iss := create(t, e, "implement.feedback", nil)
+
+	res := next(t, e, iss.ID, agent)
+	require.Equal(t, "pr_ready", res.To)
+	assert.Zero(t, s.count("open"), "an agent's move leaves the controller stage's hooks to the controller")
+	res = next(t, e, iss.ID, agent)
+	assert.Equal(t, engine.StatusWaiting, res.Status, "an agent cannot move a controller stage")
+
+	res = reconcile(t, e, iss.ID)
+	assert.Equal(t, engine.StatusWaiting, res.Status, res.Reasons)
+	assert.Equal(t, 3*time.Second, res.RetryAfter)
+	assert.Contains(t, res.Reasons, "1 of 2 checks running")
+	got, err := e.Store.Get(iss.ID)
+	require.NoError(t, err)
+	require.NotNil(t, got.EntryPending)
+	assert.Equal(t, 1, got.EntryPending.Done, "the cursor is past the hook that passed")
+
+	res = reconcile(t, e, iss.ID)
+	require.Equal(t, engine.StatusSteppedBack, res.Status, res.Reasons)
+	assert.Equal(t, 1, s.count("open"), "a hook that passed is not run again")
+	require.NotNil(t, res.StepBack)
+	assert.Equal(t, "pr_ready", res.StepBack.From)
+	assert.Equal(t, "implement.feedback", res.StepBack.To)
+	assert.Equal(t, "CI failed on aaa", res.StepBack.Reason)
+	assert.Equal(t, "CI: CI failed on aaa (attempt 1 of 3)", res.StepBack.Message)
+	assert.Equal(t, string(hooks.ClassCIFailed), res.StepBack.Class)
+	assert.Equal(t, 1, res.StepBack.Attempt)
+	assert.Equal(t, 3, res.StepBack.MaxRetries)
+	assert.Contains(t, res.StepBack.Feedback, "ci_feedback.md")
+
+	got, err = e.Store.Get(iss.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "implement.feedback", got.Stage)
+	assert.Equal(t, 1, got.Attempts[string(hooks.ClassCIFailed)])
+	last := got.History[len(got.History)-1]
+	assert.Equal(t, stages.MoveStepBack, last.Kind)
+	assert.Equal(t, "controller", last.Actor)
+
+	msgs := e.Messages(got)
+	require.Len(t, msgs, 1)
+	assert.Equal(t, outbox.ToAgent, msgs[0].To)
+	assert.Contains(t, msgs[0].Text, "pr_ready → implement.feedback")
+	assert.Contains(t, msgs[0].Text, "ci_feedback.md")
+	assert.Contains(t, msgs[0].Text, "run `agenttree next` when fixed")
+}
+
+func TestSpentBudgetEscalatesAndOnlyAPersonResumes(t *testing.T) {
+	s := &script{ci: []hooks.Outcome{ciFailed("aaa", "lint")}}
+	e := engineWith(t, controlled, s.registry())
+	iss := create(t, e, "implement.feedback", nil)
+	for attempt := 1; attempt <= 3; attempt++ {
+		require.Equal(t, "pr_ready", next(t, e, iss.ID, agent).To)
+		// A new head each time, failing differently: progress, so only the
+		// budget stops it.
+		s.ci = []hooks.Outcome{ciFailed("head"+string(rune('a'+attempt)), "check"+string(rune('a'+attempt)))}
+		res := reconcile(t, e, iss.ID)
+		require.Equal(t, engine.StatusSteppedBack, res.Status, "attempt %d: %v", attempt, res.Reasons)
+	}
+	require.Equal(t, "pr_ready", next(t, e, iss.ID, agent).To)
+	res := reconcile(t, e, iss.ID)
+	require.Equal(t, engine.StatusEscalated, res.Status, res.Reasons)
+	require.NotNil(t, res.Escalated)
+	assert.Equal(t, "budget", res.Escalated.Kind)
+	assert.Contains(t, res.Escalated.Reason, "CI failed 4 times")
+
+	got, err := e.Store.Get(iss.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "pr_ready", got.Stage, "an escalated issue stays where it is")
+	assert.Equal(t, stages.MoveEscalate, got.History[len(got.History)-1].Kind)
+	assert.Equal(t, outbox.ToManager, e.Messages(got)[0].To, "people are told")
+
+	calls := s.count("ci")
+	res = reconcile(t, e, iss.ID)
+	assert.Equal(t, engine.StatusEscalated, res.Status)
+	assert.Equal(t, calls, s.count("ci"), "the controller leaves an escalated issue alone")
+	res = next(t, e, iss.ID, agent)
+	assert.Equal(t, engine.StatusEscalated, res.Status)
+	assert.Contains(t, res.Reasons[0], "agenttree resume")
+}
+
+func TestSameFailureOpensTheBreakerBeforeTheBudget(t *testing.T) {
+	text := `
+ci_polling: {max_retries: 10}
+circuit_breaker: {no_progress_threshold: 5, same_error_threshold: 3, half_open_after: 2}
+` + controlled[len("\nci_polling: {max_retries: 3}\ncircuit_breaker: {no_progress_threshold: 10, same_error_threshold: 10, half_open_after: 2}\n"):]
+	s := &script{ci: []hooks.Outcome{ciFailed("same", "test-unit")}}
+	e := engineWith(t, text, s.registry())
+	iss := create(t, e, "implement.feedback", nil)
+	var res *engine.Result
+	for i := 0; i < 4; i++ {
+		require.Equal(t, "pr_ready", next(t, e, iss.ID, agent).To)
+		res = reconcile(t, e, iss.ID)
+		if res.Status == engine.StatusEscalated {
+			break
+		}
+		require.Equal(t, engine.StatusSteppedBack, res.Status, res.Reasons)
+	}
+	require.Equal(t, engine.StatusEscalated, res.Status, res.Reasons)
+	assert.Equal(t, "breaker", res.Escalated.Kind)
+	got, err := e.Store.Get(iss.ID)
+	require.NoError(t, err)
+	require.NotNil(t, got.Breaker)
+	assert.Equal(t, "open", got.Breaker.State)
+}
+
+func TestFailurePolicyListSendsThenStepsBack(t *testing.T) {
+	s := &script{ci: []hooks.Outcome{ciFailed("aaa", "lint")}}
+	e := engineWith(t, `
+stages:
+  - name: implement
+    substages:
+      - name: code
+      - name: feedback
+  - name: pr_ready
+    host: controller
+    post_start:
+      - ci: {on_failure: [{tell: "CI is red, look at lint"}, {step_back_to: implement.code}]}
+  - name: accepted
+    terminal: completion
+`, s.registry())
+	iss := create(t, e, "pr_ready", nil)
+	res := reconcile(t, e, iss.ID)
+	require.Equal(t, engine.StatusSteppedBack, res.Status, res.Reasons)
+	assert.Equal(t, "implement.code", res.To)
+	pending, err := e.Outbox(iss.ID).Pending()
+	require.NoError(t, err)
+	require.Len(t, pending, 1)
+	assert.Equal(t, "CI is red, look at lint", pending[0].Text)
+}
+
+func TestControllerFailureThatLeadsNowhereCallsAPerson(t *testing.T) {
+	s := &script{ci: []hooks.Outcome{ciFailed("aaa", "lint")}}
+	e := engineWith(t, `
+stages:
+  - name: work
+  - name: pr_ready
+    host: controller
+    post_start:
+      - ci:
+  - name: accepted
+    terminal: completion
+`, s.registry())
+	iss := create(t, e, "pr_ready", nil)
+	res := reconcile(t, e, iss.ID)
+	require.Equal(t, engine.StatusEscalated, res.Status, res.Reasons)
+	assert.Contains(t, res.Escalated.Reason, "nothing in")
+	assert.Contains(t, res.Escalated.Reason, "on_failure: {step_back_to: STAGE}")
+}
+
+func TestSettleMovesToTheFlowsTerminalStage(t *testing.T) {
+	s := &script{ci: []hooks.Outcome{hooks.Pass()}}
+	e := engineWith(t, controlled, s.registry())
+	iss := create(t, e, "review", nil)
+	res, err := e.Settle(context.Background(), iss.ID, stages.TerminalCompletion, "PR #1 was merged outside agenttree")
+	require.NoError(t, err)
+	assert.Equal(t, "accepted", res.To)
+	assert.Equal(t, stages.MoveManual, res.Kind)
+
+	other := create(t, e, "implement.code", nil)
+	res, err = e.Settle(context.Background(), other.ID, stages.TerminalAbandon, "PR #2 was closed without merging")
+	require.NoError(t, err)
+	assert.Equal(t, "not_doing", res.To)
+
+	res, err = e.Settle(context.Background(), other.ID, stages.TerminalCompletion, "again")
+	require.NoError(t, err)
+	assert.Equal(t, engine.StatusFinal, res.Status, "a finished issue stays finished")
+}
+
+func TestControllerHooksOfAHumanReviewLeaveTheApprovalToAPerson(t *testing.T) {
+	s := &script{ci: []hooks.Outcome{hooks.Pass()}}
+	e := engineWith(t, `
+stages:
+  - name: implement
+    substages:
+      - name: code
+      - name: feedback
+  - name: implementation_review
+    human_review: true
+    host: controller
+    post_start:
+      - open:
+      - ci:
+    on_failure: {step_back_to: implement.feedback}
+  - name: accepted
+    terminal: completion
+`, s.registry())
+	iss := create(t, e, "implement.feedback", nil)
+	require.Equal(t, "implementation_review", next(t, e, iss.ID, agent).To)
+	res, err := e.Approve(context.Background(), iss.ID, human, false)
+	require.NoError(t, err)
+	assert.Equal(t, engine.StatusWaiting, res.Status, "the controller's hooks run first: %v", res.Reasons)
+
+	res = reconcile(t, e, iss.ID)
+	assert.Equal(t, engine.StatusWaiting, res.Status)
+	assert.Contains(t, res.Reasons[0], "waits for a person's review")
+	assert.Equal(t, "implementation_review", res.To, "the controller never approves")
+	assert.Equal(t, 1, s.count("ci"))
+
+	res, err = e.Approve(context.Background(), iss.ID, human, false)
+	require.NoError(t, err)
+	assert.Equal(t, "accepted", res.To, res.Reasons)
+}
+
+func TestBackgroundWatchActsOnAFailureOncePerHead(t *testing.T) {
+	s := &script{}
+	reg := hooks.NewRegistry(
+		hooks.Def{HookSpec: stages.HookSpec{Name: "ci", Waits: true, Params: []stages.Param{{Name: "poll_interval", Type: stages.ParamDuration}}},
+			Run: func(context.Context, *hooks.Call) hooks.Outcome {
+				s.mu.Lock()
+				defer s.mu.Unlock()
+				return s.ci[0]
+			}},
+		hooks.Def{HookSpec: stages.HookSpec{Name: "watch", Watches: true, Params: []stages.Param{
+			{Name: "interval", Type: stages.ParamDuration}, {Name: "on_ci_failure", Type: stages.ParamAny}, {Name: "on_conflict", Type: stages.ParamAny}}},
+			Run: func(context.Context, *hooks.Call) hooks.Outcome { return hooks.Pass() }},
+		hooks.Def{HookSpec: stages.HookSpec{Name: "tell", Main: "text", Params: []stages.Param{{Name: "text", Type: stages.ParamString}}},
+			Run: func(_ context.Context, c *hooks.Call) hooks.Outcome {
+				return hooks.Outcome{Kind: hooks.KindPass, Send: []string{c.Params["text"].(string)}}
+			}},
+	)
+	e := engineWith(t, `
+stages:
+  - name: implement
+    post_start:
+      - watch: {on_ci_failure: [{tell: "CI broke on your PR"}, fail]}
+  - name: review
+    human_review: true
+    post_start:
+      - watch: {on_conflict: escalate}
+  - name: accepted
+    terminal: completion
+`, reg)
+	iss := create(t, e, "implement", nil)
+	_, err := e.Store.Update(context.Background(), iss.ID, iss.Version, func(i *issues.Issue) error {
+		i.PRNumber, i.HeadSHA = 3, "aaa"
+		return nil
+	})
+	require.NoError(t, err)
+
+	s.ci = []hooks.Outcome{hooks.Pending(time.Second, "1 of 1 checks running")}
+	res, err := e.WatchPR(context.Background(), iss.ID)
+	require.NoError(t, err)
+	assert.Equal(t, engine.StatusWaiting, res.Status)
+
+	s.ci = []hooks.Outcome{ciFailed("aaa", "lint")}
+	for range 2 {
+		res, err = e.WatchPR(context.Background(), iss.ID)
+		require.NoError(t, err)
+		assert.Equal(t, "implement", res.To, "a message-only policy keeps the agent where it is")
+	}
+	pending, err := e.Outbox(iss.ID).Pending()
+	require.NoError(t, err)
+	require.Len(t, pending, 1, "one failure on one head is acted on once")
+	assert.Equal(t, "CI broke on your PR", pending[0].Text)
+
+	s.ci = []hooks.Outcome{ciFailed("bbb", "lint")}
+	_, err = e.WatchPR(context.Background(), iss.ID)
+	require.NoError(t, err)
+	pending, err = e.Outbox(iss.ID).Pending()
+	require.NoError(t, err)
+	assert.Len(t, pending, 2, "a new head failing is news")
+
+	review := create(t, e, "review", nil)
+	_, err = e.Store.Update(context.Background(), review.ID, review.Version, func(i *issues.Issue) error {
+		i.PRNumber, i.HeadSHA = 4, "ccc"
+		return nil
+	})
+	require.NoError(t, err)
+	conflict := hooks.FailAs(hooks.ClassConflict, "PR #4 conflicts with main")
+	s.ci = []hooks.Outcome{conflict}
+	res, err = e.WatchPR(context.Background(), review.ID)
+	require.NoError(t, err)
+	assert.Equal(t, engine.StatusEscalated, res.Status, res.Reasons)
+}

@@ -1,0 +1,104 @@
+package engine
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// watchedKey remembers, in the hooks' watch state, the head and failure a
+// background watch last acted on, so one failure is acted on once.
+const watchedKey = "watch.acted_on"
+
+// Watcher is the entry of a hook that asks for the issue's PR to be
+// watched in the background while an agent or a person works at node
+// (poll_pr_status), or nil.
+func (e *Engine) Watcher(node *stages.Node) *stages.HookEntry {
+	for _, h := range node.Hooks() {
+		if spec, ok := e.Hooks.Hook(h.Name); ok && spec.Watches {
+			return h
+		}
+	}
+	return nil
+}
+
+// WatchPR is the controller's background look at the PR of issue id, at a
+// stage whose watcher asks for one: it polls CI once (the hook whose spec
+// says it waits for CI), and a failure or a conflict on the PR's head goes
+// to the watcher's on_ci_failure / on_conflict, else to the stage's
+// on_failure, as for the controller's own stages — once per head and
+// failure. It returns nil when there is nothing to watch.
+func (e *Engine) WatchPR(ctx context.Context, id int) (*Result, error) {
+	tx, err := e.Store.Lock(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Unlock()
+	iss, err := tx.Get()
+	if err != nil {
+		return nil, err
+	}
+	flow, node, err := e.locate(iss)
+	if err != nil {
+		return nil, err
+	}
+	w := e.Watcher(node)
+	if w == nil || iss.PRNumber == 0 || iss.Escalated != nil {
+		return nil, nil
+	}
+	name, err := e.hookWith("waits for CI", func(spec stages.HookSpec) bool { return spec.Waits })
+	if err != nil {
+		return nil, err
+	}
+	// The CI poll, with the watcher's policies for what it finds.
+	probe := &stages.HookEntry{Name: name, Pos: w.Pos, Params: map[string]any{}, Context: w.Label() + " (CI of PR)",
+		OnFailure: w.OnCIFailure, OnConflict: w.OnConflict}
+	if v, ok := w.Params["interval"]; ok {
+		probe.Params["poll_interval"] = v
+	}
+	t := &transition{e: e, ctx: ctx, tx: tx, actor: Actor{Kind: ActorController}, m: e.Machine(flow)}
+	base := Result{Issue: id, From: iss.Stage, To: iss.Stage, Version: iss.Version, Reasons: []string{}, Status: StatusWaiting}
+	seen, _ := tx.Watch()
+	seq := t.sequence(node, iss)
+	o := seq.run(probe)
+	switch {
+	case o.Kind == hooks.KindPending, o.Kind == hooks.KindPass:
+		base.Reasons, base.Class, base.RetryAfter = []string{cmpReason(o, "CI passed")}, o.Class, o.RetryAfter
+		return &base, nil
+	}
+	acted := fmt.Sprintf("%s %s", cmp.Or(o.Outputs["head_sha"], seq.snap.HeadSHA), o.Class)
+	if seen[watchedKey] == acted {
+		base.Reasons = []string{"already acted on: " + o.Reason}
+		return &base, nil
+	}
+	if err := tx.UpdateWatch(map[string]string{watchedKey: acted}); err != nil {
+		return nil, err
+	}
+	f := findings{issue: iss, scope: strings.ReplaceAll(acted, " ", "-")}
+	if jumps(o) {
+		if h := t.onward(node, node, o, seq); h != nil {
+			j := t.drive(iss, node, *h, false)
+			j.gate.said.add(seq.said)
+			f.journey = &j
+		}
+	}
+	if f.journey == nil {
+		f.wait, f.said = o.Reason, seq.said
+	}
+	res := f.result(base, false)
+	if err := t.settle(f, &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+func cmpReason(o hooks.Outcome, pass string) string {
+	if o.Reason != "" {
+		return o.Reason
+	}
+	return pass
+}

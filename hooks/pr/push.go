@@ -1,0 +1,108 @@
+package pr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/internal/gitx"
+)
+
+// pushBranch pushes the issue's branch from its work tree, or returns the
+// failure that says why it did not.
+//
+// Without an open PR it is a plain push, which never overwrites anything.
+// With one, the agent may have rewritten the branch (rebased it after a
+// conflict), so the push carries a lease on the PR's head as the forge
+// reports it: git refuses it when the remote moved on since. A lease on a
+// head read just now guards only that moment, so the branch must also
+// include that head, as git's --force-if-includes asks: its tip or an
+// earlier one (its reflog) held it, and a rewrite dropped it on purpose.
+// Commits the work tree never had are someone else's, and the push is
+// refused before it is tried.
+func pushBranch(ctx context.Context, c *hooks.Call, f forge.Forge, g hooks.Git, branch string) *hooks.Outcome {
+	lease, o := pushLease(ctx, c, f, g, branch)
+	if o != nil {
+		return o
+	}
+	if err := g.Push(ctx, remote(c), branch, lease); err != nil {
+		o := hooks.Failf("%s", pushRefused(c, branch, lease, err))
+		return &o
+	}
+	return nil
+}
+
+// pushLease is the head the remote branch must be at for the push to
+// replace it: "" for a plain push (no open PR for the branch).
+func pushLease(ctx context.Context, c *hooks.Call, f forge.Forge, g hooks.Git, branch string) (string, *hooks.Outcome) {
+	n := prNumber(c)
+	if n == 0 {
+		return "", nil
+	}
+	pr, err := f.PR(ctx, n)
+	switch {
+	case errors.Is(err, forge.ErrNotFound):
+		return "", nil // gone: create_pr opens another
+	case err != nil:
+		o := forgeFailure(c, fmt.Sprintf("reading PR #%d before pushing %s", n, branch), err)
+		return "", &o
+	case pr.State != forge.StateOpen || pr.Branch != branch || pr.HeadSHA == "":
+		return "", nil
+	}
+	if includes(ctx, g, branch, pr.HeadSHA) {
+		return pr.HeadSHA, nil
+	}
+	if err := ctx.Err(); err != nil {
+		o := hooks.FailAs(hooks.ClassTimeout, "pushing %s: %v", branch, err)
+		return "", &o
+	}
+	o := hooks.Failf("%s", foreignHead(c, pr))
+	return "", &o
+}
+
+// foreignHead says that the PR's head holds commits the work tree never
+// had, and what to run.
+func foreignHead(c *hooks.Call, pr *forge.PR) string {
+	return fmt.Sprintf("PR #%d's branch %s is at %s, which your branch %s never held: someone else pushed to it. "+
+		"Nothing was pushed. Bring their commits into your branch (`git pull --rebase %s %s`), then run `agenttree next`",
+		pr.Number, pr.Branch, gitx.ShortSHA(pr.HeadSHA), pr.Branch, remote(c), pr.Branch)
+}
+
+// reflogDepth bounds how far back includes looks: a rewrite the agent
+// just made is one or two entries back.
+const reflogDepth = 50
+
+// includes reports whether the local branch holds commit sha now or held
+// it before a rewrite: sha is reachable from its tip or from one of its
+// recent reflog entries. A commit the work tree does not have at all was
+// never held; neither was one older than the reflog goes.
+func includes(ctx context.Context, g hooks.Git, branch, sha string) bool {
+	ref := "refs/heads/" + branch
+	if ok, err := g.IsAncestor(ctx, sha, ref); err != nil || ok {
+		return ok
+	}
+	for i := 1; i <= reflogDepth; i++ {
+		ok, err := g.IsAncestor(ctx, sha, fmt.Sprintf("%s@{%d}", ref, i))
+		if err != nil || ok {
+			return ok
+		}
+	}
+	return false
+}
+
+// pushRefused says why a push of branch failed and what to run about it.
+func pushRefused(c *hooks.Call, branch, lease string, err error) string {
+	rem := remote(c)
+	switch {
+	case errors.Is(err, gitx.ErrLeaseRejected):
+		// git's own words add nothing to this.
+		return fmt.Sprintf("pushing %s to %s was refused: the branch moved there since the forge reported it at %s, so someone else pushed to it. "+
+			"Nothing was overwritten. Bring their commits into your branch (`git pull --rebase %s %s`), then run `agenttree next`",
+			branch, rem, gitx.ShortSHA(lease), rem, branch)
+	case errors.Is(err, gitx.ErrPushRejected):
+		return err.Error() // says what git refused and what to run
+	}
+	return fmt.Sprintf("pushing %s to %s: %v; make sure the branch exists and has your commits", branch, rem, err)
+}

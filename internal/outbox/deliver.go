@@ -1,0 +1,208 @@
+package outbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/agenttree/agenttree/internal/atomicfile"
+)
+
+// ErrMaybeDelivered is what a send's error wraps when the message may
+// have reached its recipient all the same. The message then stays
+// Delivering, and the next delivery asks Seen before sending it again.
+var ErrMaybeDelivered = errors.New("the message may have been delivered")
+
+// SendFunc delivers one message in one step. Its text should start with
+// Marker(m).
+type SendFunc func(ctx context.Context, m Message) error
+
+// SeenFunc reports whether m reached its recipient, for a delivery whose
+// outcome is not known: typically whether the recipient's pane shows
+// Marker(m).
+type SeenFunc func(ctx context.Context, m Message) (bool, error)
+
+// Courier carries messages in two steps, typing and handing over (paste,
+// then Enter), so that a delivery cut short in between is finished, never
+// repeated nor left half done.
+type Courier struct {
+	// Send delivers m; between typing and handing over it calls typed,
+	// which records m as Typed (an error from typed stops it there).
+	Send func(ctx context.Context, m Message, typed func() error) error
+	// Seen reports whether m, whose delivery was cut short before it was
+	// recorded as typed, was typed all the same; nil: never.
+	Seen SeenFunc
+	// Submit hands over m, typed before; nil: typed counts as delivered.
+	Submit func(ctx context.Context, m Message) error
+}
+
+// Deliver is Carry with a one-step send: seen decides whether a message
+// cut short arrived.
+func (b *Box) Deliver(ctx context.Context, send SendFunc, seen SeenFunc) (delivered []Message, err error) {
+	return b.Carry(ctx, Courier{Send: func(ctx context.Context, m Message, _ func() error) error { return send(ctx, m) }, Seen: seen})
+}
+
+// Carry sends the box's undelivered messages, oldest first, and returns
+// those delivered. One delivery runs at a time per box, across processes;
+// another waits for it.
+//
+// Each message is marked Delivering, typed, marked Typed, handed over,
+// then marked Sent. A message found Typed is handed over (Submit); one
+// found Delivering (agenttree stopped during its send, or the send
+// returned ErrMaybeDelivered) is checked with Seen: typed, it is handed
+// over; not, it is sent.
+//
+// Messages arrive in order for each recipient: a send that fails records
+// the attempt and the error and holds back that recipient's later
+// messages until the next delivery, while other recipients' go on (people
+// are told of an escalation even when the agent's session is gone).
+func (b *Box) Carry(ctx context.Context, c Courier) (delivered []Message, err error) {
+	if _, err := os.Stat(b.dir); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	unlock, err := atomicfile.Lock(ctx, filepath.Join(b.dir, deliverLock), lockWait, "the outbox "+b.dir)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+
+	queue, err := b.Pending()
+	if err != nil {
+		return nil, err
+	}
+	held := map[Recipient]bool{}
+	var errs []error
+	for _, m := range queue {
+		if err := ctx.Err(); err != nil {
+			return delivered, errors.Join(append(errs, fmt.Errorf("stopped delivering the messages in %s: %w", b.dir, err))...)
+		}
+		if held[m.To] {
+			continue
+		}
+		m, err := b.deliver(ctx, m, c)
+		if err != nil {
+			held[m.To] = true
+			errs = append(errs, err)
+			continue
+		}
+		delivered = append(delivered, m)
+	}
+	if len(errs) > 0 {
+		return delivered, errors.Join(errs...)
+	}
+	return delivered, b.tidy()
+}
+
+// deliver delivers one message and returns it as delivered.
+func (b *Box) deliver(ctx context.Context, m Message, c Courier) (Message, error) {
+	switch {
+	case m.State == Typed:
+		return b.handOver(ctx, m, c)
+	case m.State == Delivering && c.Seen != nil:
+		ok, err := c.Seen(ctx, m)
+		if err != nil {
+			return m, fmt.Errorf("message %s to the %s may have been delivered before, and checking failed; it waits in %s for the next try: %w", m.ID, m.To, b.dir, err)
+		}
+		if ok {
+			return b.handOver(ctx, m, c)
+		}
+	}
+	m.State = Delivering
+	m.Attempts++
+	if err := b.write(b.queuedPath(m.ID), m); err != nil {
+		return m, err
+	}
+	typed := func() error {
+		m.State = Typed
+		return b.write(b.queuedPath(m.ID), m)
+	}
+	if err := c.Send(ctx, m, typed); err != nil {
+		return m, b.sendFailed(m, err)
+	}
+	return b.markSent(m)
+}
+
+// handOver finishes the delivery of m, typed before.
+func (b *Box) handOver(ctx context.Context, m Message, c Courier) (Message, error) {
+	if c.Submit != nil {
+		m.State = Typed
+		if err := c.Submit(ctx, m); err != nil {
+			m.Attempts++
+			return m, b.sendFailed(m, err)
+		}
+	}
+	return b.markSent(m)
+}
+
+// sendFailed records a failed send of m and returns the error to report.
+// A message typed stays Typed; one that may have arrived stays
+// Delivering; any other goes back to Pending.
+func (b *Box) sendFailed(m Message, sendErr error) error {
+	m.LastError = sendErr.Error()
+	if m.State != Typed && !errors.Is(sendErr, ErrMaybeDelivered) {
+		m.State = Pending
+	}
+	err := fmt.Errorf("message %s to the %s not delivered (attempt %d); it waits in %s for the next try: %w", m.ID, m.To, m.Attempts, b.dir, sendErr)
+	if werr := b.write(b.queuedPath(m.ID), m); werr != nil {
+		return errors.Join(err, werr)
+	}
+	return err
+}
+
+// markSent moves m to sent/: written there first, then removed from the
+// queue, so a crash in between leaves it delivered, never undelivered.
+func (b *Box) markSent(m Message) (Message, error) {
+	m.State = Sent
+	m.SentAt = timestamp()
+	if err := os.MkdirAll(filepath.Join(b.dir, sentDir), 0o755); err != nil {
+		return m, fmt.Errorf("create the outbox's sent directory: %w", err)
+	}
+	if err := b.write(b.sentPath(m.ID), m); err != nil {
+		return m, err
+	}
+	return m, removeIfThere(b.queuedPath(m.ID))
+}
+
+// tidy removes the oldest delivered messages beyond KeepSent, and the
+// queued copies of delivered ones that a delivery stopped between
+// writing a message to sent/ and removing it from the queue left behind.
+func (b *Box) tidy() error {
+	keep := b.KeepSent
+	if keep <= 0 {
+		keep = DefaultKeepSent
+	}
+	sent, err := listIDs(filepath.Join(b.dir, sentDir))
+	if err != nil {
+		return err
+	}
+	queued, err := listIDs(b.dir)
+	if err != nil {
+		return err
+	}
+	var stale []string
+	for _, id := range sent[:max(0, len(sent)-keep)] {
+		stale = append(stale, b.sentPath(id))
+	}
+	for _, id := range queued {
+		if _, found := slices.BinarySearch(sent, id); found {
+			stale = append(stale, b.queuedPath(id))
+		}
+	}
+	for _, path := range stale {
+		if err := removeIfThere(path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func removeIfThere(path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove %s: %w", path, err)
+	}
+	return nil
+}

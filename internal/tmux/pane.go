@@ -1,0 +1,114 @@
+package tmux
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// Pane resolves target (a session name, "session:window", or a pane id)
+// to its pane id ("%N"): the active pane of the window (a session's
+// current window). Resolve once and use the id from then on, so that later
+// commands reach the same pane even when someone switches panes meanwhile.
+func (c *Client) Pane(ctx context.Context, target string) (string, error) {
+	st, err := c.paneState(ctx, target)
+	if err != nil {
+		return "", err
+	}
+	return st.id, nil
+}
+
+// paneState is what a delivery needs to know about a pane.
+type paneState struct {
+	id       string
+	inMode   bool // copy mode, view mode, clock mode, ...
+	dead     bool // its program exited; the pane remains
+	inputOff bool
+}
+
+// paneState reads the state of the pane t names: the pane with that id,
+// or the active pane of the window or session. list-panes, unlike
+// display-message, fails for a target it cannot find instead of falling
+// back to another pane.
+func (c *Client) paneState(ctx context.Context, t string) (paneState, error) {
+	if !isPaneID(t) && strings.Contains(t, ".") {
+		// A session name has no '.': this is session:window.pane.
+		return paneState{}, fmt.Errorf("find tmux pane %s: name a pane by its id (%%N), not by its position; session names have no '.' (see SessionName)", t)
+	}
+	out, err := c.run(ctx, nil, "list-panes", "-t", targetArg(t), "-F",
+		"#{pane_id} #{pane_active} #{pane_in_mode} #{pane_dead} #{pane_input_off}")
+	if err != nil {
+		return paneState{}, fmt.Errorf("find tmux pane %s: %w", t, err)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) != 5 {
+			continue
+		}
+		if (isPaneID(t) && f[0] == t) || (!isPaneID(t) && f[1] == "1") {
+			return paneState{id: f[0], inMode: f[2] == "1", dead: f[3] == "1", inputOff: f[4] == "1"}, nil
+		}
+	}
+	return paneState{}, fmt.Errorf("find tmux pane %s%s: %w", t, c.onServer(), ErrNoSession)
+}
+
+func (c *Client) onServer() string {
+	if c.Socket == "" {
+		return " on the default tmux server"
+	}
+	return " on tmux server " + c.Socket
+}
+
+// readyForInput leaves any mode pane is in and checks its program can
+// take input.
+func (c *Client) readyForInput(ctx context.Context, pane string) error {
+	st, err := c.paneState(ctx, pane)
+	if err != nil {
+		return err
+	}
+	if st.inMode {
+		if err := c.leaveMode(ctx, pane); err != nil {
+			return err
+		}
+		if st, err = c.paneState(ctx, pane); err != nil {
+			return err
+		}
+	}
+	switch {
+	case st.dead:
+		return fmt.Errorf("tmux pane %s: its program has exited: %w", pane, ErrPaneBusy)
+	case st.inputOff:
+		return fmt.Errorf("tmux pane %s: input is turned off (select-pane -e turns it on): %w", pane, ErrPaneBusy)
+	case st.inMode:
+		return fmt.Errorf("tmux pane %s: stays in a mode after leaving it was asked: %w", pane, ErrPaneBusy)
+	}
+	return nil
+}
+
+// leaveMode takes pane out of copy mode with the copy-mode command cancel;
+// modes that have no such command (clock, tree) are cancelled by
+// copy-mode -q (tmux 3.2 and later).
+func (c *Client) leaveMode(ctx context.Context, pane string) error {
+	c.log().Debug("leaving tmux pane mode before typing", "pane", pane)
+	if _, err := c.run(ctx, nil, "send-keys", "-t", pane, "-X", "cancel"); err == nil {
+		return nil
+	}
+	if _, err := c.run(ctx, nil, "copy-mode", "-q", "-t", pane); err != nil {
+		return fmt.Errorf("leave the mode tmux pane %s is in: %w", pane, err)
+	}
+	return nil
+}
+
+func isPaneID(s string) bool { return strings.HasPrefix(s, "%") }
+
+// targetArg is what a -t flag needs for what callers pass: a pane id as it
+// is, a session name (alone or before ":window") matched exactly.
+func targetArg(s string) string {
+	switch {
+	case isPaneID(s):
+		return s
+	case strings.Contains(s, ":"):
+		return "=" + s
+	}
+	return exactSession(s)
+}

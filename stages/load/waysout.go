@@ -1,0 +1,90 @@
+package load
+
+import (
+	"fmt"
+
+	"github.com/agenttree/agenttree/stages"
+)
+
+// checkWaysOut warns of hooks the controller runs whose failures lead
+// nowhere. Nobody watches the controller work: a failure that neither
+// steps the issue back nor calls a person stops the issue until someone
+// looks, so the config should say where it goes. The rule is the
+// engine's (machine.StepBackTarget): the hook's own on_failure, else the
+// step back of the node it runs in (its on_failure.step_back_to, else the
+// nearest earlier one of the flow). Each hook is reported once, for the
+// first node found. A config with errors is not judged: what it says may
+// be what failed.
+func (v *validator) checkWaysOut() {
+	if v.d.Errors() > 0 {
+		return
+	}
+	warned := map[*stages.HookEntry]bool{}
+	for _, f := range v.cfg.Flows {
+		target := "" // the step back of the nodes so far: the nearest one declared
+		for _, n := range f.Nodes {
+			if of := n.OnFailure(); of != nil && of.StepBackTo != "" {
+				target = of.StepBackTo
+			}
+			if !n.Controller() {
+				continue
+			}
+			for _, h := range n.Hooks() {
+				if warned[h] || !v.canFail(h) {
+					continue
+				}
+				if msg, hint, ok := leadsNowhere(h, target); ok {
+					warned[h] = true
+					v.d.Warnf(h.Pos, hint, "failures of `%s` in %s%s lead nowhere: %s", h.Label(), n.Path, v.inFlow(f), msg)
+				}
+			}
+		}
+	}
+}
+
+// canFail reports whether a failure of h stops the issue: not for an
+// optional hook, one that never runs, one that only asks for a PR to be
+// watched, or one that sends the issue somewhere itself when it fails
+// (section_check's on_fail).
+func (v *validator) canFail(h *stages.HookEntry) bool {
+	spec, known := v.cat.Hook(h.Name)
+	if h.Optional || h.Unsupported || !known || spec.Watches {
+		return false
+	}
+	for _, p := range spec.Params {
+		if _, set := h.Params[p.Name]; set && p.Type == stages.ParamStageRef {
+			return false
+		}
+	}
+	return true
+}
+
+// leadsNowhere says what to add, and what happens meanwhile, when h's
+// failures have nowhere to go, its node stepping back to target ("" for
+// nowhere).
+func leadsNowhere(h *stages.HookEntry, target string) (msg, hint string, ok bool) {
+	const add = "add `on_failure: {step_back_to: STAGE}` to the stage"
+	const stops = "the issue stops there until a person moves it"
+	p := h.OnFailure
+	switch {
+	case p == nil && target == "":
+		return add + " or an `on_failure` to the hook", "they escalate to a person", true
+	case p == nil:
+		return "", "", false
+	case p.Action == stages.ActionStepBack && target == "":
+		return "its `on_failure: step_back` has no stage to step back to; " + add, stops, true
+	case p.Action == stages.ActionFail:
+		return "its on_failure is `fail`; use `{step_back_to: STAGE}` or `escalate`", stops, true
+	case p.Action == "":
+		return "its on_failure list ends with no action, so the failure stands; end it with `- step_back_to: STAGE` or `- escalate`", stops, true
+	}
+	return "", "", false
+}
+
+// inFlow names f in a message when it is not the default flow.
+func (v *validator) inFlow(f *stages.Flow) string {
+	if f.Name == v.cfg.DefaultFlow {
+		return ""
+	}
+	return fmt.Sprintf(" (flow `%s`)", f.Name)
+}
