@@ -136,7 +136,9 @@ func observe(prev *issues.Poll, iss *issues.Issue, pr *forge.PR, res *engine.Res
 	if (res != nil && res.Class == hooks.ClassRateLimit) || errors.As(batchErr, &rl) {
 		sig = sigRateLimited
 	}
-	if forgeTrouble(res) || batchErr != nil {
+	// The pass's own answer decides: a batch that failed was made up for
+	// by the hooks asking the forge themselves.
+	if forgeTrouble(res) || (res == nil && batchErr != nil) {
 		p.ForgeErrors++
 	} else {
 		p.ForgeErrors = 0
