@@ -178,6 +178,9 @@ func (j journey) into(r *Result, dryRun bool) {
 			r.Conflict = isConflict(j.err)
 			r.Reasons = append(r.Reasons, j.err.Error())
 		}
+		if r.Conflict {
+			r.Status = StatusWaiting // another process moved it: not this command's to fix
+		}
 	default:
 		j.moved(r)
 	}
@@ -201,6 +204,12 @@ func (j journey) moved(r *Result) {
 	if n := len(j.arrivals); n > 0 && n == len(j.hops) {
 		final := j.arrivals[n-1]
 		r.Unfinished, r.Instructions = final.failures, final.instructions
+		if w := final.waiting; w != nil {
+			// Moved, and the new stage's entry waits (CI running): that is
+			// waiting, not unfinished work to fix.
+			r.Status, r.RetryAfter, r.Class = StatusWaiting, w.RetryAfter, w.Class
+			r.Reasons = append(r.Reasons, w.Reason)
+		}
 	}
 	j.said.into(r)
 	if j.err != nil {

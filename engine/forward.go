@@ -82,7 +82,7 @@ func (e *Engine) forward(ctx context.Context, id int, actor Actor, dryRun, appro
 	}
 	if iss.Version != seen.Version {
 		conflict := &issues.ConflictError{ID: id, Expected: seen.Version, Found: iss.Version}
-		base.Status, base.Conflict, base.Reasons = StatusBlocked, true, []string{conflict.Error()}
+		base.Status, base.Conflict, base.Reasons = StatusWaiting, true, []string{conflict.Error() + lastChange(iss)}
 		return &base, nil
 	}
 	t := &transition{e: e, ctx: ctx, tx: tx, actor: actor, dryRun: dryRun, m: e.Machine(flow)}
@@ -91,6 +91,11 @@ func (e *Engine) forward(ctx context.Context, id int, actor Actor, dryRun, appro
 		return nil, err
 	}
 	res := f.result(base, dryRun)
+	if res.Conflict && len(res.Reasons) > 0 {
+		if cur, err := tx.Get(); err == nil {
+			res.Reasons[len(res.Reasons)-1] += lastChange(cur)
+		}
+	}
 	if !dryRun {
 		if err := t.settle(f, &res); err != nil {
 			return nil, err
@@ -221,4 +226,14 @@ func (t *transition) approvePR(iss *issues.Issue) []string {
 
 func entryPendingAt(iss *issues.Issue, node *stages.Node) bool {
 	return iss.EntryPending != nil && iss.EntryPending.Stage == node.Path
+}
+
+// lastChange names who changed iss last, for a command that lost the race
+// to it.
+func lastChange(iss *issues.Issue) string {
+	if len(iss.History) == 0 {
+		return ""
+	}
+	h := iss.History[len(iss.History)-1]
+	return fmt.Sprintf(" (last change: %s %s → %s by the %s at %s)", h.Kind, h.From, h.To, h.Actor, h.At.Format("15:04:05"))
 }

@@ -26,15 +26,17 @@ func (a *app) printResult(res *engine.Result) {
 	for _, w := range res.Warnings {
 		fmt.Fprintln(a.err, "warning:", w)
 	}
+	if res.Conflict {
+		a.lines("", res.Notes)
+		fmt.Fprintf(a.out, "issue %d was changed by another agenttree process while this one ran; nothing was done: %s\nLook at it (`agenttree status %d`) and run the command again if it still applies.\n",
+			res.Issue, strings.Join(res.Reasons, "; "), res.Issue)
+		return
+	}
 	switch res.Status {
 	case engine.StatusAdvanced:
 		a.printMoved(res)
 	case engine.StatusBlocked:
 		a.lines("", res.Notes)
-		if res.Conflict {
-			fmt.Fprintf(a.out, "issue %d was changed by another agenttree process while this one ran; nothing was done. Look at it (`agenttree status %d`) and run the command again if it still applies.\n", res.Issue, res.Issue)
-			return
-		}
 		fmt.Fprintf(a.out, "issue %d is blocked at %s; fix these, then run `agenttree next` again:\n", res.Issue, res.From)
 		a.lines("  - ", res.Reasons)
 	case engine.StatusWaiting:
