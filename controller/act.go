@@ -36,7 +36,7 @@ func (c *Controller) prefetch(ctx context.Context, e *engine.Engine, due []dueIs
 	}
 	var numbers []int
 	for _, d := range due {
-		if d.iss.PRNumber > 0 && d.iss.Escalated == nil {
+		if d.iss.PRNumber > 0 && d.act {
 			numbers = append(numbers, d.iss.PRNumber)
 		}
 	}
@@ -57,6 +57,13 @@ func (c *Controller) act(ctx context.Context, e *engine.Engine, d dueIssue, batc
 	switch {
 	case d.node.Controller() || d.iss.EntryPending != nil:
 		res, err = e.Reconcile(ctx, d.iss.ID)
+		if err == nil && d.node.HumanReview() && res.Status == engine.StatusWaiting && res.RetryAfter == 0 {
+			// The controller's hooks of a review have run and a person
+			// reviews: the PR is watched meanwhile, as at any review.
+			if watched, werr := c.watchPR(ctx, e, d, pr); werr != nil || watched != nil {
+				res, err = watched, werr
+			}
+		}
 	default:
 		res, err = c.watchPR(ctx, e, d, pr)
 	}
@@ -71,6 +78,9 @@ func (c *Controller) act(ctx context.Context, e *engine.Engine, d dueIssue, batc
 		log.Info(describe(res), "from", res.From, "to", res.To, "status", res.Status)
 	} else if res != nil {
 		log.Debug(describe(res), "stage", res.From, "status", res.Status)
+	}
+	for _, n := range notes(res) {
+		log.Info(n, "stage", d.iss.Stage) // what hooks did: a PR opened, a branch rebased
 	}
 	again, err := c.schedule(ctx, e, d, pr, res, batch.err)
 	if err != nil {
@@ -103,4 +113,11 @@ func describe(r *engine.Result) string {
 // outage, a rate limit), not the code's.
 func forgeTrouble(r *engine.Result) bool {
 	return r != nil && (r.Class == hooks.ClassForge || r.Class == hooks.ClassRateLimit)
+}
+
+func notes(r *engine.Result) []string {
+	if r == nil {
+		return nil
+	}
+	return r.Notes
 }

@@ -21,7 +21,10 @@ type batchForge struct {
 	prs map[int]*forge.PR
 }
 
-var _ forge.Wrapper = (*batchForge)(nil)
+var (
+	_ forge.Wrapper = (*batchForge)(nil)
+	_ forge.Cache   = (*batchForge)(nil)
+)
 
 func (b *batchForge) Unwrap() (forge.Forge, error) { return b.inner, nil }
 
@@ -48,6 +51,9 @@ func (b *batchForge) cached(number int) (*forge.PR, bool) {
 	c := *pr
 	return &c, true
 }
+
+// Forget drops what the batch holds of PR number (forge.Cache).
+func (b *batchForge) Forget(number int) { b.drop(number) }
 
 func (b *batchForge) drop(number int) {
 	b.mu.Lock()

@@ -28,6 +28,9 @@ type Controller struct {
 	Interval time.Duration
 	// Issue limits the controller to one issue; 0 means all.
 	Issue int
+	// Eager looks at every issue on every tick, whatever its polling state
+	// says (a person's pass in the foreground).
+	Eager bool
 	Log   *slog.Logger
 	// Tmux delivers messages to sessions; nil: the config's tmux settings.
 	Tmux *tmux.Client
@@ -62,6 +65,21 @@ func Lock(stateDir string) (unlock func(), err error) {
 		return nil, fmt.Errorf("%w for %s (%s); stop it first, or see what it does with `agenttree status`", ErrRunning, stateDir, holder)
 	}
 	return unlock, err
+}
+
+// Running says whether a controller holds stateDir's lock, and which
+// process the lock file names.
+func Running(stateDir string) (holder string, running bool) {
+	path := filepath.Join(stateDir, "controller.lock")
+	if _, err := os.Stat(path); err != nil {
+		return "", false
+	}
+	unlock, err := atomicfile.Lock(context.Background(), path, time.Millisecond, "the controller of "+stateDir)
+	if err != nil {
+		return atomicfile.HeldBy(path), errors.Is(err, atomicfile.ErrLocked)
+	}
+	unlock()
+	return "", false
 }
 
 // Run ticks until ctx is done. Stopping finishes the pass in flight:

@@ -19,7 +19,7 @@ type Progress struct {
 // issue stops waiting: it moves, is blocked, steps back, or stops for a
 // person. progress is called before each wait.
 func Drive(ctx context.Context, load func() (*engine.Engine, error), id int, progress func(Progress)) (*engine.Result, error) {
-	c := &Controller{Load: load, Issue: id}
+	c := &Controller{Load: load, Issue: id, Eager: true}
 	start := time.Now()
 	for {
 		sum, err := c.Tick(ctx)

@@ -18,7 +18,7 @@ import (
 // calls for that this process has not queued, or one waiting in its
 // outbox.
 func (c *Controller) hasMail(e *engine.Engine, iss *issues.Issue) bool {
-	for _, m := range e.Messages(iss) {
+	for _, m := range channels(e.Config, e.Messages(iss)) {
 		if !c.wasQueued(iss.ID, m.Key) {
 			return true
 		}
@@ -54,7 +54,7 @@ func (c *Controller) mail(ctx context.Context, e *engine.Engine, id int) {
 		return
 	}
 	box := e.Outbox(id)
-	for _, m := range e.Messages(iss) {
+	for _, m := range channels(e.Config, e.Messages(iss)) {
 		if c.wasQueued(id, m.Key) {
 			continue
 		}
@@ -63,6 +63,9 @@ func (c *Controller) mail(ctx context.Context, e *engine.Engine, id int) {
 			continue
 		}
 		c.markQueued(id, m.Key)
+		if m.To == outbox.ToManager {
+			log.Warn("a person is needed", "kind", m.Kind, "message", m.Text)
+		}
 	}
 	sent, err := Deliver(ctx, e, iss, c.tmuxClient(e), c.log())
 	for _, m := range sent {
@@ -71,6 +74,23 @@ func (c *Controller) mail(ctx context.Context, e *engine.Engine, id int) {
 	if err != nil {
 		log.Info("message not delivered; it stays in the outbox", "err", err)
 	}
+}
+
+// channels are the messages to queue for msgs: one for people becomes one
+// per way people are told (the manager's session, or the log alone, and
+// notify.command), each delivered on its own, so one that fails neither
+// holds back nor repeats the other.
+func channels(cfg *stages.Config, msgs []outbox.Message) []outbox.Message {
+	out := make([]outbox.Message, 0, len(msgs))
+	for _, m := range msgs {
+		out = append(out, m)
+		if m.To == outbox.ToManager && cfg.Notify.Command != "" {
+			n := m
+			n.To, n.Key = outbox.ToNotify, m.Key+"/notify"
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func (c *Controller) tmuxClient(e *engine.Engine) *tmux.Client {
@@ -108,8 +128,11 @@ type postman struct {
 // session is the tmux session m is typed into, if any: the agent's, or
 // the manager's when the config names one.
 func (p *postman) session(m outbox.Message) (string, bool) {
-	if m.To == outbox.ToManager {
+	switch m.To {
+	case outbox.ToManager:
 		return p.e.Config.Tmux.Manager, p.e.Config.Tmux.Manager != ""
+	case outbox.ToNotify:
+		return "", false
 	}
 	return SessionName(p.e.Config, p.iss), true
 }
@@ -117,45 +140,35 @@ func (p *postman) session(m outbox.Message) (string, bool) {
 func text(m outbox.Message) string { return outbox.Marker(m) + " " + m.Text }
 
 // send delivers m: typed into its session (the outbox records it typed
-// before Enter), and for people also run through notify.command.
+// before Enter), or run through notify.command. A message for people with
+// no manager's session is delivered by the log line the controller wrote
+// when it queued it.
 func (p *postman) send(ctx context.Context, m outbox.Message, typed func() error) error {
-	if m.To == outbox.ToManager {
-		p.log.Warn("a person is needed", "issue", p.iss.ID, "kind", m.Kind, "message", m.Text)
+	if m.To == outbox.ToNotify {
+		return notify(ctx, p.e, p.iss, m, p.e.Config.Notify.Command)
 	}
-	if session, ok := p.session(m); ok {
-		pane, err := p.pane(ctx, session)
-		if err != nil {
-			return err
-		}
-		if err := p.tmux.SendTyped(ctx, pane, text(m), typed); err != nil {
-			return err
-		}
-	} else if err := typed(); err != nil {
+	session, ok := p.session(m)
+	if !ok {
+		return nil
+	}
+	pane, err := p.pane(ctx, session)
+	if err != nil {
 		return err
 	}
-	return p.notify(ctx, m)
+	return p.tmux.SendTyped(ctx, pane, text(m), typed)
 }
 
-// submit finishes the delivery of m, typed before: Enter, and for people
-// notify.command.
+// submit finishes the delivery of m, typed before: Enter.
 func (p *postman) submit(ctx context.Context, m outbox.Message) error {
-	if session, ok := p.session(m); ok {
-		pane, err := p.pane(ctx, session)
-		if err != nil {
-			return err
-		}
-		if err := p.tmux.Submit(ctx, pane, text(m)); err != nil {
-			return err
-		}
+	session, ok := p.session(m)
+	if !ok {
+		return nil
 	}
-	return p.notify(ctx, m)
-}
-
-func (p *postman) notify(ctx context.Context, m outbox.Message) error {
-	if cmd := p.e.Config.Notify.Command; m.To == outbox.ToManager && cmd != "" {
-		return notify(ctx, p.e, p.iss, m, cmd)
+	pane, err := p.pane(ctx, session)
+	if err != nil {
+		return err
 	}
-	return nil
+	return p.tmux.Submit(ctx, pane, text(m))
 }
 
 // seen reports whether m reached its pane before a crash kept it from

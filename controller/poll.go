@@ -102,6 +102,13 @@ func observe(prev *issues.Poll, iss *issues.Issue, pr *forge.PR, res *engine.Res
 		p = issues.Poll{PR: iss.PRNumber, Started: now, PushedAt: now}
 	}
 	p.Iteration++
+	if p.Stage != iss.Stage {
+		// Moved since the last look: a new wait, from the first interval.
+		p.Stage, p.IntervalS = iss.Stage, 0
+	}
+	if iss.Escalated == nil && p.ForgeErrors >= maxForgeErrors {
+		p.ForgeErrors = 0 // a person resumed it: count afresh
+	}
 	sig := sigIdle
 	head := iss.HeadSHA
 	if pr != nil && pr.HeadSHA != "" {

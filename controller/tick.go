@@ -78,6 +78,8 @@ type dueIssue struct {
 	iss  *issues.Issue
 	node *stages.Node
 	poll *issues.Poll
+	// act: the engine's pass or the PR's watch is due; mail: messages.
+	act, mail bool
 }
 
 // due lists the issues to work on now: those in a controller stage, those
@@ -112,22 +114,23 @@ func (c *Controller) due(e *engine.Engine, now time.Time) []dueIssue {
 			w = &issues.WatchFile{}
 		}
 		d := dueIssue{iss: iss, node: node, poll: w.Poll}
-		if c.wants(e, d, now) {
+		if d.act, d.mail = c.wants(e, d, now); d.act || d.mail {
 			out = append(out, d)
 		}
 	}
 	return out
 }
 
-// wants reports whether the controller has work on d now.
-func (c *Controller) wants(e *engine.Engine, d dueIssue, now time.Time) bool {
-	if c.hasMail(e, d.iss) {
-		return true
+// wants says what the controller has to do on d now: act (the engine's
+// pass or the PR's watch, when its polling state says it is time, or the
+// issue moved since the last look) and deliver its mail. Mail alone never
+// makes the controller act: a session that is not there yet must not
+// turn every tick into a poll.
+func (c *Controller) wants(e *engine.Engine, d dueIssue, now time.Time) (act, mail bool) {
+	if d.iss.Escalated == nil && active(d) {
+		act = d.poll == nil || d.poll.Stage != d.iss.Stage || !now.Before(d.poll.NextAt) || c.Eager
 	}
-	if d.iss.Escalated != nil || !active(d) {
-		return false
-	}
-	return d.poll == nil || !now.Before(d.poll.NextAt) || c.Issue != 0
+	return act, c.hasMail(e, d.iss)
 }
 
 // active reports whether the controller acts on d at all: a controller
@@ -156,7 +159,7 @@ type pass struct {
 func (c *Controller) work(ctx context.Context, e *engine.Engine, d dueIssue, batch *prBatch) pass {
 	log := c.log().With("issue", d.iss.ID)
 	var p pass
-	if d.iss.Escalated == nil && active(d) {
+	if d.act {
 		p = c.act(ctx, e, d, batch)
 		if p.err != nil && !errors.Is(p.err, context.Canceled) {
 			log.Error("pass failed", "stage", d.iss.Stage, "err", p.err)

@@ -65,7 +65,7 @@ func (c *Controller) forwardFeedback(ctx context.Context, e *engine.Engine, d du
 		if f.URL != "" {
 			text += "\n(" + f.URL + ")"
 		}
-		text += "\nAddress it, push, then run `agenttree next` when fixed."
+		text += "\n" + feedbackAdvice(d.node)
 		if _, err := box.Put(ctx, outbox.Message{Key: "review-" + f.ID, To: outbox.ToAgent, Kind: "review", Text: text}); err != nil {
 			return err
 		}
@@ -98,4 +98,13 @@ func (c *Controller) markHandled(ctx context.Context, e *engine.Engine, id int, 
 		next.Log(c.now(), fmt.Sprintf("forwarded %d review comment(s)", len(ids)))
 	}
 	return tx.SetPoll(&next)
+}
+
+// feedbackAdvice is what the agent does about review feedback forwarded
+// while the issue is at node.
+func feedbackAdvice(node *stages.Node) string {
+	if node.HumanReview() {
+		return "The review is a person's: they decide, and `agenttree reject` sends the work back to you if it needs changes; do not push meanwhile."
+	}
+	return "Address it and commit, then run `agenttree next` when fixed."
 }

@@ -25,13 +25,28 @@ func (t *transition) commit(iss *issues.Issue, h hop) (*issues.Issue, error) {
 		cur.Stage = h.to.Path
 		cur.EntryPending = pendingOn(h)
 		applyOutputs(cur, h.outputs)
-		if h.failure != nil {
+		switch {
+		case h.failure != nil:
 			t.count(cur, h.failure)
+		case h.kind == stages.MoveStepBack:
+			// Sent back on purpose, not for a failure: no failure's
+			// details follow it.
+			applyOutputs(cur, map[string]string{outClass: "", outFeedback: ""})
 		}
 		cur.History = append(cur.History, issues.HistoryEntry{From: from, To: h.to.Path, Kind: h.kind, Actor: string(t.actor.Kind),
 			Reason: h.reason, At: time.Now().UTC().Truncate(time.Second)})
 		return nil
 	})
+}
+
+// changes reports whether outputs would change what iss holds.
+func changes(iss *issues.Issue, outputs map[string]string) bool {
+	for k, v := range outputs {
+		if iss.Outputs[k] != v {
+			return true
+		}
+	}
+	return false
 }
 
 // applyOutputs keeps hook outputs on the issue (an empty value removes
@@ -62,8 +77,8 @@ func applyOutputs(iss *issues.Issue, outputs map[string]string) {
 // save writes outputs and change in one update of iss. A failure is
 // returned as a warning: the move it follows stands.
 func (t *transition) save(iss *issues.Issue, outputs map[string]string, change func(*issues.Issue)) (*issues.Issue, []string) {
-	if len(outputs) == 0 && change == nil {
-		return iss, nil
+	if !changes(iss, outputs) && change == nil {
+		return iss, nil // a poll that learned nothing new writes nothing
 	}
 	updated, err := t.tx.Update(iss.Version, func(i *issues.Issue) error {
 		applyOutputs(i, outputs)
@@ -117,7 +132,7 @@ func (t *transition) arrive(iss *issues.Issue, h hop) arrival {
 // that roll back were decided before the move). Their failures are
 // warnings: the move stands.
 func (t *transition) complete(iss *issues.Issue, node, to *stages.Node) arrival {
-	seq := t.sequence(node, iss)
+	seq := t.sequence(node, iss, routeNone)
 	var a arrival
 	for _, h := range node.Completed(to) {
 		if t.rollsBack(h) {
@@ -168,7 +183,7 @@ func (t *transition) enter(iss *issues.Issue, from, to *stages.Node) arrival {
 	if to.Controller() && t.actor.Kind != ActorController {
 		return arrival{issue: iss, instructions: fmt.Sprintf("%s is run by the host controller; `agenttree controller` takes the issue from here.", to.Path)}
 	}
-	seq := t.sequence(to, iss)
+	seq := t.sequence(to, iss, entryRouting(to))
 	list := to.Entering(from)
 	done := 0
 	if p := iss.EntryPending; p != nil && p.Stage == to.Path {
@@ -227,7 +242,7 @@ func (t *transition) finishEntry(iss *issues.Issue, outputs map[string]string, f
 		p.Done, p.Failures = done, failures
 		pending = &p
 	}
-	if len(outputs) == 0 && equalPending(pending, iss.EntryPending) {
+	if !changes(iss, outputs) && equalPending(pending, iss.EntryPending) {
 		return iss, nil
 	}
 	return t.save(iss, outputs, func(i *issues.Issue) { i.EntryPending = pending })
@@ -255,7 +270,7 @@ func (t *transition) reapprove(iss *issues.Issue, node *stages.Node) (*issues.Is
 		s.warn(err.Error())
 		return iss, s, nil
 	}
-	o, _ := t.runHook(&stages.HookEntry{Name: name, Params: map[string]any{}}, t.snapshot(iss), node)
+	o, _ := t.runHook(&stages.HookEntry{Name: name, Params: map[string]any{}}, t.snapshot(iss), node, routeNone)
 	s.warn(o.Warnings...)
 	if o.Kind != hooks.KindPass {
 		s.warn("the PR is still not approved: " + o.Reason)

@@ -170,6 +170,9 @@ func (j journey) into(r *Result, dryRun bool) {
 	switch {
 	case j.gate.status != StatusAdvanced:
 		r.Status = j.gate.status
+		if w := j.gate.wait; w != nil {
+			r.RetryAfter, r.Class = w.RetryAfter, w.Class
+		}
 	case dryRun:
 		r.Status, r.To, r.Kind = StatusAdvanced, j.gate.hop.to.Path, j.gate.hop.kind
 	case len(j.hops) == 0:

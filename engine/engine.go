@@ -115,7 +115,7 @@ func (e *Engine) Snapshot(iss *issues.Issue) *hooks.Issue {
 func (e *Engine) instructions(n *stages.Node, iss *issues.Issue) string {
 	stage := e.stageInstructions(n, iss)
 	if h := len(iss.History); h > 0 && iss.History[h-1].Kind == stages.MoveStepBack && iss.History[h-1].To == n.Path {
-		if skill := e.skillFor(hooks.Class(iss.Outputs["failure_class"])); skill != "" {
+		if skill := e.skillFor(hooks.Class(iss.Outputs[outClass])); skill != "" {
 			return skill + "\n\n" + stage
 		}
 	}

@@ -35,11 +35,14 @@ func (e *Engine) Escalate(ctx context.Context, id int, kind, reason string) (*Re
 		return r, nil
 	}
 	t := &transition{e: e, ctx: ctx, tx: tx, actor: Actor{Kind: ActorController}}
-	cur, err := t.escalate(iss, issues.Escalation{Stage: iss.Stage, Kind: kind, Reason: reason})
+	cur, err := t.escalate(iss, escalation{Escalation: issues.Escalation{Stage: iss.Stage, Kind: kind, Reason: reason}})
 	if err != nil {
 		return nil, err
 	}
 	r.Escalated, r.Version = cur.Escalated, cur.Version
+	if err := e.queueEntries(ctx, cur, len(iss.History)); err != nil {
+		r.Warnings = append(r.Warnings, "could not queue the escalation's messages (the controller queues them at its next pass): "+err.Error())
+	}
 	return r, nil
 }
 
@@ -71,41 +74,50 @@ func (f findings) latest() *issues.Issue {
 
 // settle keeps what the command's hooks asked of people and agents: the
 // first escalation stops the issue for a person (a history entry, not a
-// move), and the messages hooks asked to send go to the issue's outbox.
-func (t *transition) settle(f findings, r *Result) error {
+// move), the messages hooks asked to send go to the issue's outbox, and so
+// do the messages of every history entry the command wrote (it had before
+// entries when the command began).
+func (t *transition) settle(f findings, r *Result, before int) error {
 	s := f.all()
+	iss := f.latest()
 	if len(s.send) > 0 {
-		if err := t.e.queue(t.ctx, f.latest(), f.scope, s.send); err != nil {
+		if err := t.e.queue(t.ctx, iss, f.scope, s.send); err != nil {
 			r.Warnings = append(r.Warnings, "could not queue messages for the agent: "+err.Error())
 		}
 	}
-	if len(s.escalations) == 0 {
-		return nil
+	if len(s.escalations) > 0 {
+		cur, err := t.escalate(iss, s.escalations[0])
+		if err != nil {
+			return err
+		}
+		iss = cur
+		r.Status, r.Escalated, r.Version = StatusEscalated, cur.Escalated, cur.Version
 	}
-	esc := s.escalations[0]
-	cur, err := t.escalate(f.latest(), esc)
-	if err != nil {
-		return err
+	if err := t.e.queueEntries(t.ctx, iss, before); err != nil {
+		r.Warnings = append(r.Warnings, "could not queue the messages of this move (the controller queues them at its next pass): "+err.Error())
 	}
-	r.Status, r.Escalated, r.Version = StatusEscalated, cur.Escalated, cur.Version
 	return nil
 }
 
 // escalate stops iss for a person: it moves no more until a person
 // resumes, skips, aborts or moves it.
-func (t *transition) escalate(iss *issues.Issue, esc issues.Escalation) (*issues.Issue, error) {
+func (t *transition) escalate(iss *issues.Issue, esc escalation) (*issues.Issue, error) {
 	now := time.Now().UTC().Truncate(time.Second)
 	return t.tx.Update(iss.Version, func(cur *issues.Issue) error {
-		esc.At = now
-		if esc.Stage == "" {
-			esc.Stage = cur.Stage
+		e := esc.Escalation
+		e.At = now
+		if e.Stage == "" {
+			e.Stage = cur.Stage
 		}
-		cur.Escalated = &esc
-		if esc.Kind == escalateBreaker && cur.Breaker != nil {
-			cur.Breaker.State = issues.BreakerOpen
+		cur.Escalated = &e
+		if esc.failure != nil {
+			// The failure that spent the budget or opened the breaker
+			// counts like the step backs before it, so the counts shown
+			// agree with the reason.
+			t.count(cur, esc.failure)
 		}
 		cur.History = append(cur.History, issues.HistoryEntry{From: cur.Stage, To: cur.Stage, Kind: stages.MoveEscalate,
-			Actor: string(t.actor.Kind), Reason: esc.Reason, At: now})
+			Actor: string(t.actor.Kind), Reason: e.Reason, At: now})
 		return nil
 	})
 }

@@ -16,6 +16,13 @@ import (
 	"github.com/agenttree/agenttree/stages"
 )
 
+// What the engine keeps on the issue of the failure its last step back
+// was for, for the messages and instructions that follow it.
+const (
+	outClass    = "failure_class"
+	outFeedback = "failure_feedback"
+)
+
 // Escalation kinds: why an issue stopped for a person.
 const (
 	escalateBudget  = "budget"
@@ -23,12 +30,58 @@ const (
 	escalateHook    = "hook"
 )
 
+// routing says which failures of a list of hooks go to the stage's
+// on_failure when the hook has no policy of its own: the controller's own
+// work steps back; a completion hook's failure is a warning, and entry
+// work it retries elsewhere (a merge at the end of the flow) is left for a
+// person, but for a conflict, which the agent resolves.
+type routing int
+
+const (
+	// routeNone: failures stand (completion hooks, people's and agents'
+	// gates).
+	routeNone routing = iota
+	// routeConflicts: only conflicts (entry hooks of a stage the
+	// controller does not own).
+	routeConflicts
+	// routeAll: every failure (entry and gate hooks of a controller
+	// stage, a background watch of the PR).
+	routeAll
+)
+
+func (r routing) takes(class hooks.Class) bool {
+	return r == routeAll || (r == routeConflicts && class == hooks.ClassConflict)
+}
+
+// entryRouting is how failures of node's entry hooks are routed.
+func entryRouting(node *stages.Node) routing {
+	if node.Controller() {
+		return routeAll
+	}
+	return routeConflicts
+}
+
+// gateRouting is how failures of node's gate hooks are routed.
+func gateRouting(node *stages.Node) routing {
+	if node.Controller() {
+		return routeAll
+	}
+	return routeNone
+}
+
+// called says why an outcome calls a person: its escalation kind, and the
+// failure that spent a budget or opened the breaker; zero when it does not.
+type called struct {
+	kind    string
+	failure *failure
+}
+
 // route decides what a hook's outcome does (DESIGN §5, issue: "failure
 // handling, declared in YAML"): the entry's own on_conflict / on_failure
 // policy; else, for the hooks the controller runs, the stage's
 // on_failure; then the retry budget and the circuit breaker bound any step
-// back. It returns the outcome and, for an escalation, its kind.
-func (t *transition) route(h *stages.HookEntry, o hooks.Outcome, snap *hooks.Issue, node *stages.Node) (hooks.Outcome, string) {
+// back. It returns the outcome and, for a call for a person, why.
+func (t *transition) route(h *stages.HookEntry, o hooks.Outcome, snap *hooks.Issue, node *stages.Node, r routing) (hooks.Outcome, called) {
 	if o.Kind == hooks.KindStepBack && o.Target == "" {
 		o = t.stepBack(node, o, snap)
 	}
@@ -42,12 +95,12 @@ func (t *transition) route(h *stages.HookEntry, o hooks.Outcome, snap *hooks.Iss
 		switch {
 		case policy != nil:
 			o = t.applyPolicy(h, policy, o, snap, node)
-		case t.actor.Kind == ActorController && node != nil:
+		case t.actor.Kind == ActorController && node != nil && r.takes(o.Class):
 			o = t.stageFailure(h, o, snap, node)
 		}
 	}
 	if o.Kind == hooks.KindEscalate {
-		return o, escalateHook
+		return o, called{kind: escalateHook}
 	}
 	return t.bound(o, snap, node)
 }
@@ -148,27 +201,27 @@ func (t *transition) stepBack(node *stages.Node, o hooks.Outcome, snap *hooks.Is
 // bound lets a step back for a failure through while its retry budget
 // lasts and the circuit breaker is not open; otherwise the issue stops
 // for a person.
-func (t *transition) bound(o hooks.Outcome, snap *hooks.Issue, node *stages.Node) (hooks.Outcome, string) {
+func (t *transition) bound(o hooks.Outcome, snap *hooks.Issue, node *stages.Node) (hooks.Outcome, called) {
 	f := failureOf(o, snap)
 	if f == nil || t.dryRun {
-		return o, ""
+		return o, called{}
 	}
 	iss, err := t.tx.Get()
 	if err != nil {
-		return o, ""
+		return o, called{}
 	}
 	limit := t.budget(node, f.class)
 	if used := iss.Attempts[string(f.class)]; used >= limit {
 		o.Kind = hooks.KindEscalate
 		o.Reason = fmt.Sprintf("%s %d times, the budget of step backs for it (%d); last: %s", classWords(f.class), used+1, limit, o.Reason)
-		return o, escalateBudget
+		return o, called{kind: escalateBudget, failure: f}
 	}
 	if _, open, why := breaker.Record(deref(iss.Breaker), f.head, f.failing, t.e.Config.CircuitBreaker); open {
 		o.Kind = hooks.KindEscalate
 		o.Reason = "circuit breaker open: " + why + "; last: " + o.Reason
-		return o, escalateBreaker
+		return o, called{kind: escalateBreaker, failure: f}
 	}
-	return o, ""
+	return o, called{}
 }
 
 func (t *transition) budget(node *stages.Node, class hooks.Class) int {
@@ -199,8 +252,8 @@ type failure struct {
 	feedback string
 }
 
-// failureOf is the failure a step back outcome is for, or nil for a step
-// back a hook asked for on purpose (it has no class).
+// failureOf is the failure a step back is for, or nil for a step back a
+// hook asked for on purpose (it has no class).
 func failureOf(o hooks.Outcome, snap *hooks.Issue) *failure {
 	if o.Kind != hooks.KindStepBack || o.Class == "" {
 		return nil
@@ -230,10 +283,7 @@ func (t *transition) count(cur *issues.Issue, f *failure) {
 		cur.Attempts = map[string]int{}
 	}
 	cur.Attempts[string(f.class)]++
-	if cur.Outputs == nil {
-		cur.Outputs = map[string]string{}
-	}
-	cur.Outputs["failure_class"] = string(f.class)
+	applyOutputs(cur, map[string]string{outClass: string(f.class), outFeedback: f.feedback})
 	next, _, _ := breaker.Record(deref(cur.Breaker), f.head, f.failing, t.e.Config.CircuitBreaker)
 	cur.Breaker = &next
 }

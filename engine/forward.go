@@ -97,7 +97,7 @@ func (e *Engine) forward(ctx context.Context, id int, actor Actor, dryRun, appro
 		}
 	}
 	if !dryRun {
-		if err := t.settle(f, &res); err != nil {
+		if err := t.settle(f, &res, len(iss.History)); err != nil {
 			return nil, err
 		}
 	}

@@ -34,6 +34,9 @@ type decision struct {
 	hop     hop
 	reasons []string
 	said    said
+	// wait is the first gate hook still waiting (CI running), when
+	// nothing else holds the issue: the decision is then StatusWaiting.
+	wait *hooks.Outcome
 }
 
 // decide runs the gate of node→to: output files, then the pre_completion
@@ -44,7 +47,7 @@ func (t *transition) decide(iss *issues.Issue, node, to *stages.Node, kind stage
 	if err := t.m.Check(node.Path, to.Path, kind); err != nil {
 		return decision{status: StatusBlocked, reasons: []string{err.Error()}}
 	}
-	seq := t.sequence(node, iss)
+	seq := t.sequence(node, iss, gateRouting(node))
 	d := t.choose(seq, node, to, kind)
 	d.said = seq.said // what every hook that ran said, whatever was decided
 	return d
@@ -53,7 +56,7 @@ func (t *transition) decide(iss *issues.Issue, node, to *stages.Node, kind stage
 // choose is decide's verdict, from the hooks seq runs.
 func (t *transition) choose(seq *sequence, node, to *stages.Node, kind stages.Move) decision {
 	var d decision
-	reasons, jump := t.gate(seq, node, to)
+	reasons, jump, wait := t.gate(seq, node, to)
 	switch {
 	case jump != nil:
 		target, ok := t.e.Config.Node(jump.Target)
@@ -66,6 +69,9 @@ func (t *transition) choose(seq *sequence, node, to *stages.Node, kind stages.Mo
 		}
 		// What else the gate found is worth knowing on the way back.
 		return decision{status: StatusAdvanced, hop: h, reasons: append([]string{h.reason}, reasons...)}
+	case wait != nil:
+		// Only waiting holds the issue: no verdict yet, nothing to fix.
+		return decision{status: StatusWaiting, reasons: reasons, wait: wait}
 	case len(reasons) > 0:
 		return d.block(reasons...)
 	}
@@ -89,26 +95,34 @@ func (d decision) block(reasons ...string) decision {
 }
 
 // gate checks what guards leaving node for to, in order. It returns every
-// failure, or the outcome of a hook that sent the issue elsewhere.
-func (t *transition) gate(seq *sequence, node, to *stages.Node) (reasons []string, jump *hooks.Outcome) {
+// failure, or the outcome of a hook that sent the issue elsewhere; wait is
+// the first hook still waiting, when no hook failed.
+func (t *transition) gate(seq *sequence, node, to *stages.Node) (reasons []string, jump, wait *hooks.Outcome) {
 	outputs, entries := node.Leaving(to)
+	failed := false
 	for _, f := range outputs {
 		if why := missingOutput(seq.snap, f); why != "" {
-			reasons = append(reasons, node.Path+": "+why)
+			reasons, failed = append(reasons, node.Path+": "+why), true
 		}
 	}
 	for _, h := range entries {
 		o := seq.run(h)
 		switch {
 		case jumps(o):
-			return reasons, &o
+			return reasons, &o, nil
 		case o.Kind == hooks.KindFail, o.Kind == hooks.KindEscalate:
-			reasons = append(reasons, o.Reason)
+			reasons, failed = append(reasons, o.Reason), true
 		case o.Kind == hooks.KindPending:
 			reasons = append(reasons, fmt.Sprintf("%s: still waiting (%s)", h.Label(), o.Reason))
+			if wait == nil {
+				wait = &o
+			}
 		}
 	}
-	return reasons, nil
+	if failed {
+		wait = nil
+	}
+	return reasons, nil, wait
 }
 
 // decideRollback runs the completion hooks of node that may roll the

@@ -195,7 +195,7 @@ func (t *transition) override(p place, h hop, skipped []string, base Result) (*R
 	j := t.follow(cur, h)
 	f := findings{issue: cur, skipped: skipped, journey: &j}
 	res := f.result(base, false)
-	if err := t.settle(f, &res); err != nil {
+	if err := t.settle(f, &res, len(p.iss.History)); err != nil {
 		return nil, err
 	}
 	return &res, nil

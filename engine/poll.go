@@ -38,7 +38,7 @@ func (e *Engine) PollCI(ctx context.Context, id int) (hooks.Outcome, *issues.Iss
 	}
 	t := &transition{e: e, ctx: ctx, tx: tx, actor: Actor{Kind: ActorHuman}}
 	node, _ := e.Config.Node(iss.Stage)
-	o, _ := t.runHook(entry, t.snapshot(iss), node)
+	o, _ := t.runHook(entry, t.snapshot(iss), node, routeNone)
 	if o.Kind == hooks.KindPass || o.Kind == hooks.KindFail {
 		var warn []string
 		iss, warn = t.save(iss, o.Outputs, nil)

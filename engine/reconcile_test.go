@@ -238,8 +238,9 @@ stages:
 	assert.Equal(t, "implement.code", res.To)
 	pending, err := e.Outbox(iss.ID).Pending()
 	require.NoError(t, err)
-	require.Len(t, pending, 1)
+	require.Len(t, pending, 2, "the hook's message, then the step back's, queued as the move is written")
 	assert.Equal(t, "CI is red, look at lint", pending[0].Text)
+	assert.Contains(t, pending[1].Text, "stepped back pr_ready → implement.code")
 }
 
 func TestControllerFailureThatLeadsNowhereCallsAPerson(t *testing.T) {

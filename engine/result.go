@@ -91,7 +91,14 @@ type said struct {
 	// send are messages hooks asked to send the agent (send_message).
 	send []string
 	// escalations are hooks (or spent budgets) that called a person.
-	escalations []issues.Escalation
+	escalations []escalation
+}
+
+// escalation is a call for a person, with the failure that spent a budget
+// or opened the breaker (it counts, as a step back would have).
+type escalation struct {
+	issues.Escalation
+	failure *failure
 }
 
 func (s *said) hook(notes, warnings []string) {
@@ -99,8 +106,8 @@ func (s *said) hook(notes, warnings []string) {
 	s.warnings = append(s.warnings, warnings...)
 }
 
-func (s *said) escalate(node *stages.Node, kind, reason string) {
-	e := issues.Escalation{Kind: kind, Reason: reason}
+func (s *said) escalate(node *stages.Node, kind, reason string, f *failure) {
+	e := escalation{Escalation: issues.Escalation{Kind: kind, Reason: reason}, failure: f}
 	if node != nil {
 		e.Stage = node.Path
 	}

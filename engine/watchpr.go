@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/stages"
 )
 
-// watchedKey remembers, in the hooks' watch state, the head and failure a
+// outWatched remembers, on the issue, the head and kind of failure a
 // background watch last acted on, so one failure is acted on once.
-const watchedKey = "watch.acted_on"
+const outWatched = "watch_acted_on"
 
 // Watcher is the entry of a hook that asks for the issue's PR to be
 // watched in the background while an agent or a person works at node
@@ -62,25 +63,31 @@ func (e *Engine) WatchPR(ctx context.Context, id int) (*Result, error) {
 	}
 	t := &transition{e: e, ctx: ctx, tx: tx, actor: Actor{Kind: ActorController}, m: e.Machine(flow)}
 	base := Result{Issue: id, From: iss.Stage, To: iss.Stage, Version: iss.Version, Reasons: []string{}, Status: StatusWaiting}
-	seen, _ := tx.Watch()
-	seq := t.sequence(node, iss)
+	seq := t.sequence(node, iss, routeAll)
 	o := seq.run(probe)
-	switch {
-	case o.Kind == hooks.KindPending, o.Kind == hooks.KindPass:
+	if o.Kind == hooks.KindPending || o.Kind == hooks.KindPass {
 		base.Reasons, base.Class, base.RetryAfter = []string{cmpReason(o, "CI passed")}, o.Class, o.RetryAfter
 		return &base, nil
 	}
+	return t.actOnWatch(iss, node, seq, o, base)
+}
+
+// actOnWatch acts on what a background watch found (o, routed by the
+// watcher's policies), once per head and kind of failure: the mark that
+// says so is written with the move it made, or after the messages it
+// queued (keyed by the same mark, so a crash in between sends nothing
+// twice).
+func (t *transition) actOnWatch(iss *issues.Issue, node *stages.Node, seq *sequence, o hooks.Outcome, base Result) (*Result, error) {
 	acted := fmt.Sprintf("%s %s", cmp.Or(o.Outputs["head_sha"], seq.snap.HeadSHA), o.Class)
-	if seen[watchedKey] == acted {
+	if iss.Outputs[outWatched] == acted {
 		base.Reasons = []string{"already acted on: " + o.Reason}
 		return &base, nil
 	}
-	if err := tx.UpdateWatch(map[string]string{watchedKey: acted}); err != nil {
-		return nil, err
-	}
+	mark := map[string]string{outWatched: acted}
 	f := findings{issue: iss, scope: strings.ReplaceAll(acted, " ", "-")}
 	if jumps(o) {
 		if h := t.onward(node, node, o, seq); h != nil {
+			h.outputs, mark = mergeOutputs(h.outputs, mark), nil
 			j := t.drive(iss, node, *h, false)
 			j.gate.said.add(seq.said)
 			f.journey = &j
@@ -90,8 +97,16 @@ func (e *Engine) WatchPR(ctx context.Context, id int) (*Result, error) {
 		f.wait, f.said = o.Reason, seq.said
 	}
 	res := f.result(base, false)
-	if err := t.settle(f, &res); err != nil {
+	if err := t.settle(f, &res, len(iss.History)); err != nil {
 		return nil, err
+	}
+	if mark != nil {
+		cur, err := t.tx.Get()
+		if err != nil {
+			return nil, err
+		}
+		_, warn := t.save(cur, mark, nil)
+		res.Warnings = append(res.Warnings, warn...)
 	}
 	return &res, nil
 }

@@ -219,6 +219,13 @@ type MergeableWaiter interface {
 	WaitMergeable(ctx context.Context, number int, expectHead string) (*PR, error)
 }
 
+// Cache is a forge that answers from what it read before (the
+// controller's batch of a tick). Forget drops what it holds of PR number,
+// which changed where the forge cannot see it (git pushed a new head).
+type Cache interface {
+	Forget(number int)
+}
+
 // Approver is a forge on which a person's `agenttree approve` is the PR
 // review (the local forge).
 type Approver interface {

@@ -44,6 +44,11 @@ func (a *app) controllerCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if id != 0 {
+				if _, err := first.Store.Get(id); err != nil {
+					return err
+				}
+			}
 			unlock, err := controller.Lock(first.Store.Root())
 			if errors.Is(err, controller.ErrRunning) {
 				return &exitError{code: exitUsage, err: err}

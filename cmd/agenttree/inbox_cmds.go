@@ -68,7 +68,7 @@ func (a *app) inboxCmd() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	cmd.Flags().IntVar(&recent, "recent", 10, "how many delivered messages to show")
-	cmd.Flags().StringVarP(&idFlag, "issue", "i", "", "issue id, as `next` takes it (default: AGENTTREE_ISSUE, then the git branch)")
+	cmd.Flags().StringVarP(&idFlag, "issue", "i", "", "issue id, found as next finds it (default: AGENTTREE_ISSUE, then the git branch)")
 	return cmd
 }
 

@@ -40,6 +40,7 @@ func (a *app) printResult(res *engine.Result) {
 		fmt.Fprintf(a.out, "issue %d is blocked at %s; fix these, then run `agenttree next` again:\n", res.Issue, res.From)
 		a.lines("  - ", res.Reasons)
 	case engine.StatusWaiting:
+		a.lines("", res.Notes)
 		fmt.Fprintf(a.out, "issue %d is waiting at %s: %s\n", res.Issue, res.From, strings.Join(res.Reasons, "; "))
 	case engine.StatusFinal:
 		a.lines("", res.Notes)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/internal/lines"
@@ -73,7 +74,13 @@ func (a *app) statusCmd() *cobra.Command {
 			if asJSON {
 				return a.printJSON(rows)
 			}
-			return a.printStatus(rows, time.Now())
+			if err := a.printStatus(rows, time.Now()); err != nil {
+				return err
+			}
+			if _, running := controller.Running(e.Store.Root()); !running && needsController(rows) {
+				fmt.Fprintln(a.out, "\nno controller is running for this repository: the issues waiting on it stay where they are until `agenttree controller` runs")
+			}
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
@@ -451,4 +458,14 @@ func entered(iss *issues.Issue) time.Time {
 		at = iss.History[i].At
 	}
 	return at
+}
+
+// needsController reports whether any issue waits on the controller.
+func needsController(rows []statusRow) bool {
+	for _, r := range rows {
+		if r.WaitingFor == "controller" {
+			return true
+		}
+	}
+	return false
 }

@@ -41,8 +41,9 @@ type Issue struct {
 	// spent, the circuit breaker open, a hook that asked for one. Nothing
 	// moves it until a person resumes, skips, aborts or moves it.
 	Escalated *Escalation `yaml:"escalated,omitempty" json:"escalated,omitempty"`
-	// Attempts counts the step backs per failure kind (ci_failed,
-	// conflict, no_new_ci, ...), for the retry budgets.
+	// Attempts counts the failures per kind (ci_failed, conflict,
+	// no_new_ci, ...) that stepped the issue back or, once its budget was
+	// spent, stopped it for a person.
 	Attempts map[string]int `yaml:"attempts,omitempty" json:"attempts,omitempty"`
 	// Breaker is the circuit breaker's state; nil is closed and unused.
 	Breaker *Breaker       `yaml:"breaker,omitempty" json:"breaker,omitempty"`

@@ -14,8 +14,11 @@ type WatchFile struct {
 // head it last saw, at an interval that adapts, remembering what it has
 // already told the agent, so a restarted controller repeats nothing.
 type Poll struct {
-	PR   int    `yaml:"pr"`
-	Head string `yaml:"head"`
+	PR int `yaml:"pr"`
+	// Stage is where the issue was at the last look: an issue that moved
+	// since is looked at again at once, from the first interval.
+	Stage string `yaml:"stage,omitempty"`
+	Head  string `yaml:"head"`
 	// PushedAt is when the controller first saw Head.
 	PushedAt  time.Time `yaml:"pushed_at"`
 	Started   time.Time `yaml:"started"`

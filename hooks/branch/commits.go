@@ -21,8 +21,9 @@ func Defs() []hooks.Def {
 }
 
 // hasCommits counts the commits on the issue's branch that are in none of
-// the bases: the issue branch as last pushed (so work after a step back must
-// be new work), and the default branch on origin and locally. Bases that do
+// the bases: the PR head agenttree last recorded (what CI last looked at,
+// so work after a step back must be new work, pushed or not), and the
+// default branch on origin and locally. Bases that do
 // not exist are skipped; with none at all there is nothing to compare
 // against. It counts the issue's branch, not whatever is checked out, so a
 // work tree switched to another branch neither hides nor lends commits.
@@ -43,7 +44,7 @@ func hasCommits(ctx context.Context, c *hooks.Call) hooks.Outcome {
 	if o != nil {
 		return *o
 	}
-	bases := existing(ctx, repo, baseRefs(c.Issue.Branch, def))
+	bases := existing(ctx, repo, baseRefs(c.Issue.HeadSHA, def))
 	if len(bases) == 0 {
 		return hooks.Failf("has_commits: neither origin/%s nor %s exists in %s, so there is nothing to count %s's commits against; fetch the default branch (`git fetch origin %s`), %s",
 			def, def, dir, branch, def, phrase.NextHint)
@@ -66,11 +67,12 @@ func hasCommits(ctx context.Context, c *hooks.Call) hooks.Outcome {
 	return out
 }
 
-// baseRefs are the refs whose commits are not new work on branch.
-func baseRefs(branch, def string) []string {
+// baseRefs are the revisions whose commits are not new work: head (the
+// PR head last recorded, if any) and the default branch def.
+func baseRefs(head, def string) []string {
 	var refs []string
-	if branch != "" && branch != def {
-		refs = append(refs, "refs/remotes/origin/"+branch)
+	if head != "" {
+		refs = append(refs, head)
 	}
 	return append(refs, "refs/remotes/origin/"+def, "refs/heads/"+def)
 }
@@ -108,6 +110,9 @@ func shortRefs(refs []string) string {
 	names := make([]string, len(refs))
 	for i, ref := range refs {
 		names[i] = strings.TrimPrefix(strings.TrimPrefix(ref, "refs/remotes/"), "refs/heads/")
+		if !strings.HasPrefix(ref, "refs/") {
+			names[i] = gitx.ShortSHA(ref) + " (the PR head CI last looked at)"
+		}
 	}
 	return strings.Join(names, ", ")
 }

@@ -38,10 +38,15 @@ func TestHasCommits(t *testing.T) {
 			reason: "no commits on issue-7 beyond origin/main, main; commit your work first, then run `agenttree next` again"},
 		{name: "one commit", before: commit("work"), kind: hooks.KindPass, count: "1"},
 		{name: "two commits", before: commit("more work"), kind: hooks.KindPass, count: "2"},
-		{name: "pushed: nothing new beyond origin/issue-7",
+		{name: "pushing does not hide the work",
 			before: func(t *testing.T) { gittest.Run(t, work, "push", "--quiet", "origin", "issue-7") },
-			kind:   hooks.KindFail, count: "0", reason: "no commits on issue-7 beyond origin/issue-7, origin/main, main"},
-		{name: "new work after the push", before: commit("fix CI"), kind: hooks.KindPass, count: "1"},
+			kind:   hooks.KindPass, count: "2"},
+		{name: "stepped back: nothing new beyond the head CI looked at",
+			before: func(t *testing.T) { issue.HeadSHA = gittest.Run(t, work, "rev-parse", "HEAD") },
+			kind:   hooks.KindFail, count: "0", reason: "(the PR head CI last looked at), origin/main, main"},
+		{name: "new work after the step back", before: commit("fix CI"), kind: hooks.KindPass, count: "1"},
+		{name: "pushed too", before: func(t *testing.T) { gittest.Run(t, work, "push", "--quiet", "origin", "issue-7") },
+			kind: hooks.KindPass, count: "1"},
 		{name: "commits merged to main do not count",
 			before: func(t *testing.T) {
 				gittest.Run(t, work, "push", "--quiet", "origin", "issue-7:main")

@@ -304,7 +304,7 @@ func ciFeedback(ctx context.Context, f forge.Forge, pr *forge.PR, failed []forge
 		}
 		fmt.Fprintf(&b, "\n## %s (last %d lines of the log)\n\n```text\n%s\n```\n", ch.Name, logLines, strings.TrimRight(text, "\n"))
 	}
-	b.WriteString("\nFix the failures, commit, push (`git push`), then run `agenttree next`.\n")
+	b.WriteString("\nFix the failures and commit, then run `agenttree next` (it pushes your branch).\n")
 	return b.String()
 }
 

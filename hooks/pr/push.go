@@ -65,7 +65,7 @@ func pushLease(ctx context.Context, c *hooks.Call, f forge.Forge, g hooks.Git, b
 // foreignHead says that the PR's head holds commits the work tree never
 // had, and what to run.
 func foreignHead(c *hooks.Call, pr *forge.PR) string {
-	return fmt.Sprintf("PR #%d's branch %s is at %s, which your branch %s never held: someone else pushed to it. "+
+	return fmt.Sprintf("PR #%d's branch %s is at %s, which your branch %s never held: someone else pushed to it (or agenttree rebased it and asked you to pull). "+
 		"Nothing was pushed. Bring their commits into your branch (`git pull --rebase %s %s`), then run `agenttree next`",
 		pr.Number, pr.Branch, gitx.ShortSHA(pr.HeadSHA), pr.Branch, remote(c), pr.Branch)
 }

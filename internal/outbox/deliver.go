@@ -126,12 +126,22 @@ func (b *Box) deliver(ctx context.Context, m Message, c Courier) (Message, error
 	return b.markSent(m)
 }
 
+// maxHandOvers bounds the tries to hand over a message typed before.
+const maxHandOvers = 3
+
 // handOver finishes the delivery of m, typed before.
 func (b *Box) handOver(ctx context.Context, m Message, c Courier) (Message, error) {
 	if c.Submit != nil {
 		m.State = Typed
 		if err := c.Submit(ctx, m); err != nil {
 			m.Attempts++
+			if m.Attempts >= maxHandOvers {
+				// Typed, and Enter pressed again and again: count it
+				// delivered rather than press Enter in the pane for ever
+				// (a stray Enter can answer a prompt). The error stays.
+				m.LastError = "typed, not confirmed: " + err.Error()
+				return b.markSent(m)
+			}
 			return m, b.sendFailed(m, err)
 		}
 	}

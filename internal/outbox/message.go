@@ -37,6 +37,9 @@ const (
 	ToAgent Recipient = "agent"
 	// ToManager: the person running the pipeline, in the manager session.
 	ToManager Recipient = "manager"
+	// ToNotify: people, through the config's notify.command (a chat
+	// webhook, a desktop notification).
+	ToNotify Recipient = "notify"
 )
 
 // Message is one message in a box.
@@ -71,8 +74,8 @@ func (m Message) validate() error {
 	switch {
 	case strings.TrimSpace(m.Text) == "":
 		return errors.New("the message has no text")
-	case m.To != ToAgent && m.To != ToManager:
-		return fmt.Errorf("the message is for %q; it can be for %q or %q", m.To, ToAgent, ToManager)
+	case m.To != ToAgent && m.To != ToManager && m.To != ToNotify:
+		return fmt.Errorf("the message is for %q; it can be for %q, %q or %q", m.To, ToAgent, ToManager, ToNotify)
 	}
 	return nil
 }

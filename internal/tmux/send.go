@@ -136,8 +136,7 @@ func (c *Client) paste(ctx context.Context, pane, text string) error {
 	return nil
 }
 
-// submit presses Enter until pane shows it was taken: the pane changed and
-// shows the text. A pane that does not change in a while gets Enter
+// submit presses Enter until pane shows it was taken: the pane changed. A pane that does not change in a while gets Enter
 // again, and a longer while each time.
 func (c *Client) submit(ctx context.Context, pane, text string) error {
 	history := strings.Count(text, "\n") + 200
@@ -159,7 +158,9 @@ func (c *Client) submit(ctx context.Context, pane, text string) error {
 		case now == typed:
 			continue
 		case !shows(now.text, probes(text)):
-			return fmt.Errorf("%w: the pane does not show the message (looked for %q)", ErrNotConfirmed, probes(text)[0])
+			// Taken, but not shown as typed: agents fold a long paste
+			// into a line of their own ("[Pasted text +40 lines]").
+			c.log().Debug("tmux pane took Enter without showing the message", "pane", pane)
 		}
 		return nil
 	}
