@@ -259,9 +259,18 @@ func failureOf(o hooks.Outcome, snap *hooks.Issue) *failure {
 		return nil
 	}
 	f := &failure{class: o.Class, reason: o.Reason, head: cmp.Or(o.Outputs["head_sha"], snap.HeadSHA)}
-	for _, name := range strings.Split(o.Outputs["failed_checks"], ",") {
-		if name = strings.TrimSpace(name); name != "" {
-			f.failing = append(f.failing, breaker.Failure{Check: name, Detail: o.Reason})
+	// How each check failed (failure_details: "check<TAB>first lines"),
+	// else the failure's reason: the breaker tells failures apart by it.
+	for _, line := range strings.Split(o.Outputs["failure_details"], "\n") {
+		if check, detail, ok := strings.Cut(line, "\t"); ok {
+			f.failing = append(f.failing, breaker.Failure{Check: check, Detail: detail})
+		}
+	}
+	if len(f.failing) == 0 {
+		for _, name := range strings.Split(o.Outputs["failed_checks"], ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				f.failing = append(f.failing, breaker.Failure{Check: name, Detail: o.Reason})
+			}
 		}
 	}
 	if len(f.failing) == 0 {

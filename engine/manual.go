@@ -11,6 +11,7 @@ import (
 	"github.com/agnivade/levenshtein"
 
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -165,6 +166,11 @@ func (t *transition) reset(p place, o order, base Result) (*Result, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	// "Try again" means CI too: the waiting hook reruns a failure it saw
+	// before this (a flaky check), once.
+	if err := t.tx.UpdateWatch(map[string]string{hooks.WatchResumedAt: time.Now().UTC().Format(time.RFC3339Nano)}); err != nil {
+		base.Warnings = append(base.Warnings, "could not ask for CI to run again: "+err.Error())
 	}
 	res := base
 	res.Status, res.Kind, res.Version, res.Reasons = StatusAdvanced, o.kind, cur.Version, []string{o.reason}

@@ -387,3 +387,32 @@ stages:
 	require.NoError(t, err)
 	assert.Equal(t, engine.StatusEscalated, res.Status, res.Reasons)
 }
+
+// The breaker tells failures apart by how each check failed, not by the
+// check's name or the commit: one test after another failing in the same
+// check is no "same failure".
+func TestBreakerTellsFailuresApartByTheirDetails(t *testing.T) {
+	text := `
+ci_polling: {max_retries: 10}
+circuit_breaker: {no_progress_threshold: 10, same_error_threshold: 2, half_open_after: 2}
+` + controlled[len("\nci_polling: {max_retries: 3}\ncircuit_breaker: {no_progress_threshold: 10, same_error_threshold: 10, half_open_after: 2}\n"):]
+	failing := func(head, detail string) hooks.Outcome {
+		o := ciFailed(head, "test-unit")
+		o.Outputs["failure_details"] = "test-unit\t--- FAIL: " + detail
+		return o
+	}
+	s := &script{}
+	e := engineWith(t, text, s.registry())
+	iss := create(t, e, "implement.feedback", nil)
+	for i, o := range []hooks.Outcome{failing("aaa1111", "TestLogin"), failing("bbb2222", "TestCheckout"), failing("ccc3333", "TestCheckout")} {
+		require.Equal(t, "pr_ready", next(t, e, iss.ID, agent).To)
+		s.ci = []hooks.Outcome{o}
+		res := reconcile(t, e, iss.ID)
+		if i < 2 {
+			require.Equal(t, engine.StatusSteppedBack, res.Status, "failure %d: %v", i, res.Reasons)
+			continue
+		}
+		require.Equal(t, engine.StatusEscalated, res.Status, "the same test twice opens it: %v", res.Reasons)
+		assert.Contains(t, res.Escalated.Reason, "TestCheckout")
+	}
+}

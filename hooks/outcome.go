@@ -73,6 +73,11 @@ type Outcome struct {
 	Files map[string]string
 }
 
+// WatchResumedAt is the watch key the engine sets (RFC 3339) when a
+// person resumes an issue that stopped for them: hooks that wait for
+// something outside (CI) take it as a request to try once more.
+const WatchResumedAt = "resumed_at"
+
 // Pass is a successful check.
 func Pass() Outcome { return Outcome{Kind: KindPass} }
 

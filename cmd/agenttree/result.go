@@ -90,8 +90,9 @@ func (a *app) printMoved(res *engine.Result) {
 	a.lines("  skipped ", res.Skipped)
 	a.lines("  ", res.Notes)
 	if len(res.Unfinished) > 0 {
-		fmt.Fprintf(a.out, "but the work of entering %s did not finish; fix this, then run `agenttree next -i %d` to finish it:\n", res.To, res.Issue)
+		fmt.Fprintf(a.out, "but the work of entering %s did not finish (`agenttree controller` tries it again and tells whoever must act; `agenttree next -i %d` tries it now):\n", res.To, res.Issue)
 		a.lines("  - ", res.Unfinished)
+		return // the stage's instructions wait for its entry work
 	}
 	if res.Instructions != "" {
 		fmt.Fprintln(a.out)

@@ -163,6 +163,9 @@ func (p *ciPoll) running(sum forge.Summary) hooks.Outcome {
 // reports the failure after.
 func (p *ciPoll) failed(ctx context.Context, failed []forge.Check) hooks.Outcome {
 	maxReruns := rerunFailedParam.Get(p.c)
+	if p.resumedSince() && rerunnable(failed) {
+		maxReruns = p.watch.reruns + 1 // a person resumed after this failure: try once more
+	}
 	if p.watch.reruns >= maxReruns || !rerunnable(failed) {
 		return ciFailure(ctx, p.f, p.pr, failed)
 	}
@@ -179,6 +182,21 @@ func (p *ciPoll) failed(ctx context.Context, failed []forge.Check) hooks.Outcome
 	}
 	p.watch.rerun(p.now)
 	return hooks.Pending(p.interval, fmt.Sprintf("rerunning %s (rerun %d of %d on %s)", checkNames(failed), p.watch.reruns, maxReruns, p.short()))
+}
+
+// resumedSince reports whether a person resumed the issue after the last
+// rerun this wait asked for (or since it began): the failure they saw is
+// to be tried again (a flaky check), not reported again.
+func (p *ciPoll) resumedSince() bool {
+	resumed, err := time.Parse(time.RFC3339Nano, p.c.Issue.Watch[hooks.WatchResumedAt])
+	if err != nil {
+		return false
+	}
+	last := p.watch.rerunAt
+	if last.IsZero() {
+		last = p.watch.since
+	}
+	return resumed.After(last)
 }
 
 // prCIPassed is the gate: it does not wait, it reports CI's verdict on the
@@ -261,7 +279,7 @@ func rerunnable(failed []forge.Check) bool {
 func ciPassed(head string) hooks.Outcome {
 	o := hooks.Pass()
 	// Empty values remove an earlier failure's facts from the issue.
-	o.Outputs = map[string]string{"ci_passed_sha": head, "failure_reason": "", "failed_checks": "", "ci_url": ""}
+	o.Outputs = map[string]string{"ci_passed_sha": head, "failure_reason": "", "failed_checks": "", "failure_details": "", "ci_url": ""}
 	o.Files = map[string]string{feedbackFile: ""}
 	return o
 }
@@ -272,18 +290,65 @@ func ciFailure(ctx context.Context, f forge.Forge, pr *forge.PR, failed []forge.
 	o := hooks.FailAs(hooks.ClassCIFailed, "CI failed on %s: %s", gitx.ShortSHA(pr.HeadSHA), checkNames(failed))
 	url := ""
 	var names []string
-	for _, ch := range failed {
+	logs := make([]checkLog, len(failed))
+	for i, ch := range failed {
 		names = append(names, ch.Name)
 		if url == "" {
 			url = ch.URL
 		}
+		logs[i] = readLog(ctx, f, ch)
 	}
-	o.Outputs = map[string]string{"failed_checks": strings.Join(names, ", "), "ci_url": url, "failure_reason": o.Reason}
-	o.Files = map[string]string{feedbackFile: ciFeedback(ctx, f, pr, failed)}
+	o.Outputs = map[string]string{"failed_checks": strings.Join(names, ", "), "ci_url": url, "failure_reason": o.Reason,
+		"failure_details": failureDetails(failed, logs)}
+	o.Files = map[string]string{feedbackFile: ciFeedback(pr, failed, logs)}
 	return o
 }
 
-func ciFeedback(ctx context.Context, f forge.Forge, pr *forge.PR, failed []forge.Check) string {
+// checkLog is the tail of a failed check's log, or why it could not be
+// fetched.
+type checkLog struct {
+	text string
+	err  error
+}
+
+func readLog(ctx context.Context, f forge.Forge, ch forge.Check) checkLog {
+	text, err := f.Log(ctx, ch, logLines)
+	return checkLog{text: text, err: err}
+}
+
+// failureDetails says, a line per failed check, how it failed: its name
+// and the first lines of its log that report an error. The circuit
+// breaker tells one failure from another by these, not by the commit.
+func failureDetails(failed []forge.Check, logs []checkLog) string {
+	var b strings.Builder
+	for i, ch := range failed {
+		fmt.Fprintf(&b, "%s\t%s\n", ch.Name, strings.Join(errorLines(logs[i].text, 3), " | "))
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// errorLines are the first n lines of log that look like a failure's
+// report (FAIL, error, panic, expected), else its last n non-empty ones.
+func errorLines(log string, n int) []string {
+	var hits, all []string
+	for _, l := range strings.Split(log, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		all = append(all, l)
+		low := strings.ToLower(l)
+		if len(hits) < n && (strings.Contains(low, "fail") || strings.Contains(low, "error") || strings.Contains(low, "panic") || strings.Contains(low, "expected")) {
+			hits = append(hits, l)
+		}
+	}
+	if len(hits) > 0 {
+		return hits
+	}
+	return all[max(0, len(all)-n):]
+}
+
+func ciFeedback(pr *forge.PR, failed []forge.Check, logs []checkLog) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# CI failed\n\nPR #%d (%s), commit %s.\n\n## Failing checks\n\n", pr.Number, pr.URL, pr.HeadSHA)
 	for _, ch := range failed {
@@ -293,9 +358,9 @@ func ciFeedback(ctx context.Context, f forge.Forge, pr *forge.PR, failed []forge
 		}
 		fmt.Fprintf(&b, "- **%s**: %s — %s\n", ch.Name, ch.State, link)
 	}
-	for _, ch := range failed {
-		text, err := f.Log(ctx, ch, logLines)
-		if err != nil {
+	for i, ch := range failed {
+		text := logs[i].text
+		if err := logs[i].err; err != nil {
 			fmt.Fprintf(&b, "\n## %s\n\nThe log could not be fetched: %v\n", ch.Name, err)
 			continue
 		}

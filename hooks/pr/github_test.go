@@ -321,6 +321,30 @@ func TestGitHubWaitForCIRerunsAFlakyFailure(t *testing.T) {
 	}
 }
 
+// A person resuming an issue after a CI failure asks for one more try:
+// the failed checks run again, once, whatever rerun_failed says.
+func TestGitHubWaitForCIRerunsOnceAfterAResume(t *testing.T) {
+	f := newGitHubFixture(t, github.RetryPolicy{})
+	_, issue := f.addPR(t, shaA)
+	f.srv.AddCheckRun(shaA, githubtest.CheckRun{Name: "test", Status: "completed", Conclusion: "failure"})
+	o := runHook(t, f.env, issue, "wait_for_ci", nil)
+	require.Equal(t, hooks.KindFail, o.Kind, "no rerun budget: %s", o.Reason)
+
+	f.clock.Advance(time.Minute)
+	issue.Watch[hooks.WatchResumedAt] = f.clock.Now().UTC().Format(time.RFC3339Nano)
+	f.clock.Advance(time.Second)
+	o = runHook(t, f.env, issue, "wait_for_ci", nil)
+	require.Equal(t, hooks.KindPending, o.Kind, "resumed: the failure is tried again: %s", o.Reason)
+	assert.Len(t, f.srv.Reruns(), 1)
+
+	rerun := f.latestRun(t, shaA, "test")
+	f.clock.Advance(time.Minute)
+	f.srv.CompleteCheckRun(rerun.ID, "failure")
+	o = runHook(t, f.env, issue, "wait_for_ci", nil)
+	require.Equal(t, hooks.KindFail, o.Kind, "the try failed too: %s", o.Reason)
+	assert.Len(t, f.srv.Reruns(), 1, "once per resume")
+}
+
 // A failed commit status (CI outside GitHub) cannot be rerun through the
 // API. wait_for_ci with rerun_failed must still report the CI failure once
 // the rerun budget cannot be spent, not wait forever; and a rerun that was
@@ -769,4 +793,15 @@ func TestGitHubPRApprovedIsBoundToItsCommit(t *testing.T) {
 	require.Equal(t, hooks.KindFail, o.Kind)
 	assert.Contains(t, o.Reason, "was approved at "+shaA[:12])
 	assert.Contains(t, o.Reason, "the new commits need a review")
+}
+
+// A head whose last CI verdict was a failure never merges for want of a
+// ci_passed_sha (a stage skipped by hand): nothing passed it since.
+func TestGitHubMergeRefusesAHeadThatFailedCI(t *testing.T) {
+	f := newGitHubFixture(t, github.RetryPolicy{})
+	_, issue := f.addPR(t, shaA)
+	issue.Outputs["failed_checks"] = "test"
+	o := runHook(t, f.env, issue, "merge_pr", nil)
+	require.Equal(t, hooks.KindFail, o.Kind, o.Reason)
+	assert.Contains(t, o.Reason, "failed CI (test)")
 }

@@ -55,6 +55,12 @@ func mergePR(ctx context.Context, c *hooks.Call) hooks.Outcome {
 	}
 	expect := c.Issue.Outputs["ci_passed_sha"]
 	if expect == "" {
+		if failed := c.Issue.Outputs["failed_checks"]; failed != "" && c.Issue.HeadSHA == pr.HeadSHA {
+			// No CI gate passed it, and the last one failed on this very
+			// head (a stage skipped by hand): merging would ship it.
+			return hooks.Failf("PR #%d's head %s failed CI (%s) and nothing has passed it since; fix it, or have CI run again, before it merges",
+				pr.Number, gitx.ShortSHA(pr.HeadSHA), failed)
+		}
 		expect = pr.HeadSHA // no CI gate in this pipeline
 	}
 	if approved := c.Issue.Outputs["approved_sha"]; approved != "" && approved != expect {
