@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -58,13 +59,8 @@ func adapt(cur time.Duration, cfg stages.CIPolling, sig signal) time.Duration {
 // to look again. Five forge errors in a row stop the issue for a person.
 func (c *Controller) schedule(ctx context.Context, e *engine.Engine, d dueIssue, pr *forge.PR, res *engine.Result, batchErr error) (time.Duration, error) {
 	now := c.now()
-	tx, err := e.Store.Lock(ctx, d.iss.ID)
+	tx, iss, err := e.Store.Begin(ctx, d.iss.ID)
 	if err != nil {
-		return c.interval(), err
-	}
-	iss, err := tx.Get()
-	if err != nil {
-		tx.Unlock()
 		return c.interval(), err
 	}
 	prev, err := tx.Poll()
@@ -72,7 +68,7 @@ func (c *Controller) schedule(ctx context.Context, e *engine.Engine, d dueIssue,
 		prev = nil
 	}
 	p, sig := observe(prev, iss, pr, res, batchErr, now)
-	again := adapt(time.Duration(p.IntervalS)*time.Second, e.Config.CIPolling, sig)
+	again := adapt(time.Duration(p.IntervalS)*time.Second, pollingOf(e, iss), sig)
 	if iss.PRNumber == 0 && res != nil && res.RetryAfter > 0 {
 		again = res.RetryAfter // no PR to poll: what the hook asked for
 	}
@@ -84,7 +80,7 @@ func (c *Controller) schedule(ctx context.Context, e *engine.Engine, d dueIssue,
 	tx.Unlock()
 	if p.ForgeErrors >= maxForgeErrors && iss.Escalated == nil {
 		why := fmt.Sprintf("%d errors in a row talking to the forge (last: %s); agenttree never takes that for a CI verdict", p.ForgeErrors, forgeError(res, batchErr))
-		if _, eerr := e.Escalate(ctx, iss.ID, "error", why); eerr != nil {
+		if _, eerr := e.Escalate(ctx, iss.ID, issues.EscalatedError, why); eerr != nil {
 			err = errors.Join(err, eerr)
 		}
 	}
@@ -135,6 +131,7 @@ func observe(prev *issues.Poll, iss *issues.Issue, pr *forge.PR, res *engine.Res
 	if res != nil && (moved(res) || res.Status == engine.StatusEscalated) {
 		sig = sigEvent
 		p.Log(now, describe(res))
+		p.FixAttempts = fixAttempts(p.FixAttempts, res)
 	}
 	if res != nil {
 		p.Status = describe(res)
@@ -172,4 +169,36 @@ func splitList(s string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// fixAttempts counts, per failing check, the step backs that sent the
+// agent to fix it.
+func fixAttempts(counts map[string]int, res *engine.Result) map[string]int {
+	if res.Status != engine.StatusSteppedBack || res.StepBack == nil || res.StepBack.Class != string(hooks.ClassCIFailed) {
+		return counts
+	}
+	out := maps.Clone(counts)
+	if out == nil {
+		out = map[string]int{}
+	}
+	for _, check := range res.StepBack.Checks {
+		out[check]++
+	}
+	return out
+}
+
+// pollingOf is how the PR of iss is polled: the config's ci_polling, with
+// the interval of the stage's background watch (poll_pr_status) as its
+// start and its ceiling when it names one.
+func pollingOf(e *engine.Engine, iss *issues.Issue) stages.CIPolling {
+	cfg := e.Config.CIPolling
+	if node, ok := e.Config.Node(iss.Stage); ok {
+		if w := e.Watcher(node); w != nil {
+			if d, ok := w.Params["interval"].(time.Duration); ok && d > 0 {
+				cfg.PollInterval, cfg.MaxInterval = d, d
+				cfg.MinInterval = min(cfg.MinInterval, d)
+			}
+		}
+	}
+	return cfg
 }

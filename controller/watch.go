@@ -76,7 +76,7 @@ func (c *Controller) forwardFeedback(ctx context.Context, e *engine.Engine, d du
 
 // markHandled keeps the feedback ids forwarded and the mark they were read at.
 func (c *Controller) markHandled(ctx context.Context, e *engine.Engine, id int, ids []string, mark string) error {
-	tx, err := e.Store.Lock(ctx, id)
+	tx, _, err := e.Store.Begin(ctx, id)
 	if err != nil {
 		return err
 	}

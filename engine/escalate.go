@@ -20,16 +20,12 @@ func (e *Engine) Reconcile(ctx context.Context, id int) (*Result, error) {
 // Escalate stops issue id for a person, for a reason the controller
 // found outside any hook (the forge failing again and again). An issue
 // already escalated is left as it is.
-func (e *Engine) Escalate(ctx context.Context, id int, kind, reason string) (*Result, error) {
-	tx, err := e.Store.Lock(ctx, id)
+func (e *Engine) Escalate(ctx context.Context, id int, kind issues.EscalationKind, reason string) (*Result, error) {
+	tx, iss, err := e.Store.Begin(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	defer tx.Unlock()
-	iss, err := tx.Get()
-	if err != nil {
-		return nil, err
-	}
 	r := &Result{Issue: id, From: iss.Stage, To: iss.Stage, Status: StatusEscalated, Reasons: []string{reason}, Escalated: iss.Escalated, Version: iss.Version}
 	if iss.Escalated != nil {
 		return r, nil

@@ -23,13 +23,6 @@ const (
 	outFeedback = "failure_feedback"
 )
 
-// Escalation kinds: why an issue stopped for a person.
-const (
-	escalateBudget  = "budget"
-	escalateBreaker = "breaker"
-	escalateHook    = "hook"
-)
-
 // routing says which failures of a list of hooks go to the stage's
 // on_failure when the hook has no policy of its own: the controller's own
 // work steps back; a completion hook's failure is a warning, and entry
@@ -72,7 +65,7 @@ func gateRouting(node *stages.Node) routing {
 // called says why an outcome calls a person: its escalation kind, and the
 // failure that spent a budget or opened the breaker; zero when it does not.
 type called struct {
-	kind    string
+	kind    issues.EscalationKind
 	failure *failure
 }
 
@@ -100,7 +93,7 @@ func (t *transition) route(h *stages.HookEntry, o hooks.Outcome, snap *hooks.Iss
 		}
 	}
 	if o.Kind == hooks.KindEscalate {
-		return o, called{kind: escalateHook}
+		return o, called{kind: issues.EscalatedHook}
 	}
 	return t.bound(o, snap, node)
 }
@@ -214,12 +207,12 @@ func (t *transition) bound(o hooks.Outcome, snap *hooks.Issue, node *stages.Node
 	if used := iss.Attempts[string(f.class)]; used >= limit {
 		o.Kind = hooks.KindEscalate
 		o.Reason = fmt.Sprintf("%s %d times, the budget of step backs for it (%d); last: %s", classWords(f.class), used+1, limit, o.Reason)
-		return o, called{kind: escalateBudget, failure: f}
+		return o, called{kind: issues.EscalatedBudget, failure: f}
 	}
 	if _, open, why := breaker.Record(deref(iss.Breaker), f.head, f.failing, t.e.Config.CircuitBreaker); open {
 		o.Kind = hooks.KindEscalate
 		o.Reason = "circuit breaker open: " + why + "; last: " + o.Reason
-		return o, called{kind: escalateBreaker, failure: f}
+		return o, called{kind: issues.EscalatedBreaker, failure: f}
 	}
 	return o, called{}
 }
@@ -336,6 +329,11 @@ func (t *transition) stepBackOf(cur *issues.Issue, h hop) *StepBack {
 	sb := &StepBack{From: h.from.Path, To: h.to.Path, Reason: h.reason, Message: h.reason}
 	if f := h.failure; f != nil {
 		sb.Reason, sb.Class = f.reason, string(f.class)
+		for _, fl := range f.failing {
+			if f.class == hooks.ClassCIFailed {
+				sb.Checks = append(sb.Checks, fl.Check)
+			}
+		}
 		sb.Attempt, sb.MaxRetries = cur.Attempts[string(f.class)], t.budget(h.from, f.class)
 		if f.feedback != "" {
 			sb.Feedback = filepath.Join(t.e.Store.Dir(cur.ID), f.feedback)

@@ -71,15 +71,11 @@ func (e *Engine) forward(ctx context.Context, id int, actor Actor, dryRun, appro
 		return &base, nil
 	}
 
-	tx, err := e.Store.Lock(ctx, id)
+	tx, iss, err := e.Store.Begin(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	defer tx.Unlock()
-	iss, err := tx.Get()
-	if err != nil {
-		return nil, err
-	}
 	if iss.Version != seen.Version {
 		conflict := &issues.ConflictError{ID: id, Expected: seen.Version, Found: iss.Version}
 		base.Status, base.Conflict, base.Reasons = StatusWaiting, true, []string{conflict.Error() + lastChange(iss)}

@@ -69,7 +69,7 @@ func (s *sequence) run(h *stages.HookEntry) hooks.Outcome {
 	s.said.hook(notes, o.Warnings)
 	s.said.send = append(s.said.send, o.Send...)
 	if o.Kind == hooks.KindEscalate {
-		s.said.escalate(s.node, cmp.Or(why.kind, escalateHook), h.Label()+": "+o.Reason, why.failure)
+		s.said.escalate(s.node, cmp.Or(why.kind, issues.EscalatedHook), h.Label()+": "+o.Reason, why.failure)
 	}
 	if head := o.Outputs["head_sha"]; head != "" && head != s.snap.HeadSHA && s.snap.PRNumber > 0 {
 		// A new head (a push, a rebase): what a cache of the forge holds

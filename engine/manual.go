@@ -105,15 +105,11 @@ func (e *Engine) byHand(ctx context.Context, id int, actor Actor, o order) (*Res
 	if actor.Kind != ActorHuman {
 		return e.refuse(id, actor, o)
 	}
-	tx, err := e.Store.Lock(ctx, id)
+	tx, iss, err := e.Store.Begin(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	defer tx.Unlock()
-	iss, err := tx.Get()
-	if err != nil {
-		return nil, err
-	}
 	p, err := e.where(iss, o.anywhere)
 	if err != nil {
 		return nil, err

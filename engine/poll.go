@@ -20,15 +20,11 @@ var ErrNoPR = errors.New("no pull request")
 // state, feedback, the verified head). It returns the outcome and the issue
 // as the poll left it; deciding when to poll again is the caller's.
 func (e *Engine) PollCI(ctx context.Context, id int) (hooks.Outcome, *issues.Issue, error) {
-	tx, err := e.Store.Lock(ctx, id)
+	tx, iss, err := e.Store.Begin(ctx, id)
 	if err != nil {
 		return hooks.Outcome{}, nil, err
 	}
 	defer tx.Unlock()
-	iss, err := tx.Get()
-	if err != nil {
-		return hooks.Outcome{}, nil, err
-	}
 	if iss.PRNumber == 0 {
 		return hooks.Outcome{}, nil, fmt.Errorf("issue %d: %w yet; it gets one on entering a stage that opens one (run `agenttree next` to get there)", id, ErrNoPR)
 	}

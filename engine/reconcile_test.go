@@ -174,7 +174,7 @@ func TestSpentBudgetEscalatesAndOnlyAPersonResumes(t *testing.T) {
 	res := reconcile(t, e, iss.ID)
 	require.Equal(t, engine.StatusEscalated, res.Status, res.Reasons)
 	require.NotNil(t, res.Escalated)
-	assert.Equal(t, "budget", res.Escalated.Kind)
+	assert.Equal(t, issues.EscalatedBudget, res.Escalated.Kind)
 	assert.Contains(t, res.Escalated.Reason, "CI failed 4 times")
 
 	got, err := e.Store.Get(iss.ID)
@@ -210,7 +210,7 @@ circuit_breaker: {no_progress_threshold: 5, same_error_threshold: 3, half_open_a
 		require.Equal(t, engine.StatusSteppedBack, res.Status, res.Reasons)
 	}
 	require.Equal(t, engine.StatusEscalated, res.Status, res.Reasons)
-	assert.Equal(t, "breaker", res.Escalated.Kind)
+	assert.Equal(t, issues.EscalatedBreaker, res.Escalated.Kind)
 	got, err := e.Store.Get(iss.ID)
 	require.NoError(t, err)
 	require.NotNil(t, got.Breaker)

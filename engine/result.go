@@ -43,6 +43,8 @@ type StepBack struct {
 	Feedback string `json:"feedback,omitempty"`
 	// Class is the kind of failure (ci_failed, conflict, ...).
 	Class string `json:"class,omitempty"`
+	// Checks are the failing checks, for a CI failure.
+	Checks []string `json:"checks,omitempty"`
 	// Attempt counts the step backs of this kind; MaxRetries is its budget.
 	Attempt    int `json:"attempt,omitempty"`
 	MaxRetries int `json:"max_retries,omitempty"`
@@ -106,7 +108,7 @@ func (s *said) hook(notes, warnings []string) {
 	s.warnings = append(s.warnings, warnings...)
 }
 
-func (s *said) escalate(node *stages.Node, kind, reason string, f *failure) {
+func (s *said) escalate(node *stages.Node, kind issues.EscalationKind, reason string, f *failure) {
 	e := escalation{Escalation: issues.Escalation{Kind: kind, Reason: reason}, failure: f}
 	if node != nil {
 		e.Stage = node.Path

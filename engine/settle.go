@@ -13,15 +13,11 @@ import (
 // on any arrival (merging a merged PR succeeds). An issue already at a
 // terminal stage is left where it is.
 func (e *Engine) Settle(ctx context.Context, id int, term stages.Terminal, reason string) (*Result, error) {
-	tx, err := e.Store.Lock(ctx, id)
+	tx, iss, err := e.Store.Begin(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	defer tx.Unlock()
-	iss, err := tx.Get()
-	if err != nil {
-		return nil, err
-	}
 	p, err := e.where(iss, false)
 	if err != nil {
 		return nil, err

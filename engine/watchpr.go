@@ -34,15 +34,11 @@ func (e *Engine) Watcher(node *stages.Node) *stages.HookEntry {
 // on_failure, as for the controller's own stages — once per head and
 // failure. It returns nil when there is nothing to watch.
 func (e *Engine) WatchPR(ctx context.Context, id int) (*Result, error) {
-	tx, err := e.Store.Lock(ctx, id)
+	tx, iss, err := e.Store.Begin(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	defer tx.Unlock()
-	iss, err := tx.Get()
-	if err != nil {
-		return nil, err
-	}
 	flow, node, err := e.locate(iss)
 	if err != nil {
 		return nil, err

@@ -65,12 +65,25 @@ type EntryPending struct {
 
 // Escalation says why an issue stopped for a person.
 type Escalation struct {
-	Stage  string `yaml:"stage" json:"stage"`
-	Reason string `yaml:"reason" json:"reason"`
-	// Kind is budget, breaker, hook or error.
-	Kind string    `yaml:"kind" json:"kind"`
-	At   time.Time `yaml:"at" json:"at"`
+	Stage  string         `yaml:"stage" json:"stage"`
+	Reason string         `yaml:"reason" json:"reason"`
+	Kind   EscalationKind `yaml:"kind" json:"kind"`
+	At     time.Time      `yaml:"at" json:"at"`
 }
+
+// EscalationKind says why an issue stopped for a person.
+type EscalationKind string
+
+const (
+	// EscalatedBudget: a failure's retry budget was spent.
+	EscalatedBudget EscalationKind = "budget"
+	// EscalatedBreaker: the circuit breaker opened.
+	EscalatedBreaker EscalationKind = "breaker"
+	// EscalatedHook: a hook, or its failure policy, asked for a person.
+	EscalatedHook EscalationKind = "hook"
+	// EscalatedError: the forge failed again and again.
+	EscalatedError EscalationKind = "error"
+)
 
 // Breaker states.
 const (

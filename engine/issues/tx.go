@@ -37,6 +37,21 @@ func (s *Store) Lock(ctx context.Context, id int) (*Tx, error) {
 	return &Tx{s: s, id: id, unlock: unlock}, nil
 }
 
+// Begin takes issue id's lock and reads the issue under it: the start of
+// every change. The caller unlocks the Tx.
+func (s *Store) Begin(ctx context.Context, id int) (*Tx, *Issue, error) {
+	tx, err := s.Lock(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	iss, err := tx.Get()
+	if err != nil {
+		tx.Unlock()
+		return nil, nil, err
+	}
+	return tx, iss, nil
+}
+
 // Unlock releases the lock; further use of the Tx is a bug.
 func (t *Tx) Unlock() {
 	if t.unlock != nil {
