@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/notice"
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/stages"
 )
@@ -31,7 +32,7 @@ func (t *transition) commit(iss *issues.Issue, h hop) (*issues.Issue, error) {
 		case h.kind == stages.MoveStepBack:
 			// Sent back on purpose, not for a failure: no failure's
 			// details follow it.
-			applyOutputs(cur, map[string]string{outClass: "", outFeedback: ""})
+			applyOutputs(cur, map[string]string{notice.OutClass: "", notice.OutFeedback: ""})
 		}
 		cur.History = append(cur.History, issues.HistoryEntry{From: from, To: h.to.Path, Kind: h.kind, Actor: string(t.actor.Kind),
 			Reason: h.reason, At: time.Now().UTC().Truncate(time.Second)})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/machine"
+	"github.com/agenttree/agenttree/engine/notice"
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/stages"
@@ -33,6 +34,7 @@ type Engine struct {
 
 	mu       sync.Mutex
 	machines map[*stages.Flow]*machine.Machine
+	notices  *notice.Book
 }
 
 // New returns an engine over cfg and store.
@@ -40,8 +42,10 @@ func New(cfg *stages.Config, store *issues.Store, reg *hooks.Registry, log *slog
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Engine{Config: cfg, Store: store, Hooks: reg, Log: log, WorkDir: filepath.Dir(cfg.File), maxChain: 8,
+	e := &Engine{Config: cfg, Store: store, Hooks: reg, Log: log, WorkDir: filepath.Dir(cfg.File), maxChain: 8,
 		machines: map[*stages.Flow]*machine.Machine{}}
+	e.notices = &notice.Book{Config: cfg, IssueDir: store.Dir, SkillsDir: filepath.Join(store.Root(), "skills"), Instructions: e.instructions}
+	return e
 }
 
 // hookEnv is what hooks see of the world.
@@ -115,7 +119,7 @@ func (e *Engine) Snapshot(iss *issues.Issue) *hooks.Issue {
 func (e *Engine) instructions(n *stages.Node, iss *issues.Issue) string {
 	stage := e.stageInstructions(n, iss)
 	if h := len(iss.History); h > 0 && iss.History[h-1].Kind == stages.MoveStepBack && iss.History[h-1].To == n.Path {
-		if skill := e.skillFor(hooks.Class(iss.Outputs[outClass])); skill != "" {
+		if skill := e.notices.Skill(hooks.Class(iss.Outputs[notice.OutClass])); skill != "" {
 			return skill + "\n\n" + stage
 		}
 	}

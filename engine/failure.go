@@ -12,15 +12,9 @@ import (
 	"github.com/agenttree/agenttree/engine/breaker"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/machine"
+	"github.com/agenttree/agenttree/engine/notice"
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/stages"
-)
-
-// What the engine keeps on the issue of the failure its last step back
-// was for, for the messages and instructions that follow it.
-const (
-	outClass    = "failure_class"
-	outFeedback = "failure_feedback"
 )
 
 // routing says which failures of a list of hooks go to the stage's
@@ -285,7 +279,7 @@ func (t *transition) count(cur *issues.Issue, f *failure) {
 		cur.Attempts = map[string]int{}
 	}
 	cur.Attempts[string(f.class)]++
-	applyOutputs(cur, map[string]string{outClass: string(f.class), outFeedback: f.feedback})
+	applyOutputs(cur, map[string]string{notice.OutClass: string(f.class), notice.OutFeedback: f.feedback})
 	next, _, _ := breaker.Record(deref(cur.Breaker), f.head, f.failing, t.e.Config.CircuitBreaker)
 	cur.Breaker = &next
 }

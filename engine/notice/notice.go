@@ -1,0 +1,156 @@
+// Package notice words what agenttree tells an issue's agent and the
+// people running the pipeline when the issue's history changes: work sent
+// back (with what failed, where to read more and what to do about that
+// kind of failure), an escalation, a person's move, a review waiting,
+// entry work that failed. It reads an issue; it writes nothing.
+package notice
+
+import (
+	"embed"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/internal/outbox"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// What the engine keeps on the issue of the failure its last step back
+// was for (outputs), for the messages and instructions that follow it.
+const (
+	OutClass    = "failure_class"
+	OutFeedback = "failure_feedback"
+)
+
+// Book words the messages of one pipeline.
+type Book struct {
+	Config *stages.Config
+	// IssueDir is the directory of an issue; SkillsDir holds a
+	// repository's own skill texts (_agenttree/skills).
+	IssueDir  func(id int) string
+	SkillsDir string
+	// Instructions are a stage's instructions for iss.
+	Instructions func(*stages.Node, *issues.Issue) string
+}
+
+// defaultSkills are the instructions for an agent whose work came back
+// for a failure; a repository overrides each with a file of the same name
+// in its SkillsDir.
+//
+//go:embed skills/*.md
+var defaultSkills embed.FS
+
+// skillFile is the skill file for a kind of failure, or "".
+func skillFile(class hooks.Class) string {
+	switch class {
+	case hooks.ClassCIFailed, hooks.ClassNoNewCI, hooks.ClassPollingTimeout:
+		return "ci-failure.md"
+	case hooks.ClassConflict:
+		return "merge-conflict.md"
+	}
+	return ""
+}
+
+// Skill is what an agent is told to do about a failure of class: the
+// repository's skill file, else agenttree's own; "" for none.
+func (b *Book) Skill(class hooks.Class) string {
+	name := skillFile(class)
+	if name == "" {
+		return ""
+	}
+	if data, err := os.ReadFile(filepath.Join(b.SkillsDir, name)); err == nil {
+		return strings.TrimSpace(string(data))
+	}
+	data, err := defaultSkills.ReadFile("skills/" + name)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(data))
+}
+
+// Messages are what the issue's state says people and its agent must be
+// told: what its latest history entry says (Entry), a human review
+// waiting and entry work a person must see to (to the manager). Each is
+// keyed by the history entry it comes from, so putting them in the outbox
+// again adds nothing.
+func (b *Book) Messages(iss *issues.Issue) []outbox.Message {
+	n := len(iss.History)
+	if n == 0 {
+		return nil
+	}
+	out := b.Entry(iss, n-1)
+	last, key := iss.History[n-1], "h"+strconv.Itoa(n-1)
+	if node, ok := b.Config.Node(iss.Stage); ok && node.HumanReview() && iss.Escalated == nil && last.To == iss.Stage && last.Kind != stages.MoveEscalate {
+		out = append(out, outbox.Message{Key: key + "-review", To: outbox.ToManager, Kind: "review",
+			Text: fmt.Sprintf("issue %d (%s) waits for your review at %s: `agenttree approve %d`, or `agenttree reject %d --message TEXT`",
+				iss.ID, iss.Title, iss.Stage, iss.ID, iss.ID)})
+	}
+	if p := iss.EntryPending; p != nil && len(p.Failures) > 0 && iss.Escalated == nil {
+		out = append(out, outbox.Message{Key: fmt.Sprintf("%s-entry-%d", key, p.Done), To: outbox.ToManager, Kind: "entry",
+			Text: fmt.Sprintf("issue %d (%s) is at %s, but its entry work did not finish: %s", iss.ID, iss.Title, p.Stage, strings.Join(p.Failures, "; "))})
+	}
+	return out
+}
+
+// Entry is what history entry i of iss tells the agent and people, each
+// message keyed by the entry: work sent back (a step back, a rejection),
+// an escalation (people, and the agent, told to stop), a person's move of
+// the issue.
+func (b *Book) Entry(iss *issues.Issue, i int) []outbox.Message {
+	h, key := iss.History[i], "h"+strconv.Itoa(i)
+	agent := func(text string) outbox.Message {
+		return outbox.Message{Key: key, To: outbox.ToAgent, Kind: string(h.Kind), Text: text}
+	}
+	switch h.Kind {
+	case stages.MoveStepBack, stages.MoveReject:
+		return []outbox.Message{agent(b.back(iss, h))}
+	case stages.MoveEscalate:
+		return []outbox.Message{
+			{Key: key, To: outbox.ToManager, Kind: "escalation",
+				Text: fmt.Sprintf("issue %d (%s) needs a person at %s: %s; resolve it: `agenttree resume %d` (try again), `agenttree skip %d --reason TEXT`, `agenttree abort %d`, or `agenttree move %d STAGE --reason TEXT`",
+					iss.ID, iss.Title, h.To, h.Reason, iss.ID, iss.ID, iss.ID, iss.ID)},
+			{Key: key + "-agent", To: outbox.ToAgent, Kind: "escalation",
+				Text: fmt.Sprintf("issue %d is stopped for a person at %s: %s. Do not work on it until you are told it goes on.", iss.ID, h.To, h.Reason)},
+		}
+	case stages.MoveAbort, stages.MoveSkip, stages.MoveManual:
+		text := fmt.Sprintf("issue %d was moved %s → %s by the %s (%s): %s.", iss.ID, h.From, h.To, h.Actor, h.Kind, h.Reason)
+		if node, ok := b.Config.Node(h.To); ok && node.Terminal() != stages.TerminalNone {
+			text += " It is finished: stop working on it."
+		} else if ok {
+			text += "\n" + b.Instructions(node, iss)
+		}
+		return []outbox.Message{agent(text)}
+	}
+	return nil
+}
+
+// back is what the agent is told when its work is sent back: why, where
+// to read more (the document the failing hook wrote, the conflicting
+// files), what to do about that kind of failure, and to run `agenttree
+// next`.
+func (b *Book) back(iss *issues.Issue, h issues.HistoryEntry) string {
+	var s strings.Builder
+	verb := "stepped back"
+	if h.Kind == stages.MoveReject {
+		verb = "sent back by a reviewer"
+	}
+	fmt.Fprintf(&s, "issue %d was %s %s → %s: %s", iss.ID, verb, h.From, h.To, strings.TrimSpace(h.Reason))
+	if h.Kind == stages.MoveStepBack {
+		if doc := iss.Outputs[OutFeedback]; doc != "" {
+			fmt.Fprintf(&s, "\nSee %s.", filepath.Join(b.IssueDir(iss.ID), doc))
+		}
+		class := hooks.Class(iss.Outputs[OutClass])
+		if files := iss.Outputs["conflict_files"]; files != "" && class == hooks.ClassConflict {
+			fmt.Fprintf(&s, "\nConflicting files: %s.", files)
+		}
+		if skill := b.Skill(class); skill != "" {
+			s.WriteString("\n" + skill)
+		}
+	}
+	s.WriteString("\nFix it and commit, then run `agenttree next` when fixed.")
+	return s.String()
+}
