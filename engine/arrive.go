@@ -9,6 +9,7 @@ import (
 
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/notice"
+	"github.com/agenttree/agenttree/engine/policy"
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/stages"
 )
@@ -28,7 +29,7 @@ func (t *transition) commit(iss *issues.Issue, h hop) (*issues.Issue, error) {
 		applyOutputs(cur, h.outputs)
 		switch {
 		case h.failure != nil:
-			t.count(cur, h.failure)
+			policy.Count(cur, h.failure, t.e.Config.CircuitBreaker)
 		case h.kind == stages.MoveStepBack:
 			// Sent back on purpose, not for a failure: no failure's
 			// details follow it.
@@ -133,7 +134,7 @@ func (t *transition) arrive(iss *issues.Issue, h hop) arrival {
 // that roll back were decided before the move). Their failures are
 // warnings: the move stands.
 func (t *transition) complete(iss *issues.Issue, node, to *stages.Node) arrival {
-	seq := t.sequence(node, iss, routeNone)
+	seq := t.sequence(node, iss, policy.RouteNone)
 	var a arrival
 	for _, h := range node.Completed(to) {
 		if t.rollsBack(h) {
@@ -166,7 +167,7 @@ func (t *transition) onward(enterFrom, issueAt *stages.Node, o hooks.Outcome, se
 		s.warn(fmt.Sprintf("a hook sent the issue to unknown stage %q; it stays at %s", o.Target, issueAt.Path))
 		return nil
 	}
-	h := &hop{from: enterFrom, to: target, kind: jumpKind(o.Kind), reason: jumpReason(o), outputs: o.Outputs, failure: failureOf(o, seq.snap)}
+	h := &hop{from: enterFrom, to: target, kind: jumpKind(o.Kind), reason: jumpReason(o), outputs: o.Outputs, failure: policy.FailureOf(o, seq.snap)}
 	if err := t.m.Check(issueAt.Path, target.Path, h.kind); err != nil {
 		s.warn(err.Error())
 		return nil
@@ -184,7 +185,7 @@ func (t *transition) enter(iss *issues.Issue, from, to *stages.Node) arrival {
 	if to.Controller() && t.actor.Kind != ActorController {
 		return arrival{issue: iss, instructions: fmt.Sprintf("%s is run by the host controller; `agenttree controller` takes the issue from here.", to.Path)}
 	}
-	seq := t.sequence(to, iss, entryRouting(to))
+	seq := t.sequence(to, iss, policy.Entry(to))
 	list := to.Entering(from)
 	done := 0
 	if p := iss.EntryPending; p != nil && p.Stage == to.Path {
@@ -271,7 +272,7 @@ func (t *transition) reapprove(iss *issues.Issue, node *stages.Node) (*issues.Is
 		s.warn(err.Error())
 		return iss, s, nil
 	}
-	o, _ := t.runHook(&stages.HookEntry{Name: name, Params: map[string]any{}}, t.snapshot(iss), node, routeNone)
+	o, _ := t.runHook(&stages.HookEntry{Name: name, Params: map[string]any{}}, t.snapshot(iss), node, policy.RouteNone)
 	s.warn(o.Warnings...)
 	if o.Kind != hooks.KindPass {
 		s.warn("the PR is still not approved: " + o.Reason)

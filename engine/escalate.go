@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/policy"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -110,7 +111,7 @@ func (t *transition) escalate(iss *issues.Issue, esc escalation) (*issues.Issue,
 			// The failure that spent the budget or opened the breaker
 			// counts like the step backs before it, so the counts shown
 			// agree with the reason.
-			t.count(cur, esc.failure)
+			policy.Count(cur, esc.failure, t.e.Config.CircuitBreaker)
 		}
 		cur.History = append(cur.History, issues.HistoryEntry{From: cur.Stage, To: cur.Stage, Kind: stages.MoveEscalate,
 			Actor: string(t.actor.Kind), Reason: e.Reason, At: now})

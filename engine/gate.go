@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/policy"
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/stages"
 )
@@ -22,7 +23,7 @@ type hop struct {
 	outputs map[string]string
 	// failure is set for a step back a failed hook asked for: the move
 	// counts against its budget and the circuit breaker.
-	failure *failure
+	failure *policy.Failure
 }
 
 // decision is what the gate of a move decided: the move to make (the one
@@ -47,7 +48,7 @@ func (t *transition) decide(iss *issues.Issue, node, to *stages.Node, kind stage
 	if err := t.m.Check(node.Path, to.Path, kind); err != nil {
 		return decision{status: StatusBlocked, reasons: []string{err.Error()}}
 	}
-	seq := t.sequence(node, iss, gateRouting(node))
+	seq := t.sequence(node, iss, policy.Gate(node))
 	d := t.choose(seq, node, to, kind)
 	d.said = seq.said // what every hook that ran said, whatever was decided
 	return d
@@ -63,7 +64,7 @@ func (t *transition) choose(seq *sequence, node, to *stages.Node, kind stages.Mo
 		if !ok {
 			return d.block(fmt.Sprintf("a hook sent the issue to unknown stage %q", jump.Target))
 		}
-		h := hop{from: node, to: target, kind: jumpKind(jump.Kind), reason: jumpReason(*jump), outputs: seq.outputs, failure: failureOf(*jump, seq.snap)}
+		h := hop{from: node, to: target, kind: jumpKind(jump.Kind), reason: jumpReason(*jump), outputs: seq.outputs, failure: policy.FailureOf(*jump, seq.snap)}
 		if err := t.m.Check(node.Path, target.Path, h.kind); err != nil {
 			return d.block(err.Error())
 		}

@@ -3,43 +3,21 @@ package engine
 import (
 	"cmp"
 	"maps"
-	"time"
 
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/policy"
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/stages"
 )
 
-// runHook runs one hook for a transition, records what it asked to keep
-// (its watch state and documents; not in a dry run) and routes a failure
-// (route). It also returns why an outcome calls a person, if it does.
-func (t *transition) runHook(h *stages.HookEntry, snap *hooks.Issue, node *stages.Node, r routing) (hooks.Outcome, called) {
-	start := time.Now()
-	o := t.e.Hooks.Run(t.ctx, h, snap, t.e.hookEnv(t.dryRun))
-	t.e.Log.Debug("hook", "issue", snap.ID, "hook", h.Name, "outcome", o.Kind, "class", o.Class, "took", time.Since(start))
-	if !t.dryRun {
-		o.Warnings = append(o.Warnings, t.record(snap, o)...)
-	}
-	return t.route(h, o, snap, node, r)
-}
-
-// record writes what a hook asked to keep: its watch state and documents.
-// A failure to write is a warning, not a hook failure.
-func (t *transition) record(snap *hooks.Issue, o hooks.Outcome) (warnings []string) {
-	for name, content := range o.Files {
-		if err := t.tx.WriteDoc(name, []byte(content)); err != nil {
-			warnings = append(warnings, "could not write "+name+": "+err.Error())
-		}
-	}
-	if len(o.Watch) == 0 {
-		return warnings
-	}
-	if err := t.tx.UpdateWatch(o.Watch); err != nil {
-		return append(warnings, "could not save watch state: "+err.Error())
-	}
-	snap.Watch, _ = t.tx.Watch()
-	return warnings
+// runHook runs one hook for a transition (policy.Runner): what it asked
+// to keep is kept, and a failure routed. It also says why the outcome
+// calls a person, if it does.
+func (t *transition) runHook(h *stages.HookEntry, snap *hooks.Issue, node *stages.Node, r policy.Routing) (hooks.Outcome, policy.Called) {
+	run := &policy.Runner{Config: t.e.Config, Hooks: t.e.Hooks, Env: t.e.hookEnv(t.dryRun), Log: t.e.Log, Tx: t.tx,
+		Controller: t.actor.Kind == ActorController, DryRun: t.dryRun}
+	return run.Run(t.ctx, h, snap, node, r)
 }
 
 // sequence runs the hooks of one list in order, each seeing the outputs
@@ -48,13 +26,13 @@ type sequence struct {
 	t    *transition
 	node *stages.Node
 	// routing says which failures go to the stage's on_failure.
-	routing routing
+	routing policy.Routing
 	snap    *hooks.Issue
 	outputs map[string]string
 	said    said
 }
 
-func (t *transition) sequence(node *stages.Node, iss *issues.Issue, r routing) *sequence {
+func (t *transition) sequence(node *stages.Node, iss *issues.Issue, r policy.Routing) *sequence {
 	return &sequence{t: t, node: node, routing: r, snap: t.snapshot(iss), outputs: map[string]string{}}
 }
 
@@ -69,7 +47,7 @@ func (s *sequence) run(h *stages.HookEntry) hooks.Outcome {
 	s.said.hook(notes, o.Warnings)
 	s.said.send = append(s.said.send, o.Send...)
 	if o.Kind == hooks.KindEscalate {
-		s.said.escalate(s.node, cmp.Or(why.kind, issues.EscalatedHook), h.Label()+": "+o.Reason, why.failure)
+		s.said.escalate(s.node, cmp.Or(why.Kind, issues.EscalatedHook), h.Label()+": "+o.Reason, why.Failure)
 	}
 	if head := o.Outputs["head_sha"]; head != "" && head != s.snap.HeadSHA && s.snap.PRNumber > 0 {
 		// A new head (a push, a rebase): what a cache of the forge holds

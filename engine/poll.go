@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/policy"
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/stages"
 )
@@ -34,7 +35,7 @@ func (e *Engine) PollCI(ctx context.Context, id int) (hooks.Outcome, *issues.Iss
 	}
 	t := &transition{e: e, ctx: ctx, tx: tx, actor: Actor{Kind: ActorHuman}}
 	node, _ := e.Config.Node(iss.Stage)
-	o, _ := t.runHook(entry, t.snapshot(iss), node, routeNone)
+	o, _ := t.runHook(entry, t.snapshot(iss), node, policy.RouteNone)
 	if o.Kind == hooks.KindPass || o.Kind == hooks.KindFail {
 		var warn []string
 		iss, warn = t.save(iss, o.Outputs, nil)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/policy"
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/stages"
 )
@@ -100,7 +101,7 @@ type said struct {
 // or opened the breaker (it counts, as a step back would have).
 type escalation struct {
 	issues.Escalation
-	failure *failure
+	failure *policy.Failure
 }
 
 func (s *said) hook(notes, warnings []string) {
@@ -108,7 +109,7 @@ func (s *said) hook(notes, warnings []string) {
 	s.warnings = append(s.warnings, warnings...)
 }
 
-func (s *said) escalate(node *stages.Node, kind issues.EscalationKind, reason string, f *failure) {
+func (s *said) escalate(node *stages.Node, kind issues.EscalationKind, reason string, f *policy.Failure) {
 	e := escalation{Escalation: issues.Escalation{Kind: kind, Reason: reason}, failure: f}
 	if node != nil {
 		e.Stage = node.Path

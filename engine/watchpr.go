@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/policy"
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/stages"
 )
@@ -59,7 +60,7 @@ func (e *Engine) WatchPR(ctx context.Context, id int) (*Result, error) {
 	}
 	t := &transition{e: e, ctx: ctx, tx: tx, actor: Actor{Kind: ActorController}, m: e.Machine(flow)}
 	base := Result{Issue: id, From: iss.Stage, To: iss.Stage, Version: iss.Version, Reasons: []string{}, Status: StatusWaiting}
-	seq := t.sequence(node, iss, routeAll)
+	seq := t.sequence(node, iss, policy.RouteAll)
 	o := seq.run(probe)
 	if o.Kind == hooks.KindPending || o.Kind == hooks.KindPass {
 		base.Reasons, base.Class, base.RetryAfter = []string{cmpReason(o, "CI passed")}, o.Class, o.RetryAfter
@@ -83,7 +84,7 @@ func (t *transition) actOnWatch(iss *issues.Issue, node *stages.Node, seq *seque
 	f := findings{issue: iss, scope: strings.ReplaceAll(acted, " ", "-")}
 	if jumps(o) {
 		if h := t.onward(node, node, o, seq); h != nil {
-			h.outputs, mark = mergeOutputs(h.outputs, mark), nil
+			h.outputs, mark = policy.MergeOutputs(h.outputs, mark), nil
 			j := t.drive(iss, node, *h, false)
 			j.gate.said.add(seq.said)
 			f.journey = &j

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/policy"
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/internal/gitx"
@@ -189,7 +190,7 @@ func budgets(cfg *stages.Config, iss *issues.Issue) []budgetUse {
 	}
 	out := make([]budgetUse, len(kinds))
 	for i, k := range kinds {
-		out[i] = budgetUse{Kind: k, Used: iss.Attempts[k], Max: engine.Budget(cfg, node, hooks.Class(k))}
+		out[i] = budgetUse{Kind: k, Used: iss.Attempts[k], Max: policy.Budget(cfg, node, hooks.Class(k))}
 	}
 	return out
 }

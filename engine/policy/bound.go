@@ -1,0 +1,154 @@
+package policy
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/agenttree/agenttree/engine/breaker"
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/notice"
+	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// bound lets a step back for a failure through while its retry budget
+// lasts and the circuit breaker is not open; otherwise the issue stops
+// for a person.
+func (r *Runner) bound(o hooks.Outcome, snap *hooks.Issue, node *stages.Node) (hooks.Outcome, Called) {
+	f := FailureOf(o, snap)
+	if f == nil || r.DryRun {
+		return o, Called{}
+	}
+	iss, err := r.Tx.Get()
+	if err != nil {
+		return o, Called{}
+	}
+	limit := Budget(r.Config, node, f.Class)
+	if used := iss.Attempts[string(f.Class)]; used >= limit {
+		o.Kind = hooks.KindEscalate
+		o.Reason = fmt.Sprintf("%s %d times, the budget of step backs for it (%d); last: %s", classWords(f.Class), used+1, limit, o.Reason)
+		return o, Called{Kind: issues.EscalatedBudget, Failure: f}
+	}
+	if _, open, why := breaker.Record(deref(iss.Breaker), f.Head, f.Failing, r.Config.CircuitBreaker); open {
+		o.Kind = hooks.KindEscalate
+		o.Reason = "circuit breaker open: " + why + "; last: " + o.Reason
+		return o, Called{Kind: issues.EscalatedBreaker, Failure: f}
+	}
+	return o, Called{}
+}
+
+// Budget is how many step backs for failures of class node allows: the
+// stage's on_failure.max_retries, else the config's budget for the kind.
+func Budget(cfg *stages.Config, node *stages.Node, class hooks.Class) int {
+	if node != nil {
+		if of := node.OnFailure(); of != nil && of.MaxRetries > 0 {
+			return of.MaxRetries
+		}
+	}
+	if class == hooks.ClassConflict {
+		return cfg.Conflicts.MaxConflictRetries
+	}
+	return cfg.CIPolling.MaxRetries
+}
+
+// Failure is what a step back for a failed hook counts against: its
+// kind's budget, and the breaker's view of the head and what failed on it.
+type Failure struct {
+	Class   hooks.Class
+	Reason  string
+	Head    string
+	Failing []breaker.Failure
+	// Feedback is the document the hook wrote for the agent.
+	Feedback string
+}
+
+// FailureOf is the failure a step back is for, or nil for a step back a
+// hook asked for on purpose (it has no class).
+func FailureOf(o hooks.Outcome, snap *hooks.Issue) *Failure {
+	if o.Kind != hooks.KindStepBack || o.Class == "" {
+		return nil
+	}
+	f := &Failure{Class: o.Class, Reason: o.Reason, Head: cmp.Or(o.Outputs["head_sha"], snap.HeadSHA)}
+	// How each check failed (failure_details: "check<TAB>first lines"),
+	// else the failure's reason: the breaker tells failures apart by it.
+	for _, line := range strings.Split(o.Outputs["failure_details"], "\n") {
+		if check, detail, ok := strings.Cut(line, "\t"); ok {
+			f.Failing = append(f.Failing, breaker.Failure{Check: check, Detail: detail})
+		}
+	}
+	if len(f.Failing) == 0 {
+		for _, name := range strings.Split(o.Outputs["failed_checks"], ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				f.Failing = append(f.Failing, breaker.Failure{Check: name, Detail: o.Reason})
+			}
+		}
+	}
+	if len(f.Failing) == 0 {
+		f.Failing = []breaker.Failure{{Check: string(o.Class), Detail: o.Reason}}
+	}
+	for _, name := range slices.Sorted(maps.Keys(o.Files)) {
+		if o.Files[name] != "" {
+			f.Feedback = name
+			break
+		}
+	}
+	return f
+}
+
+// Count records the failure f on the issue, in the write of the step
+// back (or escalation) it caused: its kind's budget, the breaker, and the
+// failure's class and feedback document for what the agent is told.
+func Count(cur *issues.Issue, f *Failure, cb stages.CircuitBreaker) {
+	if cur.Attempts == nil {
+		cur.Attempts = map[string]int{}
+	}
+	cur.Attempts[string(f.Class)]++
+	if cur.Outputs == nil {
+		cur.Outputs = map[string]string{}
+	}
+	cur.Outputs[notice.OutClass] = string(f.Class)
+	if f.Feedback == "" {
+		delete(cur.Outputs, notice.OutFeedback)
+	} else {
+		cur.Outputs[notice.OutFeedback] = f.Feedback
+	}
+	next, _, _ := breaker.Record(deref(cur.Breaker), f.Head, f.Failing, cb)
+	cur.Breaker = &next
+}
+
+// Checks are the failing checks of a CI failure.
+func (f *Failure) Checks() []string {
+	if f.Class != hooks.ClassCIFailed {
+		return nil
+	}
+	out := make([]string, len(f.Failing))
+	for i, fl := range f.Failing {
+		out[i] = fl.Check
+	}
+	return out
+}
+
+func classWords(c hooks.Class) string {
+	switch c {
+	case hooks.ClassCIFailed:
+		return "CI failed"
+	case hooks.ClassConflict:
+		return "the PR conflicted"
+	case hooks.ClassNoNewCI:
+		return "no CI started after a push"
+	case hooks.ClassPollingTimeout:
+		return "CI did not finish in time"
+	}
+	return "failed (" + string(c) + ")"
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}

@@ -1,0 +1,62 @@
+package policy_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenttree/agenttree/engine/breaker"
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/notice"
+	"github.com/agenttree/agenttree/engine/policy"
+	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/stages"
+)
+
+func TestBudgetOfAKindOfFailure(t *testing.T) {
+	cfg := stages.Defaults()
+	plain := &stages.Node{Path: "pr_ready", Stage: &stages.Stage{Name: "pr_ready"}}
+	own := &stages.Node{Path: "review", Stage: &stages.Stage{Name: "review", Settings: stages.Settings{OnFailure: &stages.OnFailure{MaxRetries: 7}}}}
+	assert.Equal(t, cfg.CIPolling.MaxRetries, policy.Budget(cfg, plain, hooks.ClassCIFailed))
+	assert.Equal(t, cfg.Conflicts.MaxConflictRetries, policy.Budget(cfg, plain, hooks.ClassConflict))
+	assert.Equal(t, 7, policy.Budget(cfg, own, hooks.ClassConflict), "the stage's own max_retries wins")
+}
+
+func TestFailureOfAStepBack(t *testing.T) {
+	snap := &hooks.Issue{HeadSHA: "aaa"}
+	for _, tt := range []struct {
+		name string
+		o    hooks.Outcome
+		want []breaker.Failure
+	}{
+		{"how each check failed", hooks.Outcome{Kind: hooks.KindStepBack, Class: hooks.ClassCIFailed, Reason: "CI failed",
+			Outputs: map[string]string{"failure_details": "unit\tFAIL TestA\nlint\tgofmt", "failed_checks": "unit, lint"}},
+			[]breaker.Failure{{Check: "unit", Detail: "FAIL TestA"}, {Check: "lint", Detail: "gofmt"}}},
+		{"only the names", hooks.Outcome{Kind: hooks.KindStepBack, Class: hooks.ClassCIFailed, Reason: "CI failed",
+			Outputs: map[string]string{"failed_checks": "unit"}},
+			[]breaker.Failure{{Check: "unit", Detail: "CI failed"}}},
+		{"a conflict", hooks.Outcome{Kind: hooks.KindStepBack, Class: hooks.ClassConflict, Reason: "conflicts in a.go"},
+			[]breaker.Failure{{Check: "conflict", Detail: "conflicts in a.go"}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := policy.FailureOf(tt.o, snap)
+			require.NotNil(t, f)
+			assert.Equal(t, tt.want, f.Failing)
+			assert.Equal(t, "aaa", f.Head)
+		})
+	}
+	assert.Nil(t, policy.FailureOf(hooks.StepBack("a", "on purpose"), snap), "a step back asked for on purpose is no failure")
+	assert.Nil(t, policy.FailureOf(hooks.FailAs(hooks.ClassCIFailed, "x"), snap), "only a step back counts")
+}
+
+func TestCountKeepsTheFailureWithTheMove(t *testing.T) {
+	iss := &issues.Issue{Outputs: map[string]string{notice.OutFeedback: "old.md"}}
+	f := &policy.Failure{Class: hooks.ClassConflict, Head: "aaa", Failing: []breaker.Failure{{Check: "conflict", Detail: "a.go"}}}
+	policy.Count(iss, f, stages.CircuitBreaker{HalfOpenAfter: 2, NoProgress: 3, SameError: 3})
+	assert.Equal(t, 1, iss.Attempts["conflict"])
+	assert.Equal(t, "conflict", iss.Outputs[notice.OutClass])
+	assert.NotContains(t, iss.Outputs, notice.OutFeedback, "an earlier failure's document is not this one's")
+	require.NotNil(t, iss.Breaker)
+	assert.Equal(t, 1, iss.Breaker.NoProgress)
+}
