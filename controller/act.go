@@ -27,24 +27,53 @@ func (b *prBatch) pr(number int) *forge.PR {
 	return b.prs[number]
 }
 
-// prefetch fetches the PRs of the due issues in one batch, and lets the
-// hooks of this tick read them from it.
-func (c *Controller) prefetch(ctx context.Context, e *engine.Engine, due []dueIssue) *prBatch {
-	bf, ok := e.Forge.(*batchForge)
-	if !ok {
-		return &prBatch{}
-	}
-	var numbers []int
-	for _, d := range due {
+// batchSize is how many PRs one batch of a tick fetches: one GraphQL
+// request on GitHub.
+const batchSize = 50
+
+// part is a run of a tick's due issues whose PRs are fetched together.
+type part struct {
+	start int
+	due   []dueIssue
+}
+
+// inBatches splits due into runs holding at most batchSize PRs to fetch.
+func inBatches(due []dueIssue) []part {
+	var out []part
+	start, prs := 0, 0
+	for i, d := range due {
 		if d.iss.PRNumber > 0 && d.act {
-			numbers = append(numbers, d.iss.PRNumber)
+			if prs == batchSize {
+				out = append(out, part{start: start, due: due[start:i]})
+				start, prs = i, 0
+			}
+			prs++
 		}
 	}
-	prs, err := bf.fetch(ctx, numbers)
-	if err != nil {
-		c.log().Warn("fetching PR state", "prs", len(numbers), "err", err)
+	return append(out, part{start: start, due: due[start:]})
+}
+
+// fetcher returns what fetches the PRs of a part of a tick into the
+// forge's batch (emptied first), for the hooks of the tick to read.
+func (c *Controller) fetcher(e *engine.Engine) func(context.Context, []dueIssue) *prBatch {
+	bf, ok := e.Forge.(*batchForge)
+	if !ok {
+		return func(context.Context, []dueIssue) *prBatch { return &prBatch{} }
 	}
-	return &prBatch{prs: prs, err: err}
+	bf.reset()
+	return func(ctx context.Context, due []dueIssue) *prBatch {
+		var numbers []int
+		for _, d := range due {
+			if d.iss.PRNumber > 0 && d.act {
+				numbers = append(numbers, d.iss.PRNumber)
+			}
+		}
+		prs, err := bf.fetch(ctx, numbers)
+		if err != nil {
+			c.log().Warn("fetching PR state", "prs", len(numbers), "err", err)
+		}
+		return &prBatch{prs: prs, err: err}
+	}
 }
 
 // act is the engine's pass over d (a controller stage, entry work

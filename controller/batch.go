@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"maps"
 	"sync"
 
 	"github.com/agenttree/agenttree/forge"
@@ -28,16 +29,25 @@ var (
 
 func (b *batchForge) Unwrap() (forge.Forge, error) { return b.inner, nil }
 
-// fetch replaces the batch with the state of numbers, fetched now.
-func (b *batchForge) fetch(ctx context.Context, numbers []int) (map[int]*forge.PR, error) {
-	var prs map[int]*forge.PR
-	var err error
-	if len(numbers) > 0 {
-		prs, err = b.inner.PRs(ctx, numbers)
-	}
+// reset empties the batch: a tick starts afresh.
+func (b *batchForge) reset() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.prs = prs
+	b.prs = map[int]*forge.PR{}
+}
+
+// fetch adds the state of numbers, fetched now, to the batch.
+func (b *batchForge) fetch(ctx context.Context, numbers []int) (map[int]*forge.PR, error) {
+	if len(numbers) == 0 {
+		return nil, nil
+	}
+	prs, err := b.inner.PRs(ctx, numbers)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.prs == nil {
+		b.prs = map[int]*forge.PR{}
+	}
+	maps.Copy(b.prs, prs)
 	return prs, err
 }
 

@@ -37,22 +37,28 @@ func (c *Controller) Tick(ctx context.Context) (Summary, error) {
 		return sum, nil
 	}
 	work := context.WithoutCancel(ctx)
-	batch := c.prefetch(work, e, due)
 	passes := make([]pass, len(due))
 	limit := max(e.Config.Controller.Concurrency, 1)
 	sem := make(chan struct{}, limit)
 	var wg sync.WaitGroup
-	for i, d := range due {
-		if ctx.Err() != nil {
-			passes[i].skipped = true
-			continue
+	// The PRs are fetched a batch at a time, one request after another,
+	// and the issues of a batch are worked on while the next is fetched.
+	fetch := c.fetcher(e)
+	for _, part := range inBatches(due) {
+		batch := fetch(work, part.due)
+		for i, d := range part.due {
+			at := part.start + i
+			if ctx.Err() != nil {
+				passes[at].skipped = true
+				continue
+			}
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				passes[at] = c.work(work, e, d, batch)
+			}()
 		}
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			passes[i] = c.work(work, e, d, batch)
-		}()
 	}
 	wg.Wait()
 	for _, p := range passes {

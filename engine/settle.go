@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/agenttree/agenttree/stages"
 )
@@ -13,24 +14,15 @@ import (
 // on any arrival (merging a merged PR succeeds). An issue already at a
 // terminal stage is left where it is.
 func (e *Engine) Settle(ctx context.Context, id int, term stages.Terminal, reason string) (*Result, error) {
-	tx, iss, err := e.Store.Begin(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Unlock()
-	p, err := e.where(iss, false)
-	if err != nil {
-		return nil, err
-	}
-	base := Result{Issue: id, From: iss.Stage, To: iss.Stage, Reasons: []string{reason}, Version: iss.Version}
-	if p.node.Terminal() != stages.TerminalNone {
-		base.Status = StatusFinal
-		return &base, nil
-	}
-	target := terminalNode(p.flow, term)
-	if target == nil {
-		return nil, fmt.Errorf("issue %d: %s, but flow %q has no %s stage to put it in; add a stage with `terminal: %s`", id, reason, p.flow.Name, term, term)
-	}
-	t := &transition{e: e, ctx: ctx, tx: tx, actor: Actor{Kind: ActorController}, m: e.Machine(p.flow)}
-	return t.override(p, hop{from: p.node, to: target, kind: stages.MoveManual, reason: reason}, nil, base)
+	return e.Override(ctx, id, Actor{Kind: ActorController}, Order{Kind: stages.MoveManual, Reason: reason,
+		Target: func(p Place) (*stages.Node, []string, error) {
+			if p.Node.Terminal() != stages.TerminalNone {
+				return nil, nil, nil
+			}
+			i := slices.IndexFunc(p.Flow.Nodes, func(n *stages.Node) bool { return n.Terminal() == term })
+			if i < 0 {
+				return nil, nil, fmt.Errorf("issue %d: %s, but flow %q has no %s stage to put it in; add a stage with `terminal: %s`", id, reason, p.Flow.Name, term, term)
+			}
+			return p.Flow.Nodes[i], nil, nil
+		}})
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/engine/people"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -29,7 +30,7 @@ func (a *app) resumeCmd() *cobra.Command {
 			"(or the next `agenttree next`) tries its stage again.\n\n" + byHandExit,
 		Args: cobra.ExactArgs(1),
 	}, func(e *engine.Engine, id int, actor engine.Actor, _ []string) (*engine.Result, error) {
-		return e.Resume(a.ctx, id, actor, reason)
+		return people.Resume(a.ctx, e, id, actor, reason)
 	})
 	cmd.Flags().StringVar(&reason, "reason", "", "why, for the issue's history")
 	return cmd
@@ -44,7 +45,7 @@ func (a *app) skipCmd() *cobra.Command {
 			"current stage's gates. The reason is kept in the issue's history.\n\n" + byHandExit,
 		Args: cobra.ExactArgs(1),
 	}, func(e *engine.Engine, id int, actor engine.Actor, _ []string) (*engine.Result, error) {
-		return e.Skip(a.ctx, id, actor, reason)
+		return people.Skip(a.ctx, e, id, actor, reason)
 	})
 	cmd.Flags().StringVar(&reason, "reason", "", "why the stage is skipped, for the issue's history (required)")
 	return cmd
@@ -59,7 +60,7 @@ func (a *app) abortCmd() *cobra.Command {
 			"that stage's entry hooks.\n\n" + byHandExit,
 		Args: cobra.ExactArgs(1),
 	}, func(e *engine.Engine, id int, actor engine.Actor, _ []string) (*engine.Result, error) {
-		return e.Abort(a.ctx, id, actor, reason)
+		return people.Abort(a.ctx, e, id, actor, reason)
 	})
 	cmd.Flags().StringVar(&reason, "reason", "", "why, for the issue's history")
 	return cmd
@@ -75,7 +76,7 @@ func (a *app) rejectCmd() *cobra.Command {
 			"The message is kept in the issue's history and delivered to the agent.\n\n" + byHandExit,
 		Args: cobra.ExactArgs(1),
 	}, func(e *engine.Engine, id int, actor engine.Actor, _ []string) (*engine.Result, error) {
-		return e.Reject(a.ctx, id, actor, to, message)
+		return people.Reject(a.ctx, e, id, actor, to, message)
 	})
 	cmd.Flags().StringVar(&message, "message", "", "what the agent must change (required)")
 	cmd.Flags().StringVar(&to, "to", "", "the stage the work goes back to")
@@ -91,7 +92,7 @@ func (a *app) moveCmd() *cobra.Command {
 			"stage's entry hooks. The reason is kept in the issue's history.\n\n" + byHandExit,
 		Args: cobra.ExactArgs(2),
 	}, func(e *engine.Engine, id int, actor engine.Actor, args []string) (*engine.Result, error) {
-		return e.Move(a.ctx, id, actor, args[1], reason)
+		return people.Move(a.ctx, e, id, actor, args[1], reason)
 	})
 	cmd.Flags().StringVar(&reason, "reason", "", "why, for the issue's history (required)")
 	return cmd

@@ -85,3 +85,21 @@ func TestUpdateIsCompareAndSwap(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 2, got.Version)
 }
+
+// watch.yaml of the first layout (a flat map of the hooks' keys) reads as
+// the hooks' part; the controller's polling state goes beside it.
+func TestWatchReadsTheFirstLayout(t *testing.T) {
+	s, iss := newStore(t)
+	require.NoError(t, os.WriteFile(filepath.Join(s.Dir(iss.ID), "watch.yaml"), []byte("ci.head: abc\nci.reruns: \"1\"\n"), 0o644))
+	tx, err := s.Lock(context.Background(), iss.ID)
+	require.NoError(t, err)
+	defer tx.Unlock()
+	w, err := tx.Watch()
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"ci.head": "abc", "ci.reruns": "1"}, w)
+	require.NoError(t, tx.SetPoll(&issues.Poll{PR: 3, Head: "abc"}))
+	got, err := s.ReadWatch(iss.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "abc", got.Hooks["ci.head"], "the hooks' keys are kept in the new layout")
+	assert.Equal(t, 3, got.Poll.PR)
+}

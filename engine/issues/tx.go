@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/agenttree/agenttree/internal/atomicfile"
 )
 
@@ -106,8 +108,8 @@ func (s *Store) watchPath(id int) string { return filepath.Join(s.Dir(id), "watc
 // readWatch reads issue id's watch.yaml (empty if none). The first
 // layout, a flat map of the hooks' keys, is read as the hooks' part.
 func (s *Store) readWatch(id int) (*WatchFile, error) {
-	var raw map[string]any
-	err := atomicfile.ReadYAML(s.watchPath(id), &raw)
+	var doc yaml.Node
+	err := atomicfile.ReadYAML(s.watchPath(id), &doc)
 	if errors.Is(err, os.ErrNotExist) {
 		return &WatchFile{Hooks: map[string]string{}}, nil
 	}
@@ -115,19 +117,30 @@ func (s *Store) readWatch(id int) (*WatchFile, error) {
 		return nil, err
 	}
 	w := &WatchFile{}
-	if _, hooks := raw["hooks"]; hooks || raw["poll"] != nil {
-		err = atomicfile.ReadYAML(s.watchPath(id), w)
-	} else {
-		w.Hooks = map[string]string{}
-		err = atomicfile.ReadYAML(s.watchPath(id), &w.Hooks)
+	if len(doc.Content) > 0 && isWatchLayout(doc.Content[0]) {
+		err = doc.Decode(w)
+	} else if len(doc.Content) > 0 {
+		err = doc.Decode(&w.Hooks)
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", s.watchPath(id), err)
 	}
 	if w.Hooks == nil {
 		w.Hooks = map[string]string{}
 	}
 	return w, nil
+}
+
+// isWatchLayout reports whether a watch.yaml mapping is the current
+// layout (hooks:, poll:) rather than the first one, a flat map of the
+// hooks' keys.
+func isWatchLayout(m *yaml.Node) bool {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if k := m.Content[i].Value; k == "hooks" || k == "poll" {
+			return true
+		}
+	}
+	return false
 }
 
 // ReadWatch reads issue id's watch state without its lock: for display.

@@ -1,4 +1,4 @@
-package engine_test
+package people_test
 
 import (
 	"context"
@@ -12,8 +12,47 @@ import (
 
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/people"
+	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/hooks/builtin"
 	"github.com/agenttree/agenttree/stages"
+	"github.com/agenttree/agenttree/stages/load"
 )
+
+var (
+	agent      = engine.Actor{Kind: engine.ActorAgent, Role: "developer"}
+	human      = engine.Actor{Kind: engine.ActorHuman}
+	controller = engine.Actor{Kind: engine.ActorController}
+)
+
+// newEngine is an engine over config text, with every built-in hook and
+// an issue store of its own.
+func newEngine(t *testing.T, text string) *engine.Engine {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, stages.FileName)
+	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+	reg := builtin.Registry()
+	cfg, err := load.File(path, reg)
+	require.NoError(t, err)
+	store, err := issues.Open(filepath.Join(dir, "_agenttree"))
+	require.NoError(t, err)
+	return engine.New(cfg, store, reg, nil)
+}
+
+func create(t *testing.T, e *engine.Engine, stage string) *issues.Issue {
+	t.Helper()
+	iss, err := e.Create(context.Background(), engine.NewIssue{Title: "Add login page", Stage: stage})
+	require.NoError(t, err)
+	return iss
+}
+
+func next(t *testing.T, e *engine.Engine, id int, a engine.Actor) *engine.Result {
+	t.Helper()
+	res, err := e.Next(context.Background(), id, a, false)
+	require.NoError(t, err)
+	return res
+}
 
 // manualPipeline has what people's commands act on: a controller stage
 // where issues escalate, reviews to reject from (one with a step-back
@@ -91,19 +130,19 @@ type command func(e *engine.Engine, id int, a engine.Actor) (*engine.Result, err
 // commands are people's commands, by name, each with what it needs.
 var commands = map[string]command{
 	"resume": func(e *engine.Engine, id int, a engine.Actor) (*engine.Result, error) {
-		return e.Resume(context.Background(), id, a, "")
+		return people.Resume(context.Background(), e, id, a, "")
 	},
 	"skip": func(e *engine.Engine, id int, a engine.Actor) (*engine.Result, error) {
-		return e.Skip(context.Background(), id, a, "CI is broken on main")
+		return people.Skip(context.Background(), e, id, a, "CI is broken on main")
 	},
 	"abort": func(e *engine.Engine, id int, a engine.Actor) (*engine.Result, error) {
-		return e.Abort(context.Background(), id, a, "")
+		return people.Abort(context.Background(), e, id, a, "")
 	},
 	"reject": func(e *engine.Engine, id int, a engine.Actor) (*engine.Result, error) {
-		return e.Reject(context.Background(), id, a, "", "the login form has no labels")
+		return people.Reject(context.Background(), e, id, a, "", "the login form has no labels")
 	},
 	"move": func(e *engine.Engine, id int, a engine.Actor) (*engine.Result, error) {
-		return e.Move(context.Background(), id, a, "implement.code", "start over")
+		return people.Move(context.Background(), e, id, a, "implement.code", "start over")
 	},
 }
 
@@ -113,7 +152,7 @@ func TestPeopleCommandsRefuseEveryoneElse(t *testing.T) {
 		for _, a := range []engine.Actor{agent, container, controller} {
 			t.Run(name+" by "+a.String(), func(t *testing.T) {
 				e := newEngine(t, manualPipeline)
-				id := create(t, e, "implementation_review", nil).ID
+				id := create(t, e, "implementation_review").ID
 				before := escalate(t, e, id)
 
 				res, err := run(e, id, a)
@@ -147,7 +186,7 @@ func TestPeopleCommandsResolveAnEscalation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.command, func(t *testing.T) {
 			e := newEngine(t, manualPipeline)
-			id := create(t, e, "implementation_review", nil).ID
+			id := create(t, e, "implementation_review").ID
 			before := escalate(t, e, id)
 
 			res, err := commands[tt.command](e, id, human)
@@ -178,14 +217,14 @@ func TestPeopleCommandsResolveAnEscalation(t *testing.T) {
 
 func TestResumedIssueMovesAgain(t *testing.T) {
 	e := newEngine(t, manualPipeline)
-	id := create(t, e, "pr_ready", nil).ID
+	id := create(t, e, "pr_ready").ID
 	escalate(t, e, id)
 
 	res := next(t, e, id, controller)
 	require.Equal(t, engine.StatusEscalated, res.Status, "an escalated issue stops")
 	assert.Contains(t, res.Reasons[0], "`agenttree resume 1`")
 
-	res, err := e.Resume(context.Background(), id, human, "the flaky test is fixed")
+	res, err := people.Resume(context.Background(), e, id, human, "the flaky test is fixed")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"pr_ready", "pr_ready", "advanced"}, []string{res.From, res.To, string(res.Status)})
 	assert.Contains(t, res.Instructions, "`agenttree controller` takes the issue up again")
@@ -208,7 +247,7 @@ func TestResumeSaysWhoGoesOn(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.stage, func(t *testing.T) {
 			e := newEngine(t, manualPipeline)
-			iss := escalate(t, e, create(t, e, tt.stage, nil).ID)
+			iss := escalate(t, e, create(t, e, tt.stage).ID)
 			if tt.pending {
 				_, err := e.Store.Update(context.Background(), iss.ID, iss.Version, func(i *issues.Issue) error {
 					i.EntryPending = &issues.EntryPending{Stage: tt.stage, Failures: []string{"close_pr: the forge is down"}}
@@ -216,19 +255,48 @@ func TestResumeSaysWhoGoesOn(t *testing.T) {
 				})
 				require.NoError(t, err)
 			}
-			res, err := e.Resume(context.Background(), iss.ID, human, "")
+			res, err := people.Resume(context.Background(), e, iss.ID, human, "")
 			require.NoError(t, err)
 			assert.Contains(t, res.Instructions, tt.want)
 		})
 	}
 }
 
+// A resume asks a hook waiting on CI to try again what failed before (a
+// flaky check); the other commands do not.
+func TestOnlyResumeAsksCIToRunAgain(t *testing.T) {
+	for name, run := range commands {
+		t.Run(name, func(t *testing.T) {
+			e := newEngine(t, manualPipeline)
+			id := create(t, e, "implementation_review").ID
+			escalate(t, e, id)
+			asked := time.Now().UTC()
+
+			_, err := run(e, id, human)
+			require.NoError(t, err)
+
+			tx, _, err := e.Store.Begin(context.Background(), id)
+			require.NoError(t, err)
+			defer tx.Unlock()
+			watch, err := tx.Watch()
+			require.NoError(t, err)
+			resumed, ok := watch[hooks.WatchResumedAt]
+			require.Equal(t, name == "resume", ok, "watch state: %v", watch)
+			if ok {
+				at, err := time.Parse(time.RFC3339Nano, resumed)
+				require.NoError(t, err)
+				assert.False(t, at.Before(asked), "%s is the time of the resume", resumed)
+			}
+		})
+	}
+}
+
 func TestSkipLeavesWithoutTheGates(t *testing.T) {
 	e := newEngine(t, manualPipeline)
-	id := create(t, e, "implement.feedback", nil).ID
+	id := create(t, e, "implement.feedback").ID
 	require.Equal(t, engine.StatusBlocked, next(t, e, id, human).Status, "review.md is missing")
 
-	res, err := e.Skip(context.Background(), id, human, "reviewed on a call")
+	res, err := people.Skip(context.Background(), e, id, human, "reviewed on a call")
 	require.NoError(t, err)
 	assert.Equal(t, engine.StatusAdvanced, res.Status, res.Reasons)
 	assert.Equal(t, "pr_ready", res.To, "triage is redirect-only: next would not go there either")
@@ -237,8 +305,8 @@ func TestSkipLeavesWithoutTheGates(t *testing.T) {
 
 func TestAbortEntersTheAbandonStage(t *testing.T) {
 	e := newEngine(t, manualPipeline)
-	id := create(t, e, "implement.feedback", nil).ID
-	res, err := e.Abort(context.Background(), id, human, "duplicate of #12")
+	id := create(t, e, "implement.feedback").ID
+	res, err := people.Abort(context.Background(), e, id, human, "duplicate of #12")
 	require.NoError(t, err)
 	assert.Equal(t, "not_doing", res.To)
 	assert.True(t, exists(e, id, "abandoned.md"), "the abandon stage's entry hooks ran")
@@ -261,8 +329,8 @@ func TestRejectSendsTheWorkBack(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEngine(t, manualPipeline)
-			id := create(t, e, tt.stage, nil).ID
-			res, err := e.Reject(context.Background(), id, human, tt.to, "  the login form has no labels\n")
+			id := create(t, e, tt.stage).ID
+			res, err := people.Reject(context.Background(), e, id, human, tt.to, "  the login form has no labels\n")
 			require.NoError(t, err)
 			assert.Equal(t, engine.StatusAdvanced, res.Status, res.Reasons)
 			assert.Equal(t, tt.want, res.To)
@@ -277,8 +345,8 @@ func TestRejectSendsTheWorkBack(t *testing.T) {
 
 func TestFollowsWhereEntryHooksSendTheIssue(t *testing.T) {
 	e := newEngine(t, manualPipeline)
-	id := create(t, e, "implementation_review", nil).ID
-	res, err := e.Move(context.Background(), id, human, "triage", "needs triage")
+	id := create(t, e, "implementation_review").ID
+	res, err := people.Move(context.Background(), e, id, human, "triage", "needs triage")
 	require.NoError(t, err)
 	assert.Equal(t, "implement.code", res.To)
 	assert.Equal(t, []string{"needs triage", "triage says: start over"}, res.Reasons)
@@ -295,16 +363,16 @@ func TestFollowsWhereEntryHooksSendTheIssue(t *testing.T) {
 
 func TestMoveLeavesAStageTheConfigNoLongerHas(t *testing.T) {
 	e := newEngine(t, manualPipeline)
-	iss := create(t, e, "implement.code", nil)
+	iss := create(t, e, "implement.code")
 	_, err := e.Store.Update(context.Background(), iss.ID, iss.Version, func(i *issues.Issue) error {
 		i.Stage = "qa"
 		return nil
 	})
 	require.NoError(t, err)
-	_, err = e.Skip(context.Background(), iss.ID, human, "qa is gone")
+	_, err = people.Skip(context.Background(), e, iss.ID, human, "qa is gone")
 	require.ErrorContains(t, err, "move the issue")
 
-	res, err := e.Move(context.Background(), iss.ID, human, "implement.feedback", "qa is gone")
+	res, err := people.Move(context.Background(), e, iss.ID, human, "implement.feedback", "qa is gone")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"qa", "implement.feedback"}, []string{res.From, res.To})
 }
@@ -319,72 +387,72 @@ func TestPeopleCommandsSayWhatIsWrong(t *testing.T) {
 	}{
 		{name: "skip without a reason", stage: "pr_ready",
 			run: func(e *engine.Engine, id int) (*engine.Result, error) {
-				return e.Skip(context.Background(), id, human, " ")
+				return people.Skip(context.Background(), e, id, human, " ")
 			},
 			want: []string{"skip needs a reason", "`agenttree skip 1 --reason TEXT`"}},
 		{name: "skip at a terminal stage", stage: "accepted",
 			run: func(e *engine.Engine, id int) (*engine.Result, error) {
-				return e.Skip(context.Background(), id, human, "done")
+				return people.Skip(context.Background(), e, id, human, "done")
 			},
 			want: []string{"terminal stage", "agenttree move 1"}},
 		{name: "abort in a flow without an abandon stage", stage: "implement.code", flow: "quick",
 			run: func(e *engine.Engine, id int) (*engine.Result, error) {
-				return e.Abort(context.Background(), id, human, "")
+				return people.Abort(context.Background(), e, id, human, "")
 			},
 			want: []string{`flow "quick" has no stage for abandoned issues`, "terminal: abandon"}},
 		{name: "abort an abandoned issue", stage: "not_doing",
 			run: func(e *engine.Engine, id int) (*engine.Result, error) {
-				return e.Abort(context.Background(), id, human, "")
+				return people.Abort(context.Background(), e, id, human, "")
 			},
 			want: []string{"already at not_doing"}},
 		{name: "reject outside a review", stage: "implement.code",
 			run: func(e *engine.Engine, id int) (*engine.Result, error) {
-				return e.Reject(context.Background(), id, human, "", "no")
+				return people.Reject(context.Background(), e, id, human, "", "no")
 			},
 			want: []string{engine.ErrNotReview.Error(), "agenttree move 1"}},
 		{name: "reject without a message", stage: "implementation_review",
 			run: func(e *engine.Engine, id int) (*engine.Result, error) {
-				return e.Reject(context.Background(), id, human, "", "")
+				return people.Reject(context.Background(), e, id, human, "", "")
 			},
 			want: []string{"reject needs a message for the agent (--message)"}},
 		{name: "reject forward", stage: "plan.review",
 			run: func(e *engine.Engine, id int) (*engine.Result, error) {
-				return e.Reject(context.Background(), id, human, "accepted", "no")
+				return people.Reject(context.Background(), e, id, human, "accepted", "no")
 			},
 			want: []string{"accepted does not come before plan.review"}},
 		{name: "reject with no agent stage before", stage: "plan.review", flow: "review_first",
 			run: func(e *engine.Engine, id int) (*engine.Result, error) {
-				return e.Reject(context.Background(), id, human, "", "no")
+				return people.Reject(context.Background(), e, id, human, "", "no")
 			},
 			want: []string{"no stage before plan.review", "--to STAGE"}},
 		{name: "move to a typo", stage: "implementation_review",
 			run: func(e *engine.Engine, id int) (*engine.Result, error) {
-				return e.Move(context.Background(), id, human, "implemnt.code", "again")
+				return people.Move(context.Background(), e, id, human, "implemnt.code", "again")
 			},
 			want: []string{`has no stage "implemnt.code"`, "did you mean `implement.code`?", "its stages: backlog, plan.draft"}},
 		{name: "move to a typo of a stage", stage: "implementation_review",
 			run: func(e *engine.Engine, id int) (*engine.Result, error) {
-				return e.Move(context.Background(), id, human, "implemnt", "again")
+				return people.Move(context.Background(), e, id, human, "implemnt", "again")
 			},
 			want: []string{"did you mean `implement`?"}},
 		{name: "move out of the issue's flow", stage: "implement.code", flow: "quick",
 			run: func(e *engine.Engine, id int) (*engine.Result, error) {
-				return e.Move(context.Background(), id, human, "pr_ready", "again")
+				return people.Move(context.Background(), e, id, human, "pr_ready", "again")
 			},
 			want: []string{`pr_ready is not a stage of flow "quick"`}},
 		{name: "move where the issue is", stage: "pr_ready",
 			run: func(e *engine.Engine, id int) (*engine.Result, error) {
-				return e.Move(context.Background(), id, human, "pr_ready", "again")
+				return people.Move(context.Background(), e, id, human, "pr_ready", "again")
 			},
 			want: []string{"already at pr_ready", "agenttree resume 1"}},
 		{name: "move without a reason", stage: "pr_ready",
 			run: func(e *engine.Engine, id int) (*engine.Result, error) {
-				return e.Move(context.Background(), id, human, "implement.code", "")
+				return people.Move(context.Background(), e, id, human, "implement.code", "")
 			},
 			want: []string{"move needs a reason", "`agenttree move 1 implement.code --reason TEXT`"}},
 		{name: "an issue that does not exist", stage: "pr_ready",
 			run: func(e *engine.Engine, id int) (*engine.Result, error) {
-				return e.Resume(context.Background(), 42, human, "")
+				return people.Resume(context.Background(), e, 42, human, "")
 			},
 			want: []string{"issue 42", "not found"}},
 	}

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agenttree/agenttree/controller"
+	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/internal/github/githubtest"
+	"github.com/agenttree/agenttree/internal/proc"
+	"github.com/agenttree/agenttree/internal/tmux"
+)
+
+// Bounds of the pane runs' waits. They are far above what a run takes and
+// are reached only when something is broken.
+const (
+	firstPollWithin = 30 * time.Second
+	arriveWithin    = 30 * time.Second
+	lookEvery       = 20 * time.Millisecond
+)
+
+// tmuxServer is a tmux server of the benchmark's own, on a private socket,
+// reading an empty configuration (not the user's).
+type tmuxServer struct {
+	*tmux.Client
+	dir string
+}
+
+// startTmux starts the server, kept running by an idle session. The
+// socket lives in a short temp directory: a socket path is limited to
+// about 100 bytes.
+func startTmux(ctx context.Context) (*tmuxServer, error) {
+	dir, err := os.MkdirTemp("", "agenttree-bench-tmux-")
+	if err != nil {
+		return nil, err
+	}
+	conf := filepath.Join(dir, "tmux.conf")
+	if err := os.WriteFile(conf, nil, 0o644); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	s := &tmuxServer{Client: &tmux.Client{Socket: filepath.Join(dir, "sock"), LockDir: dir}, dir: dir}
+	cmd := exec.CommandContext(ctx, "tmux", "-S", s.Socket, "-f", conf, "new-session", "-d", "-s", "idle")
+	proc.Group(cmd)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("start a tmux server on %s: %w: %s", s.Socket, err, out)
+	}
+	return s, nil
+}
+
+// stop ends the server and removes its directory.
+func (s *tmuxServer) stop() {
+	cmd := exec.Command("tmux", "-S", s.Socket, "kill-server")
+	proc.Group(cmd)
+	_ = cmd.Run()
+	_ = os.RemoveAll(s.dir)
+}
+
+// paneRun is one issue of the pane runs: waiting on CI, its agent's
+// session running cat, which shows what is typed into it.
+type paneRun struct {
+	waiting
+	session string
+}
+
+// paneLatencies measures, runs times, how long after its CI turns red an
+// issue's step-back message shows in its agent's pane, with the
+// controller running on the wall clock as `agenttree controller` does
+// (its log goes to controller.log beside the config). Every issue waits
+// on CI from the start, so each run's failure lands at a random point of
+// its polling, as a real one does.
+func paneLatencies(ctx context.Context, p *pipeline, srv *githubtest.Server, tm *tmuxServer, runs int, poll time.Duration) ([]time.Duration, error) {
+	all := make([]paneRun, runs)
+	for i := range all {
+		r, err := startPaneRun(ctx, p, tm, fmt.Sprintf("Pane run %d", i+1))
+		if err != nil {
+			return nil, err
+		}
+		all[i] = r
+	}
+	logPath := filepath.Join(filepath.Dir(p.config), "controller.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close()
+	c := &controller.Controller{Load: p.load, Log: slog.New(slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+
+	// A controller that stops ends the runs, with its error.
+	runCtx, stop := context.WithCancel(ctx)
+	var runErr error
+	stopped := make(chan struct{})
+	go func() {
+		runErr = c.Run(runCtx)
+		stop()
+		close(stopped)
+	}()
+	latencies, err := measureRuns(runCtx, p.eng, srv, tm, all, poll)
+	if err != nil {
+		err = fmt.Errorf("%w (the controller's log: %s; -keep keeps it)", err, logPath)
+	}
+	stop()
+	<-stopped
+	return latencies, errors.Join(err, runErr)
+}
+
+// startPaneRun places an issue waiting on CI and starts its agent's
+// session.
+func startPaneRun(ctx context.Context, p *pipeline, tm *tmuxServer, title string) (paneRun, error) {
+	w, err := p.addWaiting(ctx, title)
+	if err != nil {
+		return paneRun{}, err
+	}
+	iss, err := p.eng.Store.Get(w.id)
+	if err != nil {
+		return paneRun{}, err
+	}
+	r := paneRun{waiting: w, session: controller.SessionName(p.eng.Config, iss)}
+	return r, tm.NewSession(ctx, r.session, tm.dir, "cat")
+}
+
+// measureRuns makes the runs one after another.
+func measureRuns(ctx context.Context, e *engine.Engine, srv *githubtest.Server, tm *tmuxServer, runs []paneRun, poll time.Duration) ([]time.Duration, error) {
+	latencies := make([]time.Duration, 0, len(runs))
+	for _, r := range runs {
+		d, err := paneLatency(ctx, e, srv, tm, r, poll)
+		if err != nil {
+			return latencies, err
+		}
+		latencies = append(latencies, d)
+	}
+	return latencies, nil
+}
+
+// paneLatency is one run: once the controller has polled r's CI, and a
+// random part of a poll interval later, r's check run fails; it returns
+// how long until the pane shows the message.
+func paneLatency(ctx context.Context, e *engine.Engine, srv *githubtest.Server, tm *tmuxServer, r paneRun, poll time.Duration) (time.Duration, error) {
+	polled := func() (bool, error) {
+		w, err := e.Store.ReadWatch(r.id)
+		return err == nil && w.Poll != nil && w.Poll.Iteration > 0, err
+	}
+	if err := waitUntil(ctx, firstPollWithin, polled); err != nil {
+		return 0, fmt.Errorf("issue %d: the controller never polled its CI: %w", r.id, err)
+	}
+	select {
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	case <-time.After(rand.N(poll)):
+	}
+	t0 := time.Now()
+	srv.CompleteCheckRun(r.check, "failure")
+	want := fmt.Sprintf("issue %d was stepped back", r.id)
+	shown := func() (bool, error) {
+		screen, err := tm.Capture(ctx, r.session, 200)
+		return strings.Contains(screen, want), err
+	}
+	if err := waitUntil(ctx, arriveWithin, shown); err != nil {
+		return 0, fmt.Errorf("issue %d: %q never showed in tmux session %s: %w", r.id, want, r.session, err)
+	}
+	return time.Since(t0), nil
+}
+
+// waitUntil asks cond every lookEvery until it holds, it fails, or
+// within has passed.
+func waitUntil(ctx context.Context, within time.Duration, cond func() (bool, error)) error {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	look := time.NewTicker(lookEvery)
+	defer look.Stop()
+	for {
+		ok, err := cond()
+		switch {
+		case ok:
+			return nil
+		case err != nil && !errors.Is(err, tmux.ErrNoSession):
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("not within %s: %w", within, ctx.Err())
+		case <-look.C:
+		}
+	}
+}
+
+// benchPane measures CI red → message in the pane, and returns whether
+// the target was met.
+func benchPane(ctx context.Context, o options, dir string, srv *githubtest.Server, f forge.Forge) (bool, error) {
+	tick := time.Second
+	fmt.Printf("\nCI red → message in the agent's tmux pane: %d runs, ci_polling every %s, controller.interval_s %s, the controller on the wall clock\n",
+		o.runs, o.poll, tick)
+	if _, err := exec.LookPath("tmux"); err != nil {
+		fmt.Printf("  skipped: %v\n", err)
+		return true, nil
+	}
+	tm, err := startTmux(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer tm.stop()
+	p, err := newPipeline(dir, settings{poll: o.poll, tick: tick, socket: tm.Socket}, srv, f)
+	if err != nil {
+		return false, err
+	}
+	lat, err := paneLatencies(ctx, p, srv, tm, o.runs, o.poll)
+	if err != nil {
+		return false, err
+	}
+	slices.Sort(lat)
+	p95, bound := percentile(lat, 95), o.poll+targetPaneSlack
+	fmt.Printf("  p50 %s  p95 %s  min %s  max %s\n", secs(percentile(lat, 50)), secs(p95), secs(lat[0]), secs(lat[len(lat)-1]))
+	fmt.Printf("  target p95 < %s (one poll interval + %s): %s\n", secs(bound), targetPaneSlack, verdict(p95 < bound))
+	return p95 < bound, nil
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"fmt"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agenttree/agenttree/internal/github/githubtest/edge"
+)
+
+// Targets the figures are compared against (issue 7).
+const (
+	targetPerPRHour = 2.0
+	targetTickWall  = 2 * time.Second
+	targetTickMiB   = 100.0
+	// targetPaneSlack is what p95 of CI red → pane may take beyond one
+	// poll interval.
+	targetPaneSlack = time.Second
+)
+
+// percentile is the nearest-rank percentile of sorted values.
+func percentile[T any](sorted []T, p int) T {
+	rank := max((p*len(sorted)+99)/100, 1) // ceil(p/100 * n)
+	return sorted[rank-1]
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
+
+func mib[T int64 | uint64](bytes T) string { return fmt.Sprintf("%.1f MiB", float64(bytes)/(1<<20)) }
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "MISSED"
+}
+
+// kinds lists requests by endpoint and kind, most first.
+func kinds(counts []edge.Count) string {
+	counts = slices.Clone(counts)
+	slices.SortStableFunc(counts, func(a, b edge.Count) int { return b.Requests - a.Requests })
+	var parts []string
+	for _, c := range counts {
+		name := strings.TrimSpace(c.Endpoint + " " + c.Kind)
+		if c.NotModified > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d (%d answered 304)", name, c.Requests, c.NotModified))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %d", name, c.Requests))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func total(counts []edge.Count) int {
+	n := 0
+	for _, c := range counts {
+		n += c.Requests
+	}
+	return n
+}
+
+func machine() string {
+	n := fmt.Sprint(runtime.NumCPU())
+	if out, err := exec.Command("nproc").Output(); err == nil {
+		n = strings.TrimSpace(string(out))
+	}
+	return fmt.Sprintf("nproc %s, %s/%s, %s", n, runtime.GOOS, runtime.GOARCH, runtime.Version())
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/agenttree/agenttree/controller"
+	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/internal/github/githubtest"
+	"github.com/agenttree/agenttree/internal/github/githubtest/edge"
+)
+
+// clock is the controller's clock in the steady state: it moves only when
+// told, so hours pass in minutes.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// tickTotals add up ticks of the steady state.
+type tickTotals struct {
+	n       int
+	passes  int // issues worked on
+	wall    time.Duration
+	slowest time.Duration
+}
+
+func (t *tickTotals) add(due int, took time.Duration) {
+	t.n++
+	t.passes += due
+	t.wall += took
+	t.slowest = max(t.slowest, took)
+}
+
+func (t tickTotals) mean() time.Duration {
+	if t.n == 0 {
+		return 0
+	}
+	return t.wall / time.Duration(t.n)
+}
+
+// steadyFigures are what the measured part of the steady state cost.
+type steadyFigures struct {
+	hours float64 // simulated
+	// idle are the ticks with nothing due, busy those with issues due.
+	idle, busy tickTotals
+	counts     []edge.Count
+	total      int
+}
+
+// perPRHour is the figure the target is about: GitHub requests per
+// watched PR per simulated hour.
+func (f steadyFigures) perPRHour(prs int) float64 {
+	return float64(f.total) / float64(prs) / f.hours
+}
+
+// steadyRun is the steady state: the controller ticks every step of the
+// clock while the issues' CI never finishes. The requests of the warm-up
+// are left out; those of the measured part are counted by kind.
+type steadyRun struct {
+	c     *controller.Controller
+	clock *clock
+	step  time.Duration
+	srv   *githubtest.Server
+	// profile, when set, is the prefix of the measured part's profiles.
+	profile string
+	// progress is told the totals of each simulated hour, or of the
+	// shorter part that ends the warm-up or the measured time.
+	progress func(hour int, warm bool, t tickTotals)
+}
+
+func (s *steadyRun) run(ctx context.Context, warmup, measured time.Duration) (steadyFigures, error) {
+	if _, err := s.advance(ctx, warmup, true); err != nil {
+		return steadyFigures{}, err
+	}
+	s.srv.ResetCounts()
+	stop, err := startProfiles(s.profile)
+	if err != nil {
+		return steadyFigures{}, err
+	}
+	f, err := s.advance(ctx, measured, false)
+	if err := errors.Join(err, stop()); err != nil {
+		return f, err
+	}
+	f.hours = measured.Hours()
+	f.counts = s.srv.Counts()
+	f.total = total(f.counts)
+	return f, nil
+}
+
+// advance ticks once every step over d of the clock.
+func (s *steadyRun) advance(ctx context.Context, d time.Duration, warm bool) (steadyFigures, error) {
+	var f steadyFigures
+	var hour tickTotals
+	for elapsed := s.step; elapsed <= d; elapsed += s.step {
+		if err := ctx.Err(); err != nil {
+			return f, err
+		}
+		s.clock.Advance(s.step)
+		began := time.Now()
+		sum, err := s.c.Tick(ctx)
+		took := time.Since(began)
+		if err == nil {
+			err = stillWaiting(sum)
+		}
+		if err != nil {
+			return f, fmt.Errorf("tick at %s of the clock: %w", elapsed, err)
+		}
+		if sum.Due == 0 {
+			f.idle.add(0, took)
+		} else {
+			f.busy.add(sum.Due, took)
+		}
+		hour.add(sum.Due, took)
+		if elapsed%time.Hour == 0 || elapsed+s.step > d {
+			if s.progress != nil {
+				s.progress(int((elapsed+time.Hour-1)/time.Hour), warm, hour)
+			}
+			hour = tickTotals{}
+		}
+	}
+	return f, nil
+}
+
+// stillWaiting checks that a tick of the steady state only waited: an
+// issue that failed, moved or stopped would make the figures those of
+// something else.
+func stillWaiting(sum controller.Summary) error {
+	if sum.Failed > 0 {
+		return fmt.Errorf("%d of %d passes failed", sum.Failed, sum.Due)
+	}
+	for _, r := range sum.Results {
+		if r.Status != engine.StatusWaiting {
+			return fmt.Errorf("issue %d did not wait for CI: %s %v", r.Issue, r.Status, r.Reasons)
+		}
+	}
+	return nil
+}
