@@ -85,7 +85,7 @@ func (c *Controller) act(ctx context.Context, e *engine.Engine, d dueIssue, batc
 	var err error
 	switch {
 	case d.node.Controller() || d.iss.EntryPending != nil:
-		res, err = e.Reconcile(ctx, d.iss.ID)
+		res, err = e.ReconcileSeen(ctx, d.iss)
 		if err == nil && d.node.HumanReview() && res.Status == engine.StatusWaiting && res.RetryAfter == 0 {
 			// The controller's hooks of a review have run and a person
 			// reviews: the PR is watched meanwhile, as at any review.

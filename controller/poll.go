@@ -59,7 +59,7 @@ func adapt(cur time.Duration, cfg stages.CIPolling, sig signal) time.Duration {
 // to look again. Five forge errors in a row stop the issue for a person.
 func (c *Controller) schedule(ctx context.Context, e *engine.Engine, d dueIssue, pr *forge.PR, res *engine.Result, batchErr error) (time.Duration, error) {
 	now := c.now()
-	tx, iss, err := e.Store.Begin(ctx, d.iss.ID)
+	tx, iss, err := c.lockSeen(ctx, e, d.iss, res)
 	if err != nil {
 		return c.interval(), err
 	}
@@ -201,4 +201,14 @@ func pollingOf(e *engine.Engine, iss *issues.Issue) stages.CIPolling {
 		}
 	}
 	return cfg
+}
+
+// lockSeen takes seen's lock and the issue as it is now: seen itself when
+// the pass left it as it was (no second read of issue.yaml per pass).
+func (c *Controller) lockSeen(ctx context.Context, e *engine.Engine, seen *issues.Issue, res *engine.Result) (*issues.Tx, *issues.Issue, error) {
+	if res == nil || res.Version != seen.Version || res.Conflict {
+		return e.Store.Begin(ctx, seen.ID)
+	}
+	tx, err := e.Store.Lock(ctx, seen.ID)
+	return tx, seen, err
 }

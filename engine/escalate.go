@@ -18,6 +18,13 @@ func (e *Engine) Reconcile(ctx context.Context, id int) (*Result, error) {
 	return e.forward(ctx, id, Actor{Kind: ActorController}, false, false)
 }
 
+// ReconcileSeen is Reconcile of seen, the issue as the controller read it
+// when it found the issue due: changed since, the pass is a lost race
+// (Result.Conflict), looked at again at the next tick.
+func (e *Engine) ReconcileSeen(ctx context.Context, seen *issues.Issue) (*Result, error) {
+	return e.forwardFrom(ctx, seen, Actor{Kind: ActorController}, false, false)
+}
+
 // Escalate stops issue id for a person, for a reason the controller
 // found outside any hook (the forge failing again and again). An issue
 // already escalated is left as it is.

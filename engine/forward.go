@@ -54,6 +54,13 @@ func (e *Engine) forward(ctx context.Context, id int, actor Actor, dryRun, appro
 	if err != nil {
 		return nil, err
 	}
+	return e.forwardFrom(ctx, seen, actor, dryRun, approve)
+}
+
+// forwardFrom is forward from seen, the issue as the caller read it: the
+// move is made only if nobody changed the issue since.
+func (e *Engine) forwardFrom(ctx context.Context, seen *issues.Issue, actor Actor, dryRun, approve bool) (*Result, error) {
+	id := seen.ID
 	flow, node, err := e.locate(seen)
 	if err != nil {
 		return nil, err

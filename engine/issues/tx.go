@@ -209,8 +209,10 @@ func (t *Tx) SetPoll(p *Poll) error {
 	return t.writeWatch(&next)
 }
 
+// writeWatch replaces watch.yaml. It is polling state, written on every
+// poll: atomic, not fsynced (a power loss costs at most a poll again).
 func (t *Tx) writeWatch(w *WatchFile) error {
-	if err := atomicfile.WriteYAML(t.s.watchPath(t.id), w, 0o644); err != nil {
+	if err := atomicfile.ReplaceYAML(t.s.watchPath(t.id), w, 0o644); err != nil {
 		return err
 	}
 	t.watch = w

@@ -16,6 +16,16 @@ func WriteYAML(path string, v any, perm os.FileMode) error {
 	return Write(path, data, perm)
 }
 
+// ReplaceYAML writes v to path as YAML, atomically but not durably (see
+// Replace).
+func ReplaceYAML(path string, v any, perm os.FileMode) error {
+	data, err := yaml.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return Replace(path, data, perm)
+}
+
 // ReadYAML reads the YAML record at path into v. A missing file is an
 // error wrapping fs.ErrNotExist; one that does not parse names the file.
 func ReadYAML(path string, v any) error {
