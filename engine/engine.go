@@ -118,7 +118,7 @@ func (e *Engine) Snapshot(iss *issues.Issue) *hooks.Issue {
 // after a step back for a failure, what to do about the failure first.
 func (e *Engine) instructions(n *stages.Node, iss *issues.Issue) string {
 	stage := e.stageInstructions(n, iss)
-	if h := len(iss.History); h > 0 && iss.History[h-1].Kind == stages.MoveStepBack && iss.History[h-1].To == n.Path {
+	if steppedBackTo(iss, n) {
 		if skill := e.notices.Skill(hooks.Class(iss.Outputs[notice.OutClass])); skill != "" {
 			return skill + "\n\n" + stage
 		}

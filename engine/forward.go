@@ -94,6 +94,11 @@ func (e *Engine) forwardFrom(ctx context.Context, seen *issues.Issue, actor Acto
 		return nil, err
 	}
 	res := f.result(base, dryRun)
+	if res.Status == StatusBlocked && res.Instructions == "" && steppedBackTo(iss, node) {
+		// Back here for a failure, and not through yet: what to do about
+		// that kind of failure is worth saying again.
+		res.Instructions = e.instructions(node, iss)
+	}
 	if res.Conflict && len(res.Reasons) > 0 {
 		if cur, err := tx.Get(); err == nil {
 			res.Reasons[len(res.Reasons)-1] += lastChange(cur)
@@ -239,4 +244,10 @@ func lastChange(iss *issues.Issue) string {
 	}
 	h := iss.History[len(iss.History)-1]
 	return fmt.Sprintf(" (last change: %s %s → %s by the %s at %s)", h.Kind, h.From, h.To, h.Actor, h.At.Format("15:04:05"))
+}
+
+// steppedBackTo reports whether iss's last move was a step back to node.
+func steppedBackTo(iss *issues.Issue, node *stages.Node) bool {
+	n := len(iss.History)
+	return n > 0 && iss.History[n-1].Kind == stages.MoveStepBack && iss.History[n-1].To == node.Path
 }

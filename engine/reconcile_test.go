@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -415,4 +416,16 @@ circuit_breaker: {no_progress_threshold: 10, same_error_threshold: 2, half_open_
 		require.Equal(t, engine.StatusEscalated, res.Status, "the same test twice opens it: %v", res.Reasons)
 		assert.Contains(t, res.Escalated.Reason, "TestCheckout")
 	}
+}
+
+// An agent blocked at the stage a failure sent it back to is told again
+// what to do about that kind of failure.
+func TestBlockedAfterAStepBackRepeatsWhatToDo(t *testing.T) {
+	s := &script{ci: []hooks.Outcome{ciFailed("aaa", "lint")}}
+	e := engineWith(t, strings.Replace(controlled, "      - name: feedback\n", "      - name: feedback\n        pre_completion:\n          - file_exists: fixed.md\n", 1), s.registry())
+	iss := create(t, e, "pr_ready", nil)
+	require.Equal(t, engine.StatusSteppedBack, reconcile(t, e, iss.ID).Status)
+	res := next(t, e, iss.ID, agent)
+	require.Equal(t, engine.StatusBlocked, res.Status, res.Reasons)
+	assert.Contains(t, res.Instructions, "CI failed on your branch")
 }

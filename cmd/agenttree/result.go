@@ -39,6 +39,10 @@ func (a *app) printResult(res *engine.Result) {
 		a.lines("", res.Notes)
 		fmt.Fprintf(a.out, "issue %d is blocked at %s; fix these, then run `agenttree next` again:\n", res.Issue, res.From)
 		a.lines("  - ", res.Reasons)
+		if res.Instructions != "" {
+			fmt.Fprintln(a.out)
+			fmt.Fprintln(a.out, res.Instructions)
+		}
 	case engine.StatusWaiting:
 		a.lines("", res.Notes)
 		fmt.Fprintf(a.out, "issue %d is waiting at %s: %s\n", res.Issue, res.From, strings.Join(res.Reasons, "; "))
