@@ -43,6 +43,8 @@ type Controller struct {
 	// queued remembers the message keys this process has put in outboxes,
 	// so a tick does not read every outbox to learn it again.
 	queued map[string]bool
+	// mailErrs is each issue's last delivery error, to log it once.
+	mailErrs map[int]string
 }
 
 // ErrRunning is returned when another controller holds the state directory.

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -31,6 +32,30 @@ func (c *Controller) wasQueued(id int, key string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.queued[strconv.Itoa(id)+"/"+key]
+}
+
+// stuckOn names what a delivery is stuck on: the first message waiting
+// and whether its session is missing (not the attempt counts, which
+// change every tick).
+func stuckOn(box *outbox.Box, err error) string {
+	first := ""
+	if pending, perr := box.Pending(); perr == nil && len(pending) > 0 {
+		first = pending[0].ID
+	}
+	return fmt.Sprintf("%s no-session=%t", first, errors.Is(err, tmux.ErrNoSession))
+}
+
+// changedMailError records the last delivery error of issue id and
+// reports whether it differs from the one before.
+func (c *Controller) changedMailError(id int, err string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mailErrs == nil {
+		c.mailErrs = map[int]string{}
+	}
+	changed := c.mailErrs[id] != err
+	c.mailErrs[id] = err
+	return changed
 }
 
 func (c *Controller) markQueued(id int, key string) {
@@ -72,7 +97,15 @@ func (c *Controller) mail(ctx context.Context, e *engine.Engine, id int) {
 		log.Info("message delivered", "to", m.To, "kind", m.Kind)
 	}
 	if err != nil {
-		log.Info("message not delivered; it stays in the outbox", "err", err)
+		// Said once while it stays the same: a session that is not there
+		// yet must not fill the log, tick after tick.
+		level := slog.LevelDebug
+		if c.changedMailError(id, stuckOn(box, err)) {
+			level = slog.LevelInfo
+		}
+		log.Log(ctx, level, "message not delivered; it stays in the outbox", "err", err)
+	} else {
+		c.changedMailError(id, "")
 	}
 }
 
