@@ -34,6 +34,9 @@ type Git interface {
 	RebaseCommit(ctx context.Context, head, onto string) (string, error)
 	// PushCommit sets branch on remote to commit sha, with Push's lease.
 	PushCommit(ctx context.Context, remote, sha, branch, lease string) error
+	// CountNew counts the commits of rev that base lacks, as changes: a
+	// commit base holds rebased does not count.
+	CountNew(ctx context.Context, base, rev string) (int, error)
 }
 
 // Env is what hooks may use of the world beyond the issue: the forge, git,

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/internal/gittest"
 	"github.com/agenttree/agenttree/internal/gitx"
 	"github.com/agenttree/agenttree/internal/outbox"
@@ -169,4 +170,43 @@ func (r *rig) landOnMain(t *testing.T, file, content string) {
 func (r *rig) originHead(t *testing.T, branch string) string {
 	t.Helper()
 	return gittest.Run(t, r.bare(), "rev-parse", "refs/heads/"+branch)
+}
+
+// A merge refused for a conflict that a rebase resolves (main took one of
+// the branch's commits as its own): the controller rebases the PR's head,
+// and the rebased head goes back through CI and review, with nothing for
+// the agent to fix; the agent's branch, which the PR holds as changes,
+// is not pushed over it.
+func TestControllerRebasesAMergeConflictItCanResolve(t *testing.T) {
+	r := newRig(t, "controller")
+	ctl := r.startController(t)
+	id := r.create(t, "Add checkout page", "--stage", "implement.feedback")
+	received := r.tmux.startAgent(t, agentSession(id))
+	a := r.agentWorktree(t, id)
+	gittest.Commit(t, a.dir, "a.txt", mainLines, "line two as main will have it")
+	first := a.commitWork(t)
+	a.next(t, id)
+	r.waitFor(t, id, "at implementation_review", atStage("implementation_review"))
+
+	r.landOnMain(t, "a.txt", mainLines) // the branch's first commit, made on main
+	res := r.run(t, humanEnv, "approve", itoa(id))
+	assert.NotEqual(t, exitOK, res.code, "the merge was refused: stdout %s stderr %s", res.stdout, res.stderr)
+
+	iss := r.waitFor(t, id, "checked again and back at review", func(iss *issues.Issue) bool {
+		return moves(iss, stages.MoveStepBack) == 1 && iss.Stage == "implementation_review"
+	})
+	back := lastMove(t, iss, stages.MoveStepBack)
+	assert.Equal(t, []string{"accepted", "pr_ready", "controller"}, []string{back.From, back.To, back.Actor})
+	assert.Contains(t, back.Reason, "merge_pr found a conflict in a.txt; agenttree rebased the branch onto its base")
+	msg := r.awaitStepBackSent(t, id)
+	awaitReceived(t, received, typed(msg))
+	assert.Contains(t, r.tmux.capture(t, agentSession(id)), "Nothing to fix")
+
+	rebased := r.originHead(t, iss.Branch)
+	assert.NotEqual(t, first, rebased, "the PR's head is the rebased one")
+	assert.Equal(t, rebased, iss.HeadSHA, "CI verified the rebased head")
+	r.approve(t, id)
+	stopController(t, ctl)
+	assert.Equal(t, agentLines, gittest.Run(t, r.bare(), "show", "main:a.txt")+"\n", "main holds the agent's change on top of its own")
+	assert.Equal(t, 1, r.prs(t), "one PR")
 }

@@ -50,6 +50,11 @@ func New(flow *stages.Flow, specs stages.HookCatalog) *Machine {
 		} else if to := StepBackTarget(flow, n); to != "" && len(n.Hooks()) > 0 {
 			m.add(n.Path, to, stages.MoveStepBack)
 		}
+		if to := RecheckTarget(flow, n); to != "" && mergesAtEntry(n, specs) {
+			// A merge refused for a conflict that a rebase resolved sends
+			// the rebased head back through CI and review.
+			m.add(n.Path, to, stages.MoveStepBack)
+		}
 		// Gate and entry hooks move the issue from n; completion hooks move
 		// it from wherever the advance just put it.
 		leaving := append(append([]*stages.HookEntry(nil), n.Stage.PreCompletion...), n.Stage.PostStart...)
@@ -106,6 +111,29 @@ func StepBackTarget(flow *stages.Flow, n *stages.Node) string {
 		}
 	}
 	return ""
+}
+
+// RecheckTarget is where a head rebased after the merge at n refused it
+// goes to be checked again: the nearest controller stage before n in
+// flow (the one that waits for CI); "" when none.
+func RecheckTarget(flow *stages.Flow, n *stages.Node) string {
+	for i := flow.Index(n.Path) - 1; i >= 0; i-- {
+		if flow.Nodes[i].Controller() {
+			return flow.Nodes[i].Path
+		}
+	}
+	return ""
+}
+
+// mergesAtEntry reports whether an entry hook of n finds conflicts (a
+// merge).
+func mergesAtEntry(n *stages.Node, specs stages.HookCatalog) bool {
+	for _, h := range n.Entering(nil) {
+		if spec, ok := specs.Hook(h.Name); ok && spec.Conflicts {
+			return true
+		}
+	}
+	return false
 }
 
 // hookTargets lists the moves a hook entry may ask for: its on_failure

@@ -151,6 +151,12 @@ func (b *Book) back(iss *issues.Issue, h issues.HistoryEntry) string {
 			s.WriteString("\n" + skill)
 		}
 	}
+	if node, ok := b.Config.Node(h.To); ok && node.Controller() {
+		// Back to be checked again (a head agenttree rebased): nothing
+		// for the agent to fix, but its branch was rewritten.
+		s.WriteString("\nNothing to fix: the controller checks it again. Pull your branch before you change anything (`git pull --rebase`).")
+		return s.String()
+	}
 	s.WriteString("\nFix it and commit, then run `agenttree next` when fixed.")
 	return s.String()
 }

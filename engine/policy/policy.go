@@ -100,6 +100,8 @@ func (r *Runner) Run(ctx context.Context, h *stages.HookEntry, snap *hooks.Issue
 		switch {
 		case p != nil:
 			o = r.apply(ctx, h, p, o, snap, node)
+		case r.Controller && node != nil && routing == RouteConflicts && o.Class == hooks.ClassConflict:
+			o = r.refusedMerge(ctx, h, o, snap, node)
 		case r.Controller && node != nil && routing.takes(o.Class):
 			o = r.stageFailure(h, o, snap, node)
 		}
@@ -173,6 +175,57 @@ func (r *Runner) apply(ctx context.Context, h *stages.HookEntry, p *stages.Failu
 		return r.stepBack(node, o, snap)
 	}
 	return o
+}
+
+// refusedMerge is entry work refused for a conflict at a stage the
+// controller does not own (a merge at the end of the flow): it goes
+// through the same conflict handling as check_conflicts. With
+// conflict_handling.auto_rebase the hook that resolves conflicts (rebase)
+// tries first; rebased, the new head goes back to the controller stage
+// that checks CI (it must pass CI and review again); else, or when the
+// rebase conflicts too, the agent gets the conflict, as any failure there.
+func (r *Runner) refusedMerge(ctx context.Context, h *stages.HookEntry, o hooks.Outcome, snap *hooks.Issue, node *stages.Node) hooks.Outcome {
+	flow, err := r.Config.Flow(snap.Flow)
+	resolver := r.resolver()
+	if err != nil || !r.Config.Conflicts.AutoRebase || resolver == "" {
+		return r.stageFailure(h, o, snap, node)
+	}
+	back := machine.RecheckTarget(flow, node)
+	if back == "" {
+		return r.stageFailure(h, o, snap, node)
+	}
+	ro := r.run(ctx, &stages.HookEntry{Name: resolver, Params: map[string]any{}}, snap)
+	if ro.Kind != hooks.KindPass {
+		if ro.Class == hooks.ClassConflict {
+			o.Outputs = MergeOutputs(o.Outputs, ro.Outputs)
+		}
+		return r.stageFailure(h, o, snap, node)
+	}
+	in := ""
+	if files := o.Outputs["conflict_files"]; files != "" {
+		in = " in " + files
+	}
+	out := hooks.StepBack(back, fmt.Sprintf("%s found a conflict%s; agenttree rebased the branch onto its base, and the new head goes through CI and review again", h.Label(), in))
+	out.Outputs, out.Send, out.Warnings = MergeOutputs(o.Outputs, ro.Outputs), ro.Send, append(o.Warnings, ro.Warnings...)
+	if ro.Message != "" && len(ro.Send) == 0 {
+		out.Send = []string{ro.Message}
+	}
+	return out
+}
+
+// resolver is the hook whose spec says it resolves conflicts (rebase), or
+// "" when there is not exactly one.
+func (r *Runner) resolver() string {
+	found := ""
+	for _, name := range r.Hooks.HookNames() {
+		if spec, ok := r.Hooks.Hook(name); ok && spec.Resolves {
+			if found != "" {
+				return ""
+			}
+			found = name
+		}
+	}
+	return found
 }
 
 // stageFailure is a failure of a hook the controller runs, with no policy

@@ -23,8 +23,8 @@ import (
 // Commits the work tree never had are someone else's, and the push is
 // refused before it is tried.
 func pushBranch(ctx context.Context, c *hooks.Call, f forge.Forge, g hooks.Git, branch string) *hooks.Outcome {
-	lease, o := pushLease(ctx, c, f, g, branch)
-	if o != nil {
+	lease, push, o := pushLease(ctx, c, f, g, branch)
+	if o != nil || !push {
 		return o
 	}
 	if err := g.Push(ctx, remote(c), branch, lease); err != nil {
@@ -35,31 +35,37 @@ func pushBranch(ctx context.Context, c *hooks.Call, f forge.Forge, g hooks.Git, 
 }
 
 // pushLease is the head the remote branch must be at for the push to
-// replace it: "" for a plain push (no open PR for the branch).
-func pushLease(ctx context.Context, c *hooks.Call, f forge.Forge, g hooks.Git, branch string) (string, *hooks.Outcome) {
+// replace it: "" for a plain push (no open PR for the branch). push is
+// false when the PR holds every change of the branch already.
+func pushLease(ctx context.Context, c *hooks.Call, f forge.Forge, g hooks.Git, branch string) (lease string, push bool, o *hooks.Outcome) {
 	n := prNumber(c)
 	if n == 0 {
-		return "", nil
+		return "", true, nil
 	}
 	pr, err := f.PR(ctx, n)
 	switch {
 	case errors.Is(err, forge.ErrNotFound):
-		return "", nil // gone: create_pr opens another
+		return "", true, nil // gone: create_pr opens another
 	case err != nil:
-		o := forgeFailure(c, fmt.Sprintf("reading PR #%d before pushing %s", n, branch), err)
-		return "", &o
+		fail := forgeFailure(c, fmt.Sprintf("reading PR #%d before pushing %s", n, branch), err)
+		return "", false, &fail
 	case pr.State != forge.StateOpen || pr.Branch != branch || pr.HeadSHA == "":
-		return "", nil
+		return "", true, nil
+	}
+	if n, err := g.CountNew(ctx, pr.HeadSHA, "refs/heads/"+branch); err == nil && n == 0 {
+		// The PR already holds every change of the branch (agenttree
+		// rebased it there): nothing to push, and nothing to overwrite.
+		return "", false, nil
 	}
 	if includes(ctx, g, branch, pr.HeadSHA) {
-		return pr.HeadSHA, nil
+		return pr.HeadSHA, true, nil
 	}
 	if err := ctx.Err(); err != nil {
-		o := hooks.FailAs(hooks.ClassTimeout, "pushing %s: %v", branch, err)
-		return "", &o
+		fail := hooks.FailAs(hooks.ClassTimeout, "pushing %s: %v", branch, err)
+		return "", false, &fail
 	}
-	o := hooks.Failf("%s", foreignHead(c, pr))
-	return "", &o
+	fail := hooks.Failf("%s", foreignHead(c, pr))
+	return "", false, &fail
 }
 
 // foreignHead says that the PR's head holds commits the work tree never
