@@ -312,34 +312,25 @@ func (r *Repo) ConflictFiles(ctx context.Context, base, head string) ([]string, 
 
 // CountCommits counts the commits reachable from rev and from none of
 // bases (git rev-list --count rev --not bases...).
+func (r *Repo) CountCommits(ctx context.Context, rev string, bases ...string) (int, error) {
+	return r.count(ctx, append([]string{rev}, bases...), append(append([]string{rev, "--not"}, bases...), "--")...)
+}
+
 // CountNew counts the commits of rev that base lacks, not even as the
 // same change under another id (a commit rebased onto base's history
 // counts as there): rev-list --cherry-pick --right-only base...rev.
 func (r *Repo) CountNew(ctx context.Context, base, rev string) (int, error) {
-	for _, b := range []string{base, rev} {
-		if err := checkRev(b); err != nil {
-			return 0, err
-		}
-	}
-	out, err := r.Run(ctx, "rev-list", "--count", "--cherry-pick", "--right-only", base+"..."+rev, "--")
-	if err != nil {
-		return 0, err
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(out))
-	if err != nil {
-		return 0, fmt.Errorf("git rev-list --count printed %q, not a count", out)
-	}
-	return n, nil
+	return r.count(ctx, []string{base, rev}, "--cherry-pick", "--right-only", base+"..."+rev, "--")
 }
 
-func (r *Repo) CountCommits(ctx context.Context, rev string, bases ...string) (int, error) {
-	for _, b := range append([]string{rev}, bases...) {
-		if err := checkRev(b); err != nil {
+// count runs git rev-list --count with args, once revs are checked.
+func (r *Repo) count(ctx context.Context, revs []string, args ...string) (int, error) {
+	for _, rev := range revs {
+		if err := checkRev(rev); err != nil {
 			return 0, err
 		}
 	}
-	args := append([]string{"rev-list", "--count", rev, "--not"}, bases...)
-	out, err := r.Run(ctx, append(args, "--")...)
+	out, err := r.Run(ctx, append([]string{"rev-list", "--count"}, args...)...)
 	if err != nil {
 		return 0, err
 	}
