@@ -141,3 +141,27 @@ func TestRebaseCommitTouchesNoWorkTree(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, list, 2)
 }
+
+// CountNew sees a branch whose commits were rebased elsewhere as adding
+// nothing, and a commit made since as one.
+func TestCountNewSeesRebasedCommitsAsThere(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	_, clone := gittest.NewRemote(t)
+	r := &gitx.Repo{Dir: clone}
+	gittest.Run(t, clone, "checkout", "-q", "-b", "issue-7")
+	head := gittest.Commit(t, clone, "feature.txt", "feature\n", "feature")
+	gittest.Run(t, clone, "checkout", "-q", "main")
+	gittest.Commit(t, clone, "main.txt", "main\n", "main moves on")
+	rebased, err := r.RebaseCommit(ctx, head, "main")
+	require.NoError(t, err)
+
+	n, err := r.CountNew(ctx, rebased, "issue-7")
+	require.NoError(t, err)
+	assert.Zero(t, n, "the rebased head holds the branch's change")
+	gittest.Run(t, clone, "checkout", "-q", "issue-7")
+	gittest.Commit(t, clone, "more.txt", "more\n", "more")
+	n, err = r.CountNew(ctx, rebased, "issue-7")
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+}
