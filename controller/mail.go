@@ -71,12 +71,18 @@ func (c *Controller) markQueued(id int, key string) {
 // the outbox adds nothing), then delivers its outbox: to the agent's tmux
 // session, to the people (the manager's session, notify.command, the log).
 // What cannot be delivered stays in the outbox for the next tick.
-func (c *Controller) mail(ctx context.Context, e *engine.Engine, id int) {
+// scanned is the issue as the tick's scan read it; current says the pass
+// left it so (no second read).
+func (c *Controller) mail(ctx context.Context, e *engine.Engine, scanned *issues.Issue, current bool) {
+	id := scanned.ID
 	log := c.log().With("issue", id)
-	iss, err := e.Store.Get(id)
-	if err != nil {
-		log.Warn("reading issue for its messages", "err", err)
-		return
+	iss := scanned
+	if !current {
+		var err error
+		if iss, err = e.Store.Get(id); err != nil {
+			log.Warn("reading issue for its messages", "err", err)
+			return
+		}
 	}
 	box := e.Outbox(id)
 	for _, m := range channels(e.Config, e.Messages(iss)) {

@@ -171,6 +171,8 @@ func (c *Controller) work(ctx context.Context, e *engine.Engine, d dueIssue, bat
 			log.Error("pass failed", "stage", d.iss.Stage, "err", p.err)
 		}
 	}
-	c.mail(ctx, e, d.iss.ID)
+	// Unchanged by the pass, the issue the scan read is current.
+	current := !d.act || (p.err == nil && p.result != nil && p.result.Version == d.iss.Version && !p.result.Conflict)
+	c.mail(ctx, e, d.iss, current)
 	return p
 }
