@@ -58,7 +58,8 @@ func Lock(stateDir string) (unlock func(), err error) {
 		return nil, err
 	}
 	path := filepath.Join(stateDir, "controller.lock")
-	unlock, err = atomicfile.Lock(context.Background(), path, time.Millisecond, "the controller of "+stateDir)
+	// A second's wait: someone only looking (`agenttree status`) lets go.
+	unlock, err = atomicfile.Lock(context.Background(), path, time.Second, "the controller of "+stateDir)
 	if errors.Is(err, atomicfile.ErrLocked) {
 		holder := atomicfile.HeldBy(path)
 		if holder == "" {
@@ -70,18 +71,13 @@ func Lock(stateDir string) (unlock func(), err error) {
 }
 
 // Running says whether a controller holds stateDir's lock, and which
-// process the lock file names.
+// process the lock file names. It only looks: it writes nothing.
 func Running(stateDir string) (holder string, running bool) {
 	path := filepath.Join(stateDir, "controller.lock")
-	if _, err := os.Stat(path); err != nil {
+	if _, err := os.Stat(path); err != nil || !atomicfile.Held(path) {
 		return "", false
 	}
-	unlock, err := atomicfile.Lock(context.Background(), path, time.Millisecond, "the controller of "+stateDir)
-	if err != nil {
-		return atomicfile.HeldBy(path), errors.Is(err, atomicfile.ErrLocked)
-	}
-	unlock()
-	return "", false
+	return atomicfile.HeldBy(path), true
 }
 
 // Run ticks until ctx is done. Stopping finishes the pass in flight:

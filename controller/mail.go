@@ -100,6 +100,10 @@ func (c *Controller) mail(ctx context.Context, e *engine.Engine, scanned *issues
 	}
 	sent, err := Deliver(ctx, e, iss, c.tmuxClient(e), c.log())
 	for _, m := range sent {
+		if m.LastError != "" {
+			log.Warn("message typed, but the pane never showed Enter taken; counted delivered", "to", m.To, "kind", m.Kind, "err", m.LastError)
+			continue
+		}
 		log.Info("message delivered", "to", m.To, "kind", m.Kind)
 	}
 	if err != nil {
@@ -197,17 +201,21 @@ func (p *postman) send(ctx context.Context, m outbox.Message, typed func() error
 	return p.tmux.SendTyped(ctx, pane, text(m), typed)
 }
 
-// submit finishes the delivery of m, typed before: Enter.
+// submit finishes the delivery of m, typed before: Enter. A session gone
+// since took what was typed with it.
 func (p *postman) submit(ctx context.Context, m outbox.Message) error {
 	session, ok := p.session(m)
 	if !ok {
 		return nil
 	}
 	pane, err := p.pane(ctx, session)
-	if err != nil {
-		return err
+	if err == nil {
+		err = p.tmux.Submit(ctx, pane, text(m))
 	}
-	return p.tmux.Submit(ctx, pane, text(m))
+	if errors.Is(err, tmux.ErrNoSession) {
+		return fmt.Errorf("%w: %w", outbox.ErrGone, err)
+	}
+	return err
 }
 
 // seen reports whether m reached its pane before a crash kept it from

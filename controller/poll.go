@@ -102,8 +102,10 @@ func observe(prev *issues.Poll, iss *issues.Issue, pr *forge.PR, res *engine.Res
 		// Moved since the last look: a new wait, from the first interval.
 		p.Stage, p.IntervalS = iss.Stage, 0
 	}
-	if iss.Escalated == nil && p.ForgeErrors >= maxForgeErrors {
-		p.ForgeErrors = 0 // a person resumed it: count afresh
+	if n := len(iss.History); p.ForgeErrors >= maxForgeErrors && n > p.ErrorsSince && iss.History[n-1].Kind == stages.MoveResume {
+		// A person resumed it since the count spent its budget: count
+		// afresh, once for that resume.
+		p.ForgeErrors, p.ErrorsSince = 0, n
 	}
 	sig := sigIdle
 	head := iss.HeadSHA

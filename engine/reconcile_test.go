@@ -12,6 +12,7 @@ import (
 
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/people"
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/hooks/builtin"
 	"github.com/agenttree/agenttree/internal/outbox"
@@ -191,6 +192,14 @@ func TestSpentBudgetEscalatesAndOnlyAPersonResumes(t *testing.T) {
 	res = next(t, e, iss.ID, agent)
 	assert.Equal(t, engine.StatusEscalated, res.Status)
 	assert.Contains(t, res.Reasons[0], "agenttree resume")
+
+	_, err = people.Resume(context.Background(), e, iss.ID, human, "flaky runner")
+	require.NoError(t, err)
+	pending, err := e.Outbox(iss.ID).Pending()
+	require.NoError(t, err)
+	last := pending[len(pending)-1]
+	assert.Equal(t, outbox.ToAgent, last.To)
+	assert.Contains(t, last.Text, "goes on at pr_ready", "the agent told to stop is told it goes on")
 }
 
 func TestSameFailureOpensTheBreakerBeforeTheBudget(t *testing.T) {

@@ -57,7 +57,9 @@ func (a *app) controllerCmd() *cobra.Command {
 				return err
 			}
 			defer unlock()
-			c := &controller.Controller{Load: a.reloader(first), Issue: id, Interval: interval, Log: a.controllerLog(logFormat)}
+			// One issue named: it is looked at on every pass, whatever its
+			// polling state says.
+			c := &controller.Controller{Load: a.reloader(first), Issue: id, Eager: id != 0, Interval: interval, Log: a.controllerLog(logFormat)}
 			if !once {
 				c.Log.Info("controller started", "state", first.Store.Root(), "pid", os.Getpid())
 				err := c.Run(a.ctx)

@@ -33,8 +33,10 @@ type Poll struct {
 	FeedbackMark string `yaml:"feedback_mark,omitempty"`
 	// FixAttempts counts the step backs per failing check.
 	FixAttempts map[string]int `yaml:"fix_attempts,omitempty"`
-	// ForgeErrors counts consecutive errors talking to the forge.
+	// ForgeErrors counts consecutive errors talking to the forge, since
+	// the issue's history had ErrorsSince entries (a resume restarts it).
 	ForgeErrors int `yaml:"forge_errors,omitempty"`
+	ErrorsSince int `yaml:"errors_since,omitempty"`
 	// Failing is the set of failing checks last seen (an event when it changes).
 	Failing []string `yaml:"failing,omitempty"`
 	// Checks counts the CI checks on Head as last seen, when the forge

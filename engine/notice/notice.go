@@ -116,6 +116,14 @@ func (b *Book) Entry(iss *issues.Issue, i int) []outbox.Message {
 			{Key: key + "-agent", To: outbox.ToAgent, Kind: "escalation",
 				Text: fmt.Sprintf("issue %d is stopped for a person at %s: %s. Do not work on it until you are told it goes on.", iss.ID, h.To, h.Reason)},
 		}
+	case stages.MoveResume:
+		text := fmt.Sprintf("issue %d goes on at %s: a person resumed it (%s).", iss.ID, h.To, h.Reason)
+		if node, ok := b.Config.Node(h.To); ok && !node.Controller() {
+			text += "\n" + b.Instructions(node, iss)
+		} else {
+			text += " The controller tries the stage again; you are told if your work is needed."
+		}
+		return []outbox.Message{agent(text)}
 	case stages.MoveAbort, stages.MoveSkip, stages.MoveManual:
 		text := fmt.Sprintf("issue %d was moved %s → %s by the %s (%s): %s.", iss.ID, h.From, h.To, h.Actor, h.Kind, h.Reason)
 		if node, ok := b.Config.Node(h.To); ok && node.Terminal() != stages.TerminalNone {

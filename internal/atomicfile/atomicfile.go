@@ -109,6 +109,17 @@ func holder() string {
 	return fmt.Sprintf("%d %s\n", os.Getpid(), what)
 }
 
+// Held reports whether another process holds the lock at path, without
+// taking it for longer than a look (and without writing to it).
+func Held(path string) bool {
+	fl := flock.New(path)
+	ok, err := fl.TryLock()
+	if ok {
+		_ = fl.Unlock()
+	}
+	return err == nil && !ok
+}
+
 // HeldBy names the process the lock file at path says holds it ("pid 12,
 // agenttree controller"), or "" when it says nothing readable.
 func HeldBy(path string) string {

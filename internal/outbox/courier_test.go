@@ -3,6 +3,7 @@ package outbox_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -119,4 +120,35 @@ func TestOrderIsPerRecipient(t *testing.T) {
 	require.Len(t, pending, 2)
 	assert.Equal(t, 1, pending[0].Attempts)
 	assert.Zero(t, pending[1].Attempts, "the agent's later message waits behind its first")
+}
+
+// What was typed into a pane that is gone since is lost: the message is
+// typed again when its recipient is back, and the failed hand-over there
+// is no hand-over spent.
+func TestATypedMessageWhosePaneIsGoneIsTypedAgain(t *testing.T) {
+	t.Parallel()
+	b := newBox(t)
+	put(t, b, "CI failed")
+	p := &pane{crashAfterTyping: true}
+	_, err := b.Carry(context.Background(), p.courier())
+	require.Error(t, err)
+
+	gone := p.courier()
+	gone.Submit = func(context.Context, outbox.Message) error {
+		return fmt.Errorf("%w: no tmux session", outbox.ErrGone)
+	}
+	_, err = b.Carry(context.Background(), gone)
+	require.ErrorIs(t, err, outbox.ErrGone)
+	pending, err := b.Pending()
+	require.NoError(t, err)
+	require.Len(t, pending, 1, "not counted delivered")
+	assert.Equal(t, outbox.Pending, pending[0].State, "typed again next time")
+	assert.Zero(t, pending[0].HandOvers)
+
+	p.crashAfterTyping = false
+	delivered, err := b.Carry(context.Background(), p.courier())
+	require.NoError(t, err)
+	require.Len(t, delivered, 1)
+	assert.Equal(t, []string{"CI failed", "CI failed"}, p.typed, "typed again into the pane that came back")
+	assert.Equal(t, []string{"CI failed"}, p.submitted)
 }

@@ -129,23 +129,34 @@ func (b *Box) deliver(ctx context.Context, m Message, c Courier) (Message, error
 // maxHandOvers bounds the tries to hand over a message typed before.
 const maxHandOvers = 3
 
-// handOver finishes the delivery of m, typed before.
+// ErrGone is what a Courier's error wraps when the place a message was
+// typed into is gone (the session was closed): what was typed there is
+// lost, and the message is typed again when its recipient is back.
+var ErrGone = errors.New("the recipient's pane is gone")
+
+// handOver finishes the delivery of m, typed before. A hand-over that
+// keeps failing is given up after maxHandOvers: the message counts as
+// delivered with its error kept (LastError), rather than Enter pressed in
+// the pane for ever (a stray Enter can answer a prompt).
 func (b *Box) handOver(ctx context.Context, m Message, c Courier) (Message, error) {
-	if c.Submit != nil {
-		m.State = Typed
-		if err := c.Submit(ctx, m); err != nil {
-			m.Attempts++
-			if m.Attempts >= maxHandOvers {
-				// Typed, and Enter pressed again and again: count it
-				// delivered rather than press Enter in the pane for ever
-				// (a stray Enter can answer a prompt). The error stays.
-				m.LastError = "typed, not confirmed: " + err.Error()
-				return b.markSent(m)
-			}
-			return m, b.sendFailed(m, err)
-		}
+	if c.Submit == nil {
+		return b.markSent(m)
 	}
-	return b.markSent(m)
+	m.State = Typed
+	err := c.Submit(ctx, m)
+	switch {
+	case err == nil:
+		return b.markSent(m)
+	case errors.Is(err, ErrGone):
+		m.State = Pending
+		return m, b.sendFailed(m, err)
+	}
+	m.HandOvers++
+	if m.HandOvers >= maxHandOvers {
+		m.LastError = "typed, Enter not confirmed: " + err.Error()
+		return b.markSent(m)
+	}
+	return m, b.sendFailed(m, err)
 }
 
 // sendFailed records a failed send of m and returns the error to report.

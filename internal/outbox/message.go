@@ -53,11 +53,13 @@ type Message struct {
 	To Recipient `json:"to"`
 	// Kind says what the message is about (step_back, rebase, review,
 	// escalation, ...), for people reading the box.
-	Kind      string    `json:"kind,omitempty"`
-	Text      string    `json:"text"`
-	Created   time.Time `json:"created"`
-	State     State     `json:"state"`
-	Attempts  int       `json:"attempts,omitempty"`
+	Kind     string    `json:"kind,omitempty"`
+	Text     string    `json:"text"`
+	Created  time.Time `json:"created"`
+	State    State     `json:"state"`
+	Attempts int       `json:"attempts,omitempty"`
+	// HandOvers counts the tries to hand over the message once typed.
+	HandOvers int       `json:"hand_overs,omitempty"`
 	LastError string    `json:"last_error,omitempty"`
 	SentAt    time.Time `json:"sent_at,omitzero"`
 }
