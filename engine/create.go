@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"unicode"
 
 	"github.com/agenttree/agenttree/engine/issues"
 )
@@ -26,11 +27,27 @@ func (e *Engine) Create(ctx context.Context, req NewIssue) (*issues.Issue, error
 	if title == "" {
 		return nil, fmt.Errorf("an issue needs a title: `agenttree issue create \"Add login page\"`")
 	}
+	if i := strings.IndexFunc(title, unprintable); i >= 0 {
+		// A title is printed in terminals and typed into agents' panes:
+		// a control character or a bidi override there could hide or
+		// rewrite what people read.
+		return nil, fmt.Errorf("an issue's title is one line of plain text; it has %U at byte %d: remove it", []rune(title[i:])[0], i)
+	}
 	flow, err := e.Config.Flow(req.Flow)
 	if err != nil {
 		return nil, err
 	}
 	stage := flow.Nodes[0].Path
+	if req.By.Kind == ActorAgent {
+		// The flow and the variables decide which gates an issue meets
+		// (a shorter flow, a condition that skips a review): a person's.
+		if req.Flow != "" && flow.Name != e.Config.DefaultFlow {
+			return nil, fmt.Errorf("agents create issues in the default flow (%s); a person chooses another (--flow %s)", e.Config.DefaultFlow, flow.Name)
+		}
+		if len(req.Vars) > 0 {
+			return nil, fmt.Errorf("agents create issues without variables: they decide which stages an issue meets; a person sets them (--set)")
+		}
+	}
 	if req.Stage != "" && req.Stage != stage && req.By.Kind == ActorAgent {
 		// Placing an issue mid-flow would skip gates (a review, say).
 		return nil, fmt.Errorf("agents create issues at the start of a flow (%s); a person can place one at %s", stage, req.Stage)
@@ -53,4 +70,11 @@ func (e *Engine) Create(ctx context.Context, req NewIssue) (*issues.Issue, error
 		iss.EntryPending = &issues.EntryPending{Stage: stage}
 	}
 	return e.Store.Create(ctx, iss, string(by))
+}
+
+// unprintable reports whether r has no place in a one-line title: control
+// characters (newlines and escapes included) and the bidi overrides that
+// reorder what a terminal shows.
+func unprintable(r rune) bool {
+	return unicode.IsControl(r) || (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069)
 }

@@ -265,7 +265,25 @@ func TestCreateRejectsBadInput(t *testing.T) {
 	assert.ErrorContains(t, err, `no flow named "nope"`)
 	_, err = e.Create(context.Background(), engine.NewIssue{Title: "x", Stage: "implemnt"})
 	assert.ErrorContains(t, err, `has no stage "implemnt"`)
+	for _, title := range []string{"Fix\x1b[2J login", "two\nlines", "evil \u202egnp.exe"} {
+		_, err = e.Create(context.Background(), engine.NewIssue{Title: title})
+		assert.ErrorContains(t, err, "one line of plain text", "%q", title)
+	}
+	// The flow and the variables decide which gates an issue meets: an
+	// agent chooses neither.
+	_, err = e.Create(context.Background(), engine.NewIssue{Title: "x", Vars: map[string]any{"touches_auth": false}, By: agent})
+	assert.ErrorContains(t, err, "agents create issues without variables")
 	list, err := e.Store.List()
 	require.NoError(t, err)
 	assert.Empty(t, list, "nothing is written for bad input")
+}
+
+// An agent cannot pick a shorter flow for the issue it creates.
+func TestAgentsCreateInTheDefaultFlow(t *testing.T) {
+	e := newEngine(t, testpipeline.Read(t, "cli"))
+	_, err := e.Create(context.Background(), engine.NewIssue{Title: "x", Flow: "quick", By: agent})
+	assert.ErrorContains(t, err, "agents create issues in the default flow")
+	iss, err := e.Create(context.Background(), engine.NewIssue{Title: "x", Flow: "quick", By: human})
+	require.NoError(t, err, "a person may")
+	assert.Equal(t, "quick", iss.Flow)
 }

@@ -37,11 +37,12 @@ func (s *script) registry() *hooks.Registry {
 		}
 		s.calls[name]++
 	}
-	reg.Register(hooks.Def{HookSpec: stages.HookSpec{Name: "open"}, Run: func(context.Context, *hooks.Call) hooks.Outcome {
+	reg.Register(hooks.Def{HookSpec: stages.HookSpec{Name: "open", Outputs: []string{"pr_number"}}, Run: func(context.Context, *hooks.Call) hooks.Outcome {
 		count("open")
 		return hooks.Outcome{Kind: hooks.KindPass, Outputs: map[string]string{"pr_number": "1"}}
 	}})
-	reg.Register(hooks.Def{HookSpec: stages.HookSpec{Name: "ci"}, Run: func(context.Context, *hooks.Call) hooks.Outcome {
+	reg.Register(hooks.Def{HookSpec: stages.HookSpec{Name: "ci",
+		Outputs: []string{"failed_checks", "failure_details", "head_sha", "failure_reason"}}, Run: func(context.Context, *hooks.Call) hooks.Outcome {
 		count("ci")
 		s.mu.Lock()
 		defer s.mu.Unlock()

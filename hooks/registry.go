@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -110,6 +111,7 @@ func (r *Registry) Run(ctx context.Context, entry *stages.HookEntry, issue *Issu
 	}
 	call := &Call{Issue: issue, Entry: entry, Params: Params(entry.Params), Env: env}
 	out := r.retry(ctx, entry, func() Outcome { return attempt(ctx, entry, def, call) }, env)
+	out = r.ownOutputs(def, out)
 	if out.Kind == KindFail && entry.Context != "" {
 		out.Reason = entry.Context + ": " + out.Reason
 	}
@@ -121,6 +123,33 @@ func (r *Registry) Run(ctx context.Context, entry *stages.HookEntry, issue *Issu
 		out.Kind, out.Reason, out.Class, out.Warnings = KindPass, "", "", append(out.Warnings, warning)
 	}
 	return out
+}
+
+// ownOutputs drops the outputs of o that another hook declares and def
+// does not: a hook's outputs never pose as another's facts (a `run`
+// command printing {"pr_number": "99"} or {"approved_sha": ...} changes
+// no PR the issue has, and no verdict a gate keeps).
+func (r *Registry) ownOutputs(def *Def, o Outcome) Outcome {
+	for k := range o.Outputs {
+		if slices.Contains(def.Outputs, k) {
+			continue
+		}
+		if owner := r.declares(k); owner != "" && owner != def.Name {
+			delete(o.Outputs, k)
+			o.Warnings = append(o.Warnings, fmt.Sprintf("%s may not set output %q: it is %s's", def.Name, k, owner))
+		}
+	}
+	return o
+}
+
+// declares names a hook whose spec declares output name, or "".
+func (r *Registry) declares(name string) string {
+	for _, hn := range r.HookNames() {
+		if d := r.defs[hn]; d != nil && slices.Contains(d.Outputs, name) {
+			return hn
+		}
+	}
+	return ""
 }
 
 // skipped is the outcome of an entry whose `when` condition is false.

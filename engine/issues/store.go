@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agenttree/agenttree/internal/atomicfile"
@@ -127,9 +128,9 @@ func (s *Store) Create(ctx context.Context, iss *Issue, actor string) (*Issue, e
 	if err != nil {
 		return nil, err
 	}
-	next := 1
+	next := s.lastID() + 1
 	if len(ids) > 0 {
-		next = ids[len(ids)-1] + 1
+		next = max(next, ids[len(ids)-1]+1)
 	}
 	created := *iss
 	created.ID = next
@@ -144,6 +145,13 @@ func (s *Store) Create(ctx context.Context, iss *Issue, actor string) (*Issue, e
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
+	// Remembered apart from the directories, so the id of an issue
+	// deleted later is never given to another: its history, branch and
+	// PR stay its own.
+	if err := atomicfile.Write(s.lastIDPath(), []byte(strconv.Itoa(next)+"\n"), 0o644); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
 	if err := s.write(&created); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -152,6 +160,18 @@ func (s *Store) Create(ctx context.Context, iss *Issue, actor string) (*Issue, e
 		return &created, fmt.Errorf("issue %d was created, but its event log was not: %w", next, err)
 	}
 	return &created, nil
+}
+
+func (s *Store) lastIDPath() string { return filepath.Join(s.root, "issues", ".last-id") }
+
+// lastID is the last id Create gave, 0 when none is recorded.
+func (s *Store) lastID() int {
+	data, err := os.ReadFile(s.lastIDPath())
+	if err != nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	return n
 }
 
 func (s *Store) write(iss *Issue) error {

@@ -103,3 +103,14 @@ func TestWatchReadsTheFirstLayout(t *testing.T) {
 	assert.Equal(t, "abc", got.Hooks["ci.head"], "the hooks' keys are kept in the new layout")
 	assert.Equal(t, 3, got.Poll.PR)
 }
+
+// The id of an issue deleted is never given to another.
+func TestIDsAreNeverReused(t *testing.T) {
+	s, first := newStore(t)
+	second, err := s.Create(context.Background(), &issues.Issue{Title: "Second", Slug: "second", Flow: "default", Stage: "implement.code"}, "human")
+	require.NoError(t, err)
+	require.NoError(t, os.RemoveAll(s.Dir(second.ID)))
+	third, err := s.Create(context.Background(), &issues.Issue{Title: "Third", Slug: "third", Flow: "default", Stage: "implement.code"}, "human")
+	require.NoError(t, err)
+	assert.Equal(t, first.ID+2, third.ID, "issue %d's id stays its own", second.ID)
+}

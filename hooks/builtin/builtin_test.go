@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/agenttree/agenttree/hooks"
@@ -62,4 +63,19 @@ func TestPollPRStatusLoads(t *testing.T) {
 			assert.Equal(t, "true", o.Outputs["watch_pr"])
 		})
 	}
+}
+
+// A hook's outputs never pose as another hook's facts: a `run` command
+// printing the PR's number or an approval as JSON sets neither, while
+// outputs of its own go through.
+func TestRunCannotSetAnotherHooksOutputs(t *testing.T) {
+	issue := hookstest.NewIssue(t)
+	o := hookstest.Call(t, Registry(), "run", issue,
+		hooks.Params{"command": `echo '{"pr_number": "99", "approved_sha": "abc", "ci_passed_sha": "abc", "coverage": "81"}'`}, nil)
+	require.Equal(t, hooks.KindPass, o.Kind, o.Reason)
+	assert.Equal(t, "81", o.Outputs["coverage"])
+	for _, k := range []string{"pr_number", "approved_sha", "ci_passed_sha"} {
+		assert.NotContains(t, o.Outputs, k)
+	}
+	assert.Contains(t, strings.Join(o.Warnings, "\n"), `run may not set output "approved_sha": it is pr_approved's`)
 }
