@@ -91,8 +91,12 @@ func (a *app) issueListCmd() *cobra.Command {
 				return err
 			}
 			all, err := e.Store.List()
-			if err != nil {
+			if err != nil && len(all) == 0 {
 				return err
+			}
+			if err != nil {
+				// The others are listed all the same.
+				fmt.Fprintf(a.err, "warning: some issues cannot be read; fix or move them:\n%v\n", err)
 			}
 			list := []*issues.Issue{}
 			for _, iss := range all {

@@ -71,24 +71,28 @@ func (s *Store) Get(id int) (*Issue, error) {
 	return &iss, nil
 }
 
-// List reads every issue, in id order.
+// List reads every issue, in id order. An issue that cannot be read does
+// not hide the others: they are all returned, with an error that joins
+// what was wrong with each unreadable one.
 func (s *Store) List() ([]*Issue, error) {
 	ids, err := s.ids()
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*Issue, 0, len(ids))
+	var unreadable []error
 	for _, id := range ids {
 		iss, err := s.Get(id)
-		if errors.Is(err, ErrNotFound) {
+		switch {
+		case errors.Is(err, ErrNotFound):
 			continue // a directory being created
-		}
-		if err != nil {
-			return nil, err
+		case err != nil:
+			unreadable = append(unreadable, fmt.Errorf("issue %d: %w", id, err))
+			continue
 		}
 		out = append(out, iss)
 	}
-	return out, nil
+	return out, errors.Join(unreadable...)
 }
 
 // IDs lists the ids of the issues on disk, in order, without reading

@@ -81,7 +81,7 @@ func Lock(ctx context.Context, path string, timeout time.Duration, what string) 
 		wait, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	fl := flock.New(path)
+	fl := newLock(path)
 	ok, err := fl.TryLockContext(wait, 2*time.Millisecond)
 	switch {
 	case ok:
@@ -112,7 +112,7 @@ func holder() string {
 // Held reports whether another process holds the lock at path, without
 // taking it for longer than a look (and without writing to it).
 func Held(path string) bool {
-	fl := flock.New(path)
+	fl := newLock(path)
 	ok, err := fl.TryLock()
 	if ok {
 		_ = fl.Unlock()
@@ -139,4 +139,11 @@ func heldBy(path string) string {
 		return " (" + h + ")"
 	}
 	return ""
+}
+
+// newLock is the lock of the file at path, created readable by all: a
+// lock file created 0600 by one user keeps every other from opening it,
+// so from ever taking the lock.
+func newLock(path string) *flock.Flock {
+	return flock.New(path, flock.SetPermissions(0o644))
 }

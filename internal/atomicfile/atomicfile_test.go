@@ -125,3 +125,24 @@ func TestYAMLRecords(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), path, "a broken record names its file")
 }
+
+// A lock file one user created is one every other user can take (once
+// free): it is made readable by all, which is all flock needs.
+func TestLockFileOfOneUserCanBeTakenByAnother(t *testing.T) {
+	other := ostest.OtherUser(t)
+	bin := ostest.Executable(t)
+	dir, err := os.MkdirTemp("", "atomicfile-shared-") // t.TempDir's parent is private
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	require.NoError(t, os.Chmod(dir, 0o755))
+	path := filepath.Join(dir, ".lock")
+	unlock, err := atomicfile.Lock(context.Background(), path, time.Second, "issue 3")
+	require.NoError(t, err)
+	unlock()
+
+	cmd := other.Command(bin)
+	cmd.Env = append(os.Environ(), lockAsEnv+"="+path)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "locked=true", "the other user takes the lock the first one left")
+}
