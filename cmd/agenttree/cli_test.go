@@ -987,3 +987,15 @@ func TestBadUsageExitsTwo(t *testing.T) {
 	assert.Equal(t, 2, r.code)
 	assert.Contains(t, r.stderr, "missing.yaml")
 }
+
+// One unreadable issue.yaml does not hide the other issues.
+func TestIssueListSurvivesACorruptIssue(t *testing.T) {
+	w := newWorkspace(t, testpipeline.Read(t, "cli"))
+	w.create(t, "Readable")
+	broken := w.create(t, "Broken")
+	require.NoError(t, os.WriteFile(filepath.Join(w.issueDir(broken), "issue.yaml"), []byte("id: [unclosed\n"), 0o644))
+	r := w.run(t, humanEnv, "issue", "list")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "Readable")
+	assert.Contains(t, r.stderr, "issue "+itoa(broken))
+}
