@@ -6,6 +6,10 @@
 package docs
 
 import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/stages"
 )
@@ -22,7 +26,7 @@ var (
 
 // Defs are the document hooks.
 func Defs() []hooks.Def {
-	return []hooks.Def{
+	defs := []hooks.Def{
 		{HookSpec: stages.HookSpec{Name: "file_exists", Main: "file", Params: hooks.Specs(fileParam)}, Run: fileExists},
 		{HookSpec: stages.HookSpec{Name: "section_check",
 			Params: hooks.Specs(fileParam, sectionRequired, expectParam, onFailParam)}, Run: sectionCheck},
@@ -42,4 +46,21 @@ func Defs() []hooks.Def {
 			Params: hooks.Specs(destParam, templateParam, contentParam),
 			OneOf:  [][]string{{templateParam.Name(), contentParam.Name()}}}, Run: createFile},
 	}
+	for i := range defs {
+		defs[i].Check = inIssueDir
+	}
+	return defs
+}
+
+// inIssueDir refuses, when the config is loaded, a document named
+// outside the issue's directory (`file_exists: /etc/passwd`, `../x`):
+// gates read the issue's documents and nothing else.
+func inIssueDir(params map[string]any) error {
+	var errs []error
+	for _, name := range []string{fileParam.Name(), destParam.Name()} {
+		if v, ok := params[name].(string); ok && !filepath.IsLocal(v) {
+			errs = append(errs, fmt.Errorf("parameter `%s`: %q is not a document in the issue's directory; give a path relative to it, such as review.md", name, v))
+		}
+	}
+	return errors.Join(errs...)
 }

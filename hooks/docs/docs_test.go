@@ -309,3 +309,17 @@ func TestTitleSet(t *testing.T) {
 
 // registry holds the document hooks, as the tests call them.
 func registry() *hooks.Registry { return hooks.NewRegistry(Defs()...) }
+
+// Gates read the issue's documents and nothing else: a document named
+// outside the issue's directory is refused when the config is loaded.
+func TestDocumentsOutsideTheIssueDirectoryAreRefusedAtLoad(t *testing.T) {
+	for _, hook := range []string{"file_exists: /etc/passwd", "min_words: ../../secrets.md", `create_file: {dest: /tmp/x.md, content: "x"}`} {
+		t.Run(hook, func(t *testing.T) {
+			_, _, err := hookstest.LoadEntry(registry(), "pre_completion", hook)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "is not a document in the issue's directory")
+		})
+	}
+	_, _, err := hookstest.LoadEntry(registry(), "pre_completion", "file_exists: notes/{{issue_id}}.md")
+	assert.NoError(t, err, "a relative path, placeholders included, is one")
+}

@@ -325,3 +325,14 @@ func TestFlowNamedThreeTimes(t *testing.T) {
 		`6:3 duplicate flow "q"`,
 	}, got)
 }
+
+// What agents are told is the repository's, like its rules: a skill file
+// outside it is refused.
+func TestSkillOutsideTheRepositoryIsRefused(t *testing.T) {
+	for _, skill := range []string{"/etc/motd", "../elsewhere/skill.md"} {
+		_, err := parseYAML(t, "stages:\n  - name: a\n    skill: "+skill+"\n  - name: done\n    terminal: completion\n")
+		require.Error(t, err, skill)
+		assert.Contains(t, err.Error(), "is outside the repository")
+		assert.Contains(t, err.Error(), ".agenttree.yaml:3:12")
+	}
+}

@@ -143,16 +143,19 @@ func (r *stageReader) host(v *yaml.Node, st *stages.Settings) {
 	}
 }
 
-// skill warns of an instructions file that is not there: the stage still
-// works, without the instructions.
+// skill reads a stage's instructions file: a file of the repository
+// (what agents are told is the repository's, like its rules), warned of
+// when it is not there (the stage still works, without instructions).
 func (r *stageReader) skill(v *yaml.Node, st *stages.Settings) {
 	if !r.d.StringVar(v, &st.Skill) {
 		return
 	}
-	p := st.Skill
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(filepath.Dir(r.d.File), p)
+	if !filepath.IsLocal(st.Skill) {
+		r.d.Errorf(r.d.Pos(v), "give a path inside the repository, relative to the config file (say skills/review.md)",
+			"skill file %s is outside the repository", st.Skill)
+		return
 	}
+	p := filepath.Join(filepath.Dir(r.d.File), st.Skill)
 	if _, err := os.Stat(p); err != nil {
 		r.d.Warnf(r.d.Pos(v), "create it, or fix the path (relative to the config file)", "skill file %s not found", st.Skill)
 	}
