@@ -194,11 +194,7 @@ func (p *postman) send(ctx context.Context, m outbox.Message, typed func() error
 	if !ok {
 		return nil
 	}
-	pane, err := p.pane(ctx, session)
-	if err != nil {
-		return err
-	}
-	return p.tmux.SendTyped(ctx, pane, text(m), typed)
+	return p.named(session, p.tmux.SendTyped(ctx, session, text(m), typed))
 }
 
 // submit finishes the delivery of m, typed before: Enter. A session gone
@@ -208,10 +204,7 @@ func (p *postman) submit(ctx context.Context, m outbox.Message) error {
 	if !ok {
 		return nil
 	}
-	pane, err := p.pane(ctx, session)
-	if err == nil {
-		err = p.tmux.Submit(ctx, pane, text(m))
-	}
+	err := p.named(session, p.tmux.Submit(ctx, session, text(m)))
 	if errors.Is(err, tmux.ErrNoSession) {
 		return fmt.Errorf("%w: %w", outbox.ErrGone, err)
 	}
@@ -225,9 +218,9 @@ func (p *postman) seen(ctx context.Context, m outbox.Message) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	pane, err := p.pane(ctx, session)
+	pane, err := p.tmux.Pane(ctx, session)
 	if err != nil {
-		return false, err
+		return false, p.named(session, err)
 	}
 	screen, err := p.tmux.Capture(ctx, pane, 5000)
 	if err != nil {
@@ -236,15 +229,13 @@ func (p *postman) seen(ctx context.Context, m outbox.Message) (bool, error) {
 	return strings.Contains(screen, outbox.Marker(m)), nil
 }
 
-func (p *postman) pane(ctx context.Context, session string) (string, error) {
-	ok, err := p.tmux.HasSession(ctx, session)
-	switch {
-	case err != nil:
-		return "", err
-	case !ok:
-		return "", fmt.Errorf("no tmux session %q (for issue %d): %w", session, p.iss.ID, tmux.ErrNoSession)
+// named says whose session a missing one is: the tmux client resolves
+// the pane once per delivery and says no session exactly, by name.
+func (p *postman) named(session string, err error) error {
+	if errors.Is(err, tmux.ErrNoSession) {
+		return fmt.Errorf("no tmux session %q (for issue %d): %w", session, p.iss.ID, err)
 	}
-	return p.tmux.Pane(ctx, session)
+	return err
 }
 
 // SessionName is the tmux session of the agent working on iss: the

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os/exec"
-	"strconv"
 	"time"
 
 	"github.com/agenttree/agenttree/engine"
@@ -50,8 +49,7 @@ func notify(ctx context.Context, e *engine.Engine, iss *issues.Issue, m outbox.M
 	// {{project}} and {{role}} are the controller's, beside the issue's own.
 	cmd.Env = append(append(gitx.Environ(), env...),
 		"AGENTTREE_VAR_PROJECT="+e.Config.Project, "AGENTTREE_VAR_ROLE="+string(agentRole(e.Config, iss)),
-		"AGENTTREE_EVENT="+m.Kind, "AGENTTREE_ISSUE="+strconv.Itoa(iss.ID), "AGENTTREE_STAGE="+iss.Stage,
-		"AGENTTREE_ISSUE_DIR="+e.Store.Dir(iss.ID), "AGENTTREE_MESSAGE="+m.Text)
+		"AGENTTREE_EVENT="+m.Kind, "AGENTTREE_MESSAGE="+m.Text)
 	cmd.Stdin = bytes.NewReader(payload)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -114,12 +114,16 @@ func (c *Controller) due(e *engine.Engine, now time.Time) []dueIssue {
 			c.log().Warn("issue at a stage the config does not declare", "issue", id, "stage", iss.Stage)
 			continue
 		}
-		w, err := e.Store.ReadWatch(id)
-		if err != nil {
-			c.log().Warn("unreadable watch state; starting afresh", "issue", id, "err", err)
-			w = &issues.WatchFile{}
+		d := dueIssue{iss: iss, node: node}
+		if active(d) {
+			// Only the issues the controller acts on have a schedule.
+			w, err := e.Store.ReadWatch(id)
+			if err != nil {
+				c.log().Warn("unreadable watch state; starting afresh", "issue", id, "err", err)
+				w = &issues.WatchFile{}
+			}
+			d.poll = w.Poll
 		}
-		d := dueIssue{iss: iss, node: node, poll: w.Poll}
 		if d.act, d.mail = c.wants(e, d, now); d.act || d.mail {
 			out = append(out, d)
 		}

@@ -267,7 +267,7 @@ func (t *transition) reapprove(iss *issues.Issue, node *stages.Node) (*issues.Is
 		return iss, s, nil
 	}
 	s.warn(t.approvePR(iss)...)
-	name, err := t.e.hookWith("checks approvals", func(spec stages.HookSpec) bool { return spec.Approval })
+	name, err := t.e.Hooks.With("checks approvals", func(spec stages.HookSpec) bool { return spec.Approval })
 	if err != nil {
 		s.warn(err.Error())
 		return iss, s, nil

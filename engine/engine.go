@@ -65,25 +65,6 @@ func (e *Engine) Machine(flow *stages.Flow) *machine.Machine {
 	return m
 }
 
-// hookWith names the one registered hook whose spec has the trait (it
-// checks approvals, say, or waits for CI): the engine finds hooks by what
-// they declare, never by name. what says the trait in errors.
-func (e *Engine) hookWith(what string, trait func(stages.HookSpec) bool) (string, error) {
-	var found []string
-	for _, name := range e.Hooks.HookNames() {
-		if spec, ok := e.Hooks.Hook(name); ok && trait(spec) {
-			found = append(found, name)
-		}
-	}
-	switch len(found) {
-	case 0:
-		return "", fmt.Errorf("no hook %s in this build of agenttree", what)
-	case 1:
-		return found[0], nil
-	}
-	return "", fmt.Errorf("more than one hook %s (%s); agenttree cannot tell which to use", what, strings.Join(found, ", "))
-}
-
 func (e *Engine) locate(iss *issues.Issue) (*stages.Flow, *stages.Node, error) {
 	flow, err := e.Config.Flow(iss.Flow)
 	if err != nil {

@@ -50,22 +50,16 @@ func (e *Engine) PollCI(ctx context.Context, id int) (hooks.Outcome, *issues.Iss
 // config's ci_polling.
 func (e *Engine) waitEntry(iss *issues.Issue) (*stages.HookEntry, error) {
 	waits := func(spec stages.HookSpec) bool { return spec.Waits }
-	name, err := e.hookWith("waits for CI", waits)
+	name, err := e.Hooks.With("waits for CI", waits)
 	if err != nil {
 		return nil, err
 	}
 	if node, ok := e.Config.Node(iss.Stage); ok {
-		lists := [][]*stages.HookEntry{node.Stage.PostStart, node.Stage.PreCompletion}
-		if node.Sub != nil {
-			lists = append(lists, node.Sub.PostStart, node.Sub.PreCompletion)
-		}
-		for _, list := range lists {
-			for _, h := range list {
-				if spec, ok := e.Hooks.Hook(h.Name); ok && waits(spec) {
-					plain := *h
-					plain.OnFailure, plain.When, plain.Optional = nil, nil, false
-					return &plain, nil
-				}
+		for _, h := range node.Hooks() {
+			if spec, ok := e.Hooks.Hook(h.Name); ok && waits(spec) {
+				plain := *h
+				plain.OnFailure, plain.OnConflict, plain.When, plain.Optional = nil, nil, nil, false
+				return &plain, nil
 			}
 		}
 	}

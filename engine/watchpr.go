@@ -48,7 +48,7 @@ func (e *Engine) WatchPR(ctx context.Context, id int) (*Result, error) {
 	if w == nil || iss.PRNumber == 0 || iss.Escalated != nil {
 		return nil, nil
 	}
-	name, err := e.hookWith("waits for CI", func(spec stages.HookSpec) bool { return spec.Waits })
+	name, err := e.Hooks.With("waits for CI", func(spec stages.HookSpec) bool { return spec.Waits })
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +63,7 @@ func (e *Engine) WatchPR(ctx context.Context, id int) (*Result, error) {
 	seq := t.sequence(node, iss, policy.RouteAll)
 	o := seq.run(probe)
 	if o.Kind == hooks.KindPending || o.Kind == hooks.KindPass {
-		base.Reasons, base.Class, base.RetryAfter = []string{cmpReason(o, "CI passed")}, o.Class, o.RetryAfter
+		base.Reasons, base.Class, base.RetryAfter = []string{cmp.Or(o.Reason, "CI passed")}, o.Class, o.RetryAfter
 		return &base, nil
 	}
 	return t.actOnWatch(iss, node, seq, o, base)
@@ -106,11 +106,4 @@ func (t *transition) actOnWatch(iss *issues.Issue, node *stages.Node, seq *seque
 		res.Warnings = append(res.Warnings, warn...)
 	}
 	return &res, nil
-}
-
-func cmpReason(o hooks.Outcome, pass string) string {
-	if o.Reason != "" {
-		return o.Reason
-	}
-	return pass
 }

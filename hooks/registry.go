@@ -30,13 +30,15 @@ type Def struct {
 type Registry struct {
 	defs    map[string]*Def
 	aliases map[string]string
+	// owners maps each output to the hooks that declare it.
+	owners map[string][]string
 	// RetryBase is the first backoff interval for `retries`.
 	RetryBase time.Duration
 }
 
 // NewRegistry returns a registry holding defs.
 func NewRegistry(defs ...Def) *Registry {
-	r := &Registry{defs: map[string]*Def{}, aliases: map[string]string{}, RetryBase: 500 * time.Millisecond}
+	r := &Registry{defs: map[string]*Def{}, aliases: map[string]string{}, owners: map[string][]string{}, RetryBase: 500 * time.Millisecond}
 	for _, d := range defs {
 		r.Register(d)
 	}
@@ -53,6 +55,9 @@ func (r *Registry) Register(d Def) {
 	}
 	d.Run = guard(d.HookSpec, d.Run)
 	r.defs[d.Name] = &d
+	for _, out := range d.Outputs {
+		r.owners[out] = append(r.owners[out], d.Name)
+	}
 }
 
 // Alias makes alias another name for the hook name.
@@ -125,6 +130,26 @@ func (r *Registry) Run(ctx context.Context, entry *stages.HookEntry, issue *Issu
 	return out
 }
 
+// With names the one registered hook whose spec has the trait (it checks
+// approvals, say, or waits for CI): callers find hooks by what they
+// declare, never by name. what says the trait in errors: none, or more
+// than one, is an error.
+func (r *Registry) With(what string, trait func(stages.HookSpec) bool) (string, error) {
+	var found []string
+	for _, name := range r.HookNames() {
+		if trait(r.defs[name].HookSpec) {
+			found = append(found, name)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", fmt.Errorf("no hook %s in this build of agenttree", what)
+	case 1:
+		return found[0], nil
+	}
+	return "", fmt.Errorf("more than one hook %s (%s); agenttree cannot tell which to use", what, strings.Join(found, ", "))
+}
+
 // ownOutputs drops the outputs of o that another hook declares and def
 // does not: a hook's outputs never pose as another's facts (a `run`
 // command printing {"pr_number": "99"} or {"approved_sha": ...} changes
@@ -134,7 +159,7 @@ func (r *Registry) ownOutputs(def *Def, o Outcome) Outcome {
 		if slices.Contains(def.Outputs, k) {
 			continue
 		}
-		if owner := r.declares(k); owner != "" && owner != def.Name {
+		if owner := r.declares(k); owner != "" {
 			delete(o.Outputs, k)
 			o.Warnings = append(o.Warnings, fmt.Sprintf("%s may not set output %q: it is %s's", def.Name, k, owner))
 		}
@@ -144,10 +169,8 @@ func (r *Registry) ownOutputs(def *Def, o Outcome) Outcome {
 
 // declares names a hook whose spec declares output name, or "".
 func (r *Registry) declares(name string) string {
-	for _, hn := range r.HookNames() {
-		if d := r.defs[hn]; d != nil && slices.Contains(d.Outputs, name) {
-			return hn
-		}
+	if owners := r.owners[name]; len(owners) > 0 {
+		return slices.Min(owners)
 	}
 	return ""
 }

@@ -248,8 +248,8 @@ func notDelivered(err error, session string) string {
 		return fmt.Sprintf("no tmux session %s (the agent's) yet", session)
 	case errors.Is(err, tmux.ErrPaneBusy):
 		return fmt.Sprintf("the pane of tmux session %s does not take input now", session)
-	case errors.Is(err, outbox.ErrMaybeDelivered):
-		return fmt.Sprintf("typed into tmux session %s, but not seen submitted; it is checked before it is typed again", session)
+	case errors.Is(err, tmux.ErrNotConfirmed):
+		return fmt.Sprintf("typed into tmux session %s, but Enter was not seen taken; it is pressed again at the next try, never typed twice", session)
 	}
 	return err.Error()
 }

@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agnivade/levenshtein"
-
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/stages"
 )
@@ -112,7 +110,7 @@ func flowNode(e *engine.Engine, p engine.Place, ref string) (*stages.Node, error
 		return nil, fmt.Errorf("%s is not a stage of flow %q, issue %d's flow (its stages: %s)", n.Path, p.Flow.Name, p.Issue.ID, paths)
 	}
 	hint := ""
-	if near := closest(ref, flowNames(p.Flow)); near != "" {
+	if near := stages.Closest(ref, flowNames(p.Flow)); near != "" {
 		hint = fmt.Sprintf("; did you mean `%s`?", near)
 	}
 	return nil, fmt.Errorf("flow %q has no stage %q%s (its stages: %s)", p.Flow.Name, ref, hint, paths)
@@ -129,16 +127,4 @@ func flowNames(flow *stages.Flow) []string {
 		}
 	}
 	return names
-}
-
-// closest is the name of known nearest to got, if near enough to be what
-// was meant: as many edits as a third of got, at most three.
-func closest(got string, known []string) string {
-	best, bestDist := "", min(len(got)/3+1, 3)+1
-	for _, k := range known {
-		if d := levenshtein.ComputeDistance(got, k); d < bestDist {
-			best, bestDist = k, d
-		}
-	}
-	return best
 }

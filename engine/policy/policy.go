@@ -186,8 +186,8 @@ func (r *Runner) apply(ctx context.Context, h *stages.HookEntry, p *stages.Failu
 // rebase conflicts too, the agent gets the conflict, as any failure there.
 func (r *Runner) refusedMerge(ctx context.Context, h *stages.HookEntry, o hooks.Outcome, snap *hooks.Issue, node *stages.Node) hooks.Outcome {
 	flow, err := r.Config.Flow(snap.Flow)
-	resolver := r.resolver()
-	if err != nil || !r.Config.Conflicts.AutoRebase || resolver == "" {
+	resolver, rerr := r.Hooks.With("resolves conflicts", func(s stages.HookSpec) bool { return s.Resolves })
+	if err != nil || rerr != nil || !r.Config.Conflicts.AutoRebase {
 		return r.stageFailure(h, o, snap, node)
 	}
 	back := machine.RecheckTarget(flow, node)
@@ -211,21 +211,6 @@ func (r *Runner) refusedMerge(ctx context.Context, h *stages.HookEntry, o hooks.
 		out.Send = []string{ro.Message}
 	}
 	return out
-}
-
-// resolver is the hook whose spec says it resolves conflicts (rebase), or
-// "" when there is not exactly one.
-func (r *Runner) resolver() string {
-	found := ""
-	for _, name := range r.Hooks.HookNames() {
-		if spec, ok := r.Hooks.Hook(name); ok && spec.Resolves {
-			if found != "" {
-				return ""
-			}
-			found = name
-		}
-	}
-	return found
 }
 
 // stageFailure is a failure of a hook the controller runs, with no policy

@@ -101,7 +101,7 @@ func runShell(ctx context.Context, c *hooks.Call) hooks.Outcome {
 	}
 	cmd := exec.CommandContext(ctx, "sh", "-c", text)
 	cmd.Dir = dir
-	cmd.Env = append(append(gitx.Environ(), env...), fixedEnv(c.Issue)...)
+	cmd.Env = append(gitx.Environ(), env...)
 	out := &tailBuffer{max: outputCap}
 	cmd.Stdout, cmd.Stderr = out, out // one writer: exec shares one pipe
 	proc.Group(cmd)

@@ -15,7 +15,8 @@ import (
 // Script makes a configured command runnable: each {{name}} becomes a
 // reference to the environment variable that holds its value (envName),
 // and env lists those variables with the issue's values, the issue's own
-// variables included whether the command names them or not.
+// variables included whether the command names them or not, with the
+// variables every command gets (fixedEnv).
 //
 // A placeholder becomes ${V+"$V"}: the value as exactly one word whether
 // the placeholder stands bare, inside double quotes, in $(...) or `...`,
@@ -42,6 +43,7 @@ func Script(command string, issue *hooks.Issue) (text string, env []string, err 
 	for v, name := range names {
 		env = append(env, v+"="+vars[name])
 	}
+	env = append(env, fixedEnv(issue)...)
 	sort.Strings(env)
 	return text, env, nil
 }
@@ -89,7 +91,7 @@ func envName(name string) string {
 	return "AGENTTREE_VAR_" + strings.ToUpper(name)
 }
 
-// fixedEnv are the variables every `run` command gets.
+// fixedEnv are the variables every command gets.
 func fixedEnv(issue *hooks.Issue) []string {
 	return []string{
 		"AGENTTREE_ISSUE=" + strconv.Itoa(issue.ID),

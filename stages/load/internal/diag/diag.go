@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/agnivade/levenshtein"
 	"gopkg.in/yaml.v3"
 
 	"github.com/agenttree/agenttree/stages"
@@ -100,19 +99,11 @@ func (d *Collector) Split() (errs, warns []stages.Diagnostic) {
 	return errs, warns
 }
 
-// Suggest returns a "did you mean" hint for the known name closest to got,
-// or "" when nothing is close enough to be a likely typo. It costs a
-// comparison per known name: call it only with an error to report.
+// Suggest returns a "did you mean" hint for the known name closest to got
+// (stages.Closest), or "" when nothing is close enough to be a likely typo.
 func Suggest(got string, known []string) string {
-	best, bestDist := "", 1<<30
-	for _, k := range known {
-		d := levenshtein.ComputeDistance(got, k)
-		if d < bestDist || (d == bestDist && k < best) {
-			best, bestDist = k, d
-		}
-	}
-	limit := min(len(got)/3+1, 3)
-	if best == "" || bestDist > limit {
+	best := stages.Closest(got, known)
+	if best == "" {
 		return ""
 	}
 	return fmt.Sprintf("did you mean `%s`?", best)
