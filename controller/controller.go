@@ -12,6 +12,7 @@ import (
 
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/internal/atomicfile"
+	"github.com/agenttree/agenttree/internal/statedir"
 	"github.com/agenttree/agenttree/internal/tmux"
 )
 
@@ -54,10 +55,10 @@ var ErrRunning = errors.New("another controller is running")
 // lock file names the process that holds it, so a second controller says
 // which one runs.
 func Lock(stateDir string) (unlock func(), err error) {
-	if err := os.MkdirAll(stateDir, 0o755); err != nil {
+	path := statedir.Layout{Root: stateDir}.ControllerLock()
+	if err := os.MkdirAll(filepath.Dir(path), statedir.HostMode); err != nil {
 		return nil, err
 	}
-	path := filepath.Join(stateDir, "controller.lock")
 	// A second's wait: someone only looking (`agenttree status`) lets go.
 	unlock, err = atomicfile.Lock(context.Background(), path, time.Second, "the controller of "+stateDir)
 	if errors.Is(err, atomicfile.ErrLocked) {
@@ -73,7 +74,7 @@ func Lock(stateDir string) (unlock func(), err error) {
 // Running says whether a controller holds stateDir's lock, and which
 // process the lock file names. It only looks: it writes nothing.
 func Running(stateDir string) (holder string, running bool) {
-	path := filepath.Join(stateDir, "controller.lock")
+	path := statedir.Layout{Root: stateDir}.ControllerLock()
 	if _, err := os.Stat(path); err != nil || !atomicfile.Held(path) {
 		return "", false
 	}

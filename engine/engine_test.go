@@ -142,7 +142,7 @@ func TestWalkThroughThePipeline(t *testing.T) {
 	}, kinds)
 	assert.Equal(t, len(got.History), got.Version)
 
-	events, err := os.ReadFile(filepath.Join(e.Store.Dir(iss.ID), "events.jsonl"))
+	events, err := os.ReadFile(filepath.Join(e.Store.HostDir(iss.ID), "events.jsonl"))
 	require.NoError(t, err)
 	assert.Equal(t, len(got.History), len(splitLines(string(events))))
 }

@@ -12,7 +12,7 @@ import (
 
 // Outbox is issue id's queue of messages.
 func (e *Engine) Outbox(id int) *outbox.Box {
-	return outbox.Open(filepath.Join(e.Store.Dir(id), "outbox"))
+	return outbox.Open(filepath.Join(e.Store.HostDir(id), "outbox"))
 }
 
 // queue puts messages hooks asked to send (send_message) in the issue's

@@ -24,6 +24,7 @@ import (
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/internal/gitx"
 	"github.com/agenttree/agenttree/internal/proc"
+	"github.com/agenttree/agenttree/internal/statedir"
 	"gopkg.in/yaml.v3"
 )
 
@@ -112,7 +113,7 @@ func bench(ctx context.Context, n, warmup int, keep bool, bin string) error {
 // once ctx is done; a run itself is started without ctx, so that nothing
 // but the process is timed.
 func timeRuns(ctx context.Context, bin, repo string, n, warmup int) ([]sample, error) {
-	issueDir := filepath.Join(repo, "_agenttree", "issues", "001")
+	issueDir := statedir.Layout{Root: filepath.Join(repo, "_agenttree")}.Issue(1)
 	saved, err := snapshot(issueDir, "issue.yaml", "events.jsonl")
 	if err != nil {
 		return nil, err

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/internal/gittest"
+	"github.com/agenttree/agenttree/internal/statedir"
 	"github.com/agenttree/agenttree/internal/testpipeline"
 	"github.com/agenttree/agenttree/stages"
 )
@@ -81,8 +81,14 @@ func (w *workspace) create(t *testing.T, title string, args ...string) int {
 	return iss.ID
 }
 
+// issueDir is the directory of the issue's stage documents.
 func (w *workspace) issueDir(id int) string {
-	return filepath.Join(w.dir, "_agenttree", "issues", fmt.Sprintf("%03d", id))
+	return statedir.Layout{Root: filepath.Join(w.dir, "_agenttree")}.Docs(id)
+}
+
+// hostDir is the directory of the issue's own files (issue.yaml, ...).
+func (w *workspace) hostDir(id int) string {
+	return statedir.Layout{Root: filepath.Join(w.dir, "_agenttree")}.Issue(id)
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
@@ -96,7 +102,7 @@ func (w *workspace) writeDoc(t *testing.T, id int, name, text string) {
 // issue reads issue.yaml straight from disk.
 func (w *workspace) issue(t *testing.T, id int) issues.Issue {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(w.issueDir(id), "issue.yaml"))
+	data, err := os.ReadFile(filepath.Join(w.hostDir(id), "issue.yaml"))
 	require.NoError(t, err)
 	var iss issues.Issue
 	require.NoError(t, yaml.Unmarshal(data, &iss))
@@ -862,7 +868,7 @@ func TestInit(t *testing.T) {
 	got, err := os.ReadFile(config)
 	require.NoError(t, err)
 	assert.Equal(t, custom, got, "init without --force changed the config")
-	assert.FileExists(t, filepath.Join(dir, "_agenttree", "issues", "001", "issue.yaml"), "init must leave existing state alone")
+	assert.FileExists(t, filepath.Join(statedir.Layout{Root: filepath.Join(dir, "_agenttree")}.Issue(1), "issue.yaml"), "init must leave existing state alone")
 
 	r = invoke(t, humanEnv, "init", "--force", dir)
 	require.Equal(t, 0, r.code, r.stderr)
@@ -993,7 +999,7 @@ func TestIssueListSurvivesACorruptIssue(t *testing.T) {
 	w := newWorkspace(t, testpipeline.Read(t, "cli"))
 	w.create(t, "Readable")
 	broken := w.create(t, "Broken")
-	require.NoError(t, os.WriteFile(filepath.Join(w.issueDir(broken), "issue.yaml"), []byte("id: [unclosed\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(w.hostDir(broken), "issue.yaml"), []byte("id: [unclosed\n"), 0o644))
 	r := w.run(t, humanEnv, "issue", "list")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "Readable")

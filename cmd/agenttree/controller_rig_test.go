@@ -179,7 +179,7 @@ func lastMove(t *testing.T, iss *issues.Issue, kind stages.Move) issues.HistoryE
 
 // outbox is issue id's queue of messages.
 func (r *rig) outbox(id int) *outbox.Box {
-	return outbox.Open(filepath.Join(r.issueDir(id), "outbox"))
+	return outbox.Open(filepath.Join(r.hostDir(id), "outbox"))
 }
 
 // agentMessages are the messages to the agent in issue id's outbox,
@@ -200,7 +200,7 @@ func (r *rig) agentMessages(t *testing.T, id int) []outbox.Message {
 // prs counts the PR records on the local forge.
 func (r *rig) prs(t *testing.T) int {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(r.dir, "_agenttree", "forge", "prs", "*.yaml"))
+	files, err := filepath.Glob(filepath.Join(r.dir, "_agenttree", "host", "forge", "prs", "*.yaml"))
 	require.NoError(t, err)
 	return len(files)
 }
@@ -208,7 +208,7 @@ func (r *rig) prs(t *testing.T) int {
 // ciRuns counts the CI records on the local forge.
 func (r *rig) ciRuns(t *testing.T) int {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(r.dir, "_agenttree", "forge", "checks", "*.yaml"))
+	files, err := filepath.Glob(filepath.Join(r.dir, "_agenttree", "host", "forge", "checks", "*.yaml"))
 	require.NoError(t, err)
 	return len(files)
 }

@@ -70,7 +70,7 @@ func TestNextSurvivesSIGKILL(t *testing.T) {
 			t.Fatalf("iteration %d: wait: %v", i, err)
 		}
 
-		iss := readIssueFile(t, filepath.Join(w.issueDir(id), "issue.yaml"))
+		iss := readIssueFile(t, filepath.Join(w.hostDir(id), "issue.yaml"))
 		require.Equal(t, id, iss.ID)
 		require.NotEmpty(t, iss.History, "iteration %d", i)
 		require.Equal(t, len(iss.History), iss.Version, "iteration %d: version and history disagree", i)
@@ -82,7 +82,7 @@ func TestNextSurvivesSIGKILL(t *testing.T) {
 			require.Equal(t, slices.Index(paths, h.From)+1, slices.Index(paths, h.To), "iteration %d: entry %d skips a stage", i, j)
 		}
 		// The log follows issue.yaml: a kill may lose a line, never add one.
-		events := readEvents(t, filepath.Join(w.issueDir(id), "events.jsonl"))
+		events := readEvents(t, filepath.Join(w.hostDir(id), "events.jsonl"))
 		require.LessOrEqual(t, len(events), iss.Version, "iteration %d: more events than versions", i)
 		for _, ev := range events {
 			require.LessOrEqual(t, ev["version"], float64(iss.Version), "iteration %d: an event from the future", i)
@@ -94,12 +94,12 @@ func TestNextSurvivesSIGKILL(t *testing.T) {
 
 	advances := 0
 	for _, id := range issues {
-		iss := readIssueFile(t, filepath.Join(w.issueDir(id), "issue.yaml"))
+		iss := readIssueFile(t, filepath.Join(w.hostDir(id), "issue.yaml"))
 		advances += iss.Version - 1
 	}
 	var strays []string
 	for _, id := range issues {
-		m, err := filepath.Glob(filepath.Join(w.issueDir(id), ".issue.yaml.tmp-*"))
+		m, err := filepath.Glob(filepath.Join(w.hostDir(id), ".issue.yaml.tmp-*"))
 		require.NoError(t, err)
 		strays = append(strays, m...)
 	}
@@ -109,7 +109,7 @@ func TestNextSurvivesSIGKILL(t *testing.T) {
 
 	// Stray temp files left by kills must not break reading the issues.
 	if len(strays) == 0 {
-		stray := filepath.Join(w.issueDir(issues[0]), ".issue.yaml.tmp-123456")
+		stray := filepath.Join(w.hostDir(issues[0]), ".issue.yaml.tmp-123456")
 		require.NoError(t, os.WriteFile(stray, []byte("id: 1\nstage: half-writ"), 0o644))
 	}
 	out, err := w.command(env, "issue", "list").CombinedOutput()

@@ -17,7 +17,7 @@ import (
 	"github.com/agenttree/agenttree/internal/testpipeline"
 )
 
-func (w *workspace) box(id int) *outbox.Box { return outbox.Open(w.issueDir(id) + "/outbox") }
+func (w *workspace) box(id int) *outbox.Box { return outbox.Open(w.hostDir(id) + "/outbox") }
 
 // put queues messages in issue id's outbox.
 func (w *workspace) put(t *testing.T, id int, msgs ...outbox.Message) []outbox.Message {

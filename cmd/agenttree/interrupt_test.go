@@ -20,7 +20,7 @@ import (
 func TestInterruptedWhileWaitingForTheIssueLock(t *testing.T) {
 	w := newWorkspace(t, testpipeline.Read(t, "cli"))
 	id := w.create(t, "Login", "--stage", "implement.code")
-	unlock, err := atomicfile.Lock(context.Background(), filepath.Join(w.issueDir(id), ".lock"), time.Second, "the test")
+	unlock, err := atomicfile.Lock(context.Background(), filepath.Join(w.hostDir(id), ".lock"), time.Second, "the test")
 	require.NoError(t, err)
 	defer unlock()
 

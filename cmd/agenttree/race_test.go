@@ -168,7 +168,7 @@ func TestConcurrentNextAdvancesOnce(t *testing.T) {
 			assert.Equal(t, 1, advances, "history: %+v", iss.History)
 			require.Len(t, iss.History, 2)
 
-			events := readEvents(t, filepath.Join(w.issueDir(id), "events.jsonl"))
+			events := readEvents(t, filepath.Join(w.hostDir(id), "events.jsonl"))
 			require.Len(t, events, 2)
 			last := events[1]
 			assert.Equal(t, "advance", last["kind"])

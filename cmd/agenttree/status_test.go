@@ -115,7 +115,7 @@ func TestStatusShowsAnUnreadableIssueAndTheOthers(t *testing.T) {
 	w := newWorkspace(t, testpipeline.Read(t, "cli"))
 	w.create(t, "Broken", "--stage", "plan.review")
 	w.create(t, "Fine", "--stage", "implement.code")
-	require.NoError(t, os.WriteFile(filepath.Join(w.issueDir(1), "issue.yaml"), []byte("id: [1\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(w.hostDir(1), "issue.yaml"), []byte("id: [1\n"), 0o644))
 
 	r := w.run(t, humanEnv, "status")
 	require.Equal(t, 0, r.code, r.stderr)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agenttree/agenttree/internal/atomicfile"
+	"github.com/agenttree/agenttree/internal/statedir"
 )
 
 // ErrNotFound is returned for an issue id with no issue.yaml.
@@ -31,27 +32,40 @@ func (e *ConflictError) Error() string {
 // Store keeps issues under a state directory (`_agenttree/`). Every write
 // is atomic (temp file, fsync, rename) and made under the issue's file lock.
 type Store struct {
-	root string
+	root   string
+	layout statedir.Layout
 	// LockTimeout bounds how long a writer waits for a lock.
 	LockTimeout time.Duration
 	now         func() time.Time
 }
 
-// Open opens the state directory root. Nothing is created until the
-// first issue is: reading commands leave the disk as it is.
+// Open opens the state directory root, moving a first-layout directory's
+// host files under host/ (statedir.Layout.Migrate). Nothing is created
+// until the first issue is.
 func Open(root string) (*Store, error) {
-	return &Store{root: root, LockTimeout: 30 * time.Second, now: time.Now}, nil
+	layout := statedir.Layout{Root: root}
+	// The migration's lock is held for a few renames, once per state
+	// directory: a bounded wait needs no caller's context.
+	if err := layout.Migrate(context.Background()); err != nil {
+		return nil, err
+	}
+	return &Store{root: root, layout: layout, LockTimeout: 30 * time.Second, now: time.Now}, nil
 }
 
 // Root is the state directory.
 func (s *Store) Root() string { return s.root }
 
-// Dir is the directory of issue id.
-func (s *Store) Dir(id int) string {
-	return filepath.Join(s.root, "issues", fmt.Sprintf("%03d", id))
-}
+// Layout is the state directory's layout.
+func (s *Store) Layout() statedir.Layout { return s.layout }
 
-func (s *Store) path(id int) string { return filepath.Join(s.Dir(id), "issue.yaml") }
+// Dir is the directory of issue id's stage documents, which agents write.
+func (s *Store) Dir(id int) string { return s.layout.Docs(id) }
+
+// HostDir is the directory of issue id's own files (issue.yaml,
+// events.jsonl, watch.yaml, outbox/), which only the host writes.
+func (s *Store) HostDir(id int) string { return s.layout.Issue(id) }
+
+func (s *Store) path(id int) string { return filepath.Join(s.HostDir(id), "issue.yaml") }
 
 // lock takes an exclusive file lock, waiting up to LockTimeout.
 func (s *Store) lock(ctx context.Context, path, what string) (func(), error) {
@@ -100,7 +114,7 @@ func (s *Store) List() ([]*Issue, error) {
 func (s *Store) IDs() ([]int, error) { return s.ids() }
 
 func (s *Store) ids() ([]int, error) {
-	entries, err := os.ReadDir(filepath.Join(s.root, "issues"))
+	entries, err := os.ReadDir(s.layout.HostIssues())
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -120,10 +134,10 @@ func (s *Store) ids() ([]int, error) {
 // Create allocates the next id under the store lock and writes iss with it,
 // recording actor as its creator.
 func (s *Store) Create(ctx context.Context, iss *Issue, actor string) (*Issue, error) {
-	if err := os.MkdirAll(filepath.Join(s.root, "issues"), 0o755); err != nil {
+	if err := os.MkdirAll(s.layout.HostIssues(), statedir.HostMode); err != nil {
 		return nil, fmt.Errorf("create state directory: %w", err)
 	}
-	unlock, err := s.lock(ctx, filepath.Join(s.root, "issues", ".lock"), "the issue list")
+	unlock, err := s.lock(ctx, filepath.Join(s.layout.HostIssues(), ".lock"), "the issue list")
 	if err != nil {
 		return nil, err
 	}
@@ -145,8 +159,12 @@ func (s *Store) Create(ctx context.Context, iss *Issue, actor string) (*Issue, e
 	if created.Branch == "" {
 		created.Branch = BranchName(next, created.Slug)
 	}
-	dir := s.Dir(next)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir := s.HostDir(next)
+	if err := os.MkdirAll(dir, statedir.HostMode); err != nil {
+		return nil, err
+	}
+	if err := s.layout.MkdirDocs(next); err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	// Remembered apart from the directories, so the id of an issue
@@ -166,7 +184,7 @@ func (s *Store) Create(ctx context.Context, iss *Issue, actor string) (*Issue, e
 	return &created, nil
 }
 
-func (s *Store) lastIDPath() string { return filepath.Join(s.root, "issues", ".last-id") }
+func (s *Store) lastIDPath() string { return filepath.Join(s.layout.HostIssues(), ".last-id") }
 
 // lastID is the last id Create gave, 0 when none is recorded.
 func (s *Store) lastID() int {
@@ -191,7 +209,7 @@ type event struct {
 // appendEvents adds lines to events.jsonl. The log follows issue.yaml,
 // which is the truth: a crash between the two loses a log line, never state.
 func (s *Store) appendEvents(iss *Issue, entries []HistoryEntry) error {
-	f, err := os.OpenFile(filepath.Join(s.Dir(iss.ID), "events.jsonl"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(filepath.Join(s.HostDir(iss.ID), "events.jsonl"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
 	}

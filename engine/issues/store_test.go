@@ -41,7 +41,7 @@ func TestWriteDocKeepsToPlainDocumentsOfTheIssue(t *testing.T) {
 			assert.Contains(t, err.Error(), "plain file name")
 		})
 	}
-	before, err := os.ReadFile(filepath.Join(dir, "issue.yaml"))
+	before, err := os.ReadFile(filepath.Join(s.HostDir(iss.ID), "issue.yaml"))
 	require.NoError(t, err)
 	assert.NotEqual(t, "x", string(before), "issue.yaml is untouched")
 	_, err = os.Stat(filepath.Join(filepath.Dir(dir), "escape.md"))
@@ -90,7 +90,7 @@ func TestUpdateIsCompareAndSwap(t *testing.T) {
 // the hooks' part; the controller's polling state goes beside it.
 func TestWatchReadsTheFirstLayout(t *testing.T) {
 	s, iss := newStore(t)
-	require.NoError(t, os.WriteFile(filepath.Join(s.Dir(iss.ID), "watch.yaml"), []byte("ci.head: abc\nci.reruns: \"1\"\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(s.HostDir(iss.ID), "watch.yaml"), []byte("ci.head: abc\nci.reruns: \"1\"\n"), 0o644))
 	tx, err := s.Lock(context.Background(), iss.ID)
 	require.NoError(t, err)
 	defer tx.Unlock()

@@ -32,7 +32,7 @@ func (s *Store) Lock(ctx context.Context, id int) (*Tx, error) {
 		}
 		return nil, err
 	}
-	unlock, err := s.lock(ctx, filepath.Join(s.Dir(id), ".lock"), fmt.Sprintf("issue %d", id))
+	unlock, err := s.lock(ctx, filepath.Join(s.HostDir(id), ".lock"), fmt.Sprintf("issue %d", id))
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +103,7 @@ func (s *Store) Update(ctx context.Context, id, expected int, fn func(*Issue) er
 	return tx.Update(expected, fn)
 }
 
-func (s *Store) watchPath(id int) string { return filepath.Join(s.Dir(id), "watch.yaml") }
+func (s *Store) watchPath(id int) string { return filepath.Join(s.HostDir(id), "watch.yaml") }
 
 // readWatch reads issue id's watch.yaml (empty if none). The first
 // layout, a flat map of the hooks' keys, is read as the hooks' part.

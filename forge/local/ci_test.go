@@ -66,7 +66,7 @@ type ciRec struct {
 
 func (e *env) ciRecord(t *testing.T, sha string) ciRec {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(e.state, "forge", "checks", sha+".yaml"))
+	data, err := os.ReadFile(filepath.Join(e.state, "host", "forge", "checks", sha+".yaml"))
 	require.NoError(t, err)
 	var rec ciRec
 	require.NoError(t, yaml.Unmarshal(data, &rec))
@@ -185,7 +185,7 @@ func TestChecksDoNotWaitForCI(t *testing.T) {
 	assert.Zero(t, rec.PID)
 	assert.Empty(t, rec.Worktree)
 	e.noWorkTrees(t)
-	leftovers, _ := filepath.Glob(filepath.Join(e.state, "forge", "checks", sha+".*.result*"))
+	leftovers, _ := filepath.Glob(filepath.Join(e.state, "host", "forge", "checks", sha+".*.result*"))
 	assert.Empty(t, leftovers)
 }
 
@@ -348,7 +348,7 @@ func TestChecksRestartWhenRunnerNeverStarted(t *testing.T) {
 		"sha: " + sha + "\nattempt: 1\nstate: pending\ncommand: \"true\"\nstarted_at: " + time.Now().UTC().Format(time.RFC3339) + "\n",
 		"sha: " + sha + "\nattempt: 3\nstate: pending\ncommand: \"true\"\npid: " + itoa(gonePID(t)) + "\nstarted_at: " + time.Now().UTC().Format(time.RFC3339) + "\n",
 	} {
-		require.NoError(t, os.WriteFile(filepath.Join(e.state, "forge", "checks", sha+".yaml"), []byte(rec), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(e.state, "host", "forge", "checks", sha+".yaml"), []byte(rec), 0o644))
 		c := waitCI(t, f, sha)
 		assert.Equal(t, forge.CheckSuccess, c.State)
 		assert.EqualValues(t, 2+2*i, c.ID)
@@ -364,7 +364,7 @@ func TestChecksRunPastItsLimitIsLost(t *testing.T) {
 	host, _ := os.Hostname()
 	rec := "sha: " + sha + "\nattempt: 4\nstate: pending\ncommand: \"true\"\npid: " + itoa(os.Getpid()) +
 		"\nhost: " + host + "\nrestarts: 1\nstarted_at: " + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + "\n"
-	require.NoError(t, os.WriteFile(filepath.Join(e.state, "forge", "checks", sha+".yaml"), []byte(rec), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(e.state, "host", "forge", "checks", sha+".yaml"), []byte(rec), 0o644))
 	checks, err := f.Checks(context.Background(), sha)
 	require.NoError(t, err)
 	assert.Equal(t, forge.CheckFailure, checks[0].State)
@@ -400,7 +400,7 @@ func TestRerunWhileRunning(t *testing.T) {
 
 	require.NoError(t, os.WriteFile(release, nil, 0o644))
 	require.Eventually(t, func() bool {
-		_, err := os.Stat(filepath.Join(e.state, "forge", "checks", sha+".1.result"))
+		_, err := os.Stat(filepath.Join(e.state, "host", "forge", "checks", sha+".1.result"))
 		return err == nil
 	}, ciWait, 10*time.Millisecond, "the first runner finished")
 	checks, err = f.Checks(ctx, sha)
@@ -437,7 +437,7 @@ func TestNoCIMeansOneSkippedCheck(t *testing.T) {
 	prs, err := f.PRs(ctx, []int{pr.Number})
 	require.NoError(t, err)
 	assert.Equal(t, []forge.Check{c}, prs[pr.Number].Checks)
-	_, err = os.Stat(filepath.Join(e.state, "forge", "checks", sha+".yaml"))
+	_, err = os.Stat(filepath.Join(e.state, "host", "forge", "checks", sha+".yaml"))
 	assert.ErrorIs(t, err, os.ErrNotExist, "nothing ran, nothing recorded")
 }
 

@@ -69,7 +69,7 @@ func TestFeedback(t *testing.T) {
 	assert.Equal(t, rec.Threads[0].Comments[1].At, th.At, "the latest comment")
 	assert.Equal(t, "bob", rec.Threads[1].ResolvedBy, "the first to resolve it")
 
-	data, err := os.ReadFile(filepath.Join(e.state, "forge", "prs", "1.yaml"))
+	data, err := os.ReadFile(filepath.Join(e.state, "host", "forge", "prs", "1.yaml"))
 	require.NoError(t, err)
 	assert.Contains(t, string(data), "threads:")
 	assert.Contains(t, string(data), "resolved: true")
@@ -132,7 +132,7 @@ func TestFeedbackOfAnOlderRecord(t *testing.T) {
 	ctx := context.Background()
 	e, f := newForge(t, local.Options{})
 	n := e.openPR(t, f).Number
-	path := filepath.Join(e.state, "forge", "prs", "1.yaml")
+	path := filepath.Join(e.state, "host", "forge", "prs", "1.yaml")
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	old := string(data) + "comments:\n  - body: first\n    at: 2025-01-01T00:00:00Z\n  - body: second\n    at: 2025-01-02T00:00:00Z\n"

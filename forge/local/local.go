@@ -31,6 +31,7 @@ import (
 	"github.com/agenttree/agenttree/forge/local/ci"
 	"github.com/agenttree/agenttree/internal/atomicfile"
 	"github.com/agenttree/agenttree/internal/gitx"
+	"github.com/agenttree/agenttree/internal/statedir"
 )
 
 // Options configure the local forge.
@@ -117,7 +118,7 @@ func New(ctx context.Context, opts Options) (*Forge, error) {
 	}
 	f := &Forge{
 		opts:    opts,
-		dir:     filepath.Join(stateDir, "forge"),
+		dir:     statedir.Layout{Root: stateDir}.Forge(),
 		bare:    &gitx.Repo{Dir: bareDir, Timeout: opts.GitTimeout, Env: forgeEnv},
 		bareDir: bareDir,
 	}

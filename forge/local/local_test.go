@@ -279,7 +279,7 @@ func TestCommentAndClose(t *testing.T) {
 	assert.ErrorIs(t, f.Comment(ctx, 7, "x"), forge.ErrNotFound)
 
 	// The record is plain YAML a person can read.
-	data, err := os.ReadFile(filepath.Join(e.state, "forge", "prs", "1.yaml"))
+	data, err := os.ReadFile(filepath.Join(e.state, "host", "forge", "prs", "1.yaml"))
 	require.NoError(t, err)
 	assert.Contains(t, string(data), "state: closed")
 }
