@@ -132,6 +132,11 @@ func (c *Controller) engine() *engine.Engine {
 	return c.eng
 }
 
+// Engine is the engine with the current config: the one the controller
+// holds agents' requests to (reloaded when the file changed, the last
+// good one kept when the new one does not load).
+func (c *Controller) Engine() (*engine.Engine, error) { return c.reload() }
+
 // reload opens the engine on first use, and again when the config file
 // changed since; a config that does not load keeps the last good one.
 func (c *Controller) reload() (*engine.Engine, error) {

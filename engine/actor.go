@@ -20,6 +20,9 @@ type Actor struct {
 	Kind ActorKind
 	// Role is the agent's role (developer, reviewer, ...); empty otherwise.
 	Role stages.Role
+	// Request is the id of the agent's request to the controller this
+	// change answers, recorded in the history so a retry is recognised.
+	Request string
 }
 
 func (a Actor) String() string {
@@ -29,11 +32,16 @@ func (a Actor) String() string {
 	return string(a.Kind)
 }
 
-// ActorFromEnv works out who is acting: AGENTTREE_ROLE naming an agent role,
-// or AGENTTREE_CONTAINER=1, is an agent; otherwise a human.
+// ActorFromEnv is who the environment says acts: AGENTTREE_ROLE naming an
+// agent role, AGENTTREE_CONTAINER=1 or a session token (AGENTTREE_TOKEN)
+// is an agent; otherwise a human. The environment can only lower
+// authority: it is asked only of a process the operating system already
+// takes for a person (cmd/agenttree's remote), which may act as an agent
+// to try things, never the other way round.
 func ActorFromEnv(getenv func(string) string) Actor {
 	role := stages.Role(getenv("AGENTTREE_ROLE"))
-	container := getenv("AGENTTREE_CONTAINER") == "1"
+	// A session token is an agent's, whatever else the environment says.
+	container := getenv("AGENTTREE_CONTAINER") == "1" || getenv("AGENTTREE_TOKEN") != ""
 	switch role {
 	case "", "human", "manager":
 		if container {

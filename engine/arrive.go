@@ -35,7 +35,7 @@ func (t *transition) commit(iss *issues.Issue, h hop) (*issues.Issue, error) {
 			// details follow it.
 			applyOutputs(cur, map[string]string{notice.OutClass: "", notice.OutFeedback: ""})
 		}
-		cur.History = append(cur.History, issues.HistoryEntry{From: from, To: h.to.Path, Kind: h.kind, Actor: string(t.actor.Kind),
+		cur.History = append(cur.History, issues.HistoryEntry{From: from, To: h.to.Path, Kind: h.kind, Actor: string(t.actor.Kind), Request: t.actor.Request,
 			Reason: h.reason, At: time.Now().UTC().Truncate(time.Second)})
 		return nil
 	})
@@ -280,7 +280,7 @@ func (t *transition) reapprove(iss *issues.Issue, node *stages.Node) (*issues.Is
 	}
 	cur, err := t.tx.Update(iss.Version, func(cur *issues.Issue) error {
 		applyOutputs(cur, o.Outputs)
-		cur.History = append(cur.History, issues.HistoryEntry{From: cur.Stage, To: cur.Stage, Kind: stages.MoveApprove, Actor: string(t.actor.Kind),
+		cur.History = append(cur.History, issues.HistoryEntry{From: cur.Stage, To: cur.Stage, Kind: stages.MoveApprove, Actor: string(t.actor.Kind), Request: t.actor.Request,
 			Reason: "a person approved the PR again, as it is now", At: time.Now().UTC().Truncate(time.Second)})
 		return nil
 	})

@@ -2,11 +2,15 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
-	"unicode"
+	"unicode/utf8"
 
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/internal/textsafe"
+	"github.com/agenttree/agenttree/stages"
 )
 
 // NewIssue is what `issue create` asks for.
@@ -24,14 +28,8 @@ type NewIssue struct {
 // start of its flow (or at req.Stage).
 func (e *Engine) Create(ctx context.Context, req NewIssue) (*issues.Issue, error) {
 	title := strings.TrimSpace(req.Title)
-	if title == "" {
-		return nil, fmt.Errorf("an issue needs a title: `agenttree issue create \"Add login page\"`")
-	}
-	if i := strings.IndexFunc(title, unprintable); i >= 0 {
-		// A title is printed in terminals and typed into agents' panes:
-		// a control character or a bidi override there could hide or
-		// rewrite what people read.
-		return nil, fmt.Errorf("an issue's title is one line of plain text; it has %U at byte %d: remove it", []rune(title[i:])[0], i)
+	if err := checkTitle(title); err != nil {
+		return nil, err
 	}
 	flow, err := e.Config.Flow(req.Flow)
 	if err != nil {
@@ -39,13 +37,8 @@ func (e *Engine) Create(ctx context.Context, req NewIssue) (*issues.Issue, error
 	}
 	stage := flow.Nodes[0].Path
 	if req.By.Kind == ActorAgent {
-		// The flow and the variables decide which gates an issue meets
-		// (a shorter flow, a condition that skips a review): a person's.
-		if req.Flow != "" && flow.Name != e.Config.DefaultFlow {
-			return nil, fmt.Errorf("agents create issues in the default flow (%s); a person chooses another (--flow %s)", e.Config.DefaultFlow, flow.Name)
-		}
-		if len(req.Vars) > 0 {
-			return nil, fmt.Errorf("agents create issues without variables: they decide which stages an issue meets; a person sets them (--set)")
+		if err := agentMayCreate(e.Config, flow.Name, req.Vars); err != nil {
+			return nil, err
 		}
 	}
 	if req.Stage != "" && req.Stage != stage && req.By.Kind == ActorAgent {
@@ -72,9 +65,45 @@ func (e *Engine) Create(ctx context.Context, req NewIssue) (*issues.Issue, error
 	return e.Store.Create(ctx, iss, string(by))
 }
 
-// unprintable reports whether r has no place in a one-line title: control
-// characters (newlines and escapes included) and the bidi overrides that
-// reorder what a terminal shows.
-func unprintable(r rune) bool {
-	return unicode.IsControl(r) || (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069)
+// agentMayCreate says whether an agent may create an issue in flow with
+// vars: the flow and the variables decide which gates an issue meets (a
+// shorter flow, a condition that skips a review), so only what the
+// config's agent_create allows (default: the default flow, no variables).
+func agentMayCreate(cfg *stages.Config, flow string, vars map[string]any) error {
+	allowed := cfg.AgentCreate.Flows
+	if len(allowed) == 0 {
+		allowed = []string{cfg.DefaultFlow}
+	}
+	if !slices.Contains(allowed, flow) {
+		return fmt.Errorf("agents create issues in flow %s; %s is a person's to choose (--flow %s), or the config's to allow (agent_create.flows)",
+			strings.Join(allowed, ", "), flow, flow)
+	}
+	for name := range vars {
+		if !slices.Contains(cfg.AgentCreate.Vars, name) {
+			return fmt.Errorf("agents may not set %s: variables decide which stages an issue meets; a person sets it (--set), or the config allows it (agent_create.vars)", name)
+		}
+	}
+	return nil
+}
+
+// MaxTitleLen is the longest title, in characters (runes), an issue may
+// have: a title names the issue in one line of a table or a message; what
+// the issue is about goes in its documents.
+const MaxTitleLen = 200
+
+// checkTitle refuses a title a person could not read safely in one line.
+func checkTitle(title string) error {
+	if title == "" {
+		return errors.New("an issue needs a title: `agenttree issue create \"Add login page\"`")
+	}
+	if i := strings.IndexFunc(title, textsafe.Unprintable); i >= 0 {
+		// A title is printed in terminals and typed into agents' panes:
+		// a control character or a bidi override there could hide or
+		// rewrite what people read.
+		return fmt.Errorf("an issue's title is one line of plain text; it has %U at byte %d: remove it", []rune(title[i:])[0], i)
+	}
+	if n := utf8.RuneCountInString(title); n > MaxTitleLen {
+		return fmt.Errorf("an issue's title is at most %d characters; this one has %d: give it a short title and put the details in the issue's documents (in its directory under _agenttree/issues/, once created)", MaxTitleLen, n)
+	}
+	return nil
 }

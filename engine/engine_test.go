@@ -272,18 +272,41 @@ func TestCreateRejectsBadInput(t *testing.T) {
 	// The flow and the variables decide which gates an issue meets: an
 	// agent chooses neither.
 	_, err = e.Create(context.Background(), engine.NewIssue{Title: "x", Vars: map[string]any{"touches_auth": false}, By: agent})
-	assert.ErrorContains(t, err, "agents create issues without variables")
+	assert.ErrorContains(t, err, "agents may not set touches_auth")
 	list, err := e.Store.List()
 	require.NoError(t, err)
 	assert.Empty(t, list, "nothing is written for bad input")
 }
 
-// An agent cannot pick a shorter flow for the issue it creates.
+// An agent cannot pick a shorter flow, or set the variables that decide
+// which gates the issue meets, beyond what the config's agent_create
+// allows.
 func TestAgentsCreateInTheDefaultFlow(t *testing.T) {
 	e := newEngine(t, testpipeline.Read(t, "cli"))
 	_, err := e.Create(context.Background(), engine.NewIssue{Title: "x", Flow: "quick", By: agent})
-	assert.ErrorContains(t, err, "agents create issues in the default flow")
+	assert.ErrorContains(t, err, "agents create issues in flow default; quick is a person's to choose")
 	iss, err := e.Create(context.Background(), engine.NewIssue{Title: "x", Flow: "quick", By: human})
 	require.NoError(t, err, "a person may")
 	assert.Equal(t, "quick", iss.Flow)
+
+	allowing := newEngine(t, "agent_create:\n  flows: [default, quick]\n  vars: [touches_ui]\n"+testpipeline.Read(t, "cli"))
+	for _, tt := range []struct {
+		name string
+		req  engine.NewIssue
+		err  string
+	}{
+		{"an allowed flow", engine.NewIssue{Title: "x", Flow: "quick", By: agent}, ""},
+		{"an allowed variable", engine.NewIssue{Title: "x", Vars: map[string]any{"touches_ui": true}, By: agent}, ""},
+		{"another variable", engine.NewIssue{Title: "x", Vars: map[string]any{"touches_auth": false}, By: agent}, "agents may not set touches_auth"},
+		{"mid-flow", engine.NewIssue{Title: "x", Stage: "implement.code", By: agent}, "agents create issues at the start of a flow"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := allowing.Create(context.Background(), tt.req)
+			if tt.err == "" {
+				assert.NoError(t, err)
+			} else {
+				assert.ErrorContains(t, err, tt.err)
+			}
+		})
+	}
 }

@@ -121,7 +121,7 @@ func (t *transition) escalate(iss *issues.Issue, esc escalation) (*issues.Issue,
 			policy.Count(cur, esc.failure, t.e.Config.CircuitBreaker)
 		}
 		cur.History = append(cur.History, issues.HistoryEntry{From: cur.Stage, To: cur.Stage, Kind: stages.MoveEscalate,
-			Actor: string(t.actor.Kind), Reason: e.Reason, At: now})
+			Actor: string(t.actor.Kind), Request: t.actor.Request, Reason: e.Reason, At: now})
 		return nil
 	})
 }

@@ -157,7 +157,7 @@ func (t *transition) write(iss *issues.Issue, o Order, to string, move func(*iss
 		if o.Change != nil {
 			o.Change(cur)
 		}
-		cur.History = append(cur.History, issues.HistoryEntry{From: from, To: to, Kind: o.Kind, Actor: string(t.actor.Kind), Reason: o.Reason, At: at})
+		cur.History = append(cur.History, issues.HistoryEntry{From: from, To: to, Kind: o.Kind, Actor: string(t.actor.Kind), Request: t.actor.Request, Reason: o.Reason, At: at})
 		return nil
 	})
 }

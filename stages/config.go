@@ -110,6 +110,8 @@ type Config struct {
 	CircuitBreaker   CircuitBreaker
 	Tmux             Tmux
 	Notify           Notify
+	Sandbox          Sandbox
+	AgentCreate      AgentCreate
 
 	Stages []*Stage
 	// Flows in the order they were declared; DefaultFlow names the one new

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agenttree/agenttree/controller/api"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/hooks"
@@ -32,10 +33,16 @@ type app struct {
 	// workDir is the work tree the config was found from, when found by
 	// walking up (a linked worktree's own root).
 	workDir string
+	// wd is the directory the command runs in.
+	wd string
+	// fixed is the engine of the controller answering an agent's request:
+	// the controller's config, not one loaded per request.
+	fixed *engine.Engine
 }
 
-func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{ctx: ctx, getenv: getenv, stdin: stdin, out: stdout, err: stderr}
+// run runs the CLI with args in the working directory wd.
+func run(ctx context.Context, wd string, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{ctx: ctx, wd: wd, getenv: getenv, stdin: stdin, out: stdout, err: stderr}
 	root := a.rootCmd()
 	root.SetArgs(args)
 	root.SetIn(stdin)
@@ -50,16 +57,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return int(se)
 	}
 	fmt.Fprintln(stderr, "error:", err)
-	code := exitUsage
-	var ee *exitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.code
-	case errors.Is(err, context.Canceled):
-		code = exitInterrupted // Ctrl-C, even while waiting for a lock
-	case errors.Is(err, atomicfile.ErrLocked):
-		code = exitWaiting // nothing changed; another process has the issue
-	}
+	code := exitCode(err)
 	if wantsJSON(args) {
 		// Programs asked for JSON: they get it on failure too.
 		enc := json.NewEncoder(stdout)
@@ -67,6 +65,31 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		_ = enc.Encode(map[string]any{"error": err.Error(), "exit_code": code})
 	}
 	return code
+}
+
+// exitCode is the exit status a command's error ends it with.
+func exitCode(err error) int {
+	var se silentExit
+	var ee *exitError
+	var ae *api.Error
+	var unavailable *api.Unavailable
+	switch {
+	case errors.As(err, &se):
+		return int(se)
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.As(err, &ae):
+		return ae.ExitCode
+	case errors.As(err, &unavailable):
+		return exitWaiting // a person starts the controller
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted // Ctrl-C, even while waiting for a lock
+	case errors.Is(err, atomicfile.ErrLocked):
+		return exitWaiting // nothing changed; another process has the issue
+	case errors.As(err, new(*issues.TamperedError)):
+		return exitWaiting // nothing changed; a person verifies and repairs
+	}
+	return exitUsage
 }
 
 func wantsJSON(args []string) bool {
@@ -91,8 +114,9 @@ func (a *app) rootCmd() *cobra.Command {
 	root.PersistentFlags().StringVar(&a.configPath, "config", "", "path to .agenttree.yaml (default: found by walking up from the current directory)")
 	root.PersistentFlags().BoolVar(&a.debug, "debug", false, "log what the engine does to stderr")
 	root.AddCommand(a.initCmd(), a.validateCmd(), a.stagesCmd(), a.graphCmd(), a.issueCmd(),
-		a.nextCmd(), a.approveCmd(), a.statusCmd(), a.watchCmd(), a.inboxCmd(), a.sendCmd(), a.prCmd(), a.ciRunnerCmd(), a.controllerCmd())
+		a.nextCmd(), a.approveCmd(), a.statusCmd(), a.watchCmd(), a.inboxCmd(), a.sendCmd(), a.prCmd(), a.ciRunnerCmd(), a.controllerCmd(), a.tokenCmd(), a.doctorCmd())
 	root.AddCommand(a.manualCmds()...)
+	root.AddCommand(a.verifyCmd(), a.repairCmd())
 	return root
 }
 
@@ -103,19 +127,22 @@ func (a *app) logger() *slog.Logger {
 	return slog.New(slog.NewTextHandler(a.err, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
-// loadConfig finds and validates the config. Warnings go to stderr.
-func (a *app) loadConfig() (*stages.Config, *hooks.Registry, error) {
+// configFile finds the config: --config or AGENTTREE_CONFIG (people only),
+// else by walking up from the working directory to the main checkout's.
+func (a *app) configFile() (string, error) {
 	path := a.configPath
 	if path == "" {
 		path = a.getenv("AGENTTREE_CONFIG")
 	}
+	// An agent is held to the rules of the repository it works in, never
+	// to a file it names.
+	if path != "" && engine.ActorFromEnv(a.getenv).Kind == engine.ActorAgent {
+		return "", &exitError{code: exitUsage, err: fmt.Errorf("agents use the repository's %s, found from the directory they work in; --config and AGENTTREE_CONFIG are for people (%s)", stages.FileName, path)}
+	}
 	if path == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, nil, err
-		}
-		if path, err = stages.Find(wd); err != nil {
-			return nil, nil, err
+		var err error
+		if path, err = stages.Find(a.wd); err != nil {
+			return "", err
 		}
 		a.workDir = filepath.Dir(path)
 		// In a linked git worktree (where agents work), the pipeline and the
@@ -128,12 +155,16 @@ func (a *app) loadConfig() (*stages.Config, *hooks.Registry, error) {
 		}
 	}
 	if _, err := os.Stat(path); err != nil {
-		return nil, nil, fmt.Errorf("config file %s: %w; pass an existing file to --config, or run `agenttree init`", path, err)
+		return "", fmt.Errorf("config file %s: %w; pass an existing file to --config, or run `agenttree init`", path, err)
 	}
-	// The issues beside a config follow that repository's .agenttree.yaml;
-	// an agent may not point at another file next to it with laxer rules.
-	if filepath.Base(path) != stages.FileName && engine.ActorFromEnv(a.getenv).Kind == engine.ActorAgent {
-		return nil, nil, fmt.Errorf("agents use the repository's %s; %s is not one (a person may pass another config with --config)", stages.FileName, path)
+	return path, nil
+}
+
+// loadConfig finds and validates the config. Warnings go to stderr.
+func (a *app) loadConfig() (*stages.Config, *hooks.Registry, error) {
+	path, err := a.configFile()
+	if err != nil {
+		return nil, nil, err
 	}
 	reg := hookRegistry()
 	cfg, err := load.File(path, reg)
@@ -146,13 +177,24 @@ func (a *app) loadConfig() (*stages.Config, *hooks.Registry, error) {
 	return cfg, reg, nil
 }
 
-// engine loads the config and opens the state directory beside it.
+// engine loads the config and opens the state directory beside it. A
+// process that is an agent by what the operating system says cannot: its
+// commands are requests to the controller (remote).
 func (a *app) engine() (*engine.Engine, error) {
+	if a.fixed != nil {
+		return a.fixed, nil
+	}
+	if c, err := a.remote(); err != nil {
+		return nil, err
+	} else if c != nil {
+		return nil, &exitError{code: exitWaiting, err: errors.New("this command is for people, and this process is an agent: " + a.agentWhy() +
+			"; an agent's `next`, `issue create`, `issue show`, `status` and `inbox` are requests to the controller")}
+	}
 	cfg, reg, err := a.loadConfig()
 	if err != nil {
 		return nil, err
 	}
-	stateDir := filepath.Join(filepath.Dir(cfg.File), "_agenttree")
+	stateDir := stateDirOf(cfg.File)
 	store, err := issues.Open(stateDir)
 	if err != nil {
 		return nil, err

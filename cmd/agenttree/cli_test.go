@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
+	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/internal/gittest"
 	"github.com/agenttree/agenttree/internal/statedir"
@@ -56,18 +57,32 @@ func newWorkspace(t *testing.T, config string) *workspace {
 	return &workspace{dir: dir, config: path}
 }
 
-// invoke runs the CLI in process with an environment built only from env.
+// invoke runs the CLI in process, in the test's directory, with an
+// environment built only from env.
 func invoke(t *testing.T, env map[string]string, args ...string) cliResult {
+	t.Helper()
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	return invokeIn(t, wd, env, args...)
+}
+
+// invokeIn runs the CLI in process in directory wd.
+func invokeIn(t *testing.T, wd string, env map[string]string, args ...string) cliResult {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	getenv := func(k string) string { return env[k] }
-	code := run(context.Background(), args, getenv, strings.NewReader(""), &stdout, &stderr)
+	code := run(context.Background(), wd, args, getenv, strings.NewReader(""), &stdout, &stderr)
 	return cliResult{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }
 
-// run runs the CLI against w's config, passed with --config.
+// run runs the CLI against w's config: a person's command passes it with
+// --config; an agent's runs in w's directory and finds it there, as agents
+// may not choose their config.
 func (w *workspace) run(t *testing.T, env map[string]string, args ...string) cliResult {
 	t.Helper()
+	if engine.ActorFromEnv(func(k string) string { return env[k] }).Kind == engine.ActorAgent {
+		return invokeIn(t, w.dir, env, args...)
+	}
 	return invoke(t, env, append([]string{"--config", w.config}, args...)...)
 }
 

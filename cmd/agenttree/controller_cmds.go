@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -62,7 +63,15 @@ func (a *app) controllerCmd() *cobra.Command {
 			c := &controller.Controller{Load: a.reloader(first), Issue: id, Eager: id != 0, Interval: interval, Log: a.controllerLog(logFormat)}
 			if !once {
 				c.Log.Info("controller started", "state", first.Store.Root(), "pid", os.Getpid())
-				err := c.Run(a.ctx)
+				ctx, stop := context.WithCancel(a.ctx)
+				defer stop()
+				served, err := a.serveAgents(ctx, c, first.Store.Root(), c.Log)
+				if err != nil {
+					return err
+				}
+				err = c.Run(ctx)
+				stop()
+				served()
 				c.Log.Info("controller stopped")
 				return err
 			}

@@ -133,10 +133,11 @@ func TestControllerLateSession(t *testing.T) {
 		require.NoError(c, err)
 		require.Len(c, pending, 1, "the step back's message is queued")
 		require.Positive(c, pending[0].Attempts, "the controller tried to deliver it")
+		// Not caught mid-attempt: between attempts it waits, pending.
+		require.Equal(c, outbox.Pending, pending[0].State)
 		waiting = pending
 	}, settleWithin, lookEvery)
 	assert.Equal(t, string(stages.MoveStepBack), waiting[0].Kind)
-	assert.Equal(t, outbox.Pending, waiting[0].State)
 	assert.Contains(t, waiting[0].LastError, agentSession(id), "the outbox says what it waits for")
 	assert.FileExists(t, filepath.Join(r.outbox(id).Dir(), waiting[0].ID+".json"), "the queued message is a file in the issue's outbox/")
 	inbox := r.run(t, agentEnv, "inbox", itoa(id))

@@ -12,8 +12,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agenttree/agenttree/controller"
+	"github.com/agenttree/agenttree/controller/api"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/internal/outbox"
+	"github.com/agenttree/agenttree/internal/textsafe"
 	"github.com/agenttree/agenttree/internal/tmux"
 )
 
@@ -40,6 +42,11 @@ func (a *app) inboxCmd() *cobra.Command {
 		Example: "  agenttree inbox 3\n  agenttree inbox --json",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if c, err := a.remote(); err != nil {
+				return err
+			} else if c != nil {
+				return a.ask(c, api.RouteInbox, api.InboxRequest{Recent: recent, JSON: asJSON})
+			}
 			e, err := a.engine()
 			if err != nil {
 				return err
@@ -52,24 +59,28 @@ func (a *app) inboxCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if _, err := e.Store.Get(id); err != nil {
-				return err
-			}
-			v, err := readInbox(e.Outbox(id), id, recent)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return a.printJSON(v)
-			}
-			printInbox(a.out, v, time.Now())
-			return nil
+			return a.showInbox(e, id, recent, asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	cmd.Flags().IntVar(&recent, "recent", 10, "how many delivered messages to show")
 	cmd.Flags().StringVarP(&idFlag, "issue", "i", "", "issue id, found as next finds it (default: AGENTTREE_ISSUE, then the git branch)")
 	return cmd
+}
+
+func (a *app) showInbox(e *engine.Engine, id, recent int, asJSON bool) error {
+	if _, err := e.Store.Get(id); err != nil {
+		return err
+	}
+	v, err := readInbox(e.Outbox(id), id, recent)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return a.printJSON(v)
+	}
+	printInbox(a.out, v, time.Now())
+	return nil
 }
 
 func readInbox(box *outbox.Box, id, recent int) (inboxView, error) {
@@ -123,8 +134,9 @@ func printMessage(w io.Writer, head string, m outbox.Message) {
 	if m.Kind != "" {
 		head += " [" + m.Kind + "]"
 	}
-	fmt.Fprintln(w, head)
-	for _, l := range strings.Split(strings.TrimRight(m.Text, "\n"), "\n") {
+	body := strings.TrimLeft(head, " ")
+	fmt.Fprintln(w, head[:len(head)-len(body)]+safeText(body))
+	for _, l := range strings.Split(strings.TrimRight(textsafe.Sanitize(m.Text), "\n"), "\n") {
 		fmt.Fprintln(w, "    "+l)
 	}
 }
@@ -182,7 +194,7 @@ func (a *app) sendCmd() *cobra.Command {
 			if res.State == sendDelivered {
 				fmt.Fprintf(a.out, "delivered to tmux session %s (message %s)\n", res.Session, res.ID)
 			} else {
-				fmt.Fprintf(a.out, "queued (message %s): %s\n", res.ID, res.Reason)
+				fmt.Fprintf(a.out, "queued (message %s): %s\n", res.ID, safeText(res.Reason))
 			}
 			return nil
 		},

@@ -170,7 +170,7 @@ func TestSendDeliversAMessageFromStandardInput(t *testing.T) {
 	received := server.startAgent(t, demoAgent(id))
 
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"--config", w.config, "send", itoa(id), "-"}, getenvOf(humanEnv), strings.NewReader("line one\nline two\n"), &stdout, &stderr)
+	code := run(context.Background(), w.dir, []string{"--config", w.config, "send", itoa(id), "-"}, getenvOf(humanEnv), strings.NewReader("line one\nline two\n"), &stdout, &stderr)
 	require.Equal(t, exitOK, code, stderr.String())
 	assert.Contains(t, stdout.String(), "delivered to tmux session demo-developer-1")
 	msgs := w.messages(t, id)

@@ -28,7 +28,7 @@ func TestInterruptedWhileWaitingForTheIssueLock(t *testing.T) {
 	defer cancel()
 	time.AfterFunc(100*time.Millisecond, cancel) // as the SIGINT handler does
 	var stdout, stderr bytes.Buffer
-	code := run(ctx, []string{"--config", w.config, "next", "-i", itoa(id)}, func(string) string { return "" },
+	code := run(ctx, w.dir, []string{"--config", w.config, "next", "-i", itoa(id)}, func(string) string { return "" },
 		strings.NewReader(""), &stdout, &stderr)
 	assert.Equal(t, exitInterrupted, code, stderr.String())
 	assert.Regexp(t, `another agenttree process \(pid \d+, agenttree[^)]*\) holds`, stderr.String(), "the holder is named")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"gopkg.in/yaml.v3"
 
+	"github.com/agenttree/agenttree/controller/api"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
 )
@@ -35,20 +37,27 @@ func (a *app) issueCreateCmd() *cobra.Command {
 				return err
 			}
 			req.Vars = vars
-			req.By = engine.ActorFromEnv(a.getenv)
+			if c, err := a.remote(); err != nil {
+				return err
+			} else if c != nil {
+				if req.Stage != "" {
+					return &exitError{code: exitUsage, err: errors.New("agents create issues at a flow's start; --stage is for people")}
+				}
+				return a.ask(c, api.RouteCreate, api.CreateRequest{RequestID: api.RequestID(), Title: req.Title, Flow: req.Flow,
+					Vars: req.Vars, Labels: req.Labels, JSON: asJSON})
+			}
 			e, err := a.engine()
 			if err != nil {
+				return err
+			}
+			if req.By, err = a.actor(e, 0); err != nil {
 				return err
 			}
 			iss, err := e.Create(a.ctx, req)
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return a.printJSON(iss)
-			}
-			fmt.Fprintf(a.out, "created issue %d %q at %s (flow %s, branch %s)\n", iss.ID, iss.Title, iss.Stage, iss.Flow, iss.Branch)
-			return nil
+			return a.printCreated(iss, asJSON)
 		},
 	}
 	cmd.Flags().StringVar(&req.Flow, "flow", "", "flow to follow (default: the config's default flow)")
@@ -57,6 +66,14 @@ func (a *app) issueCreateCmd() *cobra.Command {
 	cmd.Flags().StringArrayVar(&sets, "set", nil, "issue variable for conditions, NAME=VALUE (repeatable; VALUE is parsed as YAML)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the issue as JSON")
 	return cmd
+}
+
+func (a *app) printCreated(iss *issues.Issue, asJSON bool) error {
+	if asJSON {
+		return a.printJSON(iss)
+	}
+	fmt.Fprintf(a.out, "created issue %d %q at %s (flow %s, branch %s)\n", iss.ID, iss.Title, iss.Stage, iss.Flow, iss.Branch)
+	return nil
 }
 
 func parseSets(sets []string) (map[string]any, error) {
@@ -114,7 +131,7 @@ func (a *app) issueListCmd() *cobra.Command {
 			tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tSTAGE\tFLOW\tTITLE")
 			for _, iss := range list {
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", iss.ID, iss.Stage, iss.Flow, iss.Title)
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", iss.ID, safeText(iss.Stage), safeText(iss.Flow), safeTitle(iss.Title))
 			}
 			return tw.Flush()
 		},
@@ -131,27 +148,40 @@ func (a *app) issueShowCmd() *cobra.Command {
 		Short: "Show an issue and its history",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			e, id, err := a.engineFor(args[0])
+			id, err := parseID(args[0])
 			if err != nil {
 				return err
 			}
-			iss, err := e.Store.Get(id)
+			if c, err := a.remote(); err != nil {
+				return err
+			} else if c != nil {
+				return a.ask(c, api.RouteShow, api.ShowRequest{Issue: id, JSON: asJSON})
+			}
+			e, err := a.engine()
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return a.printJSON(iss)
-			}
-			a.printIssue(e, iss)
-			return nil
+			return a.showIssue(e, id, asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
 }
 
+func (a *app) showIssue(e *engine.Engine, id int, asJSON bool) error {
+	iss, err := e.Store.Get(id)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return a.printJSON(iss)
+	}
+	a.printIssue(e, iss)
+	return nil
+}
+
 func (a *app) printIssue(e *engine.Engine, iss *issues.Issue) {
-	fmt.Fprintf(a.out, "issue %d: %s\n", iss.ID, iss.Title)
+	fmt.Fprintf(a.out, "issue %d: %s\n", iss.ID, safeTitle(iss.Title))
 	fmt.Fprintf(a.out, "  stage:   %s (flow %s, version %d)\n", iss.Stage, iss.Flow, iss.Version)
 	if n, ok := e.Config.Node(iss.Stage); ok {
 		fmt.Fprintf(a.out, "  owner:   %s\n", describeNode(n))
@@ -160,14 +190,14 @@ func (a *app) printIssue(e *engine.Engine, iss *issues.Issue) {
 	if p := iss.EntryPending; p != nil {
 		fmt.Fprintf(a.out, "  unfinished: entering %s did not finish (`agenttree next -i %d` runs it again)\n", p.Stage, iss.ID)
 		for _, f := range p.Failures {
-			fmt.Fprintf(a.out, "    - %s\n", f)
+			fmt.Fprintf(a.out, "    - %s\n", safeText(f))
 		}
 	}
 	if iss.PRURL != "" {
 		fmt.Fprintf(a.out, "  pr:      #%d %s\n", iss.PRNumber, iss.PRURL)
 	}
 	if len(iss.Labels) > 0 {
-		fmt.Fprintf(a.out, "  labels:  %s\n", strings.Join(iss.Labels, ", "))
+		fmt.Fprintf(a.out, "  labels:  %s\n", safeText(strings.Join(iss.Labels, ", ")))
 	}
 	if len(iss.Vars) > 0 {
 		keys := make([]string, 0, len(iss.Vars))
@@ -190,7 +220,7 @@ func (a *app) printIssue(e *engine.Engine, iss *issues.Issue) {
 		}
 		line := fmt.Sprintf("    %s  %-9s %s → %s by %s", h.At.Local().Format("2006-01-02 15:04"), h.Kind, from, h.To, h.Actor)
 		if h.Reason != "" {
-			line += ": " + h.Reason
+			line += ": " + safeText(h.Reason)
 		}
 		fmt.Fprintln(a.out, line)
 	}

@@ -108,7 +108,11 @@ func (a *app) byHandCmd(cmd *cobra.Command, do func(e *engine.Engine, id int, ac
 		if err != nil {
 			return err
 		}
-		res, err := do(e, id, engine.ActorFromEnv(a.getenv), args)
+		actor, err := a.actor(e, id)
+		if err != nil {
+			return err
+		}
+		res, err := do(e, id, actor, args)
 		if err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agenttree/agenttree/controller"
+	"github.com/agenttree/agenttree/controller/api"
 
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/internal/gitx"
@@ -64,6 +65,17 @@ func (a *app) nextCmd() *cobra.Command {
 			"2 bad usage or config, 3 waiting on a person or the controller.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if c, err := a.remote(); err != nil {
+				return err
+			} else if c != nil {
+				req := api.NextRequest{RequestID: api.RequestID(), DryRun: dryRun, JSON: asJSON}
+				if idFlag != "" {
+					if req.Issue, err = parseID(idFlag); err != nil {
+						return err
+					}
+				}
+				return a.ask(c, api.RouteNext, req)
+			}
 			e, err := a.engine()
 			if err != nil {
 				return err
@@ -72,7 +84,10 @@ func (a *app) nextCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			actor := engine.ActorFromEnv(a.getenv)
+			actor, err := a.actor(e, id)
+			if err != nil {
+				return err
+			}
 			if !dryRun && actor.Kind == engine.ActorHuman {
 				// A person's next at a controller stage is the controller's
 				// pass, in the foreground: it never skips the controller's work.
@@ -107,7 +122,11 @@ func (a *app) approveCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			res, err := e.Approve(a.ctx, id, engine.ActorFromEnv(a.getenv), dryRun)
+			actor, err := a.actor(e, id)
+			if err != nil {
+				return err
+			}
+			res, err := e.Approve(a.ctx, id, actor, dryRun)
 			if err != nil {
 				return err
 			}
@@ -134,6 +153,6 @@ func (a *app) controllerPass(e *engine.Engine, id int) (*engine.Result, error) {
 	}
 	fmt.Fprintf(a.err, "%s is run by the host controller; running its pass for issue %d here\n", node.Path, id)
 	return controller.Drive(a.ctx, a.reloader(e), id, func(p controller.Progress) {
-		fmt.Fprintf(a.err, "  %s: %s (next look in %s)\n", p.Elapsed.Round(time.Second), p.Status, p.Next.Round(time.Second))
+		fmt.Fprintf(a.err, "  %s: %s (next look in %s)\n", p.Elapsed.Round(time.Second), safeText(p.Status), p.Next.Round(time.Second))
 	})
 }

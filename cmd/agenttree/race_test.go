@@ -60,9 +60,10 @@ func processEnv(extra ...string) []string {
 	return append(env, extra...)
 }
 
-// command prepares the built binary with --config.
+// command prepares the built binary in w's directory, where it finds w's
+// config as agents do.
 func (w *workspace) command(env []string, args ...string) *exec.Cmd {
-	cmd := exec.Command(binary, append([]string{"--config", w.config}, args...)...)
+	cmd := exec.Command(binary, args...)
 	cmd.Dir = w.dir
 	cmd.Env = env
 	return cmd
@@ -171,7 +172,9 @@ func TestConcurrentNextAdvancesOnce(t *testing.T) {
 			events := readEvents(t, filepath.Join(w.hostDir(id), "events.jsonl"))
 			require.Len(t, events, 2)
 			last := events[1]
-			assert.Equal(t, "advance", last["kind"])
+			entries, _ := last["entries"].([]any)
+			require.Len(t, entries, 1, "the move's write: %v", last)
+			assert.Equal(t, "advance", entries[0].(map[string]any)["kind"])
 			assert.EqualValues(t, 2, last["version"])
 		})
 	}

@@ -29,7 +29,7 @@ func (a *app) printResult(res *engine.Result) {
 	if res.Conflict {
 		a.lines("", res.Notes)
 		fmt.Fprintf(a.out, "issue %d was changed by another agenttree process while this one ran; nothing was done: %s\nLook at it (`agenttree status %d`) and run the command again if it still applies.\n",
-			res.Issue, strings.Join(res.Reasons, "; "), res.Issue)
+			res.Issue, safeText(strings.Join(res.Reasons, "; ")), res.Issue)
 		return
 	}
 	switch res.Status {
@@ -45,16 +45,16 @@ func (a *app) printResult(res *engine.Result) {
 		}
 	case engine.StatusWaiting:
 		a.lines("", res.Notes)
-		fmt.Fprintf(a.out, "issue %d is waiting at %s: %s\n", res.Issue, res.From, strings.Join(res.Reasons, "; "))
+		fmt.Fprintf(a.out, "issue %d is waiting at %s: %s\n", res.Issue, res.From, safeText(strings.Join(res.Reasons, "; ")))
 	case engine.StatusFinal:
 		a.lines("", res.Notes)
-		fmt.Fprintf(a.out, "%s\n", strings.Join(res.Reasons, "; "))
+		fmt.Fprintf(a.out, "%s\n", safeText(strings.Join(res.Reasons, "; ")))
 	case engine.StatusSteppedBack:
 		a.printSteppedBack(res)
 	case engine.StatusEscalated:
 		a.lines("", res.Notes)
 		if e := res.Escalated; e != nil {
-			fmt.Fprintf(a.out, "issue %d is escalated at %s and waits for a person: %s\n", res.Issue, e.Stage, e.Reason)
+			fmt.Fprintf(a.out, "issue %d is escalated at %s and waits for a person: %s\n", res.Issue, e.Stage, safeText(e.Reason))
 		}
 		fmt.Fprintf(a.out, "a person resolves it: `agenttree resume %d` (try again), `agenttree skip %d --reason TEXT`, `agenttree abort %d`, or `agenttree move %d STAGE --reason TEXT`\n",
 			res.Issue, res.Issue, res.Issue, res.Issue)
@@ -66,7 +66,7 @@ func (a *app) printResult(res *engine.Result) {
 func (a *app) printSteppedBack(res *engine.Result) {
 	a.lines("", res.Notes)
 	sb := res.StepBack
-	fmt.Fprintf(a.out, "issue %d stepped back %s → %s: %s", res.Issue, sb.From, sb.To, sb.Reason)
+	fmt.Fprintf(a.out, "issue %d stepped back %s → %s: %s", res.Issue, sb.From, sb.To, safeText(sb.Reason))
 	if sb.Feedback != "" {
 		fmt.Fprintf(a.out, "; see %s", sb.Feedback)
 	}
@@ -75,7 +75,7 @@ func (a *app) printSteppedBack(res *engine.Result) {
 		fmt.Fprintf(a.out, "  attempt %d of %d\n", sb.Attempt, sb.MaxRetries)
 	}
 	if sb.Message != "" && sb.Message != sb.Reason {
-		fmt.Fprintf(a.out, "  message to the agent: %s\n", sb.Message)
+		fmt.Fprintf(a.out, "  message to the agent: %s\n", safeText(sb.Message))
 	}
 	if res.Instructions != "" {
 		fmt.Fprintln(a.out)
@@ -104,9 +104,10 @@ func (a *app) printMoved(res *engine.Result) {
 	}
 }
 
-// lines prints each of list on a line of its own after prefix.
+// lines prints each of list on a line of its own after prefix, safe for
+// a terminal: reasons carry what hooks and agents wrote.
 func (a *app) lines(prefix string, list []string) {
 	for _, l := range list {
-		fmt.Fprintln(a.out, prefix+l)
+		fmt.Fprintln(a.out, prefix+safeText(l))
 	}
 }

@@ -14,9 +14,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agenttree/agenttree/controller"
+	"github.com/agenttree/agenttree/controller/api"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/internal/lines"
+	"github.com/agenttree/agenttree/internal/textsafe"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -60,6 +62,17 @@ func (a *app) statusCmd() *cobra.Command {
 			if block && len(args) == 0 {
 				return errors.New("--block shows one issue: `agenttree status ID --block`")
 			}
+			if c, err := a.remote(); err != nil {
+				return err
+			} else if c != nil {
+				req := api.StatusRequest{Block: block, JSON: asJSON}
+				if len(args) == 1 {
+					if req.Issue, err = parseID(args[0]); err != nil {
+						return err
+					}
+				}
+				return a.ask(c, api.RouteStatus, req)
+			}
 			if len(args) == 1 {
 				return a.statusOne(args[0], block, asJSON)
 			}
@@ -76,6 +89,9 @@ func (a *app) statusCmd() *cobra.Command {
 			}
 			if err := a.printStatus(rows, time.Now()); err != nil {
 				return err
+			}
+			if !e.Config.Sandbox.Enforced() {
+				fmt.Fprintln(a.out, "\nagents run as this user: the rules hold their commands, not the files (advisory; see `agenttree doctor`)")
 			}
 			if _, running := controller.Running(e.Store.Root()); !running && needsController(rows) {
 				fmt.Fprintln(a.out, "\nno controller is running for this repository: the issues waiting on it stay where they are until `agenttree controller` runs")
@@ -103,7 +119,7 @@ func statusRows(e *engine.Engine) ([]statusRow, error) {
 		case errors.Is(err, issues.ErrNotFound):
 			continue // being created
 		case err != nil:
-			w := waiting{who: waiterPerson, what: fmt.Sprintf("a person: its issue.yaml cannot be read; repair or remove %s", e.Store.Dir(id))}
+			w := waiting{who: waiterPerson, what: fmt.Sprintf("a person: its state is damaged (`agenttree verify %d`, `agenttree repair %d`)", id, id)}
 			rows = append(rows, statusRow{ID: id, Error: err.Error(), WaitingOn: w.what, WaitingFor: w.who, wait: w})
 		default:
 			rows = append(rows, statusOf(e, iss, watchPoll(e, id)))
@@ -197,7 +213,7 @@ func (a *app) statusOne(arg string, block, asJSON bool) error {
 		return a.printJSON(row)
 	}
 	a.printIssue(e, iss)
-	fmt.Fprintf(a.out, "  waiting: %s\n", row.wait.text(time.Now()))
+	fmt.Fprintf(a.out, "  waiting: %s\n", safeText(row.wait.text(time.Now())))
 	if row.Next != "" {
 		fmt.Fprintf(a.out, "  next:    %s\n", row.Next)
 	}
@@ -235,27 +251,28 @@ func (a *app) printStatus(rows []statusRow, now time.Time) error {
 		if r.Error != "" {
 			stage = "?"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, stage, r.Owner, r.wait.clipped(80).text(now), r.Next, r.Title)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, safeText(stage), r.Owner, r.wait.clipped(80).text(now), r.Next, safeTitle(r.Title))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	for _, r := range rows[n:] {
 		if r.Error != "" {
-			fmt.Fprintf(a.out, "issue %d: %s\n", r.ID, r.Error)
+			fmt.Fprintf(a.out, "issue %d: %s\n", r.ID, safeText(r.Error))
 		}
 	}
 	return nil
 }
 
 func printEscalated(w io.Writer, r statusRow) {
-	fmt.Fprintf(w, "  #%d %s, at %s since %s (%s)\n", r.ID, r.Title, r.Stage, r.Escalated.At.Local().Format(time.DateTime), r.Escalated.Kind)
-	fmt.Fprintf(w, "      why:      %s\n", r.Escalated.Reason)
+	esc := r.Escalated
+	fmt.Fprintf(w, "  #%d %s, at %s since %s (%s)\n", r.ID, safeTitle(r.Title), safeText(r.Stage), esc.At.Local().Format(time.DateTime), safeText(string(esc.Kind)))
+	fmt.Fprintf(w, "      why:      %s\n", safeText(esc.Reason))
 	if len(r.Attempts) > 0 {
-		fmt.Fprintf(w, "      attempts: %s\n", attemptsText(r.Attempts))
+		fmt.Fprintf(w, "      attempts: %s\n", safeText(attemptsText(r.Attempts)))
 	}
 	if b := r.Breaker; b != nil {
-		fmt.Fprintf(w, "      breaker:  %s\n", breakerText(*b))
+		fmt.Fprintf(w, "      breaker:  %s\n", safeText(breakerText(*b)))
 	}
 	for i, way := range waysOut {
 		label := "resolve:"
@@ -298,15 +315,6 @@ func attemptsText(attempts map[string]int) string {
 
 func breakerText(b issues.Breaker) string {
 	return fmt.Sprintf("%s (no progress %d, same error %d)", cmp.Or(b.State, issues.BreakerClosed), b.NoProgress, b.SameError)
-}
-
-// clip shortens s to n runes for a table cell.
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }
 
 // age is a duration for people: whole seconds, whole minutes past an hour.
@@ -365,9 +373,10 @@ func (w waiting) text(now time.Time) string {
 	return s
 }
 
-// clipped is w with what shortened to n runes, for a table cell.
+// clipped is w with what made one line of at most n runes, for a table
+// cell (what quotes stored text: a reason, a hook's failure).
 func (w waiting) clipped(n int) waiting {
-	w.what = clip(w.what, n)
+	w.what = textsafe.Line(w.what, n)
 	return w
 }
 

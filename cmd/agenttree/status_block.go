@@ -239,10 +239,12 @@ func historyText(h issues.HistoryEntry) string {
 }
 
 func (a *app) printBlock(b statusBlock, now time.Time) {
+	// Each value quotes stored text (reasons, check names, the forge's
+	// answers): it is shown as one safe line.
 	line := func(label, format string, args ...any) {
-		fmt.Fprintf(a.out, "  %-12s %s\n", label+":", fmt.Sprintf(format, args...))
+		fmt.Fprintf(a.out, "  %-12s %s\n", label+":", safeText(fmt.Sprintf(format, args...)))
 	}
-	fmt.Fprintf(a.out, "issue %d: %s\n", b.ID, b.Title)
+	fmt.Fprintf(a.out, "issue %d: %s\n", b.ID, safeTitle(b.Title))
 	line("stage", "%s (flow %s), for %s", b.Stage, b.Flow, age(time.Duration(b.ElapsedS)*time.Second))
 	if b.Owner != "" {
 		line("who acts", "%s", b.Owner)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/internal/testpipeline"
 	"github.com/agenttree/agenttree/stages"
@@ -120,7 +121,7 @@ func TestStatusShowsAnUnreadableIssueAndTheOthers(t *testing.T) {
 	r := w.run(t, humanEnv, "status")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Regexp(t, `2\s+implement.code\s+agent: developer`, r.stdout)
-	assert.Regexp(t, `1\s+\?\s+a person: its issue.yaml cannot be read`, r.stdout)
+	assert.Regexp(t, `1\s+\?\s+a person: its state is damaged \(.agenttree verify 1., .agenttree repair 1.\)`, r.stdout)
 	assert.Contains(t, r.stdout, "issue 1: ", "the error is printed under the table")
 
 	r = w.run(t, humanEnv, "status", "--json")
@@ -132,6 +133,13 @@ func TestStatusShowsAnUnreadableIssueAndTheOthers(t *testing.T) {
 	assert.Equal(t, 1, rows[1].ID, "unreadable issues come last")
 	assert.NotEmpty(t, rows[1].Error)
 	assert.Equal(t, waiterPerson, rows[1].WaitingFor)
+
+	// The way out it names works: the issue is restored from its log.
+	r = w.run(t, humanEnv, "repair", "1")
+	require.Equal(t, 0, r.code, "stdout %s stderr %s", r.stdout, r.stderr)
+	r = w.run(t, humanEnv, "status")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Regexp(t, `1\s+plan.review`, r.stdout)
 }
 
 func TestStatusShowsTheControllersPoll(t *testing.T) {
@@ -283,4 +291,78 @@ func TestStatusBlockNeedsAnIssue(t *testing.T) {
 	r := w.run(t, humanEnv, "status", "--block")
 	assert.Equal(t, exitUsage, r.code)
 	assert.Contains(t, r.stderr, "agenttree status ID --block")
+}
+
+// setTitle stores a title as an issue made before titles were checked
+// has it (an edit by hand now reads as tampering).
+func (w *workspace) setTitle(t *testing.T, id int, title string) {
+	t.Helper()
+	w.change(t, id, func(iss *issues.Issue) { iss.Title = title })
+}
+
+// Stored text is shown without anything a terminal would act on (an
+// escape sequence, a bidi override), on one line, bounded; --json keeps
+// it as stored.
+func TestStatusShowsStoredTextSafely(t *testing.T) {
+	const hostile = "Fix \x1b]0;pwned\x07 login\u202e page\nsecond line"
+	const shown = "Fix login page second line"
+	long := "Checkout " + strings.Repeat("x", 250)
+	clipped := long[:engine.MaxTitleLen-1] + "…"
+	const reason = "CI failed\x1b[2J: \x1b]52;c;cm0gLXJmIH4=\x07see\nthe log"
+
+	w := newWorkspace(t, testpipeline.Read(t, "cli"))
+	plain := w.create(t, "Add login page", "--stage", "implement.code")
+	escalated := w.create(t, "Checkout", "--stage", "implementation_review")
+	w.change(t, escalated, func(iss *issues.Issue) {
+		iss.Escalated = &issues.Escalation{Stage: iss.Stage, Kind: issues.EscalatedHook, Reason: reason, At: time.Now()}
+	})
+	w.setTitle(t, plain, hostile)
+	w.setTitle(t, escalated, long)
+
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"status", []string{"status"}, []string{
+			"#2 " + clipped + ", at implementation_review", "why:      CI failed: see the log",
+			"1   implement.code",
+			shown,
+		}},
+		{"status block", []string{"status", itoa(escalated), "--block"}, []string{
+			"issue 2: " + clipped + "\n",
+			"waiting on:  escalated: CI failed: see, for",
+			"escalated:   hook, ",
+			": CI failed: see the log\n",
+		}},
+		{"status block of the hand-edited title", []string{"status", itoa(plain), "--block"}, []string{"issue 1: " + shown + "\n"}},
+		{"watch", []string{"watch", itoa(escalated), "--until-done", "--interval", "10ms"}, []string{
+			"issue 2 (" + clipped + ") at implementation_review: escalated: CI failed: see\n",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := w.run(t, humanEnv, tt.args...)
+			require.Equal(t, exitOK, r.code, r.stderr)
+			for _, want := range tt.want {
+				assert.Contains(t, r.stdout, want)
+			}
+			assert.NotContains(t, r.stdout, "\x1b")
+			assert.NotContains(t, r.stdout, "\a")
+			assert.NotContains(t, r.stdout, "\u202e")
+			assert.NotContains(t, r.stdout, "pwned")
+			assert.NotContains(t, r.stdout, "page\nsecond", "the title's newline is folded")
+			assert.NotContains(t, r.stdout, long, "a title is shown at most %d characters long", engine.MaxTitleLen)
+		})
+	}
+
+	r := w.run(t, humanEnv, "status", "--json")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	var rows []statusRow
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rows), r.stdout)
+	require.Len(t, rows, 2)
+	assert.Equal(t, long, rows[0].Title, "--json gives programs the text as stored")
+	assert.Equal(t, reason, rows[0].Escalated.Reason)
+	assert.Equal(t, hostile, rows[1].Title)
+	assert.Equal(t, hostile, w.statusBlockOf(t, plain).Title)
 }

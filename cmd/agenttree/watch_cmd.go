@@ -12,6 +12,7 @@ import (
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/internal/lines"
 	"github.com/agenttree/agenttree/internal/outbox"
+	"github.com/agenttree/agenttree/internal/textsafe"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -117,7 +118,7 @@ func (s *sighting) done(cfg *stages.Config) bool {
 // once; the first look says where the issue is.
 func changes(prev, cur *sighting) []string {
 	if prev == nil {
-		return []string{fmt.Sprintf("issue %d (%s) at %s: %s", cur.iss.ID, cur.iss.Title, cur.iss.Stage, cur.wait.what)}
+		return []string{fmt.Sprintf("issue %d (%s) at %s: %s", cur.iss.ID, safeTitle(cur.iss.Title), safeText(cur.iss.Stage), safeText(cur.wait.what))}
 	}
 	var out []string
 	say := func(l string) {
@@ -128,14 +129,14 @@ func changes(prev, cur *sighting) []string {
 	moves := newMoves(prev.iss, cur.iss)
 	var said []string // the reasons the lines above give
 	for _, h := range moves {
-		say(fmt.Sprintf("%s (by %s)", historyText(h), h.Actor))
+		say(safeText(fmt.Sprintf("%s (by %s)", historyText(h), h.Actor)))
 		said = append(said, h.Reason)
 	}
 	escalated := prev.iss.Escalated == nil && cur.iss.Escalated != nil
 	switch esc := cur.iss.Escalated; {
 	case escalated:
 		said = append(said, esc.Reason)
-		say(fmt.Sprintf("escalated (%s) at %s: %s; a person resolves it: %s", esc.Kind, esc.Stage, esc.Reason,
+		say(fmt.Sprintf("escalated (%s) at %s: %s; a person resolves it: %s", safeText(string(esc.Kind)), safeText(esc.Stage), safeText(esc.Reason),
 			strings.Join(resolveCommands(cur.iss.ID), " | ")))
 	case prev.iss.Escalated != nil && esc == nil:
 		say("escalation cleared")
@@ -143,15 +144,15 @@ func changes(prev, cur *sighting) []string {
 	// A move or an escalation says what the issue waits on now.
 	if len(moves) == 0 && !escalated {
 		if cur.wait.what != prev.wait.what {
-			say("waiting on: " + cur.wait.what)
+			say("waiting on: " + safeText(cur.wait.what))
 		}
 		if st := lines.First(cur.poll.Status); cur.poll.Status != prev.poll.Status && st != "" && !strings.Contains(cur.wait.what, st) {
-			say("controller: " + st)
+			say("controller: " + safeText(st))
 		}
 	}
 	for _, act := range newActions(prev.poll.Actions, cur.poll.Actions) {
 		if !saidBy(said, act.What) {
-			say("controller: " + act.What)
+			say("controller: " + safeText(act.What))
 		}
 	}
 	for _, l := range messageChanges(prev.messages, cur.messages) {
@@ -210,9 +211,9 @@ func messageChanges(prev, cur []outbox.Message) []string {
 		state, seen := was[m.ID]
 		switch {
 		case m.State == outbox.Sent && state != outbox.Sent:
-			out = append(out, fmt.Sprintf("message to the %s delivered (%s): %s", m.To, m.Kind, clip(lines.First(m.Text), 100)))
+			out = append(out, fmt.Sprintf("message to the %s delivered (%s): %s", m.To, m.Kind, textsafe.Line(lines.First(m.Text), 100)))
 		case !seen:
-			out = append(out, fmt.Sprintf("message to the %s queued (%s): %s", m.To, m.Kind, clip(lines.First(m.Text), 100)))
+			out = append(out, fmt.Sprintf("message to the %s queued (%s): %s", m.To, m.Kind, textsafe.Line(lines.First(m.Text), 100)))
 		}
 	}
 	return out

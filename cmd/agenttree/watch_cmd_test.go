@@ -41,7 +41,7 @@ func (w *workspace) background(ctx context.Context, env map[string]string, args 
 	out := &syncBuffer{}
 	code := make(chan int, 1)
 	go func() {
-		code <- run(ctx, append([]string{"--config", w.config}, args...), getenvOf(env), strings.NewReader(""), out, out)
+		code <- run(ctx, w.dir, append([]string{"--config", w.config}, args...), getenvOf(env), strings.NewReader(""), out, out)
 	}()
 	return out, code
 }

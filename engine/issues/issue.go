@@ -1,16 +1,14 @@
 // Package issues keeps issues on disk, under a state directory
-// (`_agenttree/issues/NNN/`): issue.yaml (the issue, its stage, version and
-// history), events.jsonl (the history as an append-only log), watch.yaml
-// (what polling hooks remember) and the stage documents. Every write is
-// atomic and made under the issue's file lock, with a compare-and-swap on
-// its version. The engine is the only writer; everyone else reads.
+// (statedir.Layout): issue.yaml (the issue, its stage, version and
+// history), events.jsonl (every write of issue.yaml, as a hash chain whose
+// last hash issue.yaml carries: see TamperedError), watch.yaml (what
+// polling hooks remember) and the stage documents. Every write is atomic
+// and made under the issue's file lock, with a compare-and-swap on its
+// version. The engine is the only writer; everyone else reads.
 package issues
 
 import (
 	"fmt"
-
-	"regexp"
-	"strings"
 	"time"
 
 	"github.com/agenttree/agenttree/stages"
@@ -49,7 +47,11 @@ type Issue struct {
 	Breaker *Breaker       `yaml:"breaker,omitempty" json:"breaker,omitempty"`
 	Created time.Time      `yaml:"created" json:"created"`
 	Updated time.Time      `yaml:"updated" json:"updated"`
-	History []HistoryEntry `yaml:"history" json:"history"`
+	History []HistoryEntry `yaml:"history" json:"history,omitempty"`
+	// Chain is the hash of the last line of the issue's events.jsonl, the
+	// line that logged this very state: a change made to issue.yaml (or
+	// to the log) outside agenttree no longer matches it (see TamperedError).
+	Chain string `yaml:"chain,omitempty" json:"chain,omitempty"`
 }
 
 // EntryPending names a stage whose entry hooks have not all passed.
@@ -120,20 +122,9 @@ type HistoryEntry struct {
 	Actor  string    `yaml:"actor" json:"actor"`
 	Reason string    `yaml:"reason,omitempty" json:"reason"`
 	At     time.Time `yaml:"at" json:"at"`
-}
-
-var slugRE = regexp.MustCompile(`[^a-z0-9]+`)
-
-// Slugify makes a branch- and path-safe slug from a title.
-func Slugify(title string) string {
-	s := strings.Trim(slugRE.ReplaceAllString(strings.ToLower(title), "-"), "-")
-	if len(s) > 40 {
-		s = strings.TrimRight(s[:40], "-")
-	}
-	if s == "" {
-		s = "issue"
-	}
-	return s
+	// Request is the id of the agent's request to the controller that
+	// made the change: a retry of it is answered, not applied again.
+	Request string `yaml:"request,omitempty" json:"request,omitempty"`
 }
 
 // BranchName is the branch an issue's work happens on.

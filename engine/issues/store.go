@@ -2,15 +2,17 @@ package issues
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/agenttree/agenttree/internal/atomicfile"
 	"github.com/agenttree/agenttree/internal/statedir"
@@ -30,7 +32,8 @@ func (e *ConflictError) Error() string {
 }
 
 // Store keeps issues under a state directory (`_agenttree/`). Every write
-// is atomic (temp file, fsync, rename) and made under the issue's file lock.
+// is atomic (temp file, fsync, rename), made under the issue's file lock,
+// and logged first in the issue's hash-chained events.jsonl.
 type Store struct {
 	root   string
 	layout statedir.Layout
@@ -40,16 +43,23 @@ type Store struct {
 }
 
 // Open opens the state directory root, moving a first-layout directory's
-// host files under host/ (statedir.Layout.Migrate). Nothing is created
+// host files under host/ (statedir.Layout.Migrate) and giving issues
+// from before hash-chained logs theirs (startChains). Nothing is created
 // until the first issue is.
 func Open(root string) (*Store, error) {
 	layout := statedir.Layout{Root: root}
-	// The migration's lock is held for a few renames, once per state
+	// The migrations hold their locks for a few writes, once per state
 	// directory: a bounded wait needs no caller's context.
 	if err := layout.Migrate(context.Background()); err != nil {
 		return nil, err
 	}
-	return &Store{root: root, layout: layout, LockTimeout: 30 * time.Second, now: time.Now}, nil
+	s := &Store{root: root, layout: layout, LockTimeout: 30 * time.Second, now: time.Now}
+	// A process that may not write the host's files (an agent of another
+	// OS user) leaves the chains to the host's next command.
+	if err := s.startChains(context.Background()); err != nil && !errors.Is(err, fs.ErrPermission) {
+		return nil, err
+	}
+	return s, nil
 }
 
 // Root is the state directory.
@@ -72,12 +82,29 @@ func (s *Store) lock(ctx context.Context, path, what string) (func(), error) {
 	return atomicfile.Lock(ctx, path, s.LockTimeout, what)
 }
 
-// Get reads issue id.
+// Get reads issue id, checked against the last line of its log as every
+// Lock checks it (see checkHead): an issue changed outside agenttree is a
+// *TamperedError, never shown or acted on as if agenttree had written it.
+// A write logged but not yet in issue.yaml reads as made: the log is the
+// truth. The check reads one line from the end of the log, so a display
+// of many issues stays about as fast as without it.
 func (s *Store) Get(id int) (*Issue, error) {
+	iss, err := s.read(id)
+	if err != nil {
+		return nil, err
+	}
+	return s.checked(id, iss)
+}
+
+// read reads issue.yaml, unchecked.
+func (s *Store) read(id int) (*Issue, error) {
 	var iss Issue
 	err := atomicfile.ReadYAML(s.path(id), &iss)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("issue %d: %w (list issues with `agenttree issue list`)", id, ErrNotFound)
+		if _, err := s.missing(id); err != nil {
+			return nil, err
+		}
+		return nil, notFound(id) // being created
 	}
 	if err != nil {
 		return nil, err
@@ -137,11 +164,18 @@ func (s *Store) Create(ctx context.Context, iss *Issue, actor string) (*Issue, e
 	if err := os.MkdirAll(s.layout.HostIssues(), statedir.HostMode); err != nil {
 		return nil, fmt.Errorf("create state directory: %w", err)
 	}
-	unlock, err := s.lock(ctx, filepath.Join(s.layout.HostIssues(), ".lock"), "the issue list")
+	// A new state directory records its layout and its host now.
+	if err := s.layout.Migrate(ctx); err != nil {
+		return nil, err
+	}
+	unlock, err := s.lock(ctx, s.listLock(), "the issue list")
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
+	if err := s.startChainsLocked(ctx); err != nil {
+		return nil, err
+	}
 	ids, err := s.ids()
 	if err != nil {
 		return nil, err
@@ -174,15 +208,25 @@ func (s *Store) Create(ctx context.Context, iss *Issue, actor string) (*Issue, e
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	if err := s.write(&created); err != nil {
+	// Under the issue's lock, so that nobody looks at it between its
+	// first line and its issue.yaml.
+	unlockIssue, err := s.lock(ctx, filepath.Join(dir, ".lock"), fmt.Sprintf("issue %d", next))
+	if err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	if err := s.appendEvents(&created, created.History); err != nil {
-		return &created, fmt.Errorf("issue %d was created, but its event log was not: %w", next, err)
+	defer unlockIssue()
+	if data, err := s.commit("", &created, OpCreate, created.History, nil); err != nil {
+		if data == nil {
+			os.RemoveAll(dir)
+		}
+		return nil, err
 	}
 	return &created, nil
 }
+
+// listLock serializes the writers of the issue list: Create, startChains.
+func (s *Store) listLock() string { return filepath.Join(s.layout.HostIssues(), ".lock") }
 
 func (s *Store) lastIDPath() string { return filepath.Join(s.layout.HostIssues(), ".last-id") }
 
@@ -196,34 +240,14 @@ func (s *Store) lastID() int {
 	return n
 }
 
-func (s *Store) write(iss *Issue) error {
-	return atomicfile.WriteYAML(s.path(iss.ID), iss, 0o644)
-}
-
-type event struct {
-	Issue   int `json:"issue"`
-	Version int `json:"version"`
-	HistoryEntry
-}
-
-// appendEvents adds lines to events.jsonl. The log follows issue.yaml,
-// which is the truth: a crash between the two loses a log line, never state.
-func (s *Store) appendEvents(iss *Issue, entries []HistoryEntry) error {
-	f, err := os.OpenFile(filepath.Join(s.HostDir(iss.ID), "events.jsonl"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+// write replaces issue.yaml with iss, and returns what it wrote.
+func (s *Store) write(iss *Issue) ([]byte, error) {
+	data, err := yaml.Marshal(iss)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("issue %d: %w", iss.ID, err)
 	}
-	defer f.Close()
-	var buf []byte
-	for _, h := range entries {
-		line, err := json.Marshal(event{Issue: iss.ID, Version: iss.Version, HistoryEntry: h})
-		if err != nil {
-			continue
-		}
-		buf = append(append(buf, line...), '\n')
+	if err := atomicfile.Write(s.path(iss.ID), data, 0o644); err != nil {
+		return data, err
 	}
-	if _, err := f.Write(buf); err != nil {
-		return err
-	}
-	return f.Close()
+	return data, nil
 }

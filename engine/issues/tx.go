@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,36 +23,60 @@ type Tx struct {
 	id     int
 	unlock func()
 	watch  *WatchFile // read on first use
+	// data is issue.yaml as checked by Lock or written since, and head
+	// the hash of the log line that holds it: under the lock nobody else
+	// writes them, so they are not read again.
+	data []byte
+	head string
+	// spare is data parsed and held by nobody else: the next Get takes
+	// it rather than parse data again.
+	spare *Issue
 }
 
-// Lock takes issue id's lock, waiting up to LockTimeout.
+// Lock takes issue id's lock, waiting up to LockTimeout, and checks the
+// issue against its log (see checkHead): an issue changed outside
+// agenttree is a *TamperedError, and a write a crash interrupted is
+// finished first.
 func (s *Store) Lock(ctx context.Context, id int) (*Tx, error) {
-	if _, err := os.Stat(s.path(id)); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("issue %d: %w (list issues with `agenttree issue list`)", id, ErrNotFound)
-		}
+	tx, iss, err := s.Begin(ctx, id)
+	if err != nil {
 		return nil, err
+	}
+	tx.spare = iss
+	return tx, nil
+}
+
+// Begin takes issue id's lock and reads the issue under it, checked as
+// Lock checks it: the start of every change. The caller unlocks the Tx.
+func (s *Store) Begin(ctx context.Context, id int) (*Tx, *Issue, error) {
+	tx, err := s.lockRaw(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	iss, err := tx.load()
+	if err != nil {
+		tx.Unlock()
+		return nil, nil, err
+	}
+	return tx, iss, nil
+}
+
+// lockRaw takes issue id's lock without reading the issue: for Repair,
+// which works on an issue Lock refuses.
+func (s *Store) lockRaw(ctx context.Context, id int) (*Tx, error) {
+	if _, err := os.Stat(s.path(id)); err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		if _, lerr := os.Stat(s.events(id).Path); lerr != nil {
+			return nil, notFound(id)
+		}
 	}
 	unlock, err := s.lock(ctx, filepath.Join(s.HostDir(id), ".lock"), fmt.Sprintf("issue %d", id))
 	if err != nil {
 		return nil, err
 	}
 	return &Tx{s: s, id: id, unlock: unlock}, nil
-}
-
-// Begin takes issue id's lock and reads the issue under it: the start of
-// every change. The caller unlocks the Tx.
-func (s *Store) Begin(ctx context.Context, id int) (*Tx, *Issue, error) {
-	tx, err := s.Lock(ctx, id)
-	if err != nil {
-		return nil, nil, err
-	}
-	iss, err := tx.Get()
-	if err != nil {
-		tx.Unlock()
-		return nil, nil, err
-	}
-	return tx, iss, nil
 }
 
 // Unlock releases the lock; further use of the Tx is a bug.
@@ -62,33 +87,50 @@ func (t *Tx) Unlock() {
 	}
 }
 
-// Get reads the issue.
-func (t *Tx) Get() (*Issue, error) { return t.s.Get(t.id) }
+// Get returns the issue as Lock checked it, or as the Tx last wrote it.
+func (t *Tx) Get() (*Issue, error) {
+	if t.data == nil {
+		return nil, fmt.Errorf("issue %d: a write through this lock failed; lock the issue again", t.id)
+	}
+	if iss := t.spare; iss != nil {
+		t.spare = nil
+		return iss, nil
+	}
+	return decode(t.s.path(t.id), t.data)
+}
 
 // Update applies fn if the issue's version is still expected, bumps the
-// version and writes it atomically; fn's new history entries are appended
-// to events.jsonl.
+// version, logs the change in events.jsonl (fn's new history entries
+// with it) and then writes issue.yaml atomically. History is append-only:
+// fn may add entries, never change or remove one.
 func (t *Tx) Update(expected int, fn func(*Issue) error) (*Issue, error) {
-	cur, err := t.s.Get(t.id)
+	cur, err := t.Get()
 	if err != nil {
 		return nil, err
 	}
 	if cur.Version != expected {
 		return nil, &ConflictError{ID: t.id, Expected: expected, Found: cur.Version}
 	}
-	before := len(cur.History)
+	prior := slices.Clone(cur.History)
+	before := len(prior)
 	if err := fn(cur); err != nil {
 		return nil, err
 	}
+	if len(cur.History) < before || !slices.Equal(prior, cur.History[:before]) {
+		return nil, fmt.Errorf("issue %d: a change may add history entries, never change or remove one (the log keeps each write's entries)", t.id)
+	}
 	cur.Version = expected + 1
 	cur.Updated = t.s.now().UTC().Truncate(time.Second)
-	if err := t.s.write(cur); err != nil {
-		return nil, err
+	data, err := t.s.commit(t.head, cur, OpUpdate, cur.History[before:], nil)
+	// Logged is made, even when issue.yaml was not written (the next Lock
+	// finishes it); nothing logged leaves the log's end unknown, so the
+	// Tx writes no more.
+	t.data, t.spare = data, nil
+	if data != nil {
+		t.head = cur.Chain
 	}
-	if len(cur.History) > before {
-		if err := t.s.appendEvents(cur, cur.History[before:]); err != nil {
-			return cur, fmt.Errorf("issue %d was saved, but its event log was not: %w", t.id, err)
-		}
+	if err != nil {
+		return nil, err
 	}
 	return cur, nil
 }

@@ -348,7 +348,7 @@ func TestChecksRestartWhenRunnerNeverStarted(t *testing.T) {
 		"sha: " + sha + "\nattempt: 1\nstate: pending\ncommand: \"true\"\nstarted_at: " + time.Now().UTC().Format(time.RFC3339) + "\n",
 		"sha: " + sha + "\nattempt: 3\nstate: pending\ncommand: \"true\"\npid: " + itoa(gonePID(t)) + "\nstarted_at: " + time.Now().UTC().Format(time.RFC3339) + "\n",
 	} {
-		require.NoError(t, os.WriteFile(filepath.Join(e.state, "host", "forge", "checks", sha+".yaml"), []byte(rec), 0o644))
+		writeRecord(t, filepath.Join(e.state, "host", "forge", "checks", sha+".yaml"), rec)
 		c := waitCI(t, f, sha)
 		assert.Equal(t, forge.CheckSuccess, c.State)
 		assert.EqualValues(t, 2+2*i, c.ID)
@@ -364,7 +364,7 @@ func TestChecksRunPastItsLimitIsLost(t *testing.T) {
 	host, _ := os.Hostname()
 	rec := "sha: " + sha + "\nattempt: 4\nstate: pending\ncommand: \"true\"\npid: " + itoa(os.Getpid()) +
 		"\nhost: " + host + "\nrestarts: 1\nstarted_at: " + time.Now().Add(-time.Hour).UTC().Format(time.RFC3339) + "\n"
-	require.NoError(t, os.WriteFile(filepath.Join(e.state, "host", "forge", "checks", sha+".yaml"), []byte(rec), 0o644))
+	writeRecord(t, filepath.Join(e.state, "host", "forge", "checks", sha+".yaml"), rec)
 	checks, err := f.Checks(context.Background(), sha)
 	require.NoError(t, err)
 	assert.Equal(t, forge.CheckFailure, checks[0].State)

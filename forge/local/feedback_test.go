@@ -136,7 +136,7 @@ func TestFeedbackOfAnOlderRecord(t *testing.T) {
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	old := string(data) + "comments:\n  - body: first\n    at: 2025-01-01T00:00:00Z\n  - body: second\n    at: 2025-01-02T00:00:00Z\n"
-	require.NoError(t, os.WriteFile(path, []byte(old), 0o644))
+	writeRecord(t, path, old)
 
 	id, err := f.AddComment(ctx, n, "alice", "third")
 	require.NoError(t, err)

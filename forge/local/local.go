@@ -129,6 +129,11 @@ func New(ctx context.Context, opts Options) (*Forge, error) {
 	if err := f.makeDirs(); err != nil {
 		return nil, err
 	}
+	// From the first use on, a PR record with no log line vouching for
+	// it was written outside agenttree.
+	if err := f.InitRecords(); err != nil {
+		return nil, err
+	}
 	f.ci, err = ci.New(ci.Options{Dir: filepath.Join(f.dir, "checks"), LockDir: filepath.Join(f.dir, "locks"), Bare: f.bare,
 		Command: opts.CICommand, Timeout: opts.CITimeout, Grace: opts.CIGrace, Runner: opts.Runner, LockTimeout: opts.LockTimeout})
 	if err != nil {

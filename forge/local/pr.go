@@ -12,8 +12,10 @@ import (
 	"strings"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/agenttree/agenttree/forge"
-	"github.com/agenttree/agenttree/internal/atomicfile"
+	"github.com/agenttree/agenttree/internal/chain"
 	"github.com/agenttree/agenttree/internal/gitx"
 )
 
@@ -53,8 +55,20 @@ type Approval struct {
 }
 
 func (f *Forge) prPath(n int) string {
-	return filepath.Join(f.dir, "prs", strconv.Itoa(n)+".yaml")
+	return filepath.Join(f.dir, "prs", prName(n))
 }
+
+func prName(n int) string { return strconv.Itoa(n) + ".yaml" }
+
+// prRecords are the PR records, each logged in a hash chain beside it
+// (prs/N.chain.jsonl), so a record changed by hand (an approval added, a
+// state changed) is not taken for one agenttree wrote.
+func (f *Forge) prRecords() chain.Records { return chain.Records{Dir: filepath.Join(f.dir, "prs")} }
+
+// InitRecords gives the PR records from before their logs theirs, once:
+// the forge calls it when it opens the state directory, before anyone
+// can have written a record by hand (see chain.Records.Init).
+func (f *Forge) InitRecords() error { return f.prRecords().Init() }
 
 // Record returns PR number's stored record (comments, review threads and
 // approvals included); its HeadSHA may be older than the live one PR
@@ -64,20 +78,31 @@ func (f *Forge) Record(ctx context.Context, number int) (*Record, error) {
 }
 
 func (f *Forge) read(n int) (*Record, error) {
-	var rec Record
-	err := atomicfile.ReadYAML(f.prPath(n), &rec)
-	if errors.Is(err, os.ErrNotExist) {
+	data, err := f.prRecords().Read(prName(n))
+	var changed *chain.ChangedError
+	switch {
+	case errors.Is(err, os.ErrNotExist):
 		return nil, fmt.Errorf("local PR #%d: %w (PRs are in %s)", n, forge.ErrNotFound, filepath.Join(f.dir, "prs"))
-	}
-	if err != nil {
+	case errors.As(err, &changed):
+		return nil, fmt.Errorf("local PR #%d: its record was changed outside agenttree, which does not use it: %w; "+
+			"a person puts back the version agenttree last wrote (the content of the last line of %s)", n, err, changed.Log)
+	case err != nil:
 		return nil, err
+	}
+	var rec Record
+	if err := yaml.Unmarshal(data, &rec); err != nil {
+		return nil, fmt.Errorf("%s: %w", f.prPath(n), err)
 	}
 	rec.upgrade()
 	return &rec, nil
 }
 
 func (f *Forge) write(rec *Record) error {
-	return atomicfile.WriteYAML(f.prPath(rec.Number), rec, 0o644)
+	data, err := yaml.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("local PR #%d: %w", rec.Number, err)
+	}
+	return f.prRecords().Write(prName(rec.Number), data)
 }
 
 // update changes PR n under its lock.

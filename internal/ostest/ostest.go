@@ -66,6 +66,13 @@ func Executable(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return Install(t, self)
+}
+
+// Install copies the program at path where every user can run it and
+// returns the copy's path.
+func Install(t testing.TB, path string) string {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "agenttree-ostest-")
 	if err != nil {
 		t.Fatal(err)
@@ -74,11 +81,31 @@ func Executable(t testing.TB) string {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	dst := filepath.Join(dir, filepath.Base(self))
-	if err := copyFile(self, dst, 0o755); err != nil {
+	dst := filepath.Join(dir, filepath.Base(path))
+	if err := copyFile(path, dst, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return dst
+}
+
+// OpenUp lets every user reach dir: it and each directory above it up to
+// the system's temporary directory (where tests make theirs, private to
+// their owner) get the search and read bits.
+func OpenUp(t testing.TB, dir string) {
+	t.Helper()
+	stop := filepath.Clean(os.TempDir())
+	if rel, err := filepath.Rel(stop, dir); err != nil || !filepath.IsLocal(rel) {
+		t.Fatalf("OpenUp opens directories under %s only, not %s", stop, dir)
+	}
+	for d := filepath.Clean(dir); d != stop && d != filepath.Dir(d); d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(d, fi.Mode().Perm()|0o055); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 func copyFile(src, dst string, perm os.FileMode) error {

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/agenttree/agenttree/internal/atomicfile"
+	"github.com/agenttree/agenttree/internal/identity"
 )
 
 const (
@@ -117,7 +118,25 @@ func (l Layout) Migrate(ctx context.Context) error {
 			return fmt.Errorf("migrate %s to the layout with host/: %w", l.Root, err)
 		}
 	}
-	return os.WriteFile(l.marker(), []byte("2\n"), 0o644)
+	// The host's mount namespace, so that a process in another one (an
+	// agent's container) is known for one.
+	return atomicfile.WriteYAML(l.marker(), marker{Layout: 2, HostMountNamespace: identity.Namespace()}, 0o644)
+}
+
+// marker is host/layout.
+type marker struct {
+	Layout             int    `yaml:"layout"`
+	HostMountNamespace string `yaml:"host_mount_namespace,omitempty"`
+}
+
+// HostNamespace is the mount namespace the state directory was set up in
+// ("" when not recorded).
+func (l Layout) HostNamespace() string {
+	var m marker
+	if err := atomicfile.ReadYAML(l.marker(), &m); err != nil {
+		return ""
+	}
+	return m.HostMountNamespace
 }
 
 // marker says the state directory has the current layout.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agenttree/agenttree/internal/atomicfile"
 	"github.com/agenttree/agenttree/internal/lines"
+	"github.com/agenttree/agenttree/internal/textsafe"
 )
 
 // Pauses of a delivery. The settle pause lets the program in the pane take
@@ -43,7 +44,7 @@ const (
 //     (a lock file in LockDir, shared by every process);
 //   - a pane in copy mode (or another mode) is taken out of it with a
 //     mode command, never with Escape, which the program would read;
-//   - the text, stripped of control sequences (Sanitize), goes to a
+//   - the text, stripped of control sequences (textsafe.Sanitize), goes to a
 //     uniquely named tmux buffer from standard input and is pasted as one
 //     bracketed paste, so newlines do not submit it early and nothing in
 //     it is read as a tmux command;
@@ -63,7 +64,7 @@ func (c *Client) Send(ctx context.Context, target, text string) error {
 // then can finish a delivery cut short with Submit, rather than typing it
 // twice. An error from typed stops the delivery before Enter.
 func (c *Client) SendTyped(ctx context.Context, target, text string, typed func() error) error {
-	text = strings.TrimRight(Sanitize(text), " \t\n")
+	text = strings.TrimRight(textsafe.Sanitize(text), " \t\n")
 	if text == "" {
 		return fmt.Errorf("type into tmux pane %s: the message is empty once control characters are removed", target)
 	}
@@ -91,7 +92,7 @@ func (c *Client) SendTyped(ctx context.Context, target, text string, typed func(
 // An Enter on input already submitted sends an empty line, which agents'
 // prompts ignore; a message left unsubmitted would never be read.
 func (c *Client) Submit(ctx context.Context, target, text string) error {
-	text = strings.TrimRight(Sanitize(text), " \t\n")
+	text = strings.TrimRight(textsafe.Sanitize(text), " \t\n")
 	return c.atPane(ctx, target, func(pane string) error {
 		if err := c.submit(ctx, pane, text); err != nil {
 			return fmt.Errorf("submit in tmux pane %s: %w", pane, err)

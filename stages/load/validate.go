@@ -23,13 +23,30 @@ type validator struct {
 // validate checks what refers to what, once every stage and flow is read.
 func validate(d *diag.Collector, cfg *stages.Config, cat stages.HookCatalog, led *ledger.Ledger, broken map[string]bool) {
 	v := &validator{d: d, cfg: cfg, cat: cat, led: led, broken: broken}
+	// A pipeline with no terminal stage at all ends where its last stage
+	// is: only a config that declares its ends asks each flow to have one.
+	ends := slices.ContainsFunc(cfg.Stages, func(s *stages.Stage) bool { return slices.ContainsFunc(s.Nodes(), isTerminal) })
 	for _, f := range cfg.Flows {
 		v.checkFlow(f)
+		if ends {
+			v.checkFlowEnds(f)
+		}
 	}
+	v.checkReviews()
+	v.checkAgentCreate()
 	v.resolveRefs()
 	v.checkFlowTargets()
 	v.led.CheckTemplates(d)
 	v.checkWaysOut()
+}
+
+// checkAgentCreate reports a flow agent_create names that does not exist.
+func (v *validator) checkAgentCreate() {
+	for _, name := range v.cfg.AgentCreate.Flows {
+		if !slices.Contains(v.cfg.FlowNames(), name) {
+			v.d.Errorf(v.cfg.AgentCreate.Pos, diag.Suggest(name, v.cfg.FlowNames()), "agent_create names unknown flow %q", name)
+		}
+	}
 }
 
 func (v *validator) checkFlow(f *stages.Flow) {
@@ -40,7 +57,7 @@ func (v *validator) checkFlow(f *stages.Flow) {
 		v.d.Errorf(f.Pos, "list the stages an issue goes through", "flow %q has no stages", f.Name)
 		return
 	}
-	if slices.ContainsFunc(f.Nodes, func(n *stages.Node) bool { return !n.ParkingLot() }) {
+	if slices.ContainsFunc(f.Nodes, isWork) {
 		return
 	}
 	// The earlier tool's files keep one such flow where abandoned issues
@@ -50,6 +67,45 @@ func (v *validator) checkFlow(f *stages.Flow) {
 		Hint:    "add a stage where work happens",
 		LaxHint: "issues on it can only wait; add a stage where work happens if that is not the intent",
 	})
+}
+
+// checkFlowEnds reports a flow with no terminal stage: an issue on it is
+// never done, and one whose PR is merged or closed by hand has no stage
+// to settle in. A flow of parking lots is reported as such already. The
+// earlier tool let it pass, so its files get a warning.
+func (v *validator) checkFlowEnds(f *stages.Flow) {
+	if v.broken[f.Name] || !slices.ContainsFunc(f.Nodes, isWork) || slices.ContainsFunc(f.Nodes, isTerminal) {
+		return
+	}
+	v.d.Tolerate(f.Pos, diag.Tolerable{
+		Msg:     fmt.Sprintf("flow %q has no terminal stage: an issue on it can never be done", f.Name),
+		Hint:    "add the stage it ends in (one with `terminal: completion`) to the flow",
+		LaxHint: "an issue on it stays at its last stage; add the stage it ends in (one with `terminal: completion`) if that is not the intent",
+	})
+}
+
+func isTerminal(n *stages.Node) bool { return n.Terminal() != stages.TerminalNone }
+
+func isWork(n *stages.Node) bool { return !n.ParkingLot() }
+
+// checkReviews refuses a human review that the host controller runs with
+// nothing of its own to do there: at a review the controller runs the
+// entry hooks (post_start: open the PR, wait for CI) and a person
+// approves; one without entry hooks would say the controller moves the
+// review on, which it never does.
+func (v *validator) checkReviews() {
+	for _, s := range v.cfg.Stages {
+		for _, n := range s.Nodes() {
+			if n.HumanReview() && n.Controller() && len(n.Entering(nil)) == 0 {
+				pos := s.Pos
+				if n.Sub != nil {
+					pos = n.Sub.Pos
+				}
+				v.d.Errorf(pos, "drop `host: controller` (the stage waits for a person), or give the controller entry work to do there (post_start hooks)",
+					"stage %s is a human review run by the host controller: a person approves a human review, the controller never does", n.Path)
+			}
+		}
+	}
 }
 
 func (v *validator) resolveRefs() {

@@ -65,7 +65,13 @@ func New(opts Options) (*Runs, error) {
 		}
 		opts.Runner = []string{exe, cirun.Command}
 	}
-	return &Runs{opts: opts}, nil
+	r := &Runs{opts: opts}
+	// Before anything runs: the records already there are from before
+	// their logs, never ones written by hand since.
+	if err := r.records().Init(); err != nil && !errors.Is(err, os.ErrPermission) && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("forge: local: CI records: %w", err)
+	}
+	return r, nil
 }
 
 func now() time.Time { return time.Now().UTC() }

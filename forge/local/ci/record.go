@@ -10,8 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/internal/atomicfile"
+	"github.com/agenttree/agenttree/internal/chain"
 	"github.com/agenttree/agenttree/internal/gitx"
 )
 
@@ -57,20 +60,37 @@ func (r *Runs) lock(ctx context.Context, sha string) (func(), error) {
 	return atomicfile.Lock(ctx, path, r.opts.LockTimeout, "local CI of "+gitx.ShortSHA(sha))
 }
 
+// records are the CI records, each logged in a hash chain beside it
+// (SHA.chain.jsonl), so a result written by hand (state: success) is not
+// taken for one the CI run gave.
+func (r *Runs) records() chain.Records { return chain.Records{Dir: r.opts.Dir} }
+
 func (r *Runs) read(sha string) (*record, error) {
-	var rec record
-	err := atomicfile.ReadYAML(r.recordPath(sha), &rec)
-	if errors.Is(err, os.ErrNotExist) {
+	data, err := r.records().Read(sha + ".yaml")
+	var changed *chain.ChangedError
+	switch {
+	case errors.Is(err, os.ErrNotExist):
 		return nil, nil
-	}
-	if err != nil {
+	case errors.As(err, &changed):
+		return nil, fmt.Errorf("local CI of %s: its record was changed outside agenttree, which does not use it: %w; "+
+			"a person puts back the version agenttree last wrote (the content of the last line of %s), or removes both to run CI again",
+			gitx.ShortSHA(sha), err, changed.Log)
+	case err != nil:
 		return nil, err
+	}
+	var rec record
+	if err := yaml.Unmarshal(data, &rec); err != nil {
+		return nil, fmt.Errorf("%s: %w", r.recordPath(sha), err)
 	}
 	return &rec, nil
 }
 
 func (r *Runs) write(rec *record) error {
-	if err := atomicfile.WriteYAML(r.recordPath(rec.SHA), rec, 0o644); err != nil {
+	data, err := yaml.Marshal(rec)
+	if err == nil {
+		err = r.records().Write(rec.SHA+".yaml", data)
+	}
+	if err != nil {
 		return fmt.Errorf("local CI of %s: %w", gitx.ShortSHA(rec.SHA), err)
 	}
 	return nil

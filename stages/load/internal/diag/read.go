@@ -20,6 +20,23 @@ func (d *Collector) StringVar(n *yaml.Node, dst *string) bool {
 	return readInto(d, n, dst, yamlnode.String)
 }
 
+// StringsVar reads a list of strings (a single string is a list of one).
+func (d *Collector) StringsVar(n *yaml.Node, dst *[]string) bool {
+	if n.Kind == yaml.ScalarNode {
+		var one string
+		if !d.StringVar(n, &one) {
+			return false
+		}
+		*dst = []string{one}
+		return true
+	}
+	return readInto(d, n, dst, func(n *yaml.Node) ([]string, error) {
+		var v []string
+		err := n.Decode(&v)
+		return v, err
+	})
+}
+
 // BoolVar reads true or false.
 func (d *Collector) BoolVar(n *yaml.Node, dst *bool) bool {
 	return readInto(d, n, dst, yamlnode.Bool)

@@ -72,8 +72,38 @@ func Read(d *diag.Collector, led *ledger.Ledger, settings []yamlnode.Pair) *stag
 		"circuit_breaker": func(v *yaml.Node) { readCircuitBreaker(d, v, &cfg.CircuitBreaker) },
 		"tmux":            func(v *yaml.Node) { readTmux(d, led, v, &cfg.Tmux) },
 		"notify":          func(v *yaml.Node) { readNotify(d, led, v, &cfg.Notify) },
+		"sandbox":         func(v *yaml.Node) { readSandbox(d, v, &cfg.Sandbox) },
+		"agent_create": func(v *yaml.Node) {
+			cfg.AgentCreate.Pos = d.Pos(v)
+			fields{
+				"flows": func(v *yaml.Node) { d.StringsVar(v, &cfg.AgentCreate.Flows) },
+				"vars":  func(v *yaml.Node) { d.StringsVar(v, &cfg.AgentCreate.Vars) },
+			}.mapping(d, v, "agent_create")
+		},
 	}.read(d, settings, "the top level", "stages", "flows", "default_flow")
 	return cfg
+}
+
+// readSandbox reads none, user:NAME, docker:IMAGE or podman:IMAGE.
+func readSandbox(d *diag.Collector, n *yaml.Node, dst *stages.Sandbox) {
+	var text string
+	if !d.StringVar(n, &text) {
+		return
+	}
+	kind, name, _ := strings.Cut(text, ":")
+	switch stages.SandboxKind(kind) {
+	case stages.SandboxNone:
+		if name == "" {
+			*dst = stages.Sandbox{Kind: stages.SandboxNone}
+			return
+		}
+	case stages.SandboxUser, stages.SandboxDocker, stages.SandboxPodman:
+		if name != "" {
+			*dst = stages.Sandbox{Kind: stages.SandboxKind(kind), Name: name}
+			return
+		}
+	}
+	d.Errorf(d.Pos(n), "write `none`, `user:NAME` (agents run as another OS user), `docker:IMAGE` or `podman:IMAGE`", "bad sandbox %q", text)
 }
 
 // githubRepo reads OWNER/NAME.

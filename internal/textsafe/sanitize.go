@@ -1,4 +1,9 @@
-package tmux
+// Package textsafe makes text from outside the program safe to show in a
+// terminal: nothing in it is acted on as a control (a cursor move, a
+// window title, a clipboard write), and nothing reorders what a person
+// reads (bidi overrides). Sanitize keeps the text's lines, for a pane;
+// Line makes it one line of bounded length, for a table or a status.
+package textsafe
 
 import (
 	"strings"
@@ -147,6 +152,11 @@ func inControlString(r rune) (parseState, bool, bool) {
 	}
 	return ctrlString, false, false
 }
+
+// Unprintable reports whether r has no place in one line of plain text:
+// a control character (newline, tab and escape included) or a bidi
+// override or isolate. Sanitize removes all of them but newline and tab.
+func Unprintable(r rune) bool { return isControl(r) || isBidiOverride(r) }
 
 // isControl reports C0 and C1 controls and DEL.
 func isControl(r rune) bool { return r < 0x20 || (r >= 0x7f && r <= 0x9f) }

@@ -1,11 +1,11 @@
-package tmux_test
+package textsafe_test
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/agenttree/agenttree/internal/tmux"
+	"github.com/agenttree/agenttree/internal/textsafe"
 )
 
 func TestSanitize(t *testing.T) {
@@ -41,21 +41,7 @@ func TestSanitize(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, tmux.Sanitize(tt.in))
+			assert.Equal(t, tt.want, textsafe.Sanitize(tt.in))
 		})
-	}
-}
-
-func TestSessionName(t *testing.T) {
-	t.Parallel()
-	tests := []struct{ in, want string }{
-		{"agenttree-agent-007", "agenttree-agent-007"},
-		{"my.project-agent-7", "my-project-agent-7"},
-		{"a:b.c", "a-b-c"},
-		{"with space\tand\ncontrol", "with-space-and-control"},
-		{"ünïcode-ok", "ünïcode-ok"},
-	}
-	for _, tt := range tests {
-		assert.Equal(t, tt.want, tmux.SessionName(tt.in), tt.in)
 	}
 }

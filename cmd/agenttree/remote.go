@@ -1,0 +1,117 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/agenttree/agenttree/controller/api"
+	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/internal/identity"
+	"github.com/agenttree/agenttree/internal/statedir"
+)
+
+// stateDirOf is the state directory of the repository whose config is at
+// path.
+func stateDirOf(config string) string { return filepath.Join(filepath.Dir(config), "_agenttree") }
+
+// remote returns a client of the controller when this process is an agent
+// by what the operating system says: another OS user than the state
+// directory's owner, or another mount namespace than the state directory
+// was set up in (a container). Such a process cannot write the state; its
+// commands are requests. AGENTTREE_SOCKET (a container gets the socket
+// mounted, nothing else of the state) makes any process ask: it can only
+// lower authority. nil: this process is a person's (or an agent's in the
+// same-user deployment, held by the engine's rules and caught by the
+// tamper evidence) and acts on the store itself.
+func (a *app) remote() (*api.Client, error) {
+	if socket := a.getenv("AGENTTREE_SOCKET"); socket != "" {
+		return api.NewClient(socket, a.getenv("AGENTTREE_TOKEN")), nil
+	}
+	stateDir, err := a.stateDir()
+	if err != nil {
+		return nil, err
+	}
+	if a.osAgent(stateDir) == "" {
+		return nil, nil
+	}
+	return api.NewClient(statedir.Layout{Root: stateDir}.Socket(), a.getenv("AGENTTREE_TOKEN")), nil
+}
+
+// stateDir is the state directory of the config this command uses.
+func (a *app) stateDir() (string, error) {
+	config, err := a.configFile()
+	if err != nil {
+		return "", err
+	}
+	return stateDirOf(config), nil
+}
+
+// osAgent says why the operating system makes this process an agent for
+// stateDir, or "" when it is a person.
+func (a *app) osAgent(stateDir string) string {
+	self := identity.Self(statedir.Layout{Root: stateDir}.HostNamespace())
+	if self.Container {
+		return "it runs in a container: " + self.Why
+	}
+	owner, err := identity.Owner(stateDir)
+	if err != nil {
+		return fmt.Sprintf("the owner of %s cannot be told (%v)", stateDir, err)
+	}
+	if self.Person(owner) {
+		return ""
+	}
+	return fmt.Sprintf("its user (uid %d) is not the owner of %s (uid %d)", self.UID, stateDir, owner)
+}
+
+// agentWhy says why this process is an agent.
+func (a *app) agentWhy() string {
+	if a.getenv("AGENTTREE_SOCKET") != "" {
+		return "AGENTTREE_SOCKET is set"
+	}
+	stateDir, err := a.stateDir()
+	if err != nil {
+		return err.Error()
+	}
+	return a.osAgent(stateDir)
+}
+
+// ask sends an agent's request to the controller and prints the answer as
+// the command would have.
+func (a *app) ask(c *api.Client, route string, req any) error {
+	out, err := c.Do(a.ctx, route, req)
+	fmt.Fprint(a.out, out.Text)
+	var refused *api.Error
+	switch {
+	case errors.As(err, &refused):
+		return &exitError{code: refused.ExitCode, err: errors.New(refused.Message)}
+	case err != nil:
+		return err
+	case out.ExitCode != exitOK:
+		return silentExit(out.ExitCode)
+	}
+	return nil
+}
+
+// actor is who acts on issue id (0: none yet) in this process, which the
+// operating system takes for a person: the environment may lower it to an
+// agent, and a session token binds that agent to its issue and role, as
+// the controller does for agents it answers.
+func (a *app) actor(e *engine.Engine, id int) (engine.Actor, error) {
+	actor := engine.ActorFromEnv(a.getenv)
+	token := a.getenv("AGENTTREE_TOKEN")
+	if token == "" {
+		return actor, nil
+	}
+	sess, err := api.OpenSessions(e.Store.Root()).Lookup(token)
+	if errors.Is(err, api.ErrUnknownToken) {
+		return engine.Actor{}, &exitError{code: exitUsage, err: errors.New("the session token (AGENTTREE_TOKEN) is not one this repository gave, or it was revoked; a person makes one with `agenttree token ISSUE --role ROLE`")}
+	}
+	if err != nil {
+		return engine.Actor{}, err
+	}
+	if id != 0 && id != sess.Issue {
+		return engine.Actor{}, &exitError{code: exitWaiting, err: fmt.Errorf("this agent's session is for issue %d; issue %d is not its own", sess.Issue, id)}
+	}
+	return engine.Actor{Kind: engine.ActorAgent, Role: sess.Role}, nil
+}

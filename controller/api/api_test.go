@@ -1,0 +1,210 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenttree/agenttree/controller/api"
+	"github.com/agenttree/agenttree/stages"
+)
+
+func TestDecodeIsStrict(t *testing.T) {
+	for _, tt := range []struct {
+		name, body, err string
+	}{
+		{"fine", `{"request_id":"a1","dry_run":true}`, ""},
+		{"unknown field", `{"request_id":"a1","stage":"accepted"}`, "unknown field"},
+		{"two values", `{"request_id":"a"}{"request_id":"b"}`, "more than one"},
+		{"wrong type", `{"issue":"1"}`, "cannot unmarshal"},
+		{"not JSON", `issue=1`, "bad request"},
+		{"too large", `{"request_id":"` + strings.Repeat("x", api.MaxRequestBytes) + `"}`, "larger than"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var req api.NextRequest
+			err := api.Decode(strings.NewReader(tt.body), &req)
+			if tt.err == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.err)
+		})
+	}
+}
+
+// Whatever bytes arrive, decoding never panics, and what it accepts reads
+// back the same once encoded again.
+func FuzzDecode(f *testing.F) {
+	for _, seed := range []string{`{"request_id":"a","issue":3,"dry_run":true,"json":true}`, `{"title":"x","vars":{"a":[1,{"b":null}]}}`, `{}`, `[]`, `{"issue":-1}`, "\x00"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		for _, req := range []any{&api.NextRequest{}, &api.CreateRequest{}, &api.ShowRequest{}, &api.StatusRequest{}, &api.InboxRequest{}, &api.SessionRequest{}} {
+			if err := api.Decode(strings.NewReader(body), req); err != nil {
+				continue
+			}
+			again, err := json.Marshal(req)
+			require.NoError(t, err)
+			fresh := newLike(req)
+			require.NoError(t, api.Decode(strings.NewReader(string(again)), fresh), "%s", again)
+			twice, err := json.Marshal(fresh)
+			require.NoError(t, err)
+			assert.JSONEq(t, string(again), string(twice))
+		}
+	})
+}
+
+func newLike(v any) any {
+	switch v.(type) {
+	case *api.NextRequest:
+		return &api.NextRequest{}
+	case *api.CreateRequest:
+		return &api.CreateRequest{}
+	case *api.ShowRequest:
+		return &api.ShowRequest{}
+	case *api.StatusRequest:
+		return &api.StatusRequest{}
+	case *api.InboxRequest:
+		return &api.InboxRequest{}
+	}
+	return &api.SessionRequest{}
+}
+
+func TestSessionTokensAreStoredAsHashes(t *testing.T) {
+	root := t.TempDir()
+	s := api.OpenSessions(root)
+	token, err := s.Mint(3, "developer")
+	require.NoError(t, err)
+	sess, err := s.Lookup(token)
+	require.NoError(t, err)
+	assert.Equal(t, 3, sess.Issue)
+	assert.Equal(t, stages.Role("developer"), sess.Role)
+
+	files, err := filepath.Glob(filepath.Join(root, "host", "sessions", "*"))
+	require.NoError(t, err)
+	require.Len(t, files, 1)
+	data, err := os.ReadFile(files[0])
+	require.NoError(t, err)
+	assert.NotContains(t, files[0]+string(data), strings.TrimPrefix(token, "att_"), "the token itself is not on disk")
+
+	for _, bad := range []string{"", "att_00", token + "x"} {
+		_, err := s.Lookup(bad)
+		assert.ErrorIs(t, err, api.ErrUnknownToken)
+	}
+	require.NoError(t, s.Revoke(token))
+	_, err = s.Lookup(token)
+	assert.ErrorIs(t, err, api.ErrUnknownToken)
+
+	for _, role := range []stages.Role{"", "human", "controller", "manager"} {
+		_, err := s.Mint(3, role)
+		assert.Error(t, err, "role %q", role)
+	}
+}
+
+// serve starts a server on a socket in a short directory (socket paths
+// are limited to about 100 bytes) and returns its path.
+func serve(t *testing.T, srv *api.Server) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "api")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	socket := filepath.Join(dir, "s.sock")
+	ln, err := api.Listen(socket)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.Serve(ctx, ln) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return socket
+}
+
+// The kernel says who connects: this test's process owns the state, so it
+// is a person without a token, and the session's agent with one.
+func TestCallerIsToldByTheKernelAndTheToken(t *testing.T) {
+	root := t.TempDir()
+	sessions := api.OpenSessions(root)
+	var seen []api.Caller
+	srv := &api.Server{Sessions: sessions, Owner: os.Getuid(), Handlers: api.Handlers{
+		Show: func(_ context.Context, c api.Caller, req api.ShowRequest) (api.Output, error) {
+			seen = append(seen, c)
+			return api.Output{Text: "shown\n"}, nil
+		},
+	}}
+	socket := serve(t, srv)
+	ctx := context.Background()
+
+	out, err := api.NewClient(socket, "").Do(ctx, api.RouteShow, api.ShowRequest{Issue: 1})
+	require.NoError(t, err)
+	assert.Equal(t, "shown\n", out.Text)
+	require.Len(t, seen, 1)
+	assert.True(t, seen[0].Person)
+	assert.Equal(t, os.Getpid(), seen[0].PID)
+	assert.Nil(t, seen[0].Session)
+
+	token, err := sessions.Mint(7, "reviewer")
+	require.NoError(t, err)
+	_, err = api.NewClient(socket, token).Do(ctx, api.RouteShow, api.ShowRequest{})
+	require.NoError(t, err)
+	require.Len(t, seen, 2)
+	assert.False(t, seen[1].Person, "a token lowers a person to the session's agent")
+	require.NotNil(t, seen[1].Session)
+	assert.Equal(t, 7, seen[1].Session.Issue)
+
+	_, err = api.NewClient(socket, "att_forged").Do(ctx, api.RouteShow, api.ShowRequest{})
+	var refused *api.Error
+	require.ErrorAs(t, err, &refused)
+	assert.Contains(t, refused.Message, "not one this controller gave")
+	assert.Len(t, seen, 2, "a refused request reaches no handler")
+
+	_, err = api.NewClient(socket, "").Do(ctx, api.RouteNext, api.NextRequest{})
+	require.ErrorAs(t, err, &refused)
+	assert.Contains(t, refused.Message, "does not answer")
+}
+
+// No socket: refused at once, saying who starts the controller. A socket
+// that appears while the client waits (a controller restarting) answers.
+func TestClientWaitsForARestartingController(t *testing.T) {
+	dir, err := os.MkdirTemp("", "api")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	socket := filepath.Join(dir, "s.sock")
+	start := time.Now()
+	_, err = api.NewClient(socket, "").Do(context.Background(), api.RouteShow, api.ShowRequest{})
+	var unavailable *api.Unavailable
+	require.ErrorAs(t, err, &unavailable)
+	assert.Contains(t, err.Error(), "`agenttree controller`")
+	assert.Less(t, time.Since(start), 10*time.Second, "no socket is refused without the full wait")
+
+	// A socket left by a controller that died: connections are refused
+	// until the next one listens.
+	ln, err := api.Listen(socket)
+	require.NoError(t, err)
+	ln.(interface{ SetUnlinkOnClose(bool) }).SetUnlinkOnClose(false)
+	require.NoError(t, ln.Close())
+	srv := &api.Server{Sessions: api.OpenSessions(t.TempDir()), Owner: os.Getuid(), Handlers: api.Handlers{
+		Show: func(context.Context, api.Caller, api.ShowRequest) (api.Output, error) {
+			return api.Output{Text: "back"}, nil
+		},
+	}}
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		ln, err := api.Listen(socket)
+		if err != nil {
+			return
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		_ = srv.Serve(ctx, ln)
+	}()
+	out, err := api.NewClient(socket, "").Do(context.Background(), api.RouteShow, api.ShowRequest{})
+	require.NoError(t, err)
+	assert.Equal(t, "back", out.Text)
+}

@@ -1,0 +1,123 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"time"
+)
+
+// Client sends an agent's requests to the controller.
+type Client struct {
+	Socket string
+	Token  string
+	// Wait bounds how long a request waits for a controller that does not
+	// answer (one restarting): the request is sent again, with the same
+	// request id, until then.
+	Wait time.Duration
+	http *http.Client
+}
+
+// Unavailable says no controller answered in time.
+type Unavailable struct {
+	Socket string
+	Err    error
+}
+
+func (e *Unavailable) Error() string {
+	return fmt.Sprintf("no controller answers on %s (%v); agents in this repository act through it: a person starts it with `agenttree controller` in the repository's main checkout", e.Socket, e.Err)
+}
+
+func (e *Unavailable) Unwrap() error { return e.Err }
+
+// NewClient talks to the controller listening at socket.
+func NewClient(socket, token string) *Client {
+	c := &Client{Socket: socket, Token: token, Wait: 30 * time.Second}
+	c.http = &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", socket)
+		},
+		DisableKeepAlives: true,
+	}}
+	return c
+}
+
+// RequestID makes a request id: what lets a retry be recognised.
+func RequestID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Do sends req to route and returns the command's output. A controller
+// that cannot be reached, or hangs up before answering, is asked again
+// until Wait is over: every request kind is safe to send twice (reads
+// change nothing; a move or a creation carries a request id the
+// controller recognises). A refusal is an *Error.
+func (c *Client) Do(ctx context.Context, route string, req any) (Output, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return Output{}, err
+	}
+	start := time.Now()
+	deadline := start.Add(c.Wait)
+	backoff := 100 * time.Millisecond
+	for {
+		resp, err := c.send(ctx, route, body)
+		if err == nil {
+			if resp.Error != "" {
+				return resp.Output, &Error{Message: resp.Error, ExitCode: resp.ExitCode}
+			}
+			return resp.Output, nil
+		}
+		if ctx.Err() != nil {
+			return Output{}, ctx.Err()
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			// No socket: no controller runs (one that stops removes it).
+			// A second covers a restart replacing it.
+			if soon := start.Add(time.Second); soon.Before(deadline) {
+				deadline = soon
+			}
+		}
+		if time.Now().After(deadline) {
+			return Output{}, &Unavailable{Socket: c.Socket, Err: err}
+		}
+		select {
+		case <-ctx.Done():
+			return Output{}, ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+func (c *Client) send(ctx context.Context, route string, body []byte) (*Response, error) {
+	r, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://agenttree"+route, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	r.Header.Set("Content-Type", "application/json")
+	if c.Token != "" {
+		r.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	resp, err := c.http.Do(r)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var out Response
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		// Cut off mid-answer (the controller died): ask again.
+		return nil, fmt.Errorf("reading the controller's answer: %w", err)
+	}
+	return &out, nil
+}

@@ -1,0 +1,225 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/agenttree/agenttree/internal/identity"
+)
+
+// Caller is who sent a request, as the kernel and the token say.
+type Caller struct {
+	UID, PID int
+	// Person: the state directory's owner (or root) outside a container.
+	Person bool
+	// Session is the token's session; nil for a person without one.
+	Session *Session
+}
+
+// Handlers do what the requests ask; the server has checked who asks.
+type Handlers struct {
+	Next   func(context.Context, Caller, NextRequest) (Output, error)
+	Create func(context.Context, Caller, CreateRequest) (Output, error)
+	Show   func(context.Context, Caller, ShowRequest) (Output, error)
+	Status func(context.Context, Caller, StatusRequest) (Output, error)
+	Inbox  func(context.Context, Caller, InboxRequest) (Output, error)
+}
+
+// Server answers the agents' requests on the state directory's socket.
+type Server struct {
+	Sessions *Sessions
+	// Owner is the uid owning the state directory: a person.
+	Owner    int
+	Handlers Handlers
+	// ExitCode is the CLI's exit code for a handler's error.
+	ExitCode func(error) int
+	Log      *slog.Logger
+}
+
+// Error is a refusal or failure, with the exit code the CLI ends with.
+type Error struct {
+	Message  string
+	ExitCode int
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Refused makes an Error of a refusal.
+func Refused(code int, format string, args ...any) *Error {
+	return &Error{Message: fmt.Sprintf(format, args...), ExitCode: code}
+}
+
+type peerKey struct{}
+
+type peer struct {
+	proc identity.Process
+	pid  int
+	err  error
+}
+
+// Listen listens on the socket at path, replacing a socket left by a
+// controller that died. Anyone may connect: who they are is checked per
+// request.
+func Listen(path string) (net.Listener, error) {
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode()&os.ModeSocket == 0 {
+			return nil, fmt.Errorf("%s exists and is not a socket; remove it", path)
+		}
+		_ = os.Remove(path) // the caller holds the controller lock: it is stale
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o666); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return ln, nil
+}
+
+// Serve answers requests on ln until ctx is done; requests in flight are
+// finished, with a bounded wait.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           s.mux(),
+		ReadHeaderTimeout: 5 * time.Second,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			p := peer{err: errors.New("not a Unix socket connection")}
+			if uc, ok := c.(*net.UnixConn); ok {
+				p.proc, p.pid, p.err = identity.Peer(uc)
+			}
+			return context.WithValue(ctx, peerKey{}, p)
+		},
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			shutdown, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_ = srv.Shutdown(shutdown)
+		case <-done:
+		}
+	}()
+	err := srv.Serve(ln)
+	close(done)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+func (s *Server) mux() *http.ServeMux {
+	m := http.NewServeMux()
+	m.HandleFunc("POST "+RouteNext, route(s, s.Handlers.Next))
+	m.HandleFunc("POST "+RouteCreate, route(s, s.Handlers.Create))
+	m.HandleFunc("POST "+RouteShow, route(s, s.Handlers.Show))
+	m.HandleFunc("POST "+RouteStatus, route(s, s.Handlers.Status))
+	m.HandleFunc("POST "+RouteInbox, route(s, s.Handlers.Inbox))
+	m.HandleFunc("POST "+RouteSession, route(s, s.mint))
+	return m
+}
+
+// route decodes a request of type R, works out its caller and hands both
+// to h.
+func route[R any](s *Server, h func(context.Context, Caller, R) (Output, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		caller, err := s.caller(r)
+		if err != nil {
+			s.reply(w, r, Output{}, err)
+			return
+		}
+		var req R
+		if err := Decode(r.Body, &req); err != nil {
+			s.reply(w, r, Output{}, Refused(2, "%s", err))
+			return
+		}
+		if h == nil {
+			s.reply(w, r, Output{}, Refused(2, "this controller does not answer %s", r.URL.Path))
+			return
+		}
+		// The request's work is finished even if the agent hangs up: a
+		// half-done move helps nobody.
+		res, err := h(context.WithoutCancel(r.Context()), caller, req)
+		s.reply(w, r, res, err)
+	}
+}
+
+// caller is who sent r: a person by what the kernel says of the
+// connection, anyone else by the session their token names.
+func (s *Server) caller(r *http.Request) (Caller, error) {
+	p, _ := r.Context().Value(peerKey{}).(peer)
+	if p.err != nil {
+		return Caller{}, Refused(2, "who is asking cannot be told (%v); requests come over the state directory's Unix socket", p.err)
+	}
+	c := Caller{UID: p.proc.UID, PID: p.pid, Person: p.proc.Person(s.Owner)}
+	token, hasToken := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !hasToken || token == "" {
+		if c.Person {
+			return c, nil
+		}
+		return Caller{}, Refused(2, "this agent has no session token (AGENTTREE_TOKEN): agents started with `agenttree start` have one; a person makes one with `agenttree token ISSUE --role ROLE`")
+	}
+	sess, err := s.Sessions.Lookup(token)
+	if errors.Is(err, ErrUnknownToken) {
+		return Caller{}, Refused(2, "the session token (AGENTTREE_TOKEN) is not one this controller gave, or it was revoked; a person makes one with `agenttree token ISSUE --role ROLE`")
+	}
+	if err != nil {
+		return Caller{}, err
+	}
+	c.Session = sess
+	// A token lowers a person to the session's agent: people try things
+	// as agents.
+	c.Person = false
+	return c, nil
+}
+
+// mint gives a person a session token: the output is the token.
+func (s *Server) mint(_ context.Context, c Caller, req SessionRequest) (Output, error) {
+	if !c.Person {
+		return Output{}, Refused(3, "only a person makes session tokens")
+	}
+	token, err := s.Sessions.Mint(req.Issue, req.Role)
+	if err != nil {
+		return Output{}, Refused(2, "%s", err)
+	}
+	return Output{Text: token}, nil
+}
+
+func (s *Server) reply(w http.ResponseWriter, r *http.Request, out Output, err error) {
+	resp := Response{Output: out}
+	status := http.StatusOK
+	if err != nil {
+		resp.Error = err.Error()
+		var ae *Error
+		switch {
+		case errors.As(err, &ae):
+			resp.ExitCode = ae.ExitCode
+		case s.ExitCode != nil:
+			resp.ExitCode = s.ExitCode(err)
+		default:
+			resp.ExitCode = 1
+		}
+		status = http.StatusUnprocessableEntity
+		s.log().Info("request refused", "path", r.URL.Path, "err", err)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(resp)
+}
+
+func (s *Server) log() *slog.Logger {
+	if s.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.Log
+}
