@@ -113,7 +113,11 @@ func bench(ctx context.Context, n, warmup int, keep bool, bin string) error {
 // once ctx is done; a run itself is started without ctx, so that nothing
 // but the process is timed.
 func timeRuns(ctx context.Context, bin, repo string, n, warmup int) ([]sample, error) {
-	issueDir := statedir.Layout{Root: filepath.Join(repo, "_agenttree")}.Issue(1)
+	layout := statedir.Layout{Root: filepath.Join(repo, "_agenttree")}
+	issueDir := layout.Issue(1)
+	if _, err := os.Stat(issueDir); err != nil {
+		issueDir = layout.Docs(1) // a build from before host/ (-bin)
+	}
 	saved, err := snapshot(issueDir, "issue.yaml", "events.jsonl")
 	if err != nil {
 		return nil, err
