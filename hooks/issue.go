@@ -3,7 +3,9 @@ package hooks
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -172,4 +174,43 @@ func (i *Issue) File(name string) (string, error) {
 		return "", fmt.Errorf("%s: a symlink leads outside the issue directory (to %s); replace it with the file itself", name, real)
 	}
 	return real, nil
+}
+
+// MaxDocumentBytes bounds a document the host reads: an agent writes it.
+const MaxDocumentBytes = 16 << 20
+
+// ReadFile reads name, a file an agent wrote in the issue's directory, as
+// File resolves it, but race-free: it is opened beneath the directory
+// (os.Root), so a symlink an agent swaps in after File's check cannot lead
+// the host's read out of it. A document larger than MaxDocumentBytes is
+// refused.
+func (i *Issue) ReadFile(name string) ([]byte, error) {
+	if _, err := i.File(name); err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(i.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("issue directory %s: %w", i.Dir, err)
+	}
+	defer root.Close()
+	f, err := root.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: cannot read it: %w", name, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: is not a regular file", name)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxDocumentBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: cannot read it: %w", name, err)
+	}
+	if len(data) > MaxDocumentBytes {
+		return nil, fmt.Errorf("%s: larger than %d MiB; a stage document is text for people and agents to read", name, MaxDocumentBytes>>20)
+	}
+	return data, nil
 }

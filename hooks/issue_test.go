@@ -1,9 +1,12 @@
 package hooks_test
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/hooks"
 )
@@ -51,4 +54,38 @@ func TestRegistryVariables(t *testing.T) {
 	}
 	assert.Equal(t, []string{"issue_id", "issue_title", "stage", "flow", "branch", "labels", "pr_number", "pr_url", "head_sha"}, want)
 	assert.Equal(t, want, hooks.NewRegistry().Variables())
+}
+
+// What the host reads of an agent's documents stays inside the issue's
+// directory, whatever symlinks the agent makes, and is bounded in size.
+func TestReadFileStaysInTheIssueDirectory(t *testing.T) {
+	dir := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "secret")
+	require.NoError(t, os.WriteFile(outside, []byte("secret"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "review.md"), []byte("# Review\n"), 0o644))
+	require.NoError(t, os.Symlink(outside, filepath.Join(dir, "plan.md")))
+	require.NoError(t, os.Symlink("review.md", filepath.Join(dir, "alias.md")))
+	big, err := os.Create(filepath.Join(dir, "big.md"))
+	require.NoError(t, err)
+	require.NoError(t, big.Truncate(hooks.MaxDocumentBytes+1))
+	require.NoError(t, big.Close())
+	iss := &hooks.Issue{Dir: dir}
+
+	data, err := iss.ReadFile("review.md")
+	require.NoError(t, err)
+	assert.Equal(t, "# Review\n", string(data))
+	data, err = iss.ReadFile("alias.md")
+	require.NoError(t, err, "a symlink inside the directory is fine")
+	assert.Equal(t, "# Review\n", string(data))
+	for name, want := range map[string]string{
+		"plan.md":     "outside the issue directory",
+		"../secret":   "outside the issue directory",
+		"big.md":      "larger than 16 MiB",
+		"missing.md":  "cannot read it",
+		"/etc/passwd": "absolute paths",
+	} {
+		_, err := iss.ReadFile(name)
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), want, name)
+	}
 }

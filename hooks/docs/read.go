@@ -36,9 +36,9 @@ func readDoc(c *hooks.Call, name string) (*document, error) {
 	if err := checkRegular(c, name, path); err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(path)
+	data, err := c.Issue.ReadFile(name)
 	if err != nil {
-		return nil, fmt.Errorf("%s: cannot read it: %w", name, err)
+		return nil, err
 	}
 	return parseDocument(data), nil
 }

@@ -8,10 +8,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
-	"github.com/gofrs/flock"
+	"github.com/agenttree/agenttree/internal/proc"
 )
 
 // Write writes data to path: temp file in the same directory, fsync,
@@ -82,7 +83,7 @@ func Lock(ctx context.Context, path string, timeout time.Duration, what string) 
 		defer cancel()
 	}
 	fl := newLock(path)
-	ok, err := fl.TryLockContext(wait, 2*time.Millisecond)
+	ok, err := tryUntil(wait, fl, 2*time.Millisecond)
 	switch {
 	case ok:
 		// Say who holds it, for the error a waiter gives up with. The
@@ -110,15 +111,8 @@ func holder() string {
 }
 
 // Held reports whether another process holds the lock at path, without
-// taking it for longer than a look (and without writing to it).
-func Held(path string) bool {
-	fl := newLock(path)
-	ok, err := fl.TryLock()
-	if ok {
-		_ = fl.Unlock()
-	}
-	return err == nil && !ok
-}
+// taking it (and without writing to it).
+func Held(path string) bool { return held(path) }
 
 // HeldBy names the process the lock file at path says holds it ("pid 12,
 // agenttree controller"), or "" when it says nothing readable.
@@ -131,6 +125,11 @@ func HeldBy(path string) string {
 	if !ok || pid == "" {
 		return ""
 	}
+	if n, err := strconv.Atoi(pid); err == nil && !proc.Alive(n) {
+		// The file names the last agenttree process that held the lock;
+		// the one holding it now did not write its name.
+		return fmt.Sprintf("not agenttree's: the lock file names pid %s, %s, which has ended", pid, what)
+	}
 	return fmt.Sprintf("pid %s, %s", pid, what)
 }
 
@@ -141,9 +140,25 @@ func heldBy(path string) string {
 	return ""
 }
 
-// newLock is the lock of the file at path, created readable by all: a
-// lock file created 0600 by one user keeps every other from opening it,
-// so from ever taking the lock.
-func newLock(path string) *flock.Flock {
-	return flock.New(path, flock.SetPermissions(0o644))
+// locker is an exclusive lock on one file.
+type locker interface {
+	TryLock() (bool, error)
+	Unlock() error
+}
+
+// tryUntil tries to take l every retry until ctx is done.
+func tryUntil(ctx context.Context, l locker, retry time.Duration) (bool, error) {
+	for {
+		if err := ctx.Err(); err != nil {
+			return false, err
+		}
+		if ok, err := l.TryLock(); ok || err != nil {
+			return ok, err
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(retry):
+		}
+	}
 }

@@ -1,12 +1,16 @@
+//go:build unix
+
 package atomicfile_test
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -78,9 +82,26 @@ func TestLockThatCannotBeTakenIsNotBusy(t *testing.T) {
 
 // lockAsEnv makes the test binary, run as another user, try one lock and
 // print what Lock said.
-const lockAsEnv = "ATOMICFILE_TEST_LOCK"
+const (
+	lockAsEnv  = "ATOMICFILE_TEST_LOCK"
+	flockAsEnv = "ATOMICFILE_TEST_FLOCK"
+)
 
 func TestMain(m *testing.M) {
+	if path := os.Getenv(flockAsEnv); path != "" {
+		// What an agent can do to a file it may read: flock(2) it.
+		f, err := os.Open(path)
+		if err == nil {
+			err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		}
+		if err != nil {
+			fmt.Println(err)
+			os.Exit(1)
+		}
+		fmt.Println("flocked")
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	}
 	if path := os.Getenv(lockAsEnv); path != "" {
 		_, err := atomicfile.Lock(context.Background(), path, time.Second, "issue 3")
 		fmt.Printf("locked=%v busy=%v permission=%v: %v\n", err == nil, errors.Is(err, atomicfile.ErrLocked), errors.Is(err, fs.ErrPermission), err)
@@ -126,12 +147,37 @@ func TestYAMLRecords(t *testing.T) {
 	assert.Contains(t, err.Error(), path, "a broken record names its file")
 }
 
-// A lock file one user created is one every other user can take (once
-// free): it is made readable by all, which is all flock needs.
-func TestLockFileOfOneUserCanBeTakenByAnother(t *testing.T) {
+// A lock file root creates (a person's `sudo agenttree ...`) in a
+// directory another user owns is that user's: it does not lock them out.
+func TestLockFileRootCreatesIsTheDirectorysOwners(t *testing.T) {
 	other := ostest.OtherUser(t)
 	bin := ostest.Executable(t)
 	dir, err := os.MkdirTemp("", "atomicfile-shared-") // t.TempDir's parent is private
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	require.NoError(t, os.Chown(dir, other.UID, other.GID))
+	path := filepath.Join(dir, ".lock")
+	unlock, err := atomicfile.Lock(context.Background(), path, time.Second, "issue 3")
+	require.NoError(t, err)
+	unlock()
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.EqualValues(t, other.UID, fi.Sys().(*syscall.Stat_t).Uid)
+
+	cmd := other.Command(bin)
+	cmd.Env = append(os.Environ(), lockAsEnv+"="+path)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "locked=true", "the directory's owner takes the lock root left")
+}
+
+// A user who may only read a lock file (an agent of another OS user, who
+// reads the state) cannot take the lock, and holding flock(2) on it, which
+// any reader can, stalls nobody.
+func TestReadersCannotStallTheLock(t *testing.T) {
+	other := ostest.OtherUser(t)
+	bin := ostest.Executable(t)
+	dir, err := os.MkdirTemp("", "atomicfile-shared-")
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	require.NoError(t, os.Chmod(dir, 0o755))
@@ -144,5 +190,20 @@ func TestLockFileOfOneUserCanBeTakenByAnother(t *testing.T) {
 	cmd.Env = append(os.Environ(), lockAsEnv+"="+path)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	assert.Contains(t, string(out), "locked=true", "the other user takes the lock the first one left")
+	assert.Contains(t, string(out), "locked=false busy=false permission=true", "a reader cannot take it")
+
+	holder := other.Command(bin)
+	holder.Env = append(os.Environ(), flockAsEnv+"="+path)
+	stdout, err := holder.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, holder.Start())
+	t.Cleanup(func() { _ = holder.Process.Kill(); _ = holder.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "flocked\n", line)
+	unlock, err = atomicfile.Lock(context.Background(), path, time.Second, "issue 3")
+	require.NoError(t, err, "flock(2) held by a reader does not stall the lock")
+	assert.True(t, atomicfile.Held(path), "Held sees the lock, asking as a reader")
+	unlock()
+	assert.False(t, atomicfile.Held(path))
 }
