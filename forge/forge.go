@@ -244,6 +244,9 @@ var (
 	// ErrNotRerunnable: a check cannot be started again through the forge
 	// (a commit status posted by an outside CI service).
 	ErrNotRerunnable = errors.New("check cannot be rerun through the forge")
+	// ErrTampered: a record the forge keeps was changed outside agenttree
+	// (the local forge's PR and CI records): a person puts it right.
+	ErrTampered = errors.New("record changed outside agenttree")
 )
 
 // RateLimitError carries when a rate limit resets.

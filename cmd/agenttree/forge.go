@@ -7,6 +7,7 @@ import (
 	"github.com/agenttree/agenttree/forge/github"
 	"github.com/agenttree/agenttree/forge/local"
 	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/hooks/shell"
 	"github.com/agenttree/agenttree/internal/gitx"
 	"github.com/agenttree/agenttree/stages"
 )
@@ -19,8 +20,10 @@ func (a *app) openForge(cfg *stages.Config, stateDir string) *forge.LazyForge {
 		if cfg.Forge == "github" {
 			return github.New(a.ctx, github.Options{Repo: cfg.GitHub.Repo, Host: cfg.GitHub.Host, RepoDir: repoDir, Logger: a.logger()})
 		}
+		// CI runs the agents' code: as the sandbox's user, never the host's.
+		ciUser, ciRefused := shell.HostUser(cfg.Sandbox)
 		return local.New(a.ctx, local.Options{StateDir: stateDir, RepoDir: repoDir, DefaultBranch: cfg.DefaultBranch,
-			Project: cfg.Project, CICommand: cfg.CI.Command, CITimeout: cfg.CI.Timeout})
+			Project: cfg.Project, CICommand: cfg.CI.Command, CITimeout: cfg.CI.Timeout, CIUser: ciUser, CIRefused: ciRefused})
 	})
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agenttree/agenttree/internal/gittest"
 	"github.com/agenttree/agenttree/internal/testpipeline"
 )
 
@@ -121,4 +123,76 @@ func TestRepairWithoutALogAdopts(t *testing.T) {
 	assert.Equal(t, exitOK, r.code, r.stdout)
 	r = w.run(t, humanEnv, "next", "-i", itoa(id))
 	assert.Equal(t, exitOK, r.code, r.stderr)
+}
+
+// The review's attack, as an agent of the same user: the markers of a
+// store with chains removed, the issue and its PR record made to look
+// like ones from before chains (no chain, no log), with the stage, an
+// entry_pending and an approval written by hand. Nothing adopts them:
+// `next` refuses the issue and merges nothing, verify shows it; once a
+// person has put issue.yaml right and adopted it, the PR record is still
+// refused, saying what to do.
+func TestStateFromBeforeChainsCannotBeFaked(t *testing.T) {
+	w := newForgeRepo(t, testpipeline.Read(t, "local-forge"))
+	bare := filepath.Join(filepath.Dir(w.dir), "origin.git")
+	id := w.create(t, "Add search", "--stage", "implement")
+	gittest.Run(t, w.dir, "checkout", "-q", "-b", w.issue(t, id).Branch)
+	gittest.Commit(t, w.dir, "ok.txt", "ok\n", "search")
+	require.Equal(t, exitOK, w.run(t, agentEnv, "next").code)
+	require.Equal(t, exitOK, w.run(t, agentEnv, "pr", "wait", itoa(id), "--interval", "10ms").code)
+	require.Equal(t, exitOK, w.run(t, agentEnv, "next").code)
+	require.Equal(t, "review", w.issue(t, id).Stage)
+	head := strings.TrimSpace(gittest.Run(t, w.dir, "rev-parse", "HEAD"))
+
+	host := filepath.Join(w.dir, "_agenttree", "host")
+	prs := filepath.Join(host, "forge", "prs")
+	for _, p := range []string{filepath.Join(prs, ".chained"), filepath.Join(prs, "1.chain.jsonl"),
+		filepath.Join(host, "issues", ".chained"), filepath.Join(host, "layout")} {
+		require.NoError(t, os.RemoveAll(p))
+	}
+	appendFile(t, filepath.Join(prs, "1.yaml"), "approvals:\n    - by: alice\n      sha: "+head+"\n      at: 2026-11-23T16:58:00Z\n")
+	issueYAML := filepath.Join(w.hostDir(id), "issue.yaml")
+	data, err := os.ReadFile(issueYAML)
+	require.NoError(t, err)
+	var good strings.Builder // as sed -e '/^chain:/d'
+	for _, line := range strings.SplitAfter(string(data), "\n") {
+		if !strings.HasPrefix(line, "chain:") {
+			good.WriteString(line)
+		}
+	}
+	forged := strings.Replace(good.String(), "stage: review", "stage: accepted", 1) + "entry_pending:\n    stage: accepted\n    from: review\n"
+	require.NoError(t, os.WriteFile(issueYAML, []byte(forged), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(w.hostDir(id), "events.jsonl"), []byte(`{"legacy":true}`+"\n"), 0o644))
+
+	r := w.run(t, agentEnv, "next")
+	assert.Equal(t, exitWaiting, r.code, "stdout %s\nstderr %s", r.stdout, r.stderr)
+	assert.Contains(t, r.stderr, "issue 1 was changed outside agenttree")
+	assert.Contains(t, r.stderr, "as if it came from before chains")
+	assert.NotContains(t, r.stdout, "merged PR")
+	r = w.run(t, humanEnv, "verify", itoa(id))
+	assert.Equal(t, exitBlocked, r.code, r.stdout)
+	assert.Contains(t, r.stdout, "issue 1: CHANGED OUTSIDE AGENTTREE")
+	assert.Contains(t, r.stdout, "as if it came from before chains")
+	r = w.run(t, humanEnv, "repair", itoa(id))
+	assert.Equal(t, exitBlocked, r.code)
+	assert.Contains(t, r.stderr, "agenttree repair 1 --adopt")
+
+	// A person puts issue.yaml back as it was and adopts it.
+	require.NoError(t, os.WriteFile(issueYAML, []byte(good.String()), 0o644))
+	r = w.run(t, humanEnv, "repair", itoa(id), "--adopt")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	r = w.run(t, humanEnv, "next", "-i", itoa(id))
+	assert.NotEqual(t, exitOK, r.code, "stdout %s\nstderr %s", r.stdout, r.stderr)
+	assert.Contains(t, r.stdout+r.stderr, "local PR #1: its record was changed outside agenttree")
+	assert.Contains(t, r.stdout+r.stderr, "removes the record")
+	assert.Equal(t, "review", w.issue(t, id).Stage)
+	assert.NotContains(t, gittest.Run(t, bare, "ls-tree", "--name-only", "main"), "ok.txt", "nothing was merged")
+}
+
+func appendFile(t *testing.T, path, text string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(text)
+	require.NoError(t, errors.Join(err, f.Close()))
 }

@@ -45,7 +45,8 @@ const (
 	// OpUpdate is a change made through Tx.Update.
 	OpUpdate Op = "update"
 	// OpMigrate starts the chain of an issue written before issues had
-	// one, from its state then.
+	// one, from its state then, when its state directory is migrated from
+	// the first layout.
 	OpMigrate Op = "migrate"
 	// OpRepair restores the last consistent state the log holds.
 	OpRepair Op = "repair"
@@ -107,15 +108,6 @@ const (
 
 func (s *Store) events(id int) chain.Log {
 	return chain.Log{Path: filepath.Join(s.HostDir(id), eventsFile)}
-}
-
-// chainedMarker exists once every issue of the store has a chain (see
-// startChains): from then on an issue without one was tampered with.
-func (s *Store) chainedMarker() string { return filepath.Join(s.layout.HostIssues(), ".chained") }
-
-func (s *Store) chained() bool {
-	_, err := os.Stat(s.chainedMarker())
-	return err == nil
 }
 
 // stateHash is the hash Event.StateHash holds for iss: of its JSON, so
@@ -190,58 +182,79 @@ func (s *Store) commit(prev string, iss *Issue, op Op, entries []HistoryEntry, n
 	return data, nil
 }
 
-// startChains gives every issue written before chains existed its chain
-// (OpMigrate, from its state now), then writes the marker that says all
-// issues have one. From then on, an issue without a chain, or without
-// its events.jsonl, was changed outside agenttree: removing the chain
-// field and the log does not pass an issue off as an old one. It runs
-// once per state directory, under the issue list's lock; an issue that
-// cannot be read is left as it is (it is damaged, and says so when used).
-func (s *Store) startChains(ctx context.Context) error {
-	if s.chained() {
-		return nil
-	}
+// adoptPreChains gives every issue from before chains its chain
+// (OpMigrate, from its state as it is), while its state directory is
+// migrated from the first layout (statedir.Layout.Migrate said so), then
+// records that this is done: at any other time, an issue without a chain
+// is tampering, never one from before chains. It holds the issue list's
+// lock. An issue that cannot be read is left as it is (it is damaged,
+// and says so when used).
+func (s *Store) adoptPreChains(ctx context.Context) error {
 	if _, err := os.Stat(s.layout.HostIssues()); errors.Is(err, fs.ErrNotExist) {
-		return nil // nothing yet: Create writes the marker with the first issue
+		return s.layout.Adopted(ctx) // no issues
 	}
 	unlock, err := s.lock(ctx, s.listLock(), "the issue list")
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	return s.startChainsLocked(ctx)
+	return s.adoptPreChainsLocked(ctx)
 }
 
-// startChainsLocked is startChains with the issue list's lock held.
-func (s *Store) startChainsLocked(ctx context.Context) error {
-	if s.chained() {
-		return nil
-	}
+// adoptPreChainsLocked is adoptPreChains with the issue list's lock held.
+func (s *Store) adoptPreChainsLocked(ctx context.Context) error {
 	ids, err := s.ids()
 	if err != nil {
 		return err
 	}
 	busy := false
 	for _, id := range ids {
-		// An issue busy for longer than a moment is chained by its next
-		// Lock, and the marker waits for the next Open.
+		// An issue busy for longer than a moment is adopted by the next
+		// Open: the migration is done only once every issue is.
 		lctx, cancel := context.WithTimeout(ctx, time.Second)
-		tx, err := s.Lock(lctx, id) // Lock starts the chain of an unchained issue
+		tx, err := s.lockRaw(lctx, id)
 		cancel()
 		switch {
-		case err == nil:
-			tx.Unlock()
-		case ctx.Err() != nil, errors.Is(err, fs.ErrPermission):
-			return fmt.Errorf("start the tamper-evident log of issue %d: %w", id, err)
-		case errors.Is(err, atomicfile.ErrLocked):
+		case errors.Is(err, atomicfile.ErrLocked) && ctx.Err() == nil:
 			busy = true
-		default:
-			// Tampered, damaged or gone: said when the issue is used.
+			continue
+		case errors.Is(err, ErrNotFound):
+			continue
+		case err != nil:
+			return fmt.Errorf("start the tamper-evident log of issue %d: %w", id, err)
+		}
+		err = tx.adoptPreChain()
+		tx.Unlock()
+		if err != nil {
+			return fmt.Errorf("start the tamper-evident log of issue %d: %w", id, err)
 		}
 	}
 	if busy {
-		return nil // the next Open finishes
+		return nil
 	}
-	stamp := fmt.Sprintf("every issue has a hash-chained %s since %s\n", eventsFile, s.now().UTC().Format(time.RFC3339))
-	return atomicfile.Write(s.chainedMarker(), []byte(stamp), 0o644)
+	return s.layout.Adopted(ctx)
+}
+
+// adoptPreChain starts the chain of the issue if it is from before
+// chains (preChain), its old log set aside in events.pre-chain.jsonl.
+func (t *Tx) adoptPreChain() error {
+	iss, err := t.s.read(t.id)
+	if err != nil || iss.ID != t.id || !t.s.preChain(t.id, iss) {
+		return nil // chained, or damaged: every Lock checks it
+	}
+	_, _, err = t.startChain(iss, OpMigrate, preChainFile)
+	return err
+}
+
+// preChain reports whether iss, issue id's issue.yaml, is as an issue
+// from before chains was: no chain field, and a log with no line of a
+// chain (the old one, of one line per history entry), or none (the old
+// log followed issue.yaml, so a crash could leave none).
+func (s *Store) preChain(id int, iss *Issue) bool {
+	if iss.Chain != "" {
+		return false
+	}
+	lines, err := s.events(id).Verify()
+	return len(lines) == 0 && (err == nil || errors.Is(err, fs.ErrNotExist) ||
+		errors.Is(err, chain.ErrFormat) || errors.Is(err, chain.ErrTorn))
 }

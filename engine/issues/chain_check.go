@@ -55,9 +55,6 @@ const (
 	// headInterrupted: the last line was logged, but a crash stopped
 	// the write of issue.yaml that follows it.
 	headInterrupted
-	// headUnchained: an issue from before chains, while the store has
-	// not given every issue one yet.
-	headUnchained
 )
 
 // head is what checkHead found.
@@ -84,8 +81,8 @@ func (s *Store) checkHead(id int, iss *Issue) (head, error) {
 		}
 		return head{tail: tail}, s.tampered(iss, "its events.jsonl is missing or empty")
 	case errors.As(err, &ce):
-		if iss.Chain == "" && errors.Is(ce, chain.ErrFormat) && !s.chained() {
-			return head{state: headUnchained, tail: tail}, nil // the log of an issue from before chains
+		if iss.Chain == "" && errors.Is(ce, chain.ErrFormat) {
+			return head{tail: tail}, s.tampered(iss, problemPreChain)
 		}
 		return head{tail: tail}, s.tampered(iss, fmt.Sprintf("the last line of its events.jsonl: %v", ce.Err))
 	case err != nil:
@@ -125,6 +122,11 @@ func (s *Store) checkHead(id int, iss *Issue) (head, error) {
 	}
 	return h, s.tampered(iss, "issue.yaml's chain does not name the last line of its events.jsonl (lines were cut off the log, or issue.yaml was replaced)")
 }
+
+// problemPreChain is an issue made to look like one from before chains,
+// which only a migration from the first layout has, and adopts.
+const problemPreChain = "it has no chain and its events.jsonl is not a hash chain, as if it came from before chains " +
+	"(those got their chains when their state directory was migrated)"
 
 // after is the issue ev logged, from the history before it.
 func (ev *Event) after(history []HistoryEntry) *Issue {
@@ -169,8 +171,8 @@ func notFound(id int) error {
 }
 
 // load reads issue.yaml under the lock and checks its head: it finishes a
-// write a crash interrupted, starts the chain of an issue from before
-// chains, and refuses an issue changed outside agenttree.
+// write a crash interrupted, and refuses an issue changed outside
+// agenttree.
 func (t *Tx) load() (*Issue, error) {
 	path := t.s.path(t.id)
 	data, err := os.ReadFile(path)
@@ -201,16 +203,11 @@ func (t *Tx) load() (*Issue, error) {
 			return nil, err
 		}
 	}
-	switch h.state {
-	case headInterrupted:
+	if h.state == headInterrupted {
 		iss = h.next
 		iss.Chain = h.tail.Last.Hash
 		if data, err = t.s.write(iss); err != nil {
 			return nil, fmt.Errorf("issue %d: finish the write a crash interrupted: %w", t.id, err)
-		}
-	case headUnchained:
-		if data, _, err = t.startChain(iss, OpMigrate, preChainFile); err != nil {
-			return nil, err
 		}
 	}
 	t.data, t.head = data, iss.Chain
@@ -252,7 +249,7 @@ func (s *Store) checked(id int, iss *Issue) (*Issue, error) {
 			h.next.Chain = h.tail.Last.Hash
 			return h.next, nil
 		case err == nil:
-			return iss, nil // consistent, or chained by the next Lock
+			return iss, nil
 		case !errors.As(err, &te) || try == 3:
 			return nil, err
 		}

@@ -15,8 +15,8 @@ type RepairAction string
 const (
 	// RepairNone: nothing was wrong.
 	RepairNone RepairAction = "none"
-	// RepairFinished: a write a crash interrupted was finished, or a
-	// chain started, as the next command would have.
+	// RepairFinished: a write a crash interrupted was finished, as the
+	// next command would have.
 	RepairFinished RepairAction = "finished"
 	// RepairRestored: issue.yaml is the last consistent state of the log
 	// again.
@@ -72,7 +72,7 @@ func (s *Store) Repair(ctx context.Context, id int, adopt bool) (*Repaired, erro
 	}
 	done := &Repaired{ID: id, Action: RepairNone, Problems: rep.Problems}
 	if rep.OK {
-		if rep.Interrupted || rep.Torn || rep.Unchained {
+		if rep.Interrupted || rep.Torn {
 			done.Action = RepairFinished
 		}
 		iss, err := tx.load()

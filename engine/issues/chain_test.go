@@ -127,6 +127,18 @@ func TestAttacksAreDetected(t *testing.T) {
 			refused: true, problem: "no chain and no events.jsonl",
 		},
 		{
+			name: "delete the chain field and the layout marker, and put a log of the old kind, to pass as an issue from before chains",
+			attack: func(t *testing.T, issueYAML, events string) {
+				rewrite(t, issueYAML, func(s string) string {
+					return strings.Replace(s[:strings.Index(s, "chain:")], "stage: implement.review", "stage: accepted", 1) +
+						"entry_pending:\n    stage: accepted\n    from: implement.review\n"
+				})
+				require.NoError(t, os.WriteFile(events, []byte(`{"legacy":true}`+"\n"), 0o644))
+				require.NoError(t, os.Remove(filepath.Join(filepath.Dir(issueYAML), "..", "..", "layout")))
+			},
+			refused: true, problem: "as if it came from before chains",
+		},
+		{
 			name: "cut the last line off the log",
 			attack: func(t *testing.T, _, events string) {
 				lines := logLines(t, events)
@@ -187,6 +199,9 @@ func TestAttacksAreDetected(t *testing.T) {
 			s, iss := moved(t)
 			tt.attack(t, filepath.Join(s.HostDir(iss.ID), "issue.yaml"), filepath.Join(s.HostDir(iss.ID), "events.jsonl"))
 			attacked := snapshot(t, s, iss.ID)
+			s, err := issues.Open(s.Root()) // opening the store again adopts nothing
+			require.NoError(t, err)
+			assert.Equal(t, attacked, snapshot(t, s, iss.ID))
 
 			rep, err := s.Verify(iss.ID)
 			require.NoError(t, err)
@@ -213,7 +228,7 @@ func TestAttacksAreDetected(t *testing.T) {
 			}
 
 			done, err := s.Repair(context.Background(), iss.ID, false)
-			if tt.name == "delete events.jsonl" || strings.HasPrefix(tt.name, "delete the chain field and events.jsonl") {
+			if tt.name == "delete events.jsonl" || strings.HasPrefix(tt.name, "delete the chain field and ") {
 				require.ErrorIs(t, err, issues.ErrNothingToRestore)
 				assert.Contains(t, err.Error(), "--adopt")
 				return
@@ -383,50 +398,6 @@ func crashBeforeIssueYAML(change func(*issues.Issue)) func(*testing.T, *issues.S
 	}
 }
 
-// An issue from before chains keeps working: its chain starts from its
-// state when the store is opened, its old log kept aside; from then on,
-// an issue without a chain is tampering.
-func TestIssuesFromBeforeChainsAreMigrated(t *testing.T) {
-	root := filepath.Join(t.TempDir(), "_agenttree")
-	s, err := issues.Open(root)
-	require.NoError(t, err)
-	old, err := s.Create(context.Background(), &issues.Issue{Title: "Old", Slug: "old", Flow: "default", Stage: "implement.code"}, "human")
-	require.NoError(t, err)
-	// Make it what an earlier agenttree left: no chain, a log of one line
-	// per history entry, and no marker.
-	dir := s.HostDir(old.ID)
-	rewrite(t, filepath.Join(dir, "issue.yaml"), func(s string) string { return s[:strings.Index(s, "chain:")] })
-	oldLog := `{"issue":1,"version":1,"from":"","to":"implement.code","kind":"create","actor":"human","reason":"","at":"2024-01-01T00:00:00Z"}` + "\n"
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "events.jsonl"), []byte(oldLog), 0o644))
-	require.NoError(t, os.Remove(filepath.Join(root, "host", "issues", ".chained")))
-
-	s, err = issues.Open(root)
-	require.NoError(t, err)
-	got, err := s.Get(old.ID)
-	require.NoError(t, err)
-	assert.NotEmpty(t, got.Chain, "opening the store chained it")
-	assert.Equal(t, old.Version, got.Version, "migrating is no change of the issue")
-	kept, err := os.ReadFile(filepath.Join(dir, "events.pre-chain.jsonl"))
-	require.NoError(t, err)
-	assert.Equal(t, oldLog, string(kept))
-	rep, err := s.Verify(old.ID)
-	require.NoError(t, err)
-	assert.True(t, rep.OK, "%+v", rep)
-	assert.Contains(t, strings.Join(rep.Notes, "\n"), "migrate")
-	_, err = s.Update(context.Background(), old.ID, got.Version, func(cur *issues.Issue) error { return nil })
-	require.NoError(t, err)
-
-	// Now every issue has a chain: one without is tampering, even with a
-	// log of the old kind beside it.
-	rewrite(t, filepath.Join(dir, "issue.yaml"), func(s string) string { return s[:strings.Index(s, "chain:")] })
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "events.jsonl"), []byte(oldLog), 0o644))
-	_, err = issues.Open(root)
-	require.NoError(t, err)
-	_, err = s.Update(context.Background(), old.ID, got.Version+1, func(cur *issues.Issue) error { return nil })
-	var te *issues.TamperedError
-	require.ErrorAs(t, err, &te)
-}
-
 // Each write of issue.yaml is one line of events.jsonl, with the issue's
 // id, version, the history entries it added and the state it produced;
 // the lines' entries are the issue's history.
@@ -508,13 +479,18 @@ func TestTamperedErrorBoundsWhatItLists(t *testing.T) {
 	assert.True(t, bytes.Contains([]byte(err.Error()), []byte("agenttree repair 3")))
 }
 
-// A Create a crash stopped between its line and issue.yaml is no issue to
-// readers yet, and the next Lock finishes it.
+// A Create a crash stopped between its line and issue.yaml reads as
+// created (never silently absent from lists), and the next Lock finishes
+// it. An issue.yaml missing after later writes is damage.
 func TestCreateCutShortIsFinished(t *testing.T) {
 	s, iss := newStore(t)
 	require.NoError(t, os.Remove(filepath.Join(s.HostDir(iss.ID), "issue.yaml")))
-	_, err := s.Get(iss.ID)
-	require.ErrorIs(t, err, issues.ErrNotFound)
+	read, err := s.Get(iss.ID)
+	require.NoError(t, err)
+	assert.Equal(t, iss.Title, read.Title)
+	list, err := s.List()
+	require.NoError(t, err)
+	require.Len(t, list, 1)
 	tx, got, err := s.Begin(context.Background(), iss.ID)
 	require.NoError(t, err)
 	tx.Unlock()
@@ -522,6 +498,15 @@ func TestCreateCutShortIsFinished(t *testing.T) {
 	onDisk, err := s.Get(iss.ID)
 	require.NoError(t, err)
 	assert.Equal(t, got, onDisk)
+	assert.FileExists(t, filepath.Join(s.HostDir(iss.ID), "issue.yaml"))
+
+	_, err = s.Update(context.Background(), iss.ID, got.Version, func(cur *issues.Issue) error { cur.Title = "later"; return nil })
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(filepath.Join(s.HostDir(iss.ID), "issue.yaml")))
+	_, err = s.Get(iss.ID)
+	var tampered *issues.TamperedError
+	require.ErrorAs(t, err, &tampered)
+	assert.Contains(t, err.Error(), "issue.yaml is missing")
 }
 
 // Another issue's files, consistent among themselves, are not this

@@ -27,12 +27,10 @@ type Report struct {
 	// (finished by the next command), a chain started late.
 	Notes []string `json:"notes,omitempty"`
 	// Interrupted: the log's last line is a write issue.yaml does not
-	// have yet; Torn: the log ends in an incomplete line; Unchained: an
-	// issue from before chains. The next command that locks the issue
-	// sets each right.
+	// have yet; Torn: the log ends in an incomplete line. The next
+	// command that locks the issue sets each right.
 	Interrupted bool `json:"interrupted,omitempty"`
 	Torn        bool `json:"torn,omitempty"`
-	Unchained   bool `json:"unchained,omitempty"`
 }
 
 // replayed is an issue's log read whole, each line's state rebuilt.
@@ -182,11 +180,6 @@ func (s *Store) compare(rep *Report, iss *Issue, r *replayed) {
 	if iss.ID != rep.ID {
 		rep.Problems = append(rep.Problems, fmt.Sprintf("issue.yaml says it is issue %d", iss.ID))
 	}
-	if r.problem != "" && iss.Chain == "" && len(r.lines) == 0 && !s.chained() {
-		rep.Unchained = true
-		rep.Notes = append(rep.Notes, "it has no chain yet: the next command that locks it starts one")
-		return
-	}
 	if r.problem != "" {
 		rep.Problems = append(rep.Problems, r.problem)
 	}
@@ -194,6 +187,8 @@ func (s *Store) compare(rep *Report, iss *Issue, r *replayed) {
 		switch {
 		case iss.Chain == "" && (r.missing || r.problem == ""):
 			rep.Problems = append(rep.Problems, "it has no chain and no events.jsonl, so whether it was changed cannot be told")
+		case iss.Chain == "":
+			rep.Problems = append(rep.Problems, problemPreChain)
 		case r.missing || r.problem == "":
 			rep.Problems = append(rep.Problems, "its events.jsonl is missing or empty")
 		}

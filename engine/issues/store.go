@@ -43,20 +43,25 @@ type Store struct {
 }
 
 // Open opens the state directory root, moving a first-layout directory's
-// host files under host/ (statedir.Layout.Migrate) and giving issues
-// from before hash-chained logs theirs (startChains). Nothing is created
-// until the first issue is.
+// host files under host/ (statedir.Layout.Migrate); while that migration
+// is under way, the issues from before hash-chained logs get theirs
+// (adoptPreChains). Nothing is created until the first issue is.
 func Open(root string) (*Store, error) {
 	layout := statedir.Layout{Root: root}
-	// The migrations hold their locks for a few writes, once per state
+	// The migration holds its locks for a few writes, once per state
 	// directory: a bounded wait needs no caller's context.
-	if err := layout.Migrate(context.Background()); err != nil {
+	ctx := context.Background()
+	adopt, err := layout.Migrate(ctx)
+	if err != nil {
 		return nil, err
 	}
 	s := &Store{root: root, layout: layout, LockTimeout: 30 * time.Second, now: time.Now}
+	if !adopt {
+		return s, nil
+	}
 	// A process that may not write the host's files (an agent of another
-	// OS user) leaves the chains to the host's next command.
-	if err := s.startChains(context.Background()); err != nil && !errors.Is(err, fs.ErrPermission) {
+	// OS user) leaves the adoption to the host's next command.
+	if err := s.adoptPreChains(ctx); err != nil && !errors.Is(err, fs.ErrPermission) {
 		return nil, err
 	}
 	return s, nil
@@ -101,10 +106,9 @@ func (s *Store) read(id int) (*Issue, error) {
 	var iss Issue
 	err := atomicfile.ReadYAML(s.path(id), &iss)
 	if errors.Is(err, os.ErrNotExist) {
-		if _, err := s.missing(id); err != nil {
-			return nil, err
-		}
-		return nil, notFound(id) // being created
+		// Created as far as its log goes (the next locked access writes
+		// its issue.yaml), or damaged: never silently absent.
+		return s.missing(id)
 	}
 	if err != nil {
 		return nil, err
@@ -165,7 +169,8 @@ func (s *Store) Create(ctx context.Context, iss *Issue, actor string) (*Issue, e
 		return nil, fmt.Errorf("create state directory: %w", err)
 	}
 	// A new state directory records its layout and its host now.
-	if err := s.layout.Migrate(ctx); err != nil {
+	adopt, err := s.layout.Migrate(ctx)
+	if err != nil {
 		return nil, err
 	}
 	unlock, err := s.lock(ctx, s.listLock(), "the issue list")
@@ -173,8 +178,10 @@ func (s *Store) Create(ctx context.Context, iss *Issue, actor string) (*Issue, e
 		return nil, err
 	}
 	defer unlock()
-	if err := s.startChainsLocked(ctx); err != nil {
-		return nil, err
+	if adopt {
+		if err := s.adoptPreChainsLocked(ctx); err != nil {
+			return nil, err
+		}
 	}
 	ids, err := s.ids()
 	if err != nil {
@@ -225,7 +232,7 @@ func (s *Store) Create(ctx context.Context, iss *Issue, actor string) (*Issue, e
 	return &created, nil
 }
 
-// listLock serializes the writers of the issue list: Create, startChains.
+// listLock serializes the writers of the issue list: Create, adoptPreChains.
 func (s *Store) listLock() string { return filepath.Join(s.layout.HostIssues(), ".lock") }
 
 func (s *Store) lastIDPath() string { return filepath.Join(s.layout.HostIssues(), ".last-id") }

@@ -60,6 +60,16 @@ type Options struct {
 	// (default 10 seconds). Windows has no TERM: there the command is
 	// killed at CITimeout, and what it started keeps running.
 	CIGrace time.Duration
+	// CIUser is the OS user CICommand runs as (`sandbox: user:NAME`), in
+	// a checkout handed over to it, so that the agents' code never runs
+	// with the host's authority; the runner itself, which records the
+	// result, stays this process's user, which must be root. Empty: this
+	// process's user.
+	CIUser string
+	// CIRefused, when set, is why CICommand may not run on this host (a
+	// container sandbox, whose CI does not run in containers yet):
+	// Checks reports it and runs nothing.
+	CIRefused error
 	// Runner is the command that runs one CI attempt in the background;
 	// the attempt's arguments are appended to it (see cirun.Start).
 	// Default: this executable with cirun.Command, agenttree's hidden
@@ -129,13 +139,9 @@ func New(ctx context.Context, opts Options) (*Forge, error) {
 	if err := f.makeDirs(); err != nil {
 		return nil, err
 	}
-	// From the first use on, a PR record with no log line vouching for
-	// it was written outside agenttree.
-	if err := f.InitRecords(); err != nil {
-		return nil, err
-	}
 	f.ci, err = ci.New(ci.Options{Dir: filepath.Join(f.dir, "checks"), LockDir: filepath.Join(f.dir, "locks"), Bare: f.bare,
-		Command: opts.CICommand, Timeout: opts.CITimeout, Grace: opts.CIGrace, Runner: opts.Runner, LockTimeout: opts.LockTimeout})
+		Command: opts.CICommand, Timeout: opts.CITimeout, Grace: opts.CIGrace, User: opts.CIUser, Refused: opts.CIRefused,
+		Runner: opts.Runner, LockTimeout: opts.LockTimeout})
 	if err != nil {
 		return nil, err
 	}

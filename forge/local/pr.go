@@ -62,13 +62,10 @@ func prName(n int) string { return strconv.Itoa(n) + ".yaml" }
 
 // prRecords are the PR records, each logged in a hash chain beside it
 // (prs/N.chain.jsonl), so a record changed by hand (an approval added, a
-// state changed) is not taken for one agenttree wrote.
+// state changed) is not taken for one agenttree wrote. Records from
+// before logs got theirs when their state directory was migrated
+// (statedir.Layout.Migrate).
 func (f *Forge) prRecords() chain.Records { return chain.Records{Dir: filepath.Join(f.dir, "prs")} }
-
-// InitRecords gives the PR records from before their logs theirs, once:
-// the forge calls it when it opens the state directory, before anyone
-// can have written a record by hand (see chain.Records.Init).
-func (f *Forge) InitRecords() error { return f.prRecords().Init() }
 
 // Record returns PR number's stored record (comments, review threads and
 // approvals included); its HeadSHA may be older than the live one PR
@@ -83,9 +80,13 @@ func (f *Forge) read(n int) (*Record, error) {
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return nil, fmt.Errorf("local PR #%d: %w (PRs are in %s)", n, forge.ErrNotFound, filepath.Join(f.dir, "prs"))
+	case errors.Is(err, chain.ErrUnlogged):
+		return nil, fmt.Errorf("local PR #%d: its record was changed outside agenttree, which does not use it (%w): %w; "+
+			"with its log gone nothing holds what agenttree wrote, so a person removes the record (create_pr then opens the PR again, "+
+			"to be reviewed again)", n, forge.ErrTampered, err)
 	case errors.As(err, &changed):
-		return nil, fmt.Errorf("local PR #%d: its record was changed outside agenttree, which does not use it: %w; "+
-			"a person puts back the version agenttree last wrote (the content of the last line of %s)", n, err, changed.Log)
+		return nil, fmt.Errorf("local PR #%d: its record was changed outside agenttree, which does not use it (%w): %w; "+
+			"a person puts back the version agenttree last wrote (the content of the last line of %s)", n, forge.ErrTampered, err, changed.Log)
 	case err != nil:
 		return nil, err
 	}

@@ -1,3 +1,5 @@
+//go:build unix
+
 package local_test
 
 import (
@@ -13,6 +15,7 @@ import (
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/forge/local"
 	"github.com/agenttree/agenttree/internal/chain"
+	"github.com/agenttree/agenttree/internal/statedir"
 )
 
 // writeRecord writes a forge record as agenttree does, through its log:
@@ -53,6 +56,15 @@ func TestCIResultWrittenByHandIsDetected(t *testing.T) {
 			},
 		},
 		{
+			name: "a failure turned into a success, its log and the markers removed",
+			why:  "it has no log",
+			attack: func(t *testing.T, e *env, f *local.Forge, sha, path string) {
+				waitCI(t, f, sha)
+				passOffAsFromBeforeLogs(t, e, path)
+				rewriteFile(t, path, "state: failure", "state: success")
+			},
+		},
+		{
 			name: "a failure removed, for another try",
 			why:  "it was removed",
 			attack: func(t *testing.T, _ *env, f *local.Forge, sha, path string) {
@@ -67,6 +79,7 @@ func TestCIResultWrittenByHandIsDetected(t *testing.T) {
 			pr := e.openPR(t, f)
 			path := filepath.Join(e.state, "host", "forge", "checks", pr.HeadSHA+".yaml")
 			tt.attack(t, e, f, pr.HeadSHA, path)
+			f = e.reopen(t, local.Options{CICommand: "exit 1"})
 
 			_, err := f.PR(ctx, pr.Number)
 			require.Error(t, err)
@@ -109,28 +122,98 @@ func TestApprovalAddedByHandIsDetected(t *testing.T) {
 	assert.Equal(t, forge.ReviewApproved, got2.ReviewDecision)
 }
 
-// Records from before their logs keep working: the forge gives them
-// their logs when it opens; a record changed after that is detected.
-func TestRecordsFromBeforeLogsAreAdopted(t *testing.T) {
+// An approval added to a PR record whose log (and every marker) was
+// removed, to pass it off as a record from before logs, is no approval
+// either: only the migration of a first-layout state directory adopts
+// records without logs. The error says what a person does.
+func TestApprovalWithItsLogRemovedIsDetected(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	e, f := newForge(t, local.Options{})
 	pr := e.openPR(t, f)
-	prs := filepath.Join(e.state, "host", "forge", "prs")
-	// What an earlier agenttree left: the record alone.
-	for _, name := range []string{"1.chain.jsonl", ".chained"} {
-		require.NoError(t, os.Remove(filepath.Join(prs, name)))
+	path := filepath.Join(e.state, "host", "forge", "prs", "1.yaml")
+	passOffAsFromBeforeLogs(t, e, path)
+	rewriteFile(t, path, "state: open", "state: open\napprovals:\n    - by: alice\n      sha: "+pr.HeadSHA+"\n      at: 2026-11-23T16:58:00Z")
+	forged, err := os.ReadFile(path)
+	require.NoError(t, err)
+	f = e.reopen(t, local.Options{})
+
+	_, err = f.PR(ctx, pr.Number)
+	require.ErrorIs(t, err, chain.ErrUnlogged)
+	assert.Contains(t, err.Error(), "local PR #1: its record was changed outside agenttree")
+	assert.Contains(t, err.Error(), "a person removes the record")
+	require.Error(t, f.Merge(ctx, pr.Number, forge.MergeMerge, false, ""), "nothing merges it")
+	require.Error(t, f.Approve(ctx, pr.Number, "bob"), "nor writes over it")
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, string(forged), string(got), "the forged record is left for a person to look at")
+	assert.NoFileExists(t, filepath.Join(filepath.Dir(path), "1.chain.jsonl"), "nothing adopted it")
+
+	// Removed by a person, the PR is opened again, to be reviewed again.
+	require.NoError(t, os.Remove(path))
+	again, _, err := f.EnsurePR(ctx, forge.NewPR{Branch: "feature"})
+	require.NoError(t, err)
+	assert.Equal(t, pr.Number, again.Number)
+	assert.NotEqual(t, forge.ReviewApproved, again.ReviewDecision)
+}
+
+// Records from before their logs keep working: migrating their
+// first-layout state directory gives them their logs; a record changed
+// after that is detected.
+func TestRecordsFromBeforeLogsAreAdopted(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, f := newForge(t, local.Options{CICommand: "exit 1"})
+	pr := e.openPR(t, f)
+	waitCI(t, f, pr.HeadSHA)
+	// What an earlier agenttree left: the forge beside the documents, the
+	// records alone.
+	host := filepath.Join(e.state, "host")
+	logs, err := filepath.Glob(filepath.Join(host, "forge", "*", "*.chain.jsonl"))
+	require.NoError(t, err)
+	require.Len(t, logs, 2)
+	for _, log := range logs {
+		require.NoError(t, os.Remove(log))
 	}
-	f = e.forge(t, local.Options{})
-	require.NoError(t, f.InitRecords())
+	require.NoError(t, os.Rename(filepath.Join(host, "forge"), filepath.Join(e.state, "forge")))
+	require.NoError(t, os.RemoveAll(host))
+
+	f = e.reopen(t, local.Options{CICommand: "exit 1"})
 	got, err := f.PR(ctx, pr.Number)
 	require.NoError(t, err)
 	assert.Equal(t, pr.Number, got.Number)
-	require.FileExists(t, filepath.Join(prs, "1.chain.jsonl"))
+	require.Len(t, got.Checks, 1)
+	assert.Equal(t, forge.CheckFailure, got.Checks[0].State)
+	for _, log := range logs {
+		require.FileExists(t, log)
+	}
 
-	rewriteFile(t, filepath.Join(prs, "1.yaml"), "state: open", "state: merged")
+	rewriteFile(t, filepath.Join(host, "forge", "prs", "1.yaml"), "state: open", "state: merged")
 	_, err = f.PR(ctx, pr.Number)
 	assert.ErrorContains(t, err, "changed outside agenttree")
+}
+
+// reopen opens the state directory again, as the next command does:
+// migrated (statedir.Layout.Migrate), then the forge on it.
+func (e *env) reopen(t *testing.T, opts local.Options) *local.Forge {
+	t.Helper()
+	l := statedir.Layout{Root: e.state}
+	adopt, err := l.Migrate(context.Background())
+	require.NoError(t, err)
+	if adopt { // no issues here to adopt
+		require.NoError(t, l.Adopted(context.Background()))
+	}
+	return e.forge(t, opts)
+}
+
+// passOffAsFromBeforeLogs removes the log of the record at path and every
+// marker that could say the state directory has logs.
+func passOffAsFromBeforeLogs(t *testing.T, e *env, path string) {
+	t.Helper()
+	for _, p := range []string{strings.TrimSuffix(path, ".yaml") + ".chain.jsonl", filepath.Join(filepath.Dir(path), ".chained"),
+		filepath.Join(e.state, "host", "layout")} {
+		require.NoError(t, os.RemoveAll(p))
+	}
 }
 
 func rewriteFile(t *testing.T, path, from, to string) {

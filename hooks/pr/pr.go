@@ -92,7 +92,8 @@ func forgeFailure(c *hooks.Call, what string, err error) hooks.Outcome {
 			wait = time.Minute
 		}
 		return pendingAs(hooks.ClassRateLimit, wait, fmt.Sprintf("%s: %v", what, err))
-	case errors.Is(err, forge.ErrUnavailable):
+	case errors.Is(err, forge.ErrUnavailable), errors.Is(err, forge.ErrTampered):
+		// A person puts it right: trying again changes nothing.
 		return hooks.FailAs(hooks.ClassConfig, "%s: %v", what, err)
 	case errors.Is(err, forge.ErrAuth):
 		return hooks.FailAs(hooks.ClassAuth, "%s: %v; check the token (`gh auth status`, GH_TOKEN)", what, err)

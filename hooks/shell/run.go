@@ -11,6 +11,7 @@
 // $AGENTTREE_VAR_<NAME> for the outputs of earlier hooks and the issue's
 // vars (set for the placeholders the command uses). Every command also
 // gets AGENTTREE_ISSUE (the id), AGENTTREE_STAGE and AGENTTREE_ISSUE_DIR.
+// It runs as the agents' OS user under `sandbox: user:NAME` (HostUser).
 //
 // A placeholder is one word wherever the shell expands it. Where it would
 // not (single quotes, a here-document with a quoted delimiter, after a
@@ -68,13 +69,13 @@ func Defs() []hooks.Def {
 	}
 }
 
-// run runs a shell command in the issue's work tree. It never waits
-// longer than its timeout: the command runs in its own process group, the
-// whole group is killed when time is up or the shell exits (on Windows only
-// the shell: see package proc), and a process
-// that escaped the group but keeps the output pipe open is cut off
-// waitDelay after the shell exits. With `must_pass: false` a failure is
-// only a warning.
+// run runs a shell command in the issue's work tree, as the sandbox's
+// user when the config names one (HostUser). It never waits longer than
+// its timeout: the command runs in its own process group, the whole group
+// is killed when time is up or the shell exits (on Windows only the
+// shell: see package proc), and a process that escaped the group but
+// keeps the output pipe open is cut off waitDelay after the shell exits.
+// With `must_pass: false` a failure is only a warning.
 func run(ctx context.Context, c *hooks.Call) hooks.Outcome {
 	o := runShell(ctx, c)
 	if o.Kind == hooks.KindFail && !mustPassParam.Get(c) {
@@ -95,6 +96,10 @@ func runShell(ctx context.Context, c *hooks.Call) hooks.Outcome {
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
+	user, err := HostUser(c.Settings().Sandbox)
+	if err != nil {
+		return hooks.FailAs(hooks.ClassConfig, "run %q: %v", command, err)
+	}
 	dir, err := issueWorkTree(ctx, c.Issue)
 	if err != nil {
 		return hooks.Failf("run %q: %v", command, err)
@@ -102,6 +107,9 @@ func runShell(ctx context.Context, c *hooks.Call) hooks.Outcome {
 	cmd := exec.CommandContext(ctx, "sh", "-c", text)
 	cmd.Dir = dir
 	cmd.Env = append(gitx.Environ(), env...)
+	if err := runAs(cmd, user); err != nil {
+		return hooks.FailAs(hooks.ClassConfig, "run %q: %v", command, err)
+	}
 	out := &tailBuffer{max: outputCap}
 	cmd.Stdout, cmd.Stderr = out, out // one writer: exec shares one pipe
 	proc.Group(cmd)

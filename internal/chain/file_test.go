@@ -102,27 +102,35 @@ func TestFileCrashAfterTheLogIsNoChange(t *testing.T) {
 	assert.Len(t, lines, 2)
 }
 
-// Records from before logs are adopted when the directory is opened;
-// after, a record without a log is one written by hand.
-func TestRecordsAdoptOnlyWhenOpened(t *testing.T) {
+// Records from before logs get their logs from Adopt (a migration's);
+// any other time, a record without its log is one written by hand, and
+// only Adopt, never a read, gives it one.
+func TestRecordsWithoutALogAreRefused(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "old.yaml"), []byte("old\n"), 0o644))
 	r := chain.Records{Dir: dir}
-	require.NoError(t, r.Init())
+	require.NoError(t, r.Adopt())
 	got, err := r.Read("old.yaml")
 	require.NoError(t, err)
 	assert.Equal(t, "old\n", string(got))
 	require.FileExists(t, filepath.Join(dir, "old.chain.jsonl"))
 
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "forged.yaml"), []byte("state: success\n"), 0o644))
-	require.NoError(t, r.Init(), "opened again")
-	_, err = r.Read("forged.yaml")
-	require.ErrorIs(t, err, chain.ErrUnlogged)
+	for range 2 {
+		got, err = r.Read("forged.yaml")
+		require.ErrorIs(t, err, chain.ErrUnlogged)
+		assert.Nil(t, got, "nothing of it is returned")
+		var changed *chain.ChangedError
+		require.ErrorAs(t, err, &changed)
+		assert.NoFileExists(t, filepath.Join(dir, "forged.chain.jsonl"))
+	}
 
 	require.NoError(t, r.Write("new.yaml", []byte("new\n")))
 	got, err = r.Read("new.yaml")
 	require.NoError(t, err)
 	assert.Equal(t, "new\n", string(got))
+	_, err = r.Read("none.yaml")
+	require.ErrorIs(t, err, os.ErrNotExist)
 }
 
 // Two processes adopting a file, and one writing it, at once make one

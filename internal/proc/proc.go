@@ -1,6 +1,7 @@
 // Package proc starts child processes so that nothing they start outlives
 // them by accident: each runs in a process group of its own, and a cancel
-// or a timeout ends the whole group. It also tells how a process ended.
+// or a timeout ends the whole group. It also runs a command as another
+// OS user (AsUser) and tells how a process ended.
 // Every child process agenttree starts (git, `run` hooks, CI) goes
 // through it.
 //

@@ -34,6 +34,14 @@ type Options struct {
 	// Timeout bounds one run (default 30 minutes); Grace is how long a run
 	// stopped at Timeout has between TERM and KILL (default 10 seconds).
 	Timeout, Grace time.Duration
+	// User is the OS user Command runs as (`sandbox: user:NAME`), in a
+	// checkout handed over to it; the runner stays this process's user.
+	// Empty: this process's user.
+	User string
+	// Refused, when set, is why Command may not run on this host (a
+	// container sandbox): Checks reports it, wrapped in
+	// forge.ErrUnavailable, and runs nothing.
+	Refused error
 	// Runner starts one attempt, its arguments appended (default: this
 	// executable with cirun.Command).
 	Runner []string
@@ -66,11 +74,6 @@ func New(opts Options) (*Runs, error) {
 		opts.Runner = []string{exe, cirun.Command}
 	}
 	r := &Runs{opts: opts}
-	// Before anything runs: the records already there are from before
-	// their logs, never ones written by hand since.
-	if err := r.records().Init(); err != nil && !errors.Is(err, os.ErrPermission) && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("forge: local: CI records: %w", err)
-	}
 	return r, nil
 }
 

@@ -62,7 +62,8 @@ func (r *Runs) lock(ctx context.Context, sha string) (func(), error) {
 
 // records are the CI records, each logged in a hash chain beside it
 // (SHA.chain.jsonl), so a result written by hand (state: success) is not
-// taken for one the CI run gave.
+// taken for one the CI run gave. Records from before logs got theirs
+// when their state directory was migrated (statedir.Layout.Migrate).
 func (r *Runs) records() chain.Records { return chain.Records{Dir: r.opts.Dir} }
 
 func (r *Runs) read(sha string) (*record, error) {
@@ -71,10 +72,13 @@ func (r *Runs) read(sha string) (*record, error) {
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return nil, nil
+	case errors.Is(err, chain.ErrUnlogged):
+		return nil, fmt.Errorf("local CI of %s: its record was changed outside agenttree, which does not use it (%w): %w; "+
+			"with its log gone nothing holds what the CI run gave, so a person removes the record to run CI again", gitx.ShortSHA(sha), forge.ErrTampered, err)
 	case errors.As(err, &changed):
-		return nil, fmt.Errorf("local CI of %s: its record was changed outside agenttree, which does not use it: %w; "+
+		return nil, fmt.Errorf("local CI of %s: its record was changed outside agenttree, which does not use it (%w): %w; "+
 			"a person puts back the version agenttree last wrote (the content of the last line of %s), or removes both to run CI again",
-			gitx.ShortSHA(sha), err, changed.Log)
+			gitx.ShortSHA(sha), forge.ErrTampered, err, changed.Log)
 	case err != nil:
 		return nil, err
 	}

@@ -34,6 +34,9 @@ const maxRestarts = 1
 // whose runner is known (pid 0: never started) and whose work tree is
 // known. The caller holds the commit's lock.
 func (r *Runs) start(ctx context.Context, sha string, attempt, restarts int, note string) (*record, error) {
+	if r.opts.Refused != nil {
+		return nil, fmt.Errorf("local CI of %s: %w: %w", gitx.ShortSHA(sha), forge.ErrUnavailable, r.opts.Refused)
+	}
 	r.sweep(sha, attempt)
 	rec, err := r.newAttempt(ctx, sha, attempt, restarts)
 	if err != nil {
@@ -105,7 +108,7 @@ func (r *Runs) attempt(rec *record) cirun.Attempt {
 	return cirun.Attempt{
 		Bare: r.opts.Bare.Dir, Worktree: rec.Worktree, Command: r.opts.Command,
 		LogFile: r.runPath(rec.SHA, rec.Attempt, ".log"), ResultFile: r.resultFile(rec),
-		Timeout: r.opts.Timeout, Grace: r.opts.Grace,
+		Timeout: r.opts.Timeout, Grace: r.opts.Grace, User: r.opts.User,
 	}
 }
 

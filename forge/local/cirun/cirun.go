@@ -32,15 +32,22 @@ type Attempt struct {
 	Timeout    time.Duration // the CI time limit
 	Grace      time.Duration // between TERM and KILL at the time limit (Unix; Windows kills at once)
 	Command    string        // run with sh -c in the work tree
+	// User is the OS user the command runs as (`sandbox: user:NAME`),
+	// its work tree handed over to it; empty: the runner's own user.
+	User string
 }
 
 // Args is the command line that hands a to a runner: what follows
 // Command.
 func (a Attempt) Args() []string {
-	return []string{
+	args := []string{
 		"--bare", a.Bare, "--worktree", a.Worktree, "--log", a.LogFile, "--result", a.ResultFile,
-		"--timeout", a.Timeout.String(), "--grace", a.Grace.String(), "--", a.Command,
+		"--timeout", a.Timeout.String(), "--grace", a.Grace.String(),
 	}
+	if a.User != "" {
+		args = append(args, "--user", a.User)
+	}
+	return append(args, "--", a.Command)
 }
 
 // parseAttempt reads what Args wrote. Flag errors go to stderr as well.
@@ -54,6 +61,7 @@ func parseAttempt(args []string, stderr io.Writer) (Attempt, error) {
 	fs.StringVar(&a.ResultFile, "result", "", "the `file` the result is published as")
 	fs.DurationVar(&a.Timeout, "timeout", 0, "the CI time limit")
 	fs.DurationVar(&a.Grace, "grace", 0, "how long CI has between TERM and KILL at the limit (Unix)")
+	fs.StringVar(&a.User, "user", "", "the OS `user` CI runs as (default: the runner's)")
 	if err := fs.Parse(args); err != nil {
 		return a, err
 	}

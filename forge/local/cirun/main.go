@@ -19,7 +19,9 @@ import (
 // arguments it cannot use.
 //
 // The CI command runs with `sh -c` in the attempt's work tree, its output
-// appended to the attempt's log. At the time limit its whole process
+// appended to the attempt's log; with a user (`sandbox: user:NAME`), as
+// that user, in a work tree handed over to it, while the runner stays the
+// host's to write the result. At the time limit its whole process
 // group gets TERM, and KILL after the grace; what it leaves running when
 // it ends is killed too. The runner then writes the result (whose
 // modification time is when CI ended), removes the work tree, and
@@ -75,6 +77,10 @@ func (a Attempt) execute(ctx context.Context) (Result, error) {
 	cmd.Dir = a.Worktree
 	cmd.Env = withoutMark(os.Environ())
 	cmd.Stdout, cmd.Stderr = out, out
+	if err := a.runAsUser(cmd); err != nil {
+		fmt.Fprintf(out, "agenttree: cannot run CI in %s: %v\n", a.Worktree, err)
+		return Result{Exit: 126}, nil
+	}
 	proc.GroupGraceful(cmd)
 	cmd.WaitDelay = a.Grace
 	// Cancel runs only when the limit (or ctx) came before CI ended, which

@@ -31,13 +31,19 @@ func NewWorktree() (string, error) {
 // (a Ctrl-C must not leave git's record of the work tree behind), for at
 // most a minute.
 func RemoveWorktree(ctx context.Context, bare *gitx.Repo, wt string) {
-	tmp := filepath.Dir(wt)
-	if wt == "" || filepath.Base(wt) != "src" || !strings.HasPrefix(filepath.Base(tmp), tempPrefix) {
+	if !madeByNewWorktree(wt) {
 		return
 	}
+	tmp := filepath.Dir(wt)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	_ = bare.WorktreeRemove(ctx, wt)
 	_ = os.RemoveAll(tmp)
 	_ = bare.WorktreePrune(ctx)
+}
+
+// madeByNewWorktree reports whether wt is a checkout path NewWorktree
+// returns: the only kind the runner removes or hands over.
+func madeByNewWorktree(wt string) bool {
+	return wt != "" && filepath.Base(wt) == "src" && strings.HasPrefix(filepath.Base(filepath.Dir(wt)), tempPrefix)
 }
