@@ -12,6 +12,7 @@ import (
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/internal/outbox"
 	"github.com/agenttree/agenttree/internal/tmux"
+	"github.com/agenttree/agenttree/sessions"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -238,32 +239,8 @@ func (p *postman) named(session string, err error) error {
 	return err
 }
 
-// SessionName is the tmux session of the agent working on iss: the
-// config's tmux.session template over the project, the agent's role and
-// the issue's id.
+// SessionName is the tmux session of the agent working on iss, the one
+// its messages go to (sessions.Name for sessions.AgentRole).
 func SessionName(cfg *stages.Config, iss *issues.Issue) string {
-	vars := map[string]string{"project": cfg.Project, "role": string(agentRole(cfg, iss)), "issue_id": strconv.Itoa(iss.ID),
-		"issue_title": iss.Title, "stage": iss.Stage, "branch": iss.Branch}
-	return tmux.SessionName(stages.Render(cfg.Tmux.Session, vars))
-}
-
-// agentRole is the role of the agent that works on iss: its stage's, or
-// while the controller or a person has the issue, that of the nearest
-// agent stage before it in its flow.
-func agentRole(cfg *stages.Config, iss *issues.Issue) stages.Role {
-	node, ok := cfg.Node(iss.Stage)
-	if !ok {
-		return stages.RoleDeveloper
-	}
-	flow, err := cfg.Flow(iss.Flow)
-	if err != nil {
-		return node.Role()
-	}
-	for i := flow.Index(node.Path); i >= 0; i-- {
-		n := flow.Nodes[i]
-		if !n.Controller() && !n.HumanReview() && n.Role() != stages.RoleHuman {
-			return n.Role()
-		}
-	}
-	return stages.RoleDeveloper
+	return sessions.Name(cfg, iss, sessions.AgentRole(cfg, iss))
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/agenttree/agenttree/internal/lines"
 	"github.com/agenttree/agenttree/internal/outbox"
 	"github.com/agenttree/agenttree/internal/proc"
+	"github.com/agenttree/agenttree/sessions"
 )
 
 // notifyTimeout bounds one run of notify.command.
@@ -48,7 +49,7 @@ func notify(ctx context.Context, e *engine.Engine, iss *issues.Issue, m outbox.M
 	cmd.Dir = e.WorkDir
 	// {{project}} and {{role}} are the controller's, beside the issue's own.
 	cmd.Env = append(append(gitx.Environ(), env...),
-		"AGENTTREE_VAR_PROJECT="+e.Config.Project, "AGENTTREE_VAR_ROLE="+string(agentRole(e.Config, iss)),
+		"AGENTTREE_VAR_PROJECT="+e.Config.Project, "AGENTTREE_VAR_ROLE="+string(sessions.AgentRole(e.Config, iss)),
 		"AGENTTREE_EVENT="+m.Kind, "AGENTTREE_MESSAGE="+m.Text)
 	cmd.Stdin = bytes.NewReader(payload)
 	var out bytes.Buffer

@@ -113,6 +113,12 @@ type Config struct {
 	Sandbox          Sandbox
 	AgentCreate      AgentCreate
 
+	// Agents and Roles say which programs work on issues, in sessions of
+	// which roles; Worktrees where.
+	Agents    []*Agent
+	Roles     []*RoleSessions
+	Worktrees Worktrees
+
 	Stages []*Stage
 	// Flows in the order they were declared; DefaultFlow names the one new
 	// issues use.
@@ -207,6 +213,7 @@ func Defaults() *Config {
 		Controller:     Controller{Interval: 10 * time.Second, Concurrency: 4},
 		CircuitBreaker: CircuitBreaker{HalfOpenAfter: 2, NoProgress: 3, SameError: 3},
 		Tmux:           Tmux{Session: "{{project}}-{{role}}-{{issue_id}}"},
+		Worktrees:      Worktrees{Dir: "../{{project}}-worktrees"},
 	}
 }
 

@@ -114,9 +114,10 @@ func (a *app) rootCmd() *cobra.Command {
 	root.PersistentFlags().StringVar(&a.configPath, "config", "", "path to .agenttree.yaml (default: found by walking up from the current directory)")
 	root.PersistentFlags().BoolVar(&a.debug, "debug", false, "log what the engine does to stderr")
 	root.AddCommand(a.initCmd(), a.validateCmd(), a.stagesCmd(), a.graphCmd(), a.issueCmd(),
-		a.nextCmd(), a.approveCmd(), a.statusCmd(), a.watchCmd(), a.inboxCmd(), a.sendCmd(), a.prCmd(), a.ciRunnerCmd(), a.controllerCmd(), a.tokenCmd(), a.doctorCmd(), a.demoAgentCmd())
+		a.nextCmd(), a.approveCmd(), a.statusCmd(), a.watchCmd(), a.inboxCmd(), a.sendCmd(), a.prCmd(), a.ciRunnerCmd(), a.controllerCmd(), a.tokenCmd(), a.doctorCmd(), a.demoCmd(), a.demoAgentCmd())
 	root.AddCommand(a.manualCmds()...)
 	root.AddCommand(a.verifyCmd(), a.repairCmd())
+	root.AddCommand(a.sessionCmds()...)
 	return root
 }
 

@@ -73,14 +73,24 @@ func (s *Sessions) Lookup(token string) (*Session, error) {
 }
 
 // Revoke forgets token; a token already gone is no error.
-func (s *Sessions) Revoke(token string) error {
-	if err := os.Remove(s.path(token)); err != nil && !errors.Is(err, os.ErrNotExist) {
+func (s *Sessions) Revoke(token string) error { return s.RevokeHash(Hash(token)) }
+
+// RevokeHash forgets the token whose Hash is hash: what a session record
+// keeps, never the token itself.
+func (s *Sessions) RevokeHash(hash string) error {
+	if _, err := hex.DecodeString(hash); err != nil || len(hash) != 2*sha256.Size {
+		return fmt.Errorf("not a session token's hash: %q", hash)
+	}
+	if err := os.Remove(filepath.Join(s.dir, hash+".yaml")); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 	return nil
 }
 
-func (s *Sessions) path(token string) string {
+// Hash is what identifies token on disk, its SHA-256 in hex.
+func Hash(token string) string {
 	sum := sha256.Sum256([]byte(token))
-	return filepath.Join(s.dir, hex.EncodeToString(sum[:])+".yaml")
+	return hex.EncodeToString(sum[:])
 }
+
+func (s *Sessions) path(token string) string { return filepath.Join(s.dir, Hash(token)+".yaml") }

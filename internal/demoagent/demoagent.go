@@ -67,10 +67,26 @@ func Classify(text string) Kind {
 		return KindConflict
 	case strings.Contains(text, "CI failed"):
 		return KindCIFailed
-	case strings.Contains(text, "Work on implement."):
+	case asksToWorkOn(text, "implement"):
 		return KindImplement
 	}
 	return KindOther
+}
+
+// asksToWorkOn reports whether text says "Work on STAGE" of stage or one
+// of its substages (implement, implement.code), not of a longer name
+// (implementation_review).
+func asksToWorkOn(text, stage string) bool {
+	for rest := text; ; {
+		i := strings.Index(rest, "Work on "+stage)
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len("Work on "+stage):]
+		if rest == "" || !(rest[0] == '_' || rest[0] >= 'a' && rest[0] <= 'z' || rest[0] >= 'A' && rest[0] <= 'Z' || rest[0] >= '0' && rest[0] <= '9') {
+			return true
+		}
+	}
 }
 
 // Run reads messages from in until it ends or ctx is done, acting on each.

@@ -34,6 +34,7 @@ func validate(d *diag.Collector, cfg *stages.Config, cat stages.HookCatalog, led
 	}
 	v.checkReviews()
 	v.checkAgentCreate()
+	v.checkRoles()
 	v.resolveRefs()
 	v.checkFlowTargets()
 	v.led.CheckTemplates(d)
@@ -45,6 +46,25 @@ func (v *validator) checkAgentCreate() {
 	for _, name := range v.cfg.AgentCreate.Flows {
 		if !slices.Contains(v.cfg.FlowNames(), name) {
 			v.d.Errorf(v.cfg.AgentCreate.Pos, diag.Suggest(name, v.cfg.FlowNames()), "agent_create names unknown flow %q", name)
+		}
+	}
+}
+
+// checkRoles warns of a `roles:` entry no stage has: most likely a typo,
+// which would leave the role's stages without sessions. (A stage whose
+// role has no entry is fine: it gets no sessions.)
+func (v *validator) checkRoles() {
+	var used []string
+	for _, s := range v.cfg.Stages {
+		for _, n := range s.Nodes() {
+			if r := string(n.Role()); !slices.Contains(used, r) {
+				used = append(used, r)
+			}
+		}
+	}
+	for _, r := range v.cfg.Roles {
+		if !slices.Contains(used, string(r.Role)) {
+			v.d.Warnf(r.Pos, diag.Suggest(string(r.Role), used), "no stage has role %q; its entry in `roles:` is unused", r.Role)
 		}
 	}
 }

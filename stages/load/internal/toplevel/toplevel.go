@@ -43,7 +43,8 @@ func (fs fields) mapping(d *diag.Collector, n *yaml.Node, what string) {
 // checked once every hook's outputs are known.
 func Read(d *diag.Collector, led *ledger.Ledger, settings []yamlnode.Pair) *stages.Config {
 	cfg := stages.Defaults()
-	fields{
+	var refs []agentRef
+	fs := fields{
 		"project":             func(v *yaml.Node) { d.StringVar(v, &cfg.Project) },
 		"default_branch":      func(v *yaml.Node) { d.StringVar(v, &cfg.DefaultBranch) },
 		"forge":               func(v *yaml.Node) { diag.OneOf(d, v, &cfg.Forge, "forge", stages.ForgeGitHub, stages.ForgeLocal) },
@@ -80,7 +81,17 @@ func Read(d *diag.Collector, led *ledger.Ledger, settings []yamlnode.Pair) *stag
 				"vars":  func(v *yaml.Node) { d.StringsVar(v, &cfg.AgentCreate.Vars) },
 			}.mapping(d, v, "agent_create")
 		},
-	}.read(d, settings, "the top level", "stages", "flows", "default_flow")
+		"agents":    func(v *yaml.Node) { readAgents(d, v, cfg) },
+		"worktrees": func(v *yaml.Node) { readWorktrees(d, v, &cfg.Worktrees) },
+	}
+	if !d.Lax {
+		// The earlier tool's `roles:` says something else (a description,
+		// a container, a tool and a model per role): in its files it is
+		// reported and ignored, as before, rather than read as agenttree's.
+		fs["roles"] = func(v *yaml.Node) { refs = readRoles(d, v, cfg) }
+	}
+	fs.read(d, settings, "the top level", "stages", "flows", "default_flow")
+	checkAgentRefs(d, cfg, refs)
 	return cfg
 }
 

@@ -1,0 +1,130 @@
+package sessions
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/interp"
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/agenttree/agenttree/internal/proc"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// launch is how an agent's process is started in its pane: argv run as
+// it is (no shell of tmux's), with env added to the server's.
+type launch struct {
+	argv []string
+	env  []string
+	// user is the sandbox's OS user; nil: the host's.
+	user *proc.User
+}
+
+// plan is how agent's command runs in sandbox with the issue, the role
+// and the token in its environment, or why it cannot. The command is the
+// config's text, run by sh; every value reaches it as an environment
+// variable, never spliced into it.
+func plan(command string, sandbox stages.Sandbox, env []string) (*launch, error) {
+	if err := findProgram(command); err != nil {
+		return nil, err
+	}
+	l := &launch{argv: []string{"sh", "-c", command}, env: env}
+	switch sandbox.Kind {
+	case "", stages.SandboxNone:
+		return l, nil
+	case stages.SandboxUser:
+		return l.asUser(sandbox.Name)
+	}
+	return nil, fmt.Errorf("%w: agents do not run in containers yet (sandbox: %s); use `sandbox: user:NAME` or `none`", ErrSandbox, sandbox)
+}
+
+// asUser runs the command as the OS user name through setpriv, which
+// makes the same setresuid, setresgid and setgroups calls as
+// proc.AsUser, in the pane's process, and keeps the environment tmux
+// gives it (runuser would open a PAM session and reset it). Only root
+// may switch users.
+func (l *launch) asUser(name string) (*launch, error) {
+	u, err := proc.LookupUser(name)
+	if err != nil {
+		return nil, fmt.Errorf("%w: sandbox user:%s: %w", ErrSandbox, name, err)
+	}
+	if euid := os.Geteuid(); euid != 0 && uint32(euid) != u.UID {
+		return nil, fmt.Errorf("%w: sandbox user:%s: %w; run `agenttree start` as root", ErrSandbox, name, proc.ErrNeedsRoot)
+	}
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		return nil, fmt.Errorf("%w: sandbox user:%s needs setpriv (util-linux) to start agents as %s: %w", ErrSandbox, name, name, err)
+	}
+	groups := "--clear-groups"
+	if len(u.Groups) > 0 {
+		ids := make([]string, len(u.Groups))
+		for i, g := range u.Groups {
+			ids[i] = strconv.FormatUint(uint64(g), 10)
+		}
+		groups = "--groups=" + strings.Join(ids, ",")
+	}
+	l.argv = append([]string{"setpriv", "--reuid=" + strconv.FormatUint(uint64(u.UID), 10),
+		"--regid=" + strconv.FormatUint(uint64(u.GID), 10), groups, "--"}, l.argv...)
+	l.env = append(l.env, "HOME="+u.Home, "USER="+u.Name, "LOGNAME="+u.Name)
+	l.user = &u
+	return l, nil
+}
+
+// findProgram checks that the program command runs first exists: the
+// first simple command's name, as sh reads it. A builtin, or a name
+// only the shell can work out ($VAR), is left to the shell.
+func findProgram(command string) error {
+	file, err := syntax.NewParser().Parse(strings.NewReader(command), "")
+	if err != nil {
+		return fmt.Errorf("%w: agent command %q is not valid shell: %w", ErrNoAgent, command, err)
+	}
+	var call *syntax.CallExpr
+	syntax.Walk(file, func(n syntax.Node) bool {
+		if c, ok := n.(*syntax.CallExpr); ok && call == nil && len(c.Args) > 0 {
+			call = c
+		}
+		return call == nil
+	})
+	if call == nil {
+		return fmt.Errorf("%w: agent command %q runs no program", ErrNoAgent, command)
+	}
+	name, err := expand.Literal(&expand.Config{Env: expand.ListEnviron(os.Environ()...)}, call.Args[0])
+	if err != nil || name == "" || interp.IsBuiltin(name) {
+		return nil
+	}
+	if _, err := exec.LookPath(name); err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, exec.ErrNotFound) {
+			return fmt.Errorf("%w: agent command %q runs %s, which is not installed (not found in PATH); install it or fix the agent's command", ErrNoAgent, command, filepath.Base(name))
+		}
+		return fmt.Errorf("%w: agent command %q: %w", ErrNoAgent, command, err)
+	}
+	return nil
+}
+
+// chown hands the worktree at dir to u: its files (symlinks themselves,
+// never what they point at) and git's administrative directory for it,
+// where the agent's commits write the index and HEAD.
+func chown(dir, gitDir string, u *proc.User) error {
+	uid, gid := int(u.UID), int(u.GID)
+	for _, root := range []string{dir, gitDir} {
+		if root == "" {
+			continue
+		}
+		err := filepath.WalkDir(root, func(p string, _ fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			return os.Lchown(p, uid, gid)
+		})
+		if err != nil {
+			return fmt.Errorf("hand the worktree to %s: %w", u.Name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,82 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/agenttree/agenttree/internal/lines"
+)
+
+// Status is a session's record and what tmux says of it now.
+type Status struct {
+	*Record
+	// Alive: the session is there and its agent runs.
+	Alive bool `json:"alive"`
+	// Exited: the agent ended and its pane remains; ExitStatus is its
+	// status.
+	Exited     bool `json:"exited"`
+	ExitStatus int  `json:"exit_status"`
+	// Idle is how long the pane has shown no change.
+	Idle time.Duration `json:"-"`
+	// LastLine is the last line the pane shows.
+	LastLine string `json:"last_line"`
+}
+
+// Stop ends issue id's session and revokes its token; the worktree stays,
+// and the record says the session was stopped, so that nothing starts it
+// again on its own.
+func (m *Manager) Stop(ctx context.Context, id int) (*Record, error) {
+	rec, err := m.records().get(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.end(ctx, id, rec.Session); err != nil {
+		return nil, err
+	}
+	rec.Stopped = time.Now().UTC().Truncate(time.Second)
+	if err := m.records().put(rec); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// List is every session record, by issue, with its state now. A record
+// that cannot be read is reported in the error; the others are listed.
+func (m *Manager) List(ctx context.Context) ([]Status, error) {
+	recs, rerr := m.records().list()
+	panes, err := m.panes(ctx)
+	if err != nil {
+		return nil, errors.Join(rerr, err)
+	}
+	now := time.Now()
+	out := make([]Status, 0, len(recs))
+	for _, rec := range recs {
+		st := Status{Record: rec}
+		p, ok := panes[rec.Session]
+		if ok && rec.Stopped.IsZero() {
+			st.Alive, st.Exited, st.Idle = !p.dead, p.dead, since(now, p.activity)
+			if p.dead {
+				st.ExitStatus = p.status
+			}
+			st.LastLine = m.lastLine(ctx, p.id)
+		}
+		out = append(out, st)
+	}
+	return out, rerr
+}
+
+// lastLine is the last line pane shows that is not blank; "" if it cannot
+// be read.
+func (m *Manager) lastLine(ctx context.Context, pane string) string {
+	screen, err := m.Tmux.Capture(ctx, pane, 0)
+	if err != nil {
+		m.log().Debug("reading an agent's pane", "pane", pane, "err", err)
+		return ""
+	}
+	return strings.TrimSpace(lines.Tail(screen, 1))
+}
+
+// Record is issue id's session record; ErrNoSession when it has none.
+func (m *Manager) Record(id int) (*Record, error) { return m.records().get(id) }

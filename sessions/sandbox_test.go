@@ -1,0 +1,44 @@
+//go:build linux
+
+package sessions_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenttree/agenttree/internal/ostest"
+	"github.com/agenttree/agenttree/sessions"
+)
+
+func TestSandboxUserRunsTheAgentAsItsUser(t *testing.T) {
+	u := ostest.OtherUser(t)
+	r := newRig(t, "sandbox: user:"+u.Name)
+	ostest.OpenUp(t, filepath.Dir(r.repo))
+	ostest.OpenUp(t, r.bin)
+	require.NoError(t, os.Chmod(r.bin, 0o777)) // the agent writes its environment there
+	iss := r.create("Sandboxed", "work")
+
+	res, err := r.m.Start(context.Background(), iss.ID, sessions.Options{})
+	require.NoError(t, err)
+	assert.Equal(t, "user:"+u.Name, res.Session.Sandbox)
+
+	env := r.agentEnv(iss.ID)
+	id := fmt.Sprint(u.UID)
+	assert.Equal(t, id+" "+id+" "+id+" "+id, env["Uid"], "real, effective, saved and filesystem uid are all the user's")
+	assert.Equal(t, u.Name, env["USER"])
+	assert.Equal(t, "1", env["AGENTTREE_ISSUE"])
+	assert.NotEmpty(t, env["AGENTTREE_TOKEN"])
+
+	for _, p := range []string{res.Session.Worktree, filepath.Join(res.Session.Worktree, "a.txt")} {
+		fi, err := os.Lstat(p)
+		require.NoError(t, err)
+		assert.Equal(t, uint32(u.UID), fi.Sys().(*syscall.Stat_t).Uid, "%s is the agent's", p)
+	}
+}

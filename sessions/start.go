@@ -1,0 +1,222 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/agenttree/agenttree/controller/api"
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/internal/gitx"
+	"github.com/agenttree/agenttree/internal/outbox"
+	"github.com/agenttree/agenttree/internal/tmux"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// Options choose what Start starts.
+type Options struct {
+	// Role is the agent's role; empty: the issue's (AgentRole).
+	Role stages.Role
+	// Agent names the agent; empty: the role's first.
+	Agent string
+	// Restart replaces a live session; without it a live session is
+	// left as it is and reported.
+	Restart bool
+}
+
+// State is what Start did.
+type State string
+
+const (
+	Started   State = "started"
+	Restarted State = "restarted"
+	// Running: the session was live already and is left alone.
+	Running State = "running"
+)
+
+// Start is what Start did: the session's record and, when the agent was
+// given its stage's instructions, the message in the issue's outbox.
+type Start struct {
+	State   State   `json:"state"`
+	Session *Record `json:"session"`
+	// Message is the id of the first message, queued in the outbox;
+	// empty when the issue is at another role's stage.
+	Message string `json:"message,omitempty"`
+}
+
+// Start gives issue id an agent session: a worktree on its branch, a tmux
+// session named as the notifier names it running the agent, with
+// AGENTTREE_ISSUE, AGENTTREE_ROLE and a new session token
+// (AGENTTREE_TOKEN) in its environment, and the stage's instructions
+// queued as its first message. A live session is reported, not touched,
+// unless opts.Restart. What a failed start made is undone: no worktree,
+// session, token or record is left of it.
+func (m *Manager) Start(ctx context.Context, id int, opts Options) (*Start, error) {
+	iss, err := m.Engine.Store.Get(id)
+	if err != nil {
+		return nil, err
+	}
+	role, agent, err := m.choose(iss, opts)
+	if err != nil {
+		return nil, err
+	}
+	name := Name(m.cfg(), iss, role)
+	live, err := m.Tmux.HasSession(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	state := Started
+	if live {
+		if !opts.Restart {
+			rec, _ := m.records().get(id)
+			return &Start{State: Running, Session: rec}, nil
+		}
+		state = Restarted
+	}
+	// Every check that can fail without making anything comes first.
+	l, err := plan(agent.Command, m.cfg().Sandbox, nil)
+	if err != nil {
+		return nil, fmt.Errorf("issue %d, agent %s: %w", id, agent.Name, err)
+	}
+	if live {
+		if err := m.end(ctx, id, name); err != nil {
+			return nil, err
+		}
+	}
+	rec := &Record{Issue: id, Role: role, Agent: agent.Name, Session: name, Socket: m.Tmux.Socket, Branch: iss.Branch,
+		Sandbox: m.cfg().Sandbox.String(), Started: time.Now().UTC().Truncate(time.Second)}
+	msg, err := m.launch(ctx, iss, rec, l)
+	if err != nil {
+		return nil, err
+	}
+	return &Start{State: state, Session: rec, Message: msg}, nil
+}
+
+// choose is the role and agent opts ask for on iss, or why there is none.
+func (m *Manager) choose(iss *issues.Issue, opts Options) (stages.Role, *stages.Agent, error) {
+	cfg := m.cfg()
+	if node, ok := cfg.Node(iss.Stage); ok && node.Terminal() != stages.TerminalNone {
+		return "", nil, fmt.Errorf("issue %d is at %s, where it ends: %w; no agent works on it", iss.ID, iss.Stage, ErrFinished)
+	}
+	role := opts.Role
+	if role == "" {
+		role = AgentRole(cfg, iss)
+	}
+	if !api.AgentRole(role) {
+		return "", nil, fmt.Errorf("%w: %q is not an agent's role", ErrNoAgent, role)
+	}
+	rs, ok := cfg.Sessions(role)
+	name := opts.Agent
+	switch {
+	case name != "":
+	case !ok:
+		return "", nil, fmt.Errorf("%w: role %s has no entry under `roles:` in %s; add one, e.g. `roles: {%s: {agents: [NAME]}}`, or pass --agent",
+			ErrNoAgent, role, cfg.File, role)
+	case len(rs.Agents) == 0:
+		return "", nil, fmt.Errorf("%w: role %s lists no agents (roles.%s.agents in %s); list one, or pass --agent", ErrNoAgent, role, role, cfg.File)
+	default:
+		name = rs.Agents[0]
+	}
+	agent, ok := cfg.Agent(name)
+	if !ok {
+		hint := "declare it under `agents:`"
+		if best := stages.Closest(name, cfg.AgentNames()); best != "" {
+			hint = "did you mean " + best + "?"
+		}
+		return "", nil, fmt.Errorf("%w: unknown agent %q (%s; known: %v)", ErrNoAgent, name, hint, cfg.AgentNames())
+	}
+	return role, agent, nil
+}
+
+// launch makes the worktree, the token and the session, records them,
+// and queues the first message, undoing all of it when a step fails.
+func (m *Manager) launch(ctx context.Context, iss *issues.Issue, rec *Record, l *launch) (msg string, err error) {
+	var undo []func() error
+	defer func() {
+		if err == nil {
+			return
+		}
+		// Undone even when ctx is what stopped the start.
+		for i := len(undo) - 1; i >= 0; i-- {
+			if uerr := undo[i](); uerr != nil {
+				m.log().Warn("undoing a failed start", "issue", iss.ID, "err", uerr)
+			}
+		}
+	}()
+	cleanup := context.WithoutCancel(ctx)
+
+	wt, err := m.worktree(ctx, iss)
+	if err != nil {
+		return "", err
+	}
+	undo = append(undo, func() error { return wt.undo(cleanup, iss.Branch) })
+	rec.Worktree = wt.path
+	if l.user != nil {
+		gitDir, err := (&gitx.Repo{Dir: wt.path}).Run(ctx, "rev-parse", "--absolute-git-dir")
+		if err != nil {
+			return "", err
+		}
+		if err := chown(wt.path, gitDir, l.user); err != nil {
+			return "", err
+		}
+	}
+
+	token, err := m.tokens().Mint(iss.ID, rec.Role)
+	if err != nil {
+		return "", fmt.Errorf("mint a session token for issue %d: %w", iss.ID, err)
+	}
+	rec.TokenHash = api.Hash(token)
+	undo = append(undo, func() error { return m.tokens().RevokeHash(rec.TokenHash) })
+
+	l.env = append(l.env, "AGENTTREE_ISSUE="+strconv.Itoa(iss.ID), "AGENTTREE_ROLE="+string(rec.Role), "AGENTTREE_TOKEN="+token)
+	if rec.Pane, err = m.newSession(ctx, rec.Session, wt.path, l); err != nil {
+		return "", err
+	}
+	undo = append(undo, func() error { return m.Tmux.KillSession(cleanup, rec.Session) })
+
+	if err := m.records().put(rec); err != nil {
+		return "", err
+	}
+	undo = append(undo, func() error { return m.records().remove(iss.ID) })
+	return m.queueFirst(ctx, iss, rec)
+}
+
+// queueFirst puts the stage's instructions in the issue's outbox, for
+// the controller's confirmed delivery, when the issue is at a stage of
+// the session's role; a session started ahead of its stage is told when
+// the issue gets there.
+func (m *Manager) queueFirst(ctx context.Context, iss *issues.Issue, rec *Record) (string, error) {
+	if AgentRole(m.cfg(), iss) != rec.Role {
+		return "", nil
+	}
+	msg, err := m.Engine.Outbox(iss.ID).Put(ctx, outbox.Message{
+		Key: "session-" + rec.Started.Format(time.RFC3339), To: outbox.ToAgent, Kind: "start", Text: m.welcome(iss, rec)})
+	if err != nil {
+		return "", fmt.Errorf("queue the first message of issue %d: %w", iss.ID, err)
+	}
+	return msg.ID, nil
+}
+
+// end ends session name of issue id and revokes its token, keeping its
+// worktree. A session already gone is no error.
+func (m *Manager) end(ctx context.Context, id int, name string) error {
+	if err := m.Tmux.KillSession(ctx, name); err != nil && !errors.Is(err, tmux.ErrNoSession) {
+		return err
+	}
+	rec, err := m.records().get(id)
+	if errors.Is(err, ErrNoSession) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if rec.TokenHash == "" {
+		return nil
+	}
+	return m.tokens().RevokeHash(rec.TokenHash)
+}
+
+// tokens are the session tokens of the state directory.
+func (m *Manager) tokens() *api.Sessions { return api.OpenSessions(m.Engine.Store.Root()) }

@@ -1,0 +1,129 @@
+package sessions
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agenttree/agenttree/internal/lines"
+	"github.com/agenttree/agenttree/internal/proc"
+	"github.com/agenttree/agenttree/internal/tmux"
+)
+
+// The two tmux commands internal/tmux's Client does not offer yet: a
+// session started with an environment of its own, and the state of every
+// pane. They run the way the Client runs its own: one process each, with
+// a timeout, its arguments as a list, failures as *tmux.Error (so
+// errors.Is(err, tmux.ErrNoSession) holds).
+
+func (m *Manager) tmuxRun(ctx context.Context, args ...string) (string, error) {
+	timeout := m.Tmux.Timeout
+	if timeout <= 0 {
+		timeout = tmux.DefaultTimeout
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	full := args
+	if m.Tmux.Socket != "" {
+		full = append([]string{"-S", m.Tmux.Socket}, args...)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(cctx, "tmux", full...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	proc.Group(cmd)
+	cmd.WaitDelay = 500 * time.Millisecond
+	err := cmd.Run()
+	if err == nil {
+		return stdout.String(), nil
+	}
+	terr := &tmux.Error{Args: args, Socket: m.Tmux.Socket, ExitCode: -1, Stderr: lines.Tail(stderr.String(), 3), Err: err}
+	var exit *exec.ExitError
+	switch {
+	case cctx.Err() != nil:
+		terr.Err = fmt.Errorf("stopped: %w", cctx.Err())
+	case errors.As(err, &exit):
+		terr.ExitCode = exit.ExitCode()
+	}
+	return "", terr
+}
+
+// arg is s as tmux must get it in a command line: tmux ends a command at
+// an argument ending in ';' (taking the ';' away) unless a backslash
+// precedes it.
+func arg(s string) string {
+	if strings.HasSuffix(s, ";") {
+		return s[:len(s)-1] + `\;`
+	}
+	return s
+}
+
+// newSession starts session name in dir running l, with l's environment,
+// and returns its pane. The pane stays when the agent exits
+// (remain-on-exit), so that its exit status and last output can be read.
+func (m *Manager) newSession(ctx context.Context, name, dir string, l *launch) (string, error) {
+	args := []string{"new-session", "-d", "-s", arg(name), "-c", arg(dir), "-P", "-F", "#{pane_id}"}
+	for _, kv := range l.env {
+		args = append(args, "-e", arg(kv))
+	}
+	args = append(args, "--")
+	for _, a := range l.argv {
+		args = append(args, arg(a))
+	}
+	// One tmux command line: the option is set before the server reads
+	// the exit of an agent that ends at once.
+	args = append(args, ";", "set-option", "-w", "-t", "="+name+":", "remain-on-exit", "on")
+	out, err := m.tmuxRun(ctx, args...)
+	if err != nil {
+		return "", fmt.Errorf("start tmux session %s: %w", name, err)
+	}
+	pane := strings.TrimSpace(out)
+	if !strings.HasPrefix(pane, "%") {
+		return "", fmt.Errorf("start tmux session %s: tmux did not say its pane (%q)", name, out)
+	}
+	return pane, nil
+}
+
+// pane is what tmux says of an agent's pane.
+type pane struct {
+	id string
+	// dead: the agent exited (status its exit status) and the pane
+	// remains.
+	dead     bool
+	status   int
+	activity time.Time
+}
+
+// panes is the first pane of every session on the server, by session
+// name. No server running is no sessions.
+func (m *Manager) panes(ctx context.Context) (map[string]pane, error) {
+	out, err := m.tmuxRun(ctx, "list-panes", "-a", "-F",
+		"#{session_name}\t#{pane_id}\t#{pane_dead}\t#{pane_dead_status}\t#{window_activity}")
+	if errors.Is(err, tmux.ErrNoSession) {
+		return map[string]pane{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list tmux panes: %w", err)
+	}
+	all := map[string]pane{}
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) != 5 {
+			continue
+		}
+		if _, seen := all[f[0]]; seen {
+			continue
+		}
+		p := pane{id: f[1], dead: f[2] == "1"}
+		p.status, _ = strconv.Atoi(f[3])
+		if secs, err := strconv.ParseInt(f[4], 10, 64); err == nil {
+			p.activity = time.Unix(secs, 0)
+		}
+		all[f[0]] = p
+	}
+	return all, nil
+}
