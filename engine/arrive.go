@@ -208,7 +208,7 @@ func (t *transition) enter(iss *issues.Issue, from, to *stages.Node) arrival {
 	a.issue, warn = t.finishEntry(iss, seq.outputs, a.failures, done, len(list))
 	seq.said.warn(warn...)
 	a.said = seq.said
-	a.instructions = t.e.instructions(to, a.issue)
+	a.instructions = t.e.Instructions(to, a.issue)
 	return a
 }
 

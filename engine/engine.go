@@ -44,7 +44,7 @@ func New(cfg *stages.Config, store *issues.Store, reg *hooks.Registry, log *slog
 	}
 	e := &Engine{Config: cfg, Store: store, Hooks: reg, Log: log, WorkDir: filepath.Dir(cfg.File), maxChain: 8,
 		machines: map[*stages.Flow]*machine.Machine{}}
-	e.notices = &notice.Book{Config: cfg, IssueDir: store.Dir, SkillsDir: filepath.Join(store.Root(), "skills"), Instructions: e.instructions}
+	e.notices = &notice.Book{Config: cfg, IssueDir: store.Dir, SkillsDir: filepath.Join(store.Root(), "skills"), Instructions: e.Instructions}
 	return e
 }
 
@@ -95,9 +95,11 @@ func (e *Engine) Snapshot(iss *issues.Issue) *hooks.Issue {
 	return h
 }
 
-// instructions returns the stage's skill file, or a one-line summary;
-// after a step back for a failure, what to do about the failure first.
-func (e *Engine) instructions(n *stages.Node, iss *issues.Issue) string {
+// Instructions are what whoever acts at iss's stage n does there: the
+// stage's skill file, or a one-line summary; after a step back for a
+// failure, what to do about the failure first. Agents are told them when
+// the issue arrives, and sessions when they start.
+func (e *Engine) Instructions(n *stages.Node, iss *issues.Issue) string {
 	stage := e.stageInstructions(n, iss)
 	if steppedBackTo(iss, n) {
 		if skill := e.notices.Skill(hooks.Class(iss.Outputs[notice.OutClass])); skill != "" {

@@ -97,7 +97,7 @@ func (e *Engine) forwardFrom(ctx context.Context, seen *issues.Issue, actor Acto
 	if res.Status == StatusBlocked && res.Instructions == "" && steppedBackTo(iss, node) {
 		// Back here for a failure, and not through yet: what to do about
 		// that kind of failure is worth saying again.
-		res.Instructions = e.instructions(node, iss)
+		res.Instructions = e.Instructions(node, iss)
 	}
 	if res.Conflict && len(res.Reasons) > 0 {
 		if cur, err := tx.Get(); err == nil {

@@ -117,7 +117,7 @@ func (t *transition) stay(p Place, o Order, base Result) (*Result, error) {
 		res.Instructions = o.Instructions(Place{Issue: cur, Flow: p.Flow, Node: p.Node})
 	}
 	if res.Instructions == "" && p.Node != nil {
-		res.Instructions = t.e.instructions(p.Node, cur)
+		res.Instructions = t.e.Instructions(p.Node, cur)
 	}
 	if err := t.e.queueEntries(t.ctx, cur, len(p.Issue.History)); err != nil {
 		res.Warnings = append(res.Warnings, "could not queue the messages of this change (the controller queues them at its next pass): "+err.Error())

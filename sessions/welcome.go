@@ -2,8 +2,6 @@ package sessions
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/agenttree/agenttree/engine/issues"
@@ -19,9 +17,8 @@ func (m *Manager) welcome(iss *issues.Issue, rec *Record) string {
 	return b.String()
 }
 
-// instructions are what the agent does at iss's stage. The engine words
-// them for its own messages but does not export them; this is the same
-// rule (the stage's skill file, else one line) until it does.
+// instructions are what the agent does at iss's stage: the engine's, but
+// for a stage that is not the agent's (the controller's, a person's).
 func (m *Manager) instructions(iss *issues.Issue) string {
 	node, ok := m.cfg().Node(iss.Stage)
 	switch {
@@ -30,13 +27,5 @@ func (m *Manager) instructions(iss *issues.Issue) string {
 	case node.Controller(), node.HumanReview():
 		return fmt.Sprintf("The issue is at %s, which is not yours: you are told when your work is needed.", node.Path)
 	}
-	if skill := node.Skill(); skill != "" {
-		if !filepath.IsAbs(skill) {
-			skill = filepath.Join(filepath.Dir(m.cfg().File), skill)
-		}
-		if data, err := os.ReadFile(skill); err == nil {
-			return strings.TrimRight(string(data), "\n")
-		}
-	}
-	return fmt.Sprintf("Work on %s, commit, then run `agenttree next`.", node.Path)
+	return m.Engine.Instructions(node, iss)
 }
