@@ -1,55 +1,23 @@
 package sessions
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/agenttree/agenttree/internal/lines"
-	"github.com/agenttree/agenttree/internal/proc"
 	"github.com/agenttree/agenttree/internal/tmux"
 )
 
-// The two tmux commands internal/tmux's Client does not offer yet: a
+// The two tmux commands internal/tmux's Client has no method for: a
 // session started with an environment of its own, and the state of every
-// pane. They run the way the Client runs its own: one process each, with
-// a timeout, its arguments as a list, failures as *tmux.Error (so
-// errors.Is(err, tmux.ErrNoSession) holds).
+// pane. They go through the Client's Run: one process each, with a
+// timeout, failures as *tmux.Error (errors.Is(err, tmux.ErrNoSession)).
 
 func (m *Manager) tmuxRun(ctx context.Context, args ...string) (string, error) {
-	timeout := m.Tmux.Timeout
-	if timeout <= 0 {
-		timeout = tmux.DefaultTimeout
-	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	full := args
-	if m.Tmux.Socket != "" {
-		full = append([]string{"-S", m.Tmux.Socket}, args...)
-	}
-	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(cctx, "tmux", full...)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	proc.Group(cmd)
-	cmd.WaitDelay = 500 * time.Millisecond
-	err := cmd.Run()
-	if err == nil {
-		return stdout.String(), nil
-	}
-	terr := &tmux.Error{Args: args, Socket: m.Tmux.Socket, ExitCode: -1, Stderr: lines.Tail(stderr.String(), 3), Err: err}
-	var exit *exec.ExitError
-	switch {
-	case cctx.Err() != nil:
-		terr.Err = fmt.Errorf("stopped: %w", cctx.Err())
-	case errors.As(err, &exit):
-		terr.ExitCode = exit.ExitCode()
-	}
-	return "", terr
+	return m.Tmux.Run(ctx, args...)
 }
 
 // arg is s as tmux must get it in a command line: tmux ends a command at
