@@ -166,7 +166,7 @@ func (d *run) startController(ctx context.Context) error {
 		interval = "300ms"
 	}
 	// Not on ctx: it is stopped as a person does, with SIGTERM.
-	d.ctl = d.cmd(context.Background(), d.repo, d.path("bin/agenttree"), "controller", "--interval", interval)
+	d.ctl = d.cmd(context.Background(), d.repo, d.path("bin/agenttree"), "controller", "--interval", interval, "--log-format", "json")
 	d.ctl.Stdout, d.ctl.Stderr = log, log
 	if err := d.ctl.Start(); err != nil {
 		log.Close()

@@ -64,6 +64,7 @@ func (d *run) watch(ctx context.Context, id int) error {
 	box := outbox.Open(filepath.Join(store.HostDir(id), "outbox"))
 	done := map[string]bool{}
 	seenHistory, seenSent := 0, map[string]bool{}
+	ctlLog := &logTail{path: d.path("controller.log")}
 	tick := 200 * time.Millisecond
 	for {
 		iss, err := store.Get(id)
@@ -74,9 +75,8 @@ func (d *run) watch(ctx context.Context, id int) error {
 			d.sayMove(h, done)
 		}
 		seenHistory = len(iss.History)
-		if iss.PRNumber > 0 && !done[steps[1]] {
-			done[steps[1]] = true
-			d.tl.say(d.since(), "the controller opened PR #%d on the local forge", iss.PRNumber)
+		if iss.PRNumber > 0 {
+			done[steps[1]] = true // the controller's log says it opened it
 		}
 		if sent, err := box.Recent(0); err == nil {
 			for _, m := range sent {
@@ -85,6 +85,9 @@ func (d *run) watch(ctx context.Context, id int) error {
 					d.sayDelivered(m, done)
 				}
 			}
+		}
+		for _, what := range ctlLog.hookResults() {
+			d.tl.say(d.since(), "the controller: %s", what)
 		}
 		if err := d.turn(ctx, iss, done); err != nil {
 			return err
