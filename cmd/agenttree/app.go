@@ -118,6 +118,7 @@ func (a *app) rootCmd() *cobra.Command {
 	root.AddCommand(a.manualCmds()...)
 	root.AddCommand(a.verifyCmd(), a.repairCmd())
 	root.AddCommand(a.sessionCmds()...)
+	root.AddCommand(a.cleanCmd())
 	return root
 }
 
