@@ -101,8 +101,8 @@ func (c *Controller) mail(ctx context.Context, e *engine.Engine, scanned *issues
 	}
 	sent, err := Deliver(ctx, e, iss, c.tmuxClient(e), c.log())
 	for _, m := range sent {
-		if m.LastError != "" {
-			log.Warn("message typed, but the pane never showed Enter taken; counted delivered", "to", m.To, "kind", m.Kind, "err", m.LastError)
+		if m.State == outbox.Untaken {
+			log.Warn("message typed, but the agent never took it; it stays in the outbox (`agenttree inbox`)", "to", m.To, "kind", m.Kind, "err", m.LastError)
 			continue
 		}
 		log.Info("message delivered", "to", m.To, "kind", m.Kind)

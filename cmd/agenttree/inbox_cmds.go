@@ -236,7 +236,7 @@ func send(ctx context.Context, e *engine.Engine, id int, text string) (sendResul
 	session := controller.SessionName(e.Config, iss)
 	res := sendResult{Issue: id, ID: m.ID, State: sendQueued, Session: session}
 	delivered, err := controller.Deliver(ctx, e, iss, controller.TmuxClient(e), nil)
-	if slices.ContainsFunc(delivered, func(d outbox.Message) bool { return d.ID == m.ID }) || !queued(box, m.ID) {
+	if slices.ContainsFunc(delivered, func(d outbox.Message) bool { return d.ID == m.ID && d.State == outbox.Sent }) || !queued(box, m.ID) {
 		res.State = sendDelivered // here, or by the controller meanwhile
 		return res, nil
 	}

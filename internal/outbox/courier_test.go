@@ -152,3 +152,40 @@ func TestATypedMessageWhosePaneIsGoneIsTypedAgain(t *testing.T) {
 	assert.Equal(t, []string{"CI failed", "CI failed"}, p.typed, "typed again into the pane that came back")
 	assert.Equal(t, []string{"CI failed"}, p.submitted)
 }
+
+// A message typed into a pane whose program never shows it took it (it
+// ignores input) is given up after a few hand-overs: it stays in the
+// outbox, visibly, is pressed no more, and holds up no later message.
+func TestAMessageNeverTakenStaysInTheOutbox(t *testing.T) {
+	t.Parallel()
+	b := newBox(t)
+	put(t, b, "CI failed")
+	p := &pane{crashAfterTyping: true}
+	_, err := b.Carry(context.Background(), p.courier())
+	require.Error(t, err)
+
+	ignoring := p.courier()
+	presses := 0
+	ignoring.Submit = func(context.Context, outbox.Message) error {
+		presses++
+		return errors.New("the pane did not change after Enter")
+	}
+	var last []outbox.Message
+	for range 5 {
+		last, _ = b.Carry(context.Background(), ignoring)
+	}
+	assert.Equal(t, 3, presses, "Enter is pressed a bounded number of times")
+	pending, err := b.Pending()
+	require.NoError(t, err)
+	require.Len(t, pending, 1, "it stays in the outbox, where people see it")
+	assert.Equal(t, outbox.Untaken, pending[0].State)
+	assert.Contains(t, pending[0].LastError, "never taken")
+	assert.Empty(t, last, "nothing delivered after it was given up")
+
+	put(t, b, "later")
+	p.crashAfterTyping = false
+	delivered, err := b.Carry(context.Background(), p.courier())
+	require.NoError(t, err)
+	require.Len(t, delivered, 1, "a later message is not held up")
+	assert.Equal(t, "later", delivered[0].Text)
+}

@@ -47,7 +47,7 @@ func (b *Box) Deliver(ctx context.Context, send SendFunc, seen SeenFunc) (delive
 }
 
 // Carry sends the box's undelivered messages, oldest first, and returns
-// those delivered. One delivery runs at a time per box, across processes;
+// those delivered, and those it gave up on in this run (Untaken). One delivery runs at a time per box, across processes;
 // another waits for it.
 //
 // Each message is marked Delivering, typed, marked Typed, handed over,
@@ -80,8 +80,8 @@ func (b *Box) Carry(ctx context.Context, c Courier) (delivered []Message, err er
 		if err := ctx.Err(); err != nil {
 			return delivered, errors.Join(append(errs, fmt.Errorf("stopped delivering the messages in %s: %w", b.dir, err))...)
 		}
-		if held[m.To] {
-			continue
+		if held[m.To] || m.State == Untaken {
+			continue // an untaken message holds nobody up: it is given up
 		}
 		m, err := b.deliver(ctx, m, c)
 		if err != nil {
@@ -135,8 +135,8 @@ const maxHandOvers = 3
 var ErrGone = errors.New("the recipient's pane is gone")
 
 // handOver finishes the delivery of m, typed before. A hand-over that
-// keeps failing is given up after maxHandOvers: the message counts as
-// delivered with its error kept (LastError), rather than Enter pressed in
+// keeps failing is given up after maxHandOvers: the message stays in the
+// outbox as Untaken, with why (LastError), rather than Enter pressed in
 // the pane for ever (a stray Enter can answer a prompt).
 func (b *Box) handOver(ctx context.Context, m Message, c Courier) (Message, error) {
 	if c.Submit == nil {
@@ -153,8 +153,9 @@ func (b *Box) handOver(ctx context.Context, m Message, c Courier) (Message, erro
 	}
 	m.HandOvers++
 	if m.HandOvers >= maxHandOvers {
-		m.LastError = "typed, Enter not confirmed: " + err.Error()
-		return b.markSent(m)
+		m.State = Untaken
+		m.LastError = fmt.Sprintf("typed, then handed over %d times, and never taken: %v", m.HandOvers, err)
+		return m, b.write(b.queuedPath(m.ID), m)
 	}
 	return m, b.sendFailed(m, err)
 }

@@ -27,6 +27,11 @@ const (
 	Typed State = "typed"
 	// Sent: delivered.
 	Sent State = "sent"
+	// Untaken: typed, and handed over (Enter) again and again without the
+	// recipient ever showing it took it (its program ignores input). It
+	// stays in the outbox for people to see, and is not pressed again: a
+	// stray Enter can answer a prompt.
+	Untaken State = "untaken"
 )
 
 // Recipient is who a message is for.
