@@ -22,14 +22,16 @@ type Summary struct {
 	Soonest time.Duration
 }
 
-// Tick is one pass of the loop: every due issue, its PR state fetched in
-// batches, worked on concurrently up to controller.concurrency. Stopping
-// ctx stops starting new work; the passes in flight finish.
+// Tick is one pass of the loop: the agents kept alive (keepAgents), then
+// every due issue, its PR state fetched in batches, worked on
+// concurrently up to controller.concurrency. Stopping ctx stops starting
+// new work; the passes in flight finish.
 func (c *Controller) Tick(ctx context.Context) (Summary, error) {
 	e, err := c.reload()
 	if err != nil {
 		return Summary{}, err
 	}
+	c.keepAgents(ctx, e)
 	now := c.now()
 	due := c.due(e, now)
 	var sum Summary

@@ -15,7 +15,7 @@ type Status struct {
 	// Alive: the session is there and its agent runs.
 	Alive bool `json:"alive"`
 	// Exited: the agent ended and its pane remains; ExitStatus is its
-	// status.
+	// status, -1 while tmux does not know it.
 	Exited     bool `json:"exited"`
 	ExitStatus int  `json:"exit_status"`
 	// Idle is how long the pane has shown no change.

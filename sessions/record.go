@@ -33,6 +33,21 @@ type Record struct {
 	Restarts int `yaml:"restarts" json:"restarts"`
 	// Stopped is when a person stopped the session; zero while it runs.
 	Stopped time.Time `yaml:"stopped,omitempty" json:"stopped,omitzero"`
+	// What the controller keeps to keep the agent alive (keepalive.go).
+	// Fallbacks counts the times the role's fallback replaced the agent.
+	Fallbacks int `yaml:"fallbacks,omitempty" json:"fallbacks,omitempty"`
+	// LastExit is why the agent last ended, as Classify said.
+	LastExit ExitKind `yaml:"last_exit,omitempty" json:"last_exit,omitempty"`
+	// RateLimited counts the rate-limit waits in a row; RetryAt is when
+	// the one under way ends.
+	RateLimited int       `yaml:"rate_limited,omitempty" json:"rate_limited,omitempty"`
+	RetryAt     time.Time `yaml:"retry_at,omitempty" json:"retry_at,omitzero"`
+	// Screen is a digest of what the pane showed when it last changed,
+	// at ChangedAt; NudgedAt is when a stall was last pointed out to the
+	// agent.
+	Screen    string    `yaml:"screen,omitempty" json:"-"`
+	ChangedAt time.Time `yaml:"changed_at,omitempty" json:"changed_at,omitzero"`
+	NudgedAt  time.Time `yaml:"nudged_at,omitempty" json:"nudged_at,omitzero"`
 	// TokenHash names the session's token among the stored hashes (the
 	// token itself is kept nowhere), so stopping revokes it.
 	TokenHash string `yaml:"token_hash" json:"-"`

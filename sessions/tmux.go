@@ -59,8 +59,10 @@ func (m *Manager) newSession(ctx context.Context, name, dir string, l *launch) (
 // pane is what tmux says of an agent's pane.
 type pane struct {
 	id string
-	// dead: the agent exited (status its exit status) and the pane
-	// remains.
+	// dead: the agent exited and the pane remains; status is its exit
+	// status, -1 when tmux does not know it: tmux marks a pane dead when
+	// its output ends and knows the status once it reaped the process,
+	// which it sometimes never does (the agent stays a zombie).
 	dead     bool
 	status   int
 	activity time.Time
@@ -86,8 +88,10 @@ func (m *Manager) panes(ctx context.Context) (map[string]pane, error) {
 		if _, seen := all[f[0]]; seen {
 			continue
 		}
-		p := pane{id: f[1], dead: f[2] == "1"}
-		p.status, _ = strconv.Atoi(f[3])
+		p := pane{id: f[1], dead: f[2] == "1", status: -1}
+		if n, err := strconv.Atoi(f[3]); err == nil {
+			p.status = n
+		}
 		if secs, err := strconv.ParseInt(f[4], 10, 64); err == nil {
 			p.activity = time.Unix(secs, 0)
 		}

@@ -283,6 +283,9 @@ func state(s sessions.Status) string {
 	case !s.Stopped.IsZero():
 		return "stopped"
 	case s.Exited:
+		if s.ExitStatus < 0 {
+			return "exited"
+		}
 		return fmt.Sprintf("exited (%d)", s.ExitStatus)
 	}
 	return "gone"

@@ -85,6 +85,9 @@ const (
 	EscalatedHook EscalationKind = "hook"
 	// EscalatedError: the forge failed again and again.
 	EscalatedError EscalationKind = "error"
+	// EscalatedAgent: the agent cannot go on (its credentials
+	// fail, it keeps dying, it stalled) and its restarts are spent.
+	EscalatedAgent EscalationKind = "agent"
 )
 
 // Breaker states.

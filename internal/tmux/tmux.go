@@ -112,7 +112,9 @@ var missingTarget = []string{
 // Run runs one tmux command on the client's server and returns its
 // output: for the commands the client has no method for. A failure is an
 // *Error (errors.Is(err, ErrNoSession) holds for a missing session).
-func (c *Client) Run(ctx context.Context, args ...string) (string, error) { return c.run(ctx, nil, args...) }
+func (c *Client) Run(ctx context.Context, args ...string) (string, error) {
+	return c.run(ctx, nil, args...)
+}
 
 func (c *Client) run(ctx context.Context, stdin io.Reader, args ...string) (string, error) {
 	timeout := c.Timeout

@@ -1,0 +1,120 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/sessions"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// keepAgents is the tick's step that keeps agents alive (DESIGN §9): for
+// each issue, what sessions.Decide says of its agent (restart a dead one,
+// wait out a rate limit, nudge a stalled one, call a person), and a
+// session started where its stage's role has auto_start. It does nothing
+// for a pipeline without `roles:`: no agents run there. Stopping ctx stops
+// it between issues; an action under way finishes.
+func (c *Controller) keepAgents(ctx context.Context, e *engine.Engine) {
+	if len(e.Config.Roles) == 0 {
+		return
+	}
+	m := sessions.New(e, c.tmuxClient(e))
+	m.Log = c.log()
+	seen, err := m.Look(ctx)
+	if err != nil {
+		c.log().Warn("looking at the agents' sessions", "err", err)
+		if seen == nil {
+			return
+		}
+	}
+	ids, err := e.Store.IDs()
+	if err != nil {
+		c.log().Error("listing issues", "err", err)
+		return
+	}
+	work := context.WithoutCancel(ctx)
+	for _, id := range ids {
+		if ctx.Err() != nil {
+			return
+		}
+		if c.Issue != 0 && id != c.Issue {
+			continue
+		}
+		iss, err := e.Store.Get(id)
+		if err != nil {
+			continue // the tick's scan says it
+		}
+		s, ok := seen[id]
+		if err := c.keepAgent(work, e, m, iss, s, ok); err != nil {
+			c.log().Warn("keeping the agent alive", "issue", id, "err", err)
+		}
+	}
+}
+
+// keepAgent starts iss's session when its stage's role has auto_start
+// and it has none, and else does what Decide says of the one it has.
+func (c *Controller) keepAgent(ctx context.Context, e *engine.Engine, m *sessions.Manager, iss *issues.Issue, s sessions.Seen, recorded bool) error {
+	if !recorded {
+		s.Record = nil
+	}
+	if role, ok := sessions.AutoStart(e.Config, iss, s.Record); ok {
+		return c.autoStart(ctx, e, m, iss, role)
+	}
+	if s.Record == nil {
+		return nil
+	}
+	d := sessions.Decide(sessions.Situate(e.Config, iss, s, c.now()))
+	log := c.log().With("issue", iss.ID, "agent", d.Record.Agent)
+	switch d.Action {
+	case sessions.Save:
+		if d.Reason != "" {
+			log.Info(d.Reason)
+		}
+		return m.SaveRecord(&d.Record)
+	case sessions.Restart:
+		log.Info("restarting the agent", "reason", d.Reason)
+		_, err := m.Relaunch(ctx, d.Record, d.Resume, d.Reason)
+		if errors.Is(err, sessions.ErrNoAgent) || errors.Is(err, sessions.ErrSandbox) {
+			return c.escalateAgent(ctx, e, iss.ID, fmt.Sprintf("%s, and it cannot be started again: %v; fix the config, then `agenttree start %d --restart` and `agenttree resume %d`",
+				d.Reason, err, iss.ID, iss.ID))
+		}
+		return err
+	case sessions.Nudge:
+		log.Info("nudging a stalled agent")
+		return m.Nudge(ctx, d.Record, d.Reason)
+	case sessions.Escalate:
+		if err := m.SaveRecord(&d.Record); err != nil {
+			return err
+		}
+		return c.escalateAgent(ctx, e, iss.ID, d.Reason)
+	}
+	return nil
+}
+
+// autoStart starts iss's session of role. A start that cannot work
+// (no agent, no sandbox) calls a person, once, instead of failing at
+// every tick; anything else is tried again at the next.
+func (c *Controller) autoStart(ctx context.Context, e *engine.Engine, m *sessions.Manager, iss *issues.Issue, role stages.Role) error {
+	res, err := m.Start(ctx, iss.ID, sessions.Options{Role: role})
+	switch {
+	case errors.Is(err, sessions.ErrNoAgent), errors.Is(err, sessions.ErrSandbox):
+		return c.escalateAgent(ctx, e, iss.ID, fmt.Sprintf("the %s session of issue %d could not be started (auto_start): %v; fix the config, then `agenttree start %d` and `agenttree resume %d`",
+			role, iss.ID, err, iss.ID, iss.ID))
+	case err != nil:
+		return fmt.Errorf("auto_start the %s session: %w", role, err)
+	}
+	c.log().Info("agent session started", "issue", iss.ID, "role", role, "agent", res.Session.Agent, "session", res.Session.Session, "state", res.State)
+	return nil
+}
+
+// escalateAgent stops issue id for a person about its agent.
+func (c *Controller) escalateAgent(ctx context.Context, e *engine.Engine, id int, reason string) error {
+	if _, err := e.Escalate(ctx, id, issues.EscalatedAgent, reason); err != nil {
+		return fmt.Errorf("escalate: %w", err)
+	}
+	c.log().Warn("a person is needed for the agent", "issue", id, "reason", reason)
+	return nil
+}

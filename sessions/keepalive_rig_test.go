@@ -1,0 +1,283 @@
+package sessions_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenttree/agenttree/controller"
+	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/internal/outbox"
+	"github.com/agenttree/agenttree/sessions"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// keptAgent is the agent of the keep-alive tests: it notes how it was
+// started ("NAME MODE" in runs-ISSUE beside it), then behaves as its
+// third argument says: crash, auth (refused credentials), or live (waits
+// for input, echoing it).
+const keptAgent = `#!/bin/sh
+echo "$1 $2" >> "$(dirname "$0")/runs-$AGENTTREE_ISSUE"
+echo "PWD=$(pwd -P)" > "$(dirname "$0")/pwd-$AGENTTREE_ISSUE"
+case "$3" in
+crash) sleep 0.2; echo "panic: something broke"; exit 1 ;;
+auth) echo "Error: Invalid API key. Please run /login"; exit 1 ;;
+quiet) exec sleep 60 ;;
+esac
+exec cat
+`
+
+const keepConfig = `project: shop
+tmux: {socket: %[1]q}
+agents:
+  first:  {command: "%[2]s first start %[3]s", resume_command: "%[2]s first resume %[3]s"}
+  second: {command: "%[2]s second start %[3]s"}
+  checker: {command: "%[2]s checker start live"}
+roles:
+  developer: {agents: [first, second], max_restarts: 1, stall_after_s: %[4]d}
+  reviewer: {agents: [checker], auto_start: true}
+stages:
+  - name: backlog
+    parking_lot: true
+  - name: work
+  - name: review
+    role: reviewer
+  - name: accepted
+    terminal: completion
+`
+
+// keepRig is a rig whose agents behave as mode says, with a controller
+// over its state that the test ticks.
+type keepRig struct {
+	*rig
+	ctl *controller.Controller
+}
+
+func newKeepRig(t *testing.T, mode string, stallAfter int) *keepRig {
+	t.Helper()
+	r := newRigWith(t, keptAgent, func(sock, agent string) string {
+		return fmt.Sprintf(keepConfig, sock, agent, mode, stallAfter)
+	})
+	ctl := &controller.Controller{Load: func() (*engine.Engine, error) { return r.e, nil }, Tmux: r.tmux, Interval: 100 * time.Millisecond}
+	return &keepRig{rig: r, ctl: ctl}
+}
+
+// tickUntil ticks the controller until cond holds.
+func (r *keepRig) tickUntil(what string, cond func() bool) {
+	r.t.Helper()
+	require.Eventually(r.t, func() bool {
+		_, err := r.ctl.Tick(context.Background())
+		require.NoError(r.t, err)
+		return cond()
+	}, 30*time.Second, 100*time.Millisecond, what)
+}
+
+func (r *keepRig) issue(id int) *issues.Issue {
+	r.t.Helper()
+	iss, err := r.e.Store.Get(id)
+	require.NoError(r.t, err)
+	return iss
+}
+
+func (r *keepRig) escalated(id int) bool { return r.issue(id).Escalated != nil }
+
+// runs are the starts of issue id's agents, in order.
+func (r *keepRig) runs(id int) []string {
+	data, _ := os.ReadFile(filepath.Join(r.bin, fmt.Sprintf("runs-%d", id)))
+	return strings.Fields(strings.ReplaceAll(string(data), " ", "/"))
+}
+
+// messages are the kinds of the messages to issue id's agent.
+func (r *keepRig) messages(id int) []outbox.Message {
+	r.t.Helper()
+	all, err := r.e.Outbox(id).Recent(0)
+	require.NoError(r.t, err)
+	return all
+}
+
+func kinds(msgs []outbox.Message) []string {
+	out := make([]string, len(msgs))
+	for i, m := range msgs {
+		out[i] = m.Kind
+	}
+	return out
+}
+
+func TestKeepAliveRestartsThenFallsBackThenEscalates(t *testing.T) {
+	r := newKeepRig(t, "crash", 0)
+	iss := r.create("Flaky", "work")
+	_, err := r.m.Start(context.Background(), iss.ID, sessions.Options{})
+	require.NoError(t, err)
+
+	r.tickUntil("the issue escalated", func() bool { return r.escalated(iss.ID) })
+	// first, its restart with its resume command, then second (no
+	// resume_command: its command), twice.
+	assert.Equal(t, []string{"first/start", "first/resume", "second/start", "second/start"}, r.runs(iss.ID))
+	esc := r.issue(iss.ID).Escalated
+	assert.Equal(t, issues.EscalatedAgent, esc.Kind)
+	assert.Contains(t, esc.Reason, "the developer agent second of issue 1 exited")
+	assert.Contains(t, esc.Reason, "panic: something broke")
+	assert.Contains(t, esc.Reason, "`agenttree start 1 --restart`")
+
+	rec, err := r.m.Record(iss.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "second", rec.Agent)
+	assert.Equal(t, 1, rec.Fallbacks)
+	assert.Equal(t, sessions.ExitOther, rec.LastExit)
+	// Each restart told the agent why.
+	notes := 0
+	for _, m := range r.messages(iss.ID) {
+		if m.Kind == "restart" {
+			notes++
+			assert.Contains(t, m.Text, "You were restarted: the developer agent")
+		}
+	}
+	assert.Equal(t, 3, notes)
+
+	// Escalated, it is left alone.
+	for range 3 {
+		_, err := r.ctl.Tick(context.Background())
+		require.NoError(t, err)
+	}
+	assert.Len(t, r.runs(iss.ID), 4)
+}
+
+func TestKeepAliveEscalatesAnAuthenticationFailureAtOnce(t *testing.T) {
+	r := newKeepRig(t, "auth", 0)
+	iss := r.create("Locked out", "work")
+	_, err := r.m.Start(context.Background(), iss.ID, sessions.Options{})
+	require.NoError(t, err)
+
+	r.tickUntil("the issue escalated", func() bool { return r.escalated(iss.ID) })
+	assert.Equal(t, []string{"first/start"}, r.runs(iss.ID), "never retried")
+	reason := r.issue(iss.ID).Escalated.Reason
+	assert.Contains(t, reason, "could not authenticate")
+	assert.Contains(t, reason, "Invalid API key")
+	assert.Contains(t, reason, "fix them, then `agenttree start 1 --restart` and `agenttree resume 1`")
+}
+
+func TestKeepAliveNudgesAStalledAgentThenEscalates(t *testing.T) {
+	r := newKeepRig(t, "quiet", 1)
+	iss := r.create("Stuck", "work")
+	_, err := r.m.Start(context.Background(), iss.ID, sessions.Options{})
+	require.NoError(t, err)
+
+	r.tickUntil("the agent nudged", func() bool { return hasKind(r.messages(iss.ID), "nudge") })
+	assert.False(t, r.escalated(iss.ID), "a nudge first")
+	r.tickUntil("the issue escalated", func() bool { return r.escalated(iss.ID) })
+	assert.Contains(t, r.issue(iss.ID).Escalated.Reason, "even after a nudge")
+	assert.Equal(t, 1, count(r.messages(iss.ID), "nudge"), "nudged once")
+	assert.Equal(t, []string{"first/start"}, r.runs(iss.ID), "a stalled agent is not restarted")
+}
+
+func hasKind(msgs []outbox.Message, kind string) bool { return count(msgs, kind) > 0 }
+
+func count(msgs []outbox.Message, kind string) int {
+	n := 0
+	for _, m := range msgs {
+		if m.Kind == kind {
+			n++
+		}
+	}
+	return n
+}
+
+func TestKeepAliveRecreatesSessionsAfterAReboot(t *testing.T) {
+	r := newKeepRig(t, "live", 0)
+	iss := r.create("Survive", "work")
+	res, err := r.m.Start(context.Background(), iss.ID, sessions.Options{})
+	require.NoError(t, err)
+	pwd := filepath.Join(r.bin, "pwd-1")
+	require.Eventually(t, func() bool { return strings.Contains(readFile(pwd), res.Session.Worktree) }, 10*time.Second, 20*time.Millisecond)
+	require.NoError(t, os.Remove(pwd))
+
+	require.NoError(t, exec.Command("tmux", "-S", r.tmux.Socket, "kill-server").Run())
+	r.tickUntil("the session recreated", func() bool {
+		live, err := r.tmux.HasSession(context.Background(), res.Session.Session)
+		return err == nil && live
+	})
+	require.Eventually(t, func() bool { return strings.Contains(readFile(pwd), res.Session.Worktree) }, 10*time.Second, 20*time.Millisecond,
+		"the agent runs in the same worktree")
+	assert.Equal(t, []string{"first/start", "first/resume"}, r.runs(iss.ID))
+	rec, err := r.m.Record(iss.ID)
+	require.NoError(t, err)
+	assert.Equal(t, res.Session.Worktree, rec.Worktree)
+	assert.Equal(t, sessions.ExitGone, rec.LastExit)
+	assert.Contains(t, kinds(r.messages(iss.ID)), "restart")
+	for _, m := range r.messages(iss.ID) {
+		if m.Kind == "restart" {
+			assert.Contains(t, m.Text, "You were restarted: the developer agent first of issue 1 is gone")
+		}
+	}
+}
+
+func TestKeepAliveRespectsStopAndFinishedIssues(t *testing.T) {
+	r := newKeepRig(t, "crash", 0)
+	ctx := context.Background()
+	stopped := r.create("Stopped", "work")
+	_, err := r.m.Start(ctx, stopped.ID, sessions.Options{})
+	require.NoError(t, err)
+	_, err = r.m.Stop(ctx, stopped.ID)
+	require.NoError(t, err)
+	done := r.create("Done", "work")
+	_, err = r.m.Start(ctx, done.ID, sessions.Options{})
+	require.NoError(t, err)
+	_, err = r.e.Settle(ctx, done.ID, stages.TerminalCompletion, "merged by hand")
+	require.NoError(t, err)
+
+	// The finished issue's agent crashes; nothing starts either again.
+	require.Eventually(t, func() bool {
+		list, err := r.m.List(ctx)
+		return err == nil && len(list) == 2 && list[1].Exited
+	}, 10*time.Second, 20*time.Millisecond)
+	for range 5 {
+		_, err := r.ctl.Tick(ctx)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, []string{"first/start"}, r.runs(stopped.ID))
+	assert.Equal(t, []string{"first/start"}, r.runs(done.ID))
+	rec, err := r.m.Record(stopped.ID)
+	require.NoError(t, err)
+	assert.False(t, rec.Stopped.IsZero())
+	live, err := r.tmux.HasSession(ctx, rec.Session)
+	require.NoError(t, err)
+	assert.False(t, live)
+	assert.False(t, r.escalated(stopped.ID))
+	assert.False(t, r.escalated(done.ID))
+}
+
+func TestAutoStartStartsTheReviewer(t *testing.T) {
+	r := newKeepRig(t, "live", 0)
+	iss := r.create("Review me", "review")
+	r.tickUntil("the reviewer started", func() bool {
+		rec, err := r.m.Record(iss.ID)
+		return err == nil && rec.Role == "reviewer"
+	})
+	rec, err := r.m.Record(iss.ID)
+	require.NoError(t, err)
+	assert.Equal(t, "checker", rec.Agent)
+	assert.Equal(t, "shop-reviewer-1", rec.Session)
+	live, err := r.tmux.HasSession(context.Background(), rec.Session)
+	require.NoError(t, err)
+	assert.True(t, live)
+	// A developer's issue gets no session on its own (no auto_start).
+	dev := r.create("Developer's", "work")
+	_, err = r.ctl.Tick(context.Background())
+	require.NoError(t, err)
+	_, err = r.m.Record(dev.ID)
+	assert.ErrorIs(t, err, sessions.ErrNoSession)
+}
+
+func readFile(path string) string {
+	data, _ := os.ReadFile(path)
+	return string(data)
+}

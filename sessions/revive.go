@@ -1,0 +1,176 @@
+package sessions
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agenttree/agenttree/controller/api"
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/internal/outbox"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// Seen is an issue's session as the controller finds it at a tick.
+type Seen struct {
+	Record *Record
+	Pane   PaneState
+	// Status and Output are a dead pane's exit status and last lines;
+	// Screen digests what a live pane shows.
+	Status int
+	Output string
+	Screen string
+}
+
+// deadOutput is how many lines of a dead pane Look reads.
+const deadOutput = 50
+
+// Look is every session record, by issue, with what tmux shows of it
+// now. A record that cannot be read is reported in the error; the others
+// are returned.
+func (m *Manager) Look(ctx context.Context) (map[int]Seen, error) {
+	recs, rerr := m.records().list()
+	panes, err := m.panes(ctx)
+	if err != nil {
+		return nil, errors.Join(rerr, err)
+	}
+	out := make(map[int]Seen, len(recs))
+	for _, rec := range recs {
+		s := Seen{Record: rec, Pane: PaneMissing}
+		p, ok := panes[rec.Session]
+		switch {
+		case !rec.Stopped.IsZero() || !ok:
+		case p.dead:
+			s.Pane, s.Status = PaneDead, p.status
+			s.Output, _ = m.Tmux.Capture(ctx, p.id, deadOutput)
+		default:
+			s.Pane, s.Screen = PaneLive, rec.Screen
+			// A screen that cannot be read counts as unchanged.
+			if screen, err := m.Tmux.Capture(ctx, p.id, 0); err == nil {
+				s.Screen = digest(screen)
+			}
+		}
+		out[rec.Issue] = s
+	}
+	return out, rerr
+}
+
+func digest(screen string) string {
+	sum := sha256.Sum256([]byte(screen))
+	return hex.EncodeToString(sum[:8])
+}
+
+// Situate is the Situation of seen's agent on iss at now, for Decide.
+func Situate(cfg *stages.Config, iss *issues.Issue, seen Seen, now time.Time) Situation {
+	rec := *seen.Record
+	s := Situation{Now: now, Record: rec, Pane: seen.Pane, Status: seen.Status, Screen: seen.Screen,
+		LastLine: agentLastLine(seen.Output), Escalated: iss.Escalated != nil, Told: AgentRole(cfg, iss) == rec.Role}
+	if rs, ok := cfg.Sessions(rec.Role); ok {
+		s.Role = rs
+	}
+	if node, ok := cfg.Node(iss.Stage); ok {
+		s.Finished = node.Terminal() != stages.TerminalNone
+		s.AtOwnStage = !node.Controller() && !node.HumanReview() && node.Role() == rec.Role
+	}
+	switch seen.Pane {
+	case PaneMissing:
+		s.Exit = ExitGone
+	case PaneDead:
+		s.Exit = Classify(seen.Status, seen.Output)
+	}
+	if n := len(iss.History); n > 0 {
+		s.Progress = iss.History[n-1].At
+	}
+	return s
+}
+
+// agentLastLine is the last line the agent wrote.
+func agentLastLine(output string) string {
+	said := agentLines(output)
+	if len(said) == 0 {
+		return ""
+	}
+	return said[len(said)-1]
+}
+
+// AutoStart is the role whose session the controller starts for iss: its
+// stage's, when that role's `roles:` entry says auto_start and rec (the
+// issue's session record; nil: none) is another role's. A session of
+// that role that a person stopped stays stopped; one that ended is the
+// keep-alive's to restart.
+func AutoStart(cfg *stages.Config, iss *issues.Issue, rec *Record) (stages.Role, bool) {
+	node, ok := cfg.Node(iss.Stage)
+	if !ok || iss.Escalated != nil || node.Terminal() != stages.TerminalNone || node.Controller() || node.HumanReview() {
+		return "", false
+	}
+	role := node.Role()
+	rs, ok := cfg.Sessions(role)
+	if !ok || !rs.AutoStart || !api.AgentRole(role) || (rec != nil && rec.Role == role) {
+		return "", false
+	}
+	return role, true
+}
+
+// SaveRecord writes rec as the issue's session record.
+func (m *Manager) SaveRecord(rec *Record) error { return m.records().put(rec) }
+
+// Relaunch starts rec's agent again in the issue's worktree, as the
+// controller does to keep it alive: resume runs the agent's
+// resume_command (else its command). rec carries the counts Decide
+// updated; they are saved before anything starts, so a start that fails
+// still spends them. The agent gets its stage's instructions and a note
+// of why it was restarted.
+func (m *Manager) Relaunch(ctx context.Context, rec Record, resume bool, why string) (*Start, error) {
+	iss, err := m.Engine.Store.Get(rec.Issue)
+	if err != nil {
+		return nil, err
+	}
+	agent, ok := m.cfg().Agent(rec.Agent)
+	if !ok {
+		return nil, fmt.Errorf("%w: issue %d: agent %q is not declared under `agents:` (known: %v)", ErrNoAgent, rec.Issue, rec.Agent, m.cfg().AgentNames())
+	}
+	command := agent.Command
+	if resume && agent.ResumeCommand != "" {
+		command = agent.ResumeCommand
+	}
+	l, err := plan(command, m.cfg().Sandbox, nil)
+	if err != nil {
+		return nil, fmt.Errorf("issue %d, agent %s: %w", rec.Issue, agent.Name, err)
+	}
+	if err := m.records().put(&rec); err != nil {
+		return nil, err
+	}
+	if err := m.end(ctx, rec.Issue, rec.Session); err != nil {
+		return nil, err
+	}
+	rec.Session, rec.Socket, rec.Branch = Name(m.cfg(), iss, rec.Role), m.Tmux.Socket, iss.Branch
+	rec.Sandbox, rec.Started = m.cfg().Sandbox.String(), time.Now().UTC().Truncate(time.Second)
+	rec.Pane, rec.TokenHash, rec.Screen, rec.ChangedAt, rec.NudgedAt = "", "", "", time.Time{}, time.Time{}
+	msg, err := m.launch(ctx, iss, &rec, l)
+	if err != nil {
+		return nil, err
+	}
+	if msg != "" {
+		note := fmt.Sprintf("You were restarted: %s. The message before this one says where you are and what to do; your work so far is in %s. Carry on from where you stopped.",
+			why, rec.Worktree)
+		// No key: a relaunch is never retried as such, and two can start
+		// within a second.
+		if _, err := m.Engine.Outbox(iss.ID).Put(ctx, outbox.Message{To: outbox.ToAgent, Kind: "restart", Text: note}); err != nil {
+			return nil, fmt.Errorf("queue the restart note of issue %d: %w", iss.ID, err)
+		}
+	}
+	return &Start{State: Restarted, Session: &rec, Message: msg}, nil
+}
+
+// Nudge tells rec's agent text (that it seems stalled), then saves rec,
+// which records when it was told.
+func (m *Manager) Nudge(ctx context.Context, rec Record, text string) error {
+	if _, err := m.Engine.Outbox(rec.Issue).Put(ctx, outbox.Message{
+		Key: "nudge-" + rec.NudgedAt.Format(time.RFC3339), To: outbox.ToAgent, Kind: "nudge", Text: text}); err != nil {
+		return fmt.Errorf("queue a nudge for issue %d: %w", rec.Issue, err)
+	}
+	return m.records().put(&rec)
+}
