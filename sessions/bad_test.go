@@ -31,7 +31,7 @@ func TestBadStartsLeaveNothing(t *testing.T) {
 		{name: "missing command", stage: "work", opts: sessions.Options{Agent: "missing"}, is: sessions.ErrNoAgent,
 			msg: "runs no-such-agent-program, which is not installed"},
 		{name: "container sandbox", extra: "sandbox: docker:agent:latest", stage: "work", is: sessions.ErrSandbox,
-			msg: "agents do not run in containers yet (sandbox: docker:agent:latest)"},
+			msg: "sandbox docker:agent:latest: "},
 		{name: "unknown sandbox user", extra: "sandbox: user:no-such-user-here", stage: "work", is: sessions.ErrSandbox,
 			msg: "sandbox user:no-such-user-here"},
 		{name: "tmux fails after the worktree", stage: "work", broken: true, msg: "start tmux session shop-developer-1"},

@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -25,24 +26,76 @@ type launch struct {
 	env  []string
 	// user is the sandbox's OS user; nil: the host's.
 	user *proc.User
+	// box is the sandbox's container; nil: none. Its argv is made once
+	// the worktree it mounts is known (at).
+	box *box
 }
 
-// plan is how agent's command runs in sandbox with the issue, the role
-// and the token in its environment, or why it cannot. The command is the
+// plan is how agent's command runs for issue id in tmux session session,
+// in the configured sandbox, or why it cannot. The command is the
 // config's text, run by sh; every value reaches it as an environment
-// variable, never spliced into it.
-func plan(command string, sandbox stages.Sandbox, env []string) (*launch, error) {
+// variable, never spliced into it. Nothing is made: a start checks all
+// it can before it makes the worktree.
+func (m *Manager) plan(ctx context.Context, command string, id int, session string) (*launch, error) {
+	sandbox := m.cfg().Sandbox
+	switch sandbox.Kind {
+	case stages.SandboxDocker, stages.SandboxPodman:
+		return m.inContainer(ctx, command, id, session)
+	}
+	return onHost(command, sandbox)
+}
+
+// onHost is how command runs on this machine: as it is, or as the
+// sandbox's user.
+func onHost(command string, sandbox stages.Sandbox) (*launch, error) {
 	if err := findProgram(command); err != nil {
 		return nil, err
 	}
-	l := &launch{argv: []string{"sh", "-c", command}, env: env}
+	l := &launch{argv: []string{"sh", "-c", command}}
 	switch sandbox.Kind {
 	case "", stages.SandboxNone:
 		return l, nil
 	case stages.SandboxUser:
 		return l.asUser(sandbox.Name)
 	}
-	return nil, fmt.Errorf("%w: agents do not run in containers yet (sandbox: %s); use `sandbox: user:NAME` or `none`", ErrSandbox, sandbox)
+	return nil, fmt.Errorf("%w: agents do not run on this machine in sandbox %s", ErrSandbox, sandbox)
+}
+
+// inContainer is how command runs in a container of the sandbox's image,
+// which gets the issue's worktree, its documents and the controller's
+// socket, nothing else of the state (docs/SECURITY.md). The program the
+// command runs is the image's, so the host's PATH is not searched.
+func (m *Manager) inContainer(ctx context.Context, command string, id int, session string) (*launch, error) {
+	if _, err := firstProgram(command); err != nil {
+		return nil, err
+	}
+	sandbox := m.cfg().Sandbox
+	if err := checkImage(ctx, sandbox); err != nil {
+		return nil, err
+	}
+	layout := m.Engine.Store.Layout()
+	b := &box{runtime: sandbox.Kind, image: sandbox.Name, name: containerName(session),
+		docs: layout.Docs(id), socket: layout.Socket(), command: command}
+	if err := checkMount(fmt.Sprintf("issue %d's documents", id), b.docs, false); err != nil {
+		return nil, err
+	}
+	if err := checkMount("the controller's socket", b.socket, true); err != nil {
+		return nil, err
+	}
+	return &launch{box: b}, nil
+}
+
+// at finishes l for the worktree at dir, where its session starts: a
+// container mounts it as its working directory.
+func (l *launch) at(dir string) error {
+	if l.box == nil {
+		return nil
+	}
+	if err := checkMount("the worktree", dir, false); err != nil {
+		return err
+	}
+	l.argv = l.box.argv(dir)
+	return nil
 }
 
 // asUser runs the command as the OS user name through setpriv, which
@@ -76,13 +129,31 @@ func (l *launch) asUser(name string) (*launch, error) {
 	return l, nil
 }
 
-// findProgram checks that the program command runs first exists: the
-// first simple command's name, as sh reads it. A builtin, or a name
-// only the shell can work out ($VAR), is left to the shell.
+// findProgram checks that the program command runs first exists here.
+// A builtin, or a name only the shell can work out ($VAR), is left to the
+// shell.
 func findProgram(command string) error {
+	name, err := firstProgram(command)
+	if err != nil || name == "" || interp.IsBuiltin(name) {
+		return err
+	}
+	if _, err := exec.LookPath(name); err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, exec.ErrNotFound) {
+			return fmt.Errorf("%w: agent command %q runs %s, which is not installed (not found in PATH); install it or fix the agent's command", ErrNoAgent, command, filepath.Base(name))
+		}
+		return fmt.Errorf("%w: agent command %q: %w", ErrNoAgent, command, err)
+	}
+	return nil
+}
+
+// firstProgram is the name of the program command runs first, its first
+// simple command's as sh reads it; empty when only the shell can work it
+// out ($VAR). A command that is not valid shell or runs nothing is an
+// error.
+func firstProgram(command string) (string, error) {
 	file, err := syntax.NewParser().Parse(strings.NewReader(command), "")
 	if err != nil {
-		return fmt.Errorf("%w: agent command %q is not valid shell: %w", ErrNoAgent, command, err)
+		return "", fmt.Errorf("%w: agent command %q is not valid shell: %w", ErrNoAgent, command, err)
 	}
 	var call *syntax.CallExpr
 	syntax.Walk(file, func(n syntax.Node) bool {
@@ -92,19 +163,13 @@ func findProgram(command string) error {
 		return call == nil
 	})
 	if call == nil {
-		return fmt.Errorf("%w: agent command %q runs no program", ErrNoAgent, command)
+		return "", fmt.Errorf("%w: agent command %q runs no program", ErrNoAgent, command)
 	}
 	name, err := expand.Literal(&expand.Config{Env: expand.ListEnviron(os.Environ()...)}, call.Args[0])
-	if err != nil || name == "" || interp.IsBuiltin(name) {
-		return nil
+	if err != nil {
+		return "", nil
 	}
-	if _, err := exec.LookPath(name); err != nil {
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, exec.ErrNotFound) {
-			return fmt.Errorf("%w: agent command %q runs %s, which is not installed (not found in PATH); install it or fix the agent's command", ErrNoAgent, command, filepath.Base(name))
-		}
-		return fmt.Errorf("%w: agent command %q: %w", ErrNoAgent, command, err)
-	}
-	return nil
+	return name, nil
 }
 
 // chown hands the worktree at dir to u: its files (symlinks themselves,

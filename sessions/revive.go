@@ -136,7 +136,7 @@ func (m *Manager) Relaunch(ctx context.Context, rec Record, resume bool, why str
 	if resume && agent.ResumeCommand != "" {
 		command = agent.ResumeCommand
 	}
-	l, err := plan(command, m.cfg().Sandbox, nil)
+	l, err := m.plan(ctx, command, rec.Issue, Name(m.cfg(), iss, rec.Role))
 	if err != nil {
 		return nil, fmt.Errorf("issue %d, agent %s: %w", rec.Issue, agent.Name, err)
 	}

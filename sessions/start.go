@@ -76,7 +76,7 @@ func (m *Manager) Start(ctx context.Context, id int, opts Options) (*Start, erro
 		state = Restarted
 	}
 	// Every check that can fail without making anything comes first.
-	l, err := plan(agent.Command, m.cfg().Sandbox, nil)
+	l, err := m.plan(ctx, agent.Command, id, name)
 	if err != nil {
 		return nil, fmt.Errorf("issue %d, agent %s: %w", id, agent.Name, err)
 	}
@@ -153,6 +153,9 @@ func (m *Manager) launch(ctx context.Context, iss *issues.Issue, rec *Record, l 
 	}
 	undo = append(undo, func() error { return wt.undo(cleanup, iss.Branch) })
 	rec.Worktree = wt.path
+	if err := l.at(wt.path); err != nil {
+		return "", err
+	}
 	if l.user != nil {
 		gitDir, err := (&gitx.Repo{Dir: wt.path}).Run(ctx, "rev-parse", "--absolute-git-dir")
 		if err != nil {
@@ -212,6 +215,7 @@ func (m *Manager) end(ctx context.Context, id int, name string) error {
 	if err != nil {
 		return err
 	}
+	removeContainer(ctx, rec)
 	if rec.TokenHash == "" {
 		return nil
 	}

@@ -1,0 +1,153 @@
+package sessions
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/agenttree/agenttree/internal/lines"
+	"github.com/agenttree/agenttree/internal/proc"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// Where a container finds what it gets of the host: its worktree (its
+// working directory), its issue's documents and the controller's socket.
+const (
+	containerWork   = "/work"
+	containerDocs   = "/agenttree/docs"
+	containerSocket = "/agenttree/controller.sock"
+)
+
+// passedByName are the variables a container takes from the pane's
+// environment by name (`-e NAME`): their values, the token among them,
+// are never in its argv, where any user's ps shows them.
+var passedByName = []string{"AGENTTREE_ISSUE", "AGENTTREE_ROLE", "AGENTTREE_TOKEN"}
+
+// inspectTimeout bounds the check that the image is here: a runtime whose
+// daemon hangs must not hang `agenttree start`.
+const inspectTimeout = 30 * time.Second
+
+// box is the container an agent runs in and what of the host it gets.
+type box struct {
+	runtime stages.SandboxKind // docker or podman
+	image   string
+	// name is the container's, made of the tmux session's.
+	name string
+	// docs and socket are the host's issue documents and controller
+	// socket.
+	docs, socket string
+	// command is the agent's command, run by the image's sh.
+	command string
+}
+
+// argv runs b's command in a new container with the worktree at dir as
+// its working directory. Each value is an argument of its own: the
+// command reaches the container's sh -c as one argument, never spliced
+// into text.
+func (b *box) argv(dir string) []string {
+	argv := []string{string(b.runtime), "run", "--rm", "-i", "-t", "--name", b.name,
+		"-v", dir + ":" + containerWork, "-w", containerWork,
+		"-v", b.docs + ":" + containerDocs,
+		"-v", b.socket + ":" + containerSocket,
+		"-e", "AGENTTREE_SOCKET=" + containerSocket}
+	for _, name := range passedByName {
+		argv = append(argv, "-e", name)
+	}
+	return append(argv, b.image, "sh", "-c", b.command)
+}
+
+// containerName is the container of tmux session session: what of the
+// session's name a container name may hold ([a-zA-Z0-9_.-]), each other
+// character a '-'.
+func containerName(session string) string {
+	return "agenttree-" + strings.Map(func(r rune) rune {
+		if r == '_' || r == '.' || r == '-' || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9') {
+			return r
+		}
+		return '-'
+	}, session)
+}
+
+// checkImage checks that sandbox's runtime is installed and has its
+// image here: an image the runtime would pull at launch is a download
+// nobody asked for, and one that is nowhere fails in the pane, where no
+// one reads it.
+func checkImage(ctx context.Context, sandbox stages.Sandbox) error {
+	runtime := string(sandbox.Kind)
+	if strings.HasPrefix(sandbox.Name, "-") {
+		return fmt.Errorf("%w: sandbox %s: an image name cannot start with '-'; fix `sandbox:` in the config", ErrSandbox, sandbox)
+	}
+	if _, err := exec.LookPath(runtime); err != nil {
+		return fmt.Errorf("%w: sandbox %s: %s is not installed (%w); install docker or podman, or set `sandbox: none`", ErrSandbox, sandbox, runtime, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, inspectTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, runtime, "image", "inspect", "--format", "{{.Id}}", sandbox.Name)
+	proc.Group(cmd)
+	cmd.WaitDelay = time.Second
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	switch said := strings.Join(lines.Last(stderr.String(), 1), ""); {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return fmt.Errorf("%w: sandbox %s: `%s image inspect %s` did not answer within %s; is %s working (`%s info`)?",
+			ErrSandbox, sandbox, runtime, sandbox.Name, inspectTimeout, runtime, runtime)
+	case noSuchImage(said):
+		return fmt.Errorf("%w: sandbox %s: there is no image %s here; pull it: %s pull %s", ErrSandbox, sandbox, sandbox.Name, runtime, sandbox.Name)
+	case said != "":
+		return fmt.Errorf("%w: sandbox %s: cannot tell whether image %s is here: %s image inspect: %s", ErrSandbox, sandbox, sandbox.Name, runtime, said)
+	}
+	return fmt.Errorf("%w: sandbox %s: cannot tell whether image %s is here: %s image inspect: %w", ErrSandbox, sandbox, sandbox.Name, runtime, err)
+}
+
+// noSuchImage reports whether a runtime's error says the image is not
+// here: docker's "No such image: X", podman's "X: image not known".
+func noSuchImage(said string) bool {
+	said = strings.ToLower(said)
+	return strings.Contains(said, "no such image") || strings.Contains(said, "image not known")
+}
+
+// checkMount checks that path can be bind-mounted as what: it exists
+// (docker would make a missing one, as root, in the state directory),
+// is a socket when socket says so, and holds no ':', which -v reads as
+// the end of the host's path.
+func checkMount(what, path string, socket bool) error {
+	if strings.Contains(path, ":") {
+		return fmt.Errorf("%w: cannot mount %s %s in a container: its path holds a ':'; move it", ErrSandbox, what, path)
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && socket:
+		return fmt.Errorf("%w: no controller socket at %s: an agent in a container reaches agenttree only through it; start the controller first (`agenttree controller`)", ErrSandbox, path)
+	case err != nil:
+		return fmt.Errorf("%w: cannot mount %s in a container: %w", ErrSandbox, what, err)
+	case socket && fi.Mode().Type() != fs.ModeSocket:
+		return fmt.Errorf("%w: %s is not the controller's socket (%s); restart the controller (`agenttree controller`)", ErrSandbox, path, fi.Mode().Type())
+	}
+	return nil
+}
+
+// removeContainer removes the container of rec's session, if it ran in
+// one: killing the tmux session kills the runtime's client, and with a
+// terminal (-t) the container may go on, holding its name for the next
+// start. Best effort: a container already gone is what is wanted.
+func removeContainer(ctx context.Context, rec *Record) {
+	runtime, _, ok := strings.Cut(rec.Sandbox, ":")
+	if !ok || (runtime != string(stages.SandboxDocker) && runtime != string(stages.SandboxPodman)) {
+		return
+	}
+	if _, err := exec.LookPath(runtime); err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, inspectTimeout)
+	defer cancel()
+	_ = exec.CommandContext(ctx, runtime, "rm", "-f", containerName(rec.Session)).Run()
+}
