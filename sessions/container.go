@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -21,7 +22,8 @@ import (
 const (
 	containerWork   = "/work"
 	containerDocs   = "/agenttree/docs"
-	containerSocket = "/agenttree/controller.sock"
+	containerRun    = "/agenttree/run"
+	containerSocket = containerRun + "/controller.sock"
 )
 
 // passedByName are the variables a container takes from the pane's
@@ -54,7 +56,9 @@ func (b *box) argv(dir string) []string {
 	argv := []string{string(b.runtime), "run", "--rm", "-i", "-t", "--name", b.name,
 		"-v", dir + ":" + containerWork, "-w", containerWork,
 		"-v", b.docs + ":" + containerDocs,
-		"-v", b.socket + ":" + containerSocket,
+		// The socket's directory, not the socket: a restarted controller's
+		// new socket is seen there.
+		"-v", filepath.Dir(b.socket) + ":" + containerRun,
 		"-e", "AGENTTREE_SOCKET=" + containerSocket}
 	for _, name := range passedByName {
 		argv = append(argv, "-e", name)

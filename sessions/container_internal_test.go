@@ -25,22 +25,22 @@ func TestContainerArgv(t *testing.T) {
 			"docker", "run", "--rm", "-i", "-t", "--name", "agenttree-shop-developer-1",
 			"-v", "/wt/issue-1:/work", "-w", "/work",
 			"-v", "/state/issues/001:/agenttree/docs",
-			"-v", "/state/controller.sock:/agenttree/controller.sock",
-			"-e", "AGENTTREE_SOCKET=/agenttree/controller.sock",
+			"-v", "/state/run:/agenttree/run",
+			"-e", "AGENTTREE_SOCKET=/agenttree/run/controller.sock",
 			"-e", "AGENTTREE_ISSUE", "-e", "AGENTTREE_ROLE", "-e", "AGENTTREE_TOKEN",
 			"agent:latest", "sh", "-c", `claude --model "$MODEL"; echo 'done'`}},
 		{runtime: stages.SandboxPodman, session: "my shop/dev ü+1", want: []string{
 			"podman", "run", "--rm", "-i", "-t", "--name", "agenttree-my-shop-dev---1",
 			"-v", "/wt/issue-1:/work", "-w", "/work",
 			"-v", "/state/issues/001:/agenttree/docs",
-			"-v", "/state/controller.sock:/agenttree/controller.sock",
-			"-e", "AGENTTREE_SOCKET=/agenttree/controller.sock",
+			"-v", "/state/run:/agenttree/run",
+			"-e", "AGENTTREE_SOCKET=/agenttree/run/controller.sock",
 			"-e", "AGENTTREE_ISSUE", "-e", "AGENTTREE_ROLE", "-e", "AGENTTREE_TOKEN",
 			"agent:latest", "sh", "-c", `claude --model "$MODEL"; echo 'done'`}},
 	} {
 		t.Run(string(tt.runtime), func(t *testing.T) {
 			b := &box{runtime: tt.runtime, image: "agent:latest", name: containerName(tt.session),
-				docs: "/state/issues/001", socket: "/state/controller.sock", command: `claude --model "$MODEL"; echo 'done'`}
+				docs: "/state/issues/001", socket: "/state/run/controller.sock", command: `claude --model "$MODEL"; echo 'done'`}
 			assert.Equal(t, tt.want, b.argv("/wt/issue-1"))
 		})
 	}

@@ -2,7 +2,6 @@ package sessions_test
 
 import (
 	"context"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,7 +31,7 @@ exec cat
 // listenController opens the controller's socket of r's state, as a
 // running controller does; the state is made with the first issue.
 func (r *rig) listenController() {
-	l, err := net.Listen("unix", r.e.Store.Layout().Socket())
+	l, err := api.Listen(r.e.Store.Layout().Socket())
 	require.NoError(r.t, err)
 	r.t.Cleanup(func() { _ = l.Close() })
 }
@@ -56,8 +55,8 @@ func TestStartRunsTheAgentInAContainer(t *testing.T) {
 	assert.Equal(t, strings.Join([]string{"run", "--rm", "-i", "-t", "--name", "agenttree-shop-developer-1",
 		"-v", res.Session.Worktree + ":/work", "-w", "/work",
 		"-v", layout.Docs(iss.ID) + ":/agenttree/docs",
-		"-v", layout.Socket() + ":/agenttree/controller.sock",
-		"-e", "AGENTTREE_SOCKET=/agenttree/controller.sock",
+		"-v", filepath.Dir(layout.Socket()) + ":/agenttree/run",
+		"-e", "AGENTTREE_SOCKET=/agenttree/run/controller.sock",
 		"-e", "AGENTTREE_ISSUE", "-e", "AGENTTREE_ROLE", "-e", "AGENTTREE_TOKEN",
 		"agent:1", "sh", "-c", filepath.Join(r.bin, "agent.sh")}, "\n")+"\n", args)
 

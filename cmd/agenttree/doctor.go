@@ -1,10 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agenttree/agenttree/controller"
+	"github.com/agenttree/agenttree/controller/api"
 	"github.com/agenttree/agenttree/internal/identity"
 	"github.com/agenttree/agenttree/internal/statedir"
 	"github.com/agenttree/agenttree/stages"
@@ -197,7 +198,7 @@ func hostPermissions(l statedir.Layout) []finding {
 func socketFinding(l statedir.Layout) finding {
 	f := finding{Check: "controller answering agents", OK: true}
 	holder, running := controller.Running(l.Root)
-	conn, err := net.Dial("unix", l.Socket())
+	conn, err := api.Dial(context.Background(), l.Socket())
 	if err == nil {
 		conn.Close()
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"math/rand/v2"
-	"net"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -63,7 +62,7 @@ func TestAgentsRequestsSurviveAControllerKilledAndRestarted(t *testing.T) {
 		}
 	}
 	require.Eventually(t, func() bool {
-		conn, err := net.Dial("unix", layout.Socket())
+		conn, err := api.Dial(t.Context(), layout.Socket())
 		if err == nil {
 			conn.Close()
 		}

@@ -208,3 +208,31 @@ func TestClientWaitsForARestartingController(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "back", out.Text)
 }
+
+// A repository deep in the file system has a socket path longer than a
+// socket address holds: the controller still listens there, and agents
+// still reach it.
+func TestASocketDeepInTheFileSystem(t *testing.T) {
+	dir := t.TempDir()
+	for len(dir) < 120 {
+		dir = filepath.Join(dir, "a-rather-long-directory-name")
+	}
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	socket := filepath.Join(dir, "run", "controller.sock")
+	ln, err := api.Listen(socket)
+	require.NoError(t, err)
+	srv := &api.Server{Sessions: api.OpenSessions(t.TempDir()), Owner: os.Getuid(), Handlers: api.Handlers{
+		Show: func(context.Context, api.Caller, api.ShowRequest) (api.Output, error) {
+			return api.Output{Text: "deep"}, nil
+		},
+	}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.Serve(ctx, ln) }()
+	out, err := api.NewClient(socket, "").Do(context.Background(), api.RouteShow, api.ShowRequest{})
+	require.NoError(t, err)
+	assert.Equal(t, "deep", out.Text)
+	cancel()
+	<-done
+	assert.NoFileExists(t, socket, "closing removes the socket")
+}

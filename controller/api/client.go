@@ -41,10 +41,7 @@ func (e *Unavailable) Unwrap() error { return e.Err }
 func NewClient(socket, token string) *Client {
 	c := &Client{Socket: socket, Token: token, Wait: 30 * time.Second}
 	c.http = &http.Client{Transport: &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, "unix", socket)
-		},
+		DialContext:       func(ctx context.Context, _, _ string) (net.Conn, error) { return Dial(ctx, socket) },
 		DisableKeepAlives: true,
 	}}
 	return c
@@ -120,4 +117,16 @@ func (c *Client) send(ctx context.Context, route string, body []byte) (*Response
 		return nil, fmt.Errorf("reading the controller's answer: %w", err)
 	}
 	return &out, nil
+}
+
+// Dial connects to the controller's socket at path, however deep in the
+// file system it is (see reachable).
+func Dial(ctx context.Context, path string) (net.Conn, error) {
+	addr, release, err := reachable(path)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	var d net.Dialer
+	return d.DialContext(ctx, "unix", addr)
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -75,15 +76,41 @@ func Listen(path string) (net.Listener, error) {
 		}
 		_ = os.Remove(path) // the caller holds the controller lock: it is stale
 	}
-	ln, err := net.Listen("unix", path)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	addr, release, err := reachable(path)
 	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", path, err)
+	}
+	ln, err := net.Listen("unix", addr)
+	if err != nil {
+		release()
 		return nil, fmt.Errorf("listen on %s: %w", path, err)
 	}
 	if err := os.Chmod(path, 0o666); err != nil {
 		ln.Close()
+		release()
 		return nil, err
 	}
-	return ln, nil
+	if addr == path {
+		return ln, nil
+	}
+	return &releasing{Listener: ln, release: release}, nil
+}
+
+// releasing is a listener bound through its directory's descriptor: the
+// descriptor stays open until the listener closes, which removes the
+// socket by that same path.
+type releasing struct {
+	net.Listener
+	release func()
+}
+
+func (l *releasing) Close() error {
+	err := l.Listener.Close()
+	l.release()
+	return err
 }
 
 // Serve answers requests on ln until ctx is done; requests in flight are

@@ -4,7 +4,7 @@
 //
 //	_agenttree/
 //	  issues/NNN/          stage documents, written by agents (group-writable)
-//	  controller.sock      the controller's API, the one door agents have
+//	  run/controller.sock  the controller's API, the one door agents have
 //	  host/                written by people and the controller only
 //	    issues/NNN/        issue.yaml, events.jsonl, watch.yaml, outbox/
 //	    issues/.last-id    the last id given
@@ -64,8 +64,10 @@ func (l Layout) Sessions() string { return filepath.Join(l.Host(), "sessions") }
 // ControllerLock is the controller's lock file.
 func (l Layout) ControllerLock() string { return filepath.Join(l.Host(), "controller.lock") }
 
-// Socket is where the controller listens for agents.
-func (l Layout) Socket() string { return filepath.Join(l.Root, "controller.sock") }
+// Socket is where the controller listens for agents. It has a directory
+// of its own, which containers mount: a controller that restarts makes a
+// new socket file, which a mount of the old file would not see.
+func (l Layout) Socket() string { return filepath.Join(l.Root, "run", "controller.sock") }
 
 func dirName(id int) string { return fmt.Sprintf("%03d", id) }
 
