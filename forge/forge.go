@@ -232,6 +232,13 @@ type Approver interface {
 	Approve(ctx context.Context, number int, by string) error
 }
 
+// RequestCounter is a forge that counts what it was asked as GitHub would
+// count requests: the local forge, so that what a run would cost on GitHub
+// can be told without GitHub.
+type RequestCounter interface {
+	Requests() int64
+}
+
 // Errors a Forge reports. An API error is never a CI failure: callers tell
 // them apart with errors.Is.
 var (

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/forge"
 )
 
 func (a *app) controllerCmd() *cobra.Command {
@@ -72,7 +73,7 @@ func (a *app) controllerCmd() *cobra.Command {
 				err = c.Run(ctx)
 				stop()
 				served()
-				c.Log.Info("controller stopped")
+				c.Log.Info("controller stopped", forgeRequests(c)...)
 				return err
 			}
 			sum, err := c.Tick(a.ctx)
@@ -139,6 +140,19 @@ func (a *app) printTick(sum controller.Summary, asJSON bool) error {
 	}
 	if len(sum.Results) == 0 {
 		fmt.Fprintf(a.out, "%d issue(s) looked at (messages, escalations); nothing moved\n", sum.Due)
+	}
+	return nil
+}
+
+// forgeRequests are the log attributes saying how many requests GitHub
+// would have been sent, for a forge that counts them (the local forge).
+func forgeRequests(c *controller.Controller) []any {
+	e, err := c.Engine()
+	if err != nil || e.Forge == nil {
+		return nil
+	}
+	if rc, ok := forge.As[forge.RequestCounter](e.Forge); ok {
+		return []any{"forge_requests", rc.Requests()}
 	}
 	return nil
 }

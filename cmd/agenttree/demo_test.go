@@ -19,4 +19,5 @@ func TestDemo(t *testing.T) {
 	assert.NoError(t, err, "%s", out)
 	assert.Contains(t, string(out), "every step of the story happened")
 	assert.Contains(t, string(out), "typed into the agent's pane")
+	assert.Regexp(t, `the controller asked the forge [1-9][0-9]* times`, string(out), "it counts what GitHub would have been sent")
 }

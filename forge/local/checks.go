@@ -11,12 +11,14 @@ import (
 // With no CI command configured the commit has one skipped check, "ci",
 // which passes.
 func (f *Forge) Checks(ctx context.Context, sha string) ([]forge.Check, error) {
+	f.requests.Add(1)
 	return f.ci.Checks(ctx, sha)
 }
 
 // Rerun forgets the results of the given commits' CI, so that the next
 // Checks runs it again as a new attempt.
 func (f *Forge) Rerun(ctx context.Context, checks []forge.Check) error {
+	f.requests.Add(1)
 	return f.ci.Rerun(ctx, checks)
 }
 
@@ -24,5 +26,6 @@ func (f *Forge) Rerun(ctx context.Context, checks []forge.Check) error {
 // output of c's attempt (the latest when c has no ID), or "" when there
 // is none.
 func (f *Forge) Log(ctx context.Context, c forge.Check, n int) (string, error) {
+	f.requests.Add(1)
 	return f.ci.Log(ctx, c, n)
 }

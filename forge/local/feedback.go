@@ -88,6 +88,7 @@ func feedbackMark(rec *Record) string {
 
 // Comment adds agenttree's comment to PR number.
 func (f *Forge) Comment(ctx context.Context, number int, body string) error {
+	f.requests.Add(1)
 	_, err := f.AddComment(ctx, number, botName, body)
 	return err
 }
@@ -167,6 +168,7 @@ func (f *Forge) ResolveThread(ctx context.Context, number, id int, by string) er
 // review threads, oldest first. The local forge's reviews are approvals,
 // which say nothing more.
 func (f *Forge) Feedback(ctx context.Context, number int) ([]forge.Feedback, error) {
+	f.requests.Add(1)
 	rec, err := f.read(number)
 	if err != nil {
 		return nil, err

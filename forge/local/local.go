@@ -25,6 +25,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/agenttree/agenttree/forge"
@@ -92,9 +93,18 @@ type Forge struct {
 	bare    *gitx.Repo
 	bareDir string
 	ci      *ci.Runs
+	// requests counts the calls a GitHub forge would make a request of.
+	requests atomic.Int64
 }
 
-var _ forge.Forge = (*Forge)(nil)
+var (
+	_ forge.Forge          = (*Forge)(nil)
+	_ forge.RequestCounter = (*Forge)(nil)
+)
+
+// Requests is how many requests GitHub would have been sent for what this
+// forge was asked: one per call, one per 50 PRs of a batch.
+func (f *Forge) Requests() int64 { return f.requests.Load() }
 
 // botName is who agenttree is in the forge's records: the author of the
 // commits it makes and of the comments Comment and Close post.

@@ -31,6 +31,7 @@ const mergeAttempts = 5
 // deleteBranch deletes the branch only while it is still at the merged
 // head: commits pushed after the merge are not thrown away.
 func (f *Forge) Merge(ctx context.Context, number int, method forge.MergeMethod, deleteBranch bool, expectHead string) error {
+	f.requests.Add(1)
 	if method == "" {
 		method = forge.MergeMerge
 	}

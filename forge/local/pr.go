@@ -165,6 +165,7 @@ func checkBranch(b string) error {
 // EnsurePR opens a PR for req.Branch, which must already be pushed to the
 // bare repository, or returns the open PR for that branch.
 func (f *Forge) EnsurePR(ctx context.Context, req forge.NewPR) (*forge.PR, bool, error) {
+	f.requests.Add(1)
 	req.Base = cmp.Or(req.Base, f.opts.DefaultBranch)
 	if err := checkNewPR(req); err != nil {
 		return nil, false, fmt.Errorf("open local PR: %w", err)
@@ -335,6 +336,7 @@ func approvedSHA(rec *Record, head string) string {
 // PR returns PR number's current state, with the CI result recorded for
 // its head if there is one.
 func (f *Forge) PR(ctx context.Context, number int) (*forge.PR, error) {
+	f.requests.Add(1)
 	rec, err := f.read(number)
 	if err != nil {
 		return nil, err
@@ -346,6 +348,7 @@ func (f *Forge) PR(ctx context.Context, number int) (*forge.PR, error) {
 // nil when the head's CI has not been started (call Checks to start it),
 // one skipped check when no CI is configured.
 func (f *Forge) PRs(ctx context.Context, numbers []int) (map[int]*forge.PR, error) {
+	f.requests.Add(int64(len(numbers)+49) / 50)
 	out := make(map[int]*forge.PR, len(numbers))
 	for _, n := range numbers {
 		pr, err := f.PR(ctx, n)
@@ -363,6 +366,7 @@ func (f *Forge) PRs(ctx context.Context, numbers []int) (map[int]*forge.PR, erro
 // ConflictFiles lists the files that conflict between PR number's head and
 // its base; nil when they merge cleanly.
 func (f *Forge) ConflictFiles(ctx context.Context, number int) ([]string, error) {
+	f.requests.Add(1)
 	rec, err := f.read(number)
 	if err != nil {
 		return nil, err
@@ -381,6 +385,7 @@ func (f *Forge) ConflictFiles(ctx context.Context, number int) ([]string, error)
 // again replaces by's earlier approval. An empty by is the person running
 // this.
 func (f *Forge) Approve(ctx context.Context, number int, by string) error {
+	f.requests.Add(1)
 	by = person(by)
 	return f.update(ctx, number, func(rec *Record) error {
 		if rec.State != forge.StateOpen {
@@ -408,6 +413,7 @@ func (f *Forge) Approve(ctx context.Context, number int, by string) error {
 // does nothing (the comment too, so a retry does not repeat it); a merged
 // PR cannot be closed.
 func (f *Forge) Close(ctx context.Context, number int, comment string) error {
+	f.requests.Add(1)
 	err := f.update(ctx, number, func(rec *Record) error {
 		switch rec.State {
 		case forge.StateClosed:

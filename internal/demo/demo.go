@@ -57,6 +57,7 @@ func Run(ctx context.Context, opts Options) error {
 	} else {
 		err = d.story(ctx)
 	}
+	d.stopController()
 	d.summary(err)
 	// A failed demo keeps its files, for the controller's log and the
 	// repository to be looked at.
@@ -182,20 +183,11 @@ func (d *run) since() time.Duration { return time.Since(d.start) }
 // cleanup stops what the demo started, unless keep, and removes its files
 // if remove.
 func (d *run) cleanup(keep, remove bool) {
+	d.stopController()
 	if keep {
-		fmt.Fprintf(d.opts.Out, "\nkept: %s\n  the agent's session: tmux -S %s attach -t shop-developer-1\n  the controller keeps running (pid %d): kill %d\n",
-			d.dir, d.socket, d.pid(), d.pid())
+		fmt.Fprintf(d.opts.Out, "\nkept: %s\n  the agent's session: tmux -S %s attach -t shop-developer-1\n  the controller again: cd %s && agenttree controller\n",
+			d.dir, d.socket, d.repo)
 		return
-	}
-	if d.ctl != nil && d.ctl.Process != nil {
-		_ = d.ctl.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = d.ctl.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = proc.KillGroup(d.ctl)
-		}
 	}
 	_ = exec.Command("tmux", "-S", d.socket, "kill-server").Run()
 	if remove {
@@ -203,11 +195,20 @@ func (d *run) cleanup(keep, remove bool) {
 	}
 }
 
-func (d *run) pid() int {
-	if d.ctl == nil || d.ctl.Process == nil {
-		return 0
+// stopController stops the controller as a person does (SIGINT), once.
+func (d *run) stopController() {
+	if d.ctl == nil || d.ctl.Process == nil || d.ctl.ProcessState != nil {
+		return
 	}
-	return d.ctl.Process.Pid
+	_ = d.ctl.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { _ = d.ctl.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = proc.KillGroup(d.ctl)
+		<-done
+	}
 }
 
 // errStory says a step of the story did not happen.

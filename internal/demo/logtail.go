@@ -58,3 +58,24 @@ func told(msg string) bool {
 	}
 	return false
 }
+
+// forgeRequests is what the controller's last words (`controller stopped`)
+// say it asked the forge, counted as GitHub counts requests.
+func forgeRequests(path string) (int64, bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	var n int64
+	found := false
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		var rec struct {
+			Msg      string `json:"msg"`
+			Requests *int64 `json:"forge_requests"`
+		}
+		if json.Unmarshal(line, &rec) == nil && rec.Msg == "controller stopped" && rec.Requests != nil {
+			n, found = *rec.Requests, true
+		}
+	}
+	return n, found
+}

@@ -216,4 +216,7 @@ func (d *run) summary(err error) {
 	for _, s := range steps {
 		fmt.Fprintf(d.opts.Out, "  - %s\n", s)
 	}
+	if n, ok := forgeRequests(d.path("controller.log")); ok {
+		fmt.Fprintf(d.opts.Out, "the controller asked the forge %d times: what it would have sent GitHub\n", n)
+	}
 }
