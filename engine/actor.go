@@ -42,20 +42,18 @@ func ActorFromEnv(getenv func(string) string) Actor {
 	role := stages.Role(getenv("AGENTTREE_ROLE"))
 	// A session token is an agent's, whatever else the environment says.
 	container := getenv("AGENTTREE_CONTAINER") == "1" || getenv("AGENTTREE_TOKEN") != ""
-	switch role {
-	case "", "human", "manager":
-		if container {
-			return Actor{Kind: ActorAgent, Role: stages.RoleDeveloper}
-		}
-		return Actor{Kind: ActorHuman}
-	case stages.RoleController:
-		if container {
-			// A container is never the host: it keeps the agent's limits.
-			return Actor{Kind: ActorAgent, Role: role}
-		}
+	switch {
+	case role.Agent():
+		return Actor{Kind: ActorAgent, Role: role}
+	case role == stages.RoleController && container:
+		// A container is never the host: it keeps the agent's limits.
+		return Actor{Kind: ActorAgent, Role: role}
+	case role == stages.RoleController:
 		return Actor{Kind: ActorController}
+	case container:
+		return Actor{Kind: ActorAgent, Role: stages.RoleDeveloper}
 	}
-	return Actor{Kind: ActorAgent, Role: role}
+	return Actor{Kind: ActorHuman}
 }
 
 // waitReason says why actor may not move an issue out of node, or "" if it

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/agenttree/agenttree/controller/api"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/internal/outbox"
 	"github.com/agenttree/agenttree/stages"
@@ -108,7 +107,7 @@ func AutoStart(cfg *stages.Config, iss *issues.Issue, rec *Record) (stages.Role,
 	}
 	role := node.Role()
 	rs, ok := cfg.Sessions(role)
-	if !ok || !rs.AutoStart || !api.AgentRole(role) || (rec != nil && rec.Role == role) {
+	if !ok || !rs.AutoStart || !role.Agent() || (rec != nil && rec.Role == role) {
 		return "", false
 	}
 	return role, true

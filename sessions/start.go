@@ -104,7 +104,7 @@ func (m *Manager) choose(iss *issues.Issue, opts Options) (stages.Role, *stages.
 	if role == "" {
 		role = AgentRole(cfg, iss)
 	}
-	if !api.AgentRole(role) {
+	if !role.Agent() {
 		return "", nil, fmt.Errorf("%w: %q is not an agent's role", ErrNoAgent, role)
 	}
 	rs, ok := cfg.Sessions(role)

@@ -35,6 +35,16 @@ const (
 	RoleHuman      Role = "human"
 )
 
+// Agent reports whether r is an agent's role: not a person's (human, or
+// the earlier tool's manager), nor the controller's, nor unset.
+func (r Role) Agent() bool {
+	switch r {
+	case "", RoleController, RoleHuman, "manager":
+		return false
+	}
+	return true
+}
+
 // Terminal says how a final stage ends an issue; "" is not final.
 type Terminal string
 

@@ -38,6 +38,26 @@ type app struct {
 	// fixed is the engine of the controller answering an agent's request:
 	// the controller's config, not one loaded per request.
 	fixed *engine.Engine
+	// found and asks are configFile's and remote's answers, worked out
+	// once per command: a command asks both before it opens the engine,
+	// and opening it asks them again.
+	found *lookup[string]
+	asks  *lookup[*api.Client]
+}
+
+// lookup is an answer worked out once.
+type lookup[T any] struct {
+	v   T
+	err error
+}
+
+// once returns *l's answer, working it out with find the first time.
+func once[T any](l **lookup[T], find func() (T, error)) (T, error) {
+	if *l == nil {
+		v, err := find()
+		*l = &lookup[T]{v: v, err: err}
+	}
+	return (*l).v, (*l).err
 }
 
 // run runs the CLI with args in the working directory wd.
@@ -131,7 +151,9 @@ func (a *app) logger() *slog.Logger {
 
 // configFile finds the config: --config or AGENTTREE_CONFIG (people only),
 // else by walking up from the working directory to the main checkout's.
-func (a *app) configFile() (string, error) {
+func (a *app) configFile() (string, error) { return once(&a.found, a.findConfig) }
+
+func (a *app) findConfig() (string, error) {
 	path := a.configPath
 	if path == "" {
 		path = a.getenv("AGENTTREE_CONFIG")

@@ -173,8 +173,8 @@ func (a *app) sendCmd() *cobra.Command {
 		Example: "  agenttree send 3 'the login form needs labels'\n  agenttree send 3 - < notes.txt",
 		Args:    cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if actor := engine.ActorFromEnv(a.getenv); actor.Kind != engine.ActorHuman {
-				return &exitError{code: exitWaiting, err: fmt.Errorf("only a person sends messages by hand; %s cannot (the controller tells agents what they need)", actor)}
+			if err := a.forPeople("only a person sends messages by hand; %s cannot (the controller tells agents what they need)"); err != nil {
+				return err
 			}
 			text, err := a.messageText(args[1:])
 			if err != nil {

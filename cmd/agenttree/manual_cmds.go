@@ -104,11 +104,7 @@ func (a *app) moveCmd() *cobra.Command {
 func (a *app) byHandCmd(cmd *cobra.Command, do func(e *engine.Engine, id int, actor engine.Actor, args []string) (*engine.Result, error)) *cobra.Command {
 	var asJSON bool
 	cmd.RunE = func(_ *cobra.Command, args []string) error {
-		e, id, err := a.engineFor(args[0])
-		if err != nil {
-			return err
-		}
-		actor, err := a.actor(e, id)
+		e, id, actor, err := a.engineActing(args[0])
 		if err != nil {
 			return err
 		}

@@ -118,11 +118,7 @@ func (a *app) approveCmd() *cobra.Command {
 		Short: "Approve an issue waiting at a human review (people only)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			e, id, err := a.engineFor(args[0])
-			if err != nil {
-				return err
-			}
-			actor, err := a.actor(e, id)
+			e, id, actor, err := a.engineActing(args[0])
 			if err != nil {
 				return err
 			}

@@ -24,7 +24,9 @@ func stateDirOf(config string) string { return filepath.Join(filepath.Dir(config
 // lower authority. nil: this process is a person's (or an agent's in the
 // same-user deployment, held by the engine's rules and caught by the
 // tamper evidence) and acts on the store itself.
-func (a *app) remote() (*api.Client, error) {
+func (a *app) remote() (*api.Client, error) { return once(&a.asks, a.findRemote) }
+
+func (a *app) findRemote() (*api.Client, error) {
 	if socket := a.getenv("AGENTTREE_SOCKET"); socket != "" {
 		return api.NewClient(socket, a.getenv("AGENTTREE_TOKEN")), nil
 	}
@@ -114,4 +116,25 @@ func (a *app) actor(e *engine.Engine, id int) (engine.Actor, error) {
 		return engine.Actor{}, &exitError{code: exitWaiting, err: fmt.Errorf("this agent's session is for issue %d; issue %d is not its own", sess.Issue, id)}
 	}
 	return engine.Actor{Kind: engine.ActorAgent, Role: sess.Role}, nil
+}
+
+// forPeople refuses a command to whoever the environment makes other than
+// a person (the operating system's agents never get this far: a.engine
+// refuses them); why says what only people do.
+func (a *app) forPeople(why string, args ...any) error {
+	if actor := engine.ActorFromEnv(a.getenv); actor.Kind != engine.ActorHuman {
+		return &exitError{code: exitWaiting, err: fmt.Errorf(why, append(args, actor)...)}
+	}
+	return nil
+}
+
+// engineActing parses an issue id argument, opens the engine, and says
+// who acts on that issue.
+func (a *app) engineActing(arg string) (*engine.Engine, int, engine.Actor, error) {
+	e, id, err := a.engineFor(arg)
+	if err != nil {
+		return nil, 0, engine.Actor{}, err
+	}
+	actor, err := a.actor(e, id)
+	return e, id, actor, err
 }

@@ -13,7 +13,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/agenttree/agenttree/controller"
-	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/sessions"
 	"github.com/agenttree/agenttree/stages"
 )
@@ -27,8 +26,8 @@ func (a *app) sessionCmds() []*cobra.Command {
 // sessions opens the session manager, for people only: agents do not
 // start agents.
 func (a *app) sessions(what string) (*sessions.Manager, error) {
-	if actor := engine.ActorFromEnv(a.getenv); actor.Kind != engine.ActorHuman {
-		return nil, &exitError{code: exitWaiting, err: fmt.Errorf("only a person %s agent sessions; %s cannot", what, actor)}
+	if err := a.forPeople("only a person %s agent sessions; %s cannot", what); err != nil {
+		return nil, err
 	}
 	e, err := a.engine()
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agenttree/agenttree/controller/api"
-	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -23,8 +22,8 @@ func (a *app) tokenCmd() *cobra.Command {
 		Example: "  AGENTTREE_TOKEN=$(agenttree token 3 --role developer) my-agent",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if actor := engine.ActorFromEnv(a.getenv); actor.Kind != engine.ActorHuman {
-				return &exitError{code: exitWaiting, err: fmt.Errorf("session tokens are made by people; %s cannot", actor)}
+			if err := a.forPeople("session tokens are made by people; %s cannot"); err != nil {
+				return err
 			}
 			e, id, err := a.engineFor(args[0])
 			if err != nil {
@@ -35,7 +34,7 @@ func (a *app) tokenCmd() *cobra.Command {
 				return err
 			}
 			r := stages.Role(role)
-			if !api.AgentRole(r) {
+			if !r.Agent() {
 				return &exitError{code: exitUsage, err: errors.New("--role names an agent's role (developer, reviewer, ...)")}
 			}
 			token, err := api.OpenSessions(e.Store.Root()).Mint(iss.ID, r)

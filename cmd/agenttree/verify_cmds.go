@@ -149,10 +149,7 @@ func (a *app) repairCmd() *cobra.Command {
 // mayRepair refuses anyone but a person: a repair decides which state of
 // an issue is the true one.
 func (a *app) mayRepair() error {
-	if actor := engine.ActorFromEnv(a.getenv); actor.Kind != engine.ActorHuman {
-		return &exitError{code: exitWaiting, err: fmt.Errorf("repair is for people, and this is %s: a person looks at `agenttree verify` and repairs", actor)}
-	}
-	return nil
+	return a.forPeople("repair is for people, and this is %s: a person looks at `agenttree verify` and repairs")
 }
 
 func (a *app) printRepaired(d *issues.Repaired) {

@@ -38,7 +38,7 @@ func OpenSessions(root string) *Sessions {
 // Mint makes a new token for issue id in role. Only people and the
 // controller can: the directory is the host's.
 func (s *Sessions) Mint(id int, role stages.Role) (string, error) {
-	if id <= 0 || !AgentRole(role) {
+	if id <= 0 || !role.Agent() {
 		return "", fmt.Errorf("a session token is for one issue and one agent role, not issue %d role %q", id, role)
 	}
 	raw := make([]byte, 32)

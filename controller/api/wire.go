@@ -109,13 +109,3 @@ func Decode(r io.Reader, v any) error {
 	}
 	return nil
 }
-
-// AgentRole reports whether role is an agent's (not a person's nor the
-// controller's).
-func AgentRole(role stages.Role) bool {
-	switch role {
-	case "", stages.RoleController, stages.RoleHuman, "manager":
-		return false
-	}
-	return true
-}
