@@ -20,27 +20,17 @@ func (m *Manager) tmuxRun(ctx context.Context, args ...string) (string, error) {
 	return m.Tmux.Run(ctx, args...)
 }
 
-// arg is s as tmux must get it in a command line: tmux ends a command at
-// an argument ending in ';' (taking the ';' away) unless a backslash
-// precedes it.
-func arg(s string) string {
-	if strings.HasSuffix(s, ";") {
-		return s[:len(s)-1] + `\;`
-	}
-	return s
-}
-
 // newSession starts session name in dir running l, with l's environment,
 // and returns its pane. The pane stays when the agent exits
 // (remain-on-exit), so that its exit status and last output can be read.
 func (m *Manager) newSession(ctx context.Context, name, dir string, l *launch) (string, error) {
-	args := []string{"new-session", "-d", "-s", arg(name), "-c", arg(dir), "-P", "-F", "#{pane_id}"}
+	args := []string{"new-session", "-d", "-s", tmux.Arg(name), "-c", tmux.Arg(dir), "-P", "-F", "#{pane_id}"}
 	for _, kv := range l.env {
-		args = append(args, "-e", arg(kv))
+		args = append(args, "-e", tmux.Arg(kv))
 	}
 	args = append(args, "--")
 	for _, a := range l.argv {
-		args = append(args, arg(a))
+		args = append(args, tmux.Arg(a))
 	}
 	// One tmux command line: the option is set before the server reads
 	// the exit of an agent that ends at once.

@@ -21,3 +21,10 @@ func TestSessionName(t *testing.T) {
 		assert.Equal(t, tt.want, tmux.SessionName(tt.in), tt.in)
 	}
 }
+
+// tmux ends a command at an argument ending in ';': Arg keeps it whole.
+func TestArg(t *testing.T) {
+	for in, want := range map[string]string{"echo hi;": `echo hi\;`, "plain": "plain", "a;b": "a;b", "": ""} {
+		assert.Equal(t, want, tmux.Arg(in), in)
+	}
+}

@@ -182,17 +182,30 @@ func (c *Client) Capture(ctx context.Context, pane string, lines int) (string, e
 // user's shell when argv is empty). argv is run as it is, not through a
 // shell.
 func (c *Client) NewSession(ctx context.Context, name, dir string, argv ...string) error {
-	args := []string{"new-session", "-d", "-s", name}
+	args := []string{"new-session", "-d", "-s", Arg(name)}
 	if dir != "" {
-		args = append(args, "-c", dir)
+		args = append(args, "-c", Arg(dir))
 	}
 	if len(argv) > 0 {
-		args = append(append(args, "--"), argv...)
+		args = append(args, "--")
+		for _, a := range argv {
+			args = append(args, Arg(a))
+		}
 	}
 	if _, err := c.run(ctx, nil, args...); err != nil {
 		return fmt.Errorf("start tmux session %s: %w", name, err)
 	}
 	return nil
+}
+
+// Arg is s as tmux must get it in a command line: tmux ends a command at
+// an argument ending in ';' (taking the ';' away) unless a backslash
+// precedes it.
+func Arg(s string) string {
+	if strings.HasSuffix(s, ";") {
+		return s[:len(s)-1] + `\;`
+	}
+	return s
 }
 
 // KillSession ends the session named exactly name and what runs in it.
