@@ -973,20 +973,6 @@ func TestGraph(t *testing.T) {
 	assert.Contains(t, r.stderr, `no flow named "nope"`)
 }
 
-func TestStatusJSON(t *testing.T) {
-	w := newWorkspace(t, testpipeline.Read(t, "cli"))
-	w.create(t, "Add login page", "--stage", "plan.review")
-	w.create(t, "Fix logout", "--stage", "accepted")
-	r := w.run(t, humanEnv, "status", "--json")
-	require.Equal(t, 0, r.code, r.stderr)
-	assert.JSONEq(t, `[
-		{"id": 1, "title": "Add login page", "stage": "plan.review", "owner": "human review", "next": "implement.code",
-		 "waiting_on": "waiting for human review", "waiting_for": "person"},
-		{"id": 2, "title": "Fix logout", "stage": "accepted", "owner": "terminal: completion", "next": "",
-		 "waiting_on": "done", "waiting_for": "nobody"}
-	]`, r.stdout)
-}
-
 func TestBadUsageExitsTwo(t *testing.T) {
 	tests := [][]string{
 		{"frobnicate"},

@@ -12,6 +12,18 @@ import (
 	"github.com/agenttree/agenttree/internal/outbox"
 )
 
+// typedNotSubmitted is a box whose one message ("CI failed") was typed into
+// its pane and not submitted: the delivery was stopped between the two.
+func typedNotSubmitted(t *testing.T) (*outbox.Box, *pane) {
+	t.Helper()
+	b := newBox(t)
+	put(t, b, "CI failed")
+	p := &pane{crashAfterTyping: true}
+	_, err := b.Carry(context.Background(), p.courier())
+	require.Error(t, err)
+	return b, p
+}
+
 // pane is a two-step recipient: what was typed, and what was submitted.
 type pane struct {
 	typed, submitted []string
@@ -54,11 +66,7 @@ func (p *pane) courier() outbox.Courier {
 
 func TestADeliveryCutShortAfterTypingIsFinishedNotRepeated(t *testing.T) {
 	t.Parallel()
-	b := newBox(t)
-	put(t, b, "CI failed")
-	p := &pane{crashAfterTyping: true}
-	_, err := b.Carry(context.Background(), p.courier())
-	require.Error(t, err)
+	b, p := typedNotSubmitted(t)
 	pending, err := b.Pending()
 	require.NoError(t, err)
 	require.Len(t, pending, 1)
@@ -127,17 +135,13 @@ func TestOrderIsPerRecipient(t *testing.T) {
 // is no hand-over spent.
 func TestATypedMessageWhosePaneIsGoneIsTypedAgain(t *testing.T) {
 	t.Parallel()
-	b := newBox(t)
-	put(t, b, "CI failed")
-	p := &pane{crashAfterTyping: true}
-	_, err := b.Carry(context.Background(), p.courier())
-	require.Error(t, err)
+	b, p := typedNotSubmitted(t)
 
 	gone := p.courier()
 	gone.Submit = func(context.Context, outbox.Message) error {
 		return fmt.Errorf("%w: no tmux session", outbox.ErrGone)
 	}
-	_, err = b.Carry(context.Background(), gone)
+	_, err := b.Carry(context.Background(), gone)
 	require.ErrorIs(t, err, outbox.ErrGone)
 	pending, err := b.Pending()
 	require.NoError(t, err)
@@ -158,11 +162,7 @@ func TestATypedMessageWhosePaneIsGoneIsTypedAgain(t *testing.T) {
 // outbox, visibly, is pressed no more, and holds up no later message.
 func TestAMessageNeverTakenStaysInTheOutbox(t *testing.T) {
 	t.Parallel()
-	b := newBox(t)
-	put(t, b, "CI failed")
-	p := &pane{crashAfterTyping: true}
-	_, err := b.Carry(context.Background(), p.courier())
-	require.Error(t, err)
+	b, p := typedNotSubmitted(t)
 
 	ignoring := p.courier()
 	presses := 0
