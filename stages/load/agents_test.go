@@ -108,3 +108,55 @@ func TestRoleNoStageHasIsAWarning(t *testing.T) {
 	assert.Contains(t, cfg.Warnings[0].String(), `:4:3: warning: no stage has role "reviwer"`)
 	assert.Contains(t, cfg.Warnings[0].String(), "did you mean `reviewer`?")
 }
+
+func TestAgentsInTheEarlierToolsSpelling(t *testing.T) {
+	// The earlier tool's map form: tools, default_tool, a role's tool and
+	// worktrees_dir say what agents, roles and worktrees say.
+	cfg, err := parseYAML(t, `default_tool: claude
+worktrees_dir: .worktrees
+tools:
+  claude: {command: claude, skip_permissions: true, startup_prompt: "Read TASK.md"}
+  aider: {command: aider --yes}
+roles:
+  manager: {description: a person, process: agenttree run}
+  reviewer: {tool: aider, model: sonnet, container: {image: agent:latest}}
+  tester: {description: runs the tests}
+flows:
+  default:
+    stages:
+      work: {}
+      review: {role: reviewer}
+      accepted: {is_completion: true}
+`)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"claude", "aider"}, cfg.AgentNames())
+	dev, ok := cfg.Sessions(stages.RoleDeveloper)
+	require.True(t, ok, "default_tool gives the developer its agent")
+	assert.Equal(t, []string{"claude"}, dev.Agents)
+	rev, _ := cfg.Sessions("reviewer")
+	assert.Equal(t, []string{"aider"}, rev.Agents)
+	tester, _ := cfg.Sessions("tester")
+	assert.Equal(t, []string{"claude"}, tester.Agents, "a role without a tool has the default one")
+	_, ok = cfg.Sessions("manager")
+	assert.False(t, ok, "a person's role has no sessions")
+	assert.Equal(t, "/repo/.worktrees", cfg.WorktreesDir())
+
+	var got []string
+	for _, w := range cfg.Warnings {
+		got = append(got, w.Msg)
+	}
+	assert.Subset(t, got, []string{
+		"tools.claude.skip_permissions is not read",
+		"tools.claude.startup_prompt is not read",
+		`role "manager" is not an agent's: its entry is ignored`,
+		"roles.reviewer.container is not read",
+		"unknown key `model` in roles.reviewer is ignored",
+	})
+}
+
+func TestTheEarlierToolsDefaultToolMustBeDeclared(t *testing.T) {
+	_, err := parseYAML(t, "default_tool: cluade\ntools: {claude: {command: claude}}\nflows: {default: {stages: {work: {}, done: {is_completion: true}}}}\n")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `.agenttree.yaml:1:15: error: role "developer" names unknown agent "cluade"`)
+	assert.Contains(t, err.Error(), "claude")
+}

@@ -26,10 +26,10 @@ func TestPythonStyleConfigLoads(t *testing.T) {
 	}
 	notRun := "is not implemented by agenttree; it will be reported each time it would run, and never run"
 	assert.Equal(t, []string{
-		"7:1 unknown key `default_tool` in the top level is ignored",
 		"8:1 unknown key `port_range` in the top level is ignored",
-		"10:1 unknown key `tools` in the top level is ignored",
-		"17:1 unknown key `roles` in the top level is ignored",
+		"13:23 tools.claude.skip_permissions is not read",
+		"20:5 unknown key `description` in roles.developer is ignored",
+		"23:16 roles.reviewer.container is not read",
 		"25:1 unknown key `commands` in the top level is ignored",
 		"30:1 unknown key `manager_hooks` in the top level is ignored",
 		"42:9 unknown key `color` in stage backlog is ignored",

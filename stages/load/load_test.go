@@ -240,6 +240,7 @@ flows:
       done:
         is_completion: true
 tools: {claude: {command: claude}}
+tolls: {}
 `)
 	require.NoError(t, err)
 	var all []string
@@ -249,7 +250,7 @@ tools: {claude: {command: claude}}
 	joined := strings.Join(all, "\n")
 	assert.Contains(t, joined, "unknown key `review_doc` in stage implement is ignored")
 	assert.Contains(t, joined, "hook `ci_wait_forever` is not implemented by agenttree")
-	assert.Contains(t, joined, "unknown key `tools` in the top level is ignored")
+	assert.Contains(t, joined, "unknown key `tolls` in the top level is ignored")
 	n, ok := cfg.Node("implement")
 	require.True(t, ok)
 	_, gates := n.Leaving(nil)

@@ -25,25 +25,29 @@ func readAgents(d *diag.Collector, n *yaml.Node, cfg *stages.Config) {
 		return
 	}
 	for _, p := range yamlnode.Pairs(n) {
-		a := &stages.Agent{Name: p.Key.Value, Pos: d.Pos(p.Key)}
-		if _, dup := cfg.Agent(a.Name); dup {
-			d.Errorf(a.Pos, "give each agent one entry", "agent %q is declared twice", a.Name)
-			continue
-		}
-		where, errs := "agents."+a.Name, d.Errors()
-		fields{
-			"command":        func(v *yaml.Node) { agentCommand(d, v, where+".command", &a.Command) },
-			"resume_command": func(v *yaml.Node) { agentCommand(d, v, where+".resume_command", &a.ResumeCommand) },
-		}.mapping(d, p.Val, where)
-		if a.Command == "" {
-			if d.Errors() > errs {
-				continue // what is wrong with it is said
-			}
-			d.Errorf(a.Pos, "write the shell command that starts it, e.g. `command: claude`", "agent %q has no command", a.Name)
-			continue
-		}
-		cfg.Agents = append(cfg.Agents, a)
+		readAgent(d, p, "agents."+p.Key.Value, cfg, fields{})
 	}
+}
+
+// readAgent reads one agent's entry, named where, with its command,
+// resume_command and the extra fields fs.
+func readAgent(d *diag.Collector, p yamlnode.Pair, where string, cfg *stages.Config, fs fields) {
+	a := &stages.Agent{Name: p.Key.Value, Pos: d.Pos(p.Key)}
+	if _, dup := cfg.Agent(a.Name); dup {
+		d.Errorf(a.Pos, "give each agent one entry", "agent %q is declared twice", a.Name)
+		return
+	}
+	errs := d.Errors()
+	fs["command"] = func(v *yaml.Node) { agentCommand(d, v, where+".command", &a.Command) }
+	fs["resume_command"] = func(v *yaml.Node) { agentCommand(d, v, where+".resume_command", &a.ResumeCommand) }
+	fs.mapping(d, p.Val, where)
+	if a.Command == "" {
+		if d.Errors() == errs { // else what is wrong with it is said
+			d.Errorf(a.Pos, "write the shell command that starts it, e.g. `command: claude`", "agent %q has no command", a.Name)
+		}
+		return
+	}
+	cfg.Agents = append(cfg.Agents, a)
 }
 
 // agentCommand reads a shell command that starts an agent. It is the
@@ -66,8 +70,9 @@ func agentCommand(d *diag.Collector, v *yaml.Node, what string, dst *string) {
 }
 
 // readRoles reads roles: role → how its sessions run. It returns the
-// agents the roles name, for checkAgentRefs.
-func readRoles(d *diag.Collector, n *yaml.Node, cfg *stages.Config) []agentRef {
+// agents the roles name, for checkAgentRefs. c, when not nil, adds the
+// earlier tool's spellings.
+func readRoles(d *diag.Collector, n *yaml.Node, cfg *stages.Config, c *compat) []agentRef {
 	if !d.IsMap(n, "roles") {
 		return nil
 	}
@@ -76,15 +81,19 @@ func readRoles(d *diag.Collector, n *yaml.Node, cfg *stages.Config) []agentRef {
 		r := stages.DefaultRoleSessions(stages.Role(p.Key.Value))
 		r.Pos = d.Pos(p.Key)
 		switch {
-		case r.Role == stages.RoleHuman || r.Role == stages.RoleController:
-			d.Errorf(r.Pos, "list the roles of agents here", "role %q is not an agent's: %s stages have no agent sessions", r.Role, r.Role)
+		case !r.Role.Agent():
+			d.Tolerate(r.Pos, diag.Tolerable{
+				Hint:   "list the roles of agents here",
+				Msg:    fmt.Sprintf("role %q is not an agent's: its stages have no agent sessions", r.Role),
+				LaxMsg: fmt.Sprintf("role %q is not an agent's: its entry is ignored", r.Role),
+			})
 			continue
 		case has(cfg, r.Role):
 			d.Errorf(r.Pos, "give each role one entry", "role %q is declared twice", r.Role)
 			continue
 		}
 		where := "roles." + string(r.Role)
-		fields{
+		fs := fields{
 			"agents": func(v *yaml.Node) {
 				for _, at := range agentNodes(d, v) {
 					r.Agents = append(r.Agents, at.Value)
@@ -95,7 +104,11 @@ func readRoles(d *diag.Collector, n *yaml.Node, cfg *stages.Config) []agentRef {
 			"max_restarts":  func(v *yaml.Node) { d.IntAtLeast(v, &r.MaxRestarts, 0, where+".max_restarts") },
 			"stall_after_s": func(v *yaml.Node) { d.DurationAtLeast(v, &r.StallAfter, 0, where+".stall_after_s") },
 			"auto_start":    func(v *yaml.Node) { d.BoolVar(v, &r.AutoStart) },
-		}.mapping(d, p.Val, where)
+		}
+		if c != nil {
+			c.roleFields(d, fs, r, &refs)
+		}
+		fs.mapping(d, p.Val, where)
 		cfg.Roles = append(cfg.Roles, r)
 	}
 	return refs

@@ -84,13 +84,16 @@ func Read(d *diag.Collector, led *ledger.Ledger, settings []yamlnode.Pair) *stag
 		"agents":    func(v *yaml.Node) { readAgents(d, v, cfg) },
 		"worktrees": func(v *yaml.Node) { readWorktrees(d, v, &cfg.Worktrees) },
 	}
-	if !d.Lax {
-		// The earlier tool's `roles:` says something else (a description,
-		// a container, a tool and a model per role): in its files it is
-		// reported and ignored, as before, rather than read as agenttree's.
-		fs["roles"] = func(v *yaml.Node) { refs = readRoles(d, v, cfg) }
+	var c *compat
+	if d.Lax {
+		c = &compat{}
+		c.fields(d, fs, cfg)
 	}
+	fs["roles"] = func(v *yaml.Node) { refs = readRoles(d, v, cfg, c) }
 	fs.read(d, settings, "the top level", "stages", "flows", "default_flow")
+	if c != nil {
+		c.finish(cfg, &refs)
+	}
 	checkAgentRefs(d, cfg, refs)
 	return cfg
 }

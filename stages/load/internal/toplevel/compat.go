@@ -1,0 +1,88 @@
+package toplevel
+
+import (
+	"gopkg.in/yaml.v3"
+
+	"github.com/agenttree/agenttree/stages"
+	"github.com/agenttree/agenttree/stages/load/internal/diag"
+	"github.com/agenttree/agenttree/stages/load/internal/yamlnode"
+)
+
+// The earlier Python agenttree declared its agents as `tools:` (name →
+// command), chose one with `default_tool:` or a role's `tool:`, and put
+// worktrees in `worktrees_dir:`. In its files these say what `agents:`,
+// `roles: {R: {agents: [...]}}` and `worktrees: {dir}` say; what it had
+// no equivalent for is reported and ignored.
+
+// compat is what the earlier tool's spellings add to the top-level
+// readers; its defaultTool is applied once every key is read.
+type compat struct {
+	defaultTool *yaml.Node
+}
+
+// fields adds the earlier tool's top-level keys to fs.
+func (c *compat) fields(d *diag.Collector, fs fields, cfg *stages.Config) {
+	fs["tools"] = func(v *yaml.Node) { readTools(d, v, cfg) }
+	fs["default_tool"] = func(v *yaml.Node) {
+		var name string
+		if d.StringVar(v, &name) {
+			c.defaultTool = v
+		}
+	}
+	fs["worktrees_dir"] = func(v *yaml.Node) { worktreesDir(d, v, &cfg.Worktrees.Dir) }
+}
+
+// readTools reads tools: name → {command, startup_prompt,
+// skip_permissions} as agents.
+func readTools(d *diag.Collector, n *yaml.Node, cfg *stages.Config) {
+	if !d.IsMap(n, "tools") {
+		return
+	}
+	for _, p := range yamlnode.Pairs(n) {
+		where := "tools." + p.Key.Value
+		readAgent(d, p, where, cfg, fields{
+			"startup_prompt": func(v *yaml.Node) {
+				d.Warnf(d.Pos(v), "agenttree types who the agent is and the stage's instructions as its first message",
+					"%s.startup_prompt is not read", where)
+			},
+			"skip_permissions": func(v *yaml.Node) {
+				d.Warnf(d.Pos(v), "write the agent's own flag into `command`, e.g. `command: claude --dangerously-skip-permissions`",
+					"%s.skip_permissions is not read", where)
+			},
+		})
+	}
+}
+
+// roleFields adds the earlier tool's role keys: `tool:` is a list of one
+// agent; a per-role `container:` has no equivalent.
+func (c *compat) roleFields(d *diag.Collector, fs fields, r *stages.RoleSessions, refs *[]agentRef) {
+	fs["tool"] = func(v *yaml.Node) {
+		var name string
+		if d.StringVar(v, &name) {
+			r.Agents = append(r.Agents, name)
+			*refs = append(*refs, agentRef{role: r.Role, name: name, at: v})
+		}
+	}
+	fs["container"] = func(v *yaml.Node) {
+		d.Warnf(d.Pos(v), "agents' sandbox is set for every role at the top level, e.g. `sandbox: docker:IMAGE`",
+			"roles.%s.container is not read", r.Role)
+	}
+}
+
+// finish gives default_tool to the agent roles that name no agent, and to
+// the developer when no role is declared for it, as the earlier tool did.
+func (c *compat) finish(cfg *stages.Config, refs *[]agentRef) {
+	if c.defaultTool == nil {
+		return
+	}
+	name := c.defaultTool.Value
+	if !has(cfg, stages.RoleDeveloper) {
+		cfg.Roles = append(cfg.Roles, stages.DefaultRoleSessions(stages.RoleDeveloper))
+	}
+	for _, r := range cfg.Roles {
+		if len(r.Agents) == 0 {
+			r.Agents = []string{name}
+			*refs = append(*refs, agentRef{role: r.Role, name: name, at: c.defaultTool})
+		}
+	}
+}
