@@ -133,15 +133,19 @@ func TestKeepAliveRestartsThenFallsBackThenEscalates(t *testing.T) {
 	assert.Equal(t, "second", rec.Agent)
 	assert.Equal(t, 1, rec.Fallbacks)
 	assert.Equal(t, sessions.ExitOther, rec.LastExit)
-	// Each restart told the agent why.
-	notes := 0
+	// Each start had one first message; each restart's says why, then
+	// where the agent is.
+	var firsts []string
 	for _, m := range r.messages(iss.ID) {
-		if m.Kind == "restart" {
-			notes++
-			assert.Contains(t, m.Text, "You were restarted: the developer agent")
+		if m.Kind == "start" {
+			firsts = append(firsts, m.Text)
 		}
 	}
-	assert.Equal(t, 3, notes)
+	require.Len(t, firsts, 4, "the start and three restarts, each its own message")
+	for _, text := range firsts[1:] {
+		assert.True(t, strings.HasPrefix(text, "You were restarted: the developer agent"), text)
+		assert.Contains(t, text, "You are the developer agent of issue 1")
+	}
 
 	// Escalated, it is left alone.
 	for range 3 {
@@ -212,12 +216,9 @@ func TestKeepAliveRecreatesSessionsAfterAReboot(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, res.Session.Worktree, rec.Worktree)
 	assert.Equal(t, sessions.ExitGone, rec.LastExit)
-	assert.Contains(t, kinds(r.messages(iss.ID)), "restart")
-	for _, m := range r.messages(iss.ID) {
-		if m.Kind == "restart" {
-			assert.Contains(t, m.Text, "You were restarted: the developer agent first of issue 1 is gone")
-		}
-	}
+	msgs := r.messages(iss.ID)
+	require.Equal(t, []string{"start", "start"}, kinds(msgs), "one message for each start")
+	assert.True(t, strings.HasPrefix(msgs[1].Text, "You were restarted: the developer agent first of issue 1 is gone"), msgs[1].Text)
 }
 
 func TestKeepAliveRespectsStopAndFinishedIssues(t *testing.T) {

@@ -120,8 +120,8 @@ func (m *Manager) SaveRecord(rec *Record) error { return m.records().put(rec) }
 // controller does to keep it alive: resume runs the agent's
 // resume_command (else its command). rec carries the counts Decide
 // updated; they are saved before anything starts, so a start that fails
-// still spends them. The agent gets its stage's instructions and a note
-// of why it was restarted.
+// still spends them. The agent's first message says why it was
+// restarted, then gives its stage's instructions.
 func (m *Manager) Relaunch(ctx context.Context, rec Record, resume bool, why string) (*Start, error) {
 	iss, err := m.Engine.Store.Get(rec.Issue)
 	if err != nil {
@@ -146,20 +146,12 @@ func (m *Manager) Relaunch(ctx context.Context, rec Record, resume bool, why str
 		return nil, err
 	}
 	rec.Session, rec.Socket, rec.Branch = Name(m.cfg(), iss, rec.Role), m.Tmux.Socket, iss.Branch
-	rec.Sandbox, rec.Started = m.cfg().Sandbox.String(), time.Now().UTC().Truncate(time.Second)
+	rec.Sandbox, rec.Started = m.cfg().Sandbox.String(), time.Now().UTC()
 	rec.Pane, rec.TokenHash, rec.Screen, rec.ChangedAt, rec.NudgedAt = "", "", "", time.Time{}, time.Time{}
-	msg, err := m.launch(ctx, iss, &rec, l)
+	note := fmt.Sprintf("You were restarted: %s. Your work so far is in %s; carry on from where you stopped.", why, rec.Worktree)
+	msg, err := m.launch(ctx, iss, &rec, l, note)
 	if err != nil {
 		return nil, err
-	}
-	if msg != "" {
-		note := fmt.Sprintf("You were restarted: %s. The message before this one says where you are and what to do; your work so far is in %s. Carry on from where you stopped.",
-			why, rec.Worktree)
-		// No key: a relaunch is never retried as such, and two can start
-		// within a second.
-		if _, err := m.Engine.Outbox(iss.ID).Put(ctx, outbox.Message{To: outbox.ToAgent, Kind: "restart", Text: note}); err != nil {
-			return nil, fmt.Errorf("queue the restart note of issue %d: %w", iss.ID, err)
-		}
 	}
 	return &Start{State: Restarted, Session: &rec, Message: msg}, nil
 }

@@ -86,8 +86,8 @@ func (m *Manager) Start(ctx context.Context, id int, opts Options) (*Start, erro
 		}
 	}
 	rec := &Record{Issue: id, Role: role, Agent: agent.Name, Session: name, Socket: m.Tmux.Socket, Branch: iss.Branch,
-		Sandbox: m.cfg().Sandbox.String(), Started: time.Now().UTC().Truncate(time.Second)}
-	msg, err := m.launch(ctx, iss, rec, l)
+		Sandbox: m.cfg().Sandbox.String(), Started: time.Now().UTC()}
+	msg, err := m.launch(ctx, iss, rec, l, "")
 	if err != nil {
 		return nil, err
 	}
@@ -131,8 +131,9 @@ func (m *Manager) choose(iss *issues.Issue, opts Options) (stages.Role, *stages.
 }
 
 // launch makes the worktree, the token and the session, records them,
-// and queues the first message, undoing all of it when a step fails.
-func (m *Manager) launch(ctx context.Context, iss *issues.Issue, rec *Record, l *launch) (msg string, err error) {
+// and queues the first message, opening with note when there is one,
+// undoing all of it when a step fails.
+func (m *Manager) launch(ctx context.Context, iss *issues.Issue, rec *Record, l *launch, note string) (msg string, err error) {
 	var undo []func() error
 	defer func() {
 		if err == nil {
@@ -183,19 +184,21 @@ func (m *Manager) launch(ctx context.Context, iss *issues.Issue, rec *Record, l 
 		return "", err
 	}
 	undo = append(undo, func() error { return m.records().remove(iss.ID) })
-	return m.queueFirst(ctx, iss, rec)
+	return m.queueFirst(ctx, iss, rec, note)
 }
 
 // queueFirst puts the stage's instructions in the issue's outbox, for
 // the controller's confirmed delivery, when the issue is at a stage of
 // the session's role; a session started ahead of its stage is told when
-// the issue gets there.
-func (m *Manager) queueFirst(ctx context.Context, iss *issues.Issue, rec *Record) (string, error) {
+// the issue gets there. Its key is the launch's: a start retried after a
+// crash queues it once, and every launch (two may begin within a second)
+// its own.
+func (m *Manager) queueFirst(ctx context.Context, iss *issues.Issue, rec *Record, note string) (string, error) {
 	if AgentRole(m.cfg(), iss) != rec.Role {
 		return "", nil
 	}
 	msg, err := m.Engine.Outbox(iss.ID).Put(ctx, outbox.Message{
-		Key: "session-" + rec.Started.Format(time.RFC3339), To: outbox.ToAgent, Kind: "start", Text: m.welcome(iss, rec)})
+		Key: "session-" + rec.Started.Format(time.RFC3339Nano), To: outbox.ToAgent, Kind: "start", Text: m.welcome(iss, rec, note)})
 	if err != nil {
 		return "", fmt.Errorf("queue the first message of issue %d: %w", iss.ID, err)
 	}

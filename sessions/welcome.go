@@ -8,9 +8,13 @@ import (
 )
 
 // welcome is an agent's first message: who it is, where it works, and
-// its stage's instructions (the stage's skill file, else what to do).
-func (m *Manager) welcome(iss *issues.Issue, rec *Record) string {
+// its stage's instructions (the stage's skill file, else what to do),
+// after note when there is one.
+func (m *Manager) welcome(iss *issues.Issue, rec *Record, note string) string {
 	var b strings.Builder
+	if note != "" {
+		b.WriteString(note + "\n")
+	}
 	fmt.Fprintf(&b, "You are the %s agent of issue %d (%s), at stage %s. You work in %s, on branch %s; the issue's documents are in %s.",
 		rec.Role, iss.ID, iss.Title, iss.Stage, rec.Worktree, rec.Branch, m.Engine.Store.Dir(iss.ID))
 	b.WriteString("\n" + m.instructions(iss))
