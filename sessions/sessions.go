@@ -16,6 +16,7 @@ import (
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/internal/tmux"
+	"github.com/agenttree/agenttree/sessions/sandbox"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -25,9 +26,9 @@ var (
 	ErrFinished = errors.New("issue is finished")
 	// ErrNoAgent: the role or the agent asked for cannot run (unknown,
 	// no `roles:` entry, no agents listed, its program not found).
-	ErrNoAgent = errors.New("no agent to start")
+	ErrNoAgent = sandbox.ErrCommand
 	// ErrSandbox: the configured sandbox cannot run agents here.
-	ErrSandbox = errors.New("sandbox cannot run agents")
+	ErrSandbox = sandbox.ErrUnavailable
 	// ErrNoSession: the issue has no session record.
 	ErrNoSession = errors.New("no agent session")
 )

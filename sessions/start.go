@@ -12,6 +12,7 @@ import (
 	"github.com/agenttree/agenttree/internal/gitx"
 	"github.com/agenttree/agenttree/internal/outbox"
 	"github.com/agenttree/agenttree/internal/tmux"
+	"github.com/agenttree/agenttree/sessions/sandbox"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -133,7 +134,7 @@ func (m *Manager) choose(iss *issues.Issue, opts Options) (stages.Role, *stages.
 // launch makes the worktree, the token and the session, records them,
 // and queues the first message, opening with note when there is one,
 // undoing all of it when a step fails.
-func (m *Manager) launch(ctx context.Context, iss *issues.Issue, rec *Record, l *launch, note string) (msg string, err error) {
+func (m *Manager) launch(ctx context.Context, iss *issues.Issue, rec *Record, l *sandbox.Launch, note string) (msg string, err error) {
 	var undo []func() error
 	defer func() {
 		if err == nil {
@@ -154,15 +155,15 @@ func (m *Manager) launch(ctx context.Context, iss *issues.Issue, rec *Record, l 
 	}
 	undo = append(undo, func() error { return wt.undo(cleanup, iss.Branch) })
 	rec.Worktree = wt.path
-	if err := l.at(wt.path); err != nil {
+	if err := l.At(wt.path); err != nil {
 		return "", err
 	}
-	if l.user != nil {
+	if l.User != nil {
 		gitDir, err := (&gitx.Repo{Dir: wt.path}).Run(ctx, "rev-parse", "--absolute-git-dir")
 		if err != nil {
 			return "", err
 		}
-		if err := chown(wt.path, gitDir, l.user); err != nil {
+		if err := sandbox.Chown(wt.path, gitDir, l.User); err != nil {
 			return "", err
 		}
 	}
@@ -174,7 +175,7 @@ func (m *Manager) launch(ctx context.Context, iss *issues.Issue, rec *Record, l 
 	rec.TokenHash = api.Hash(token)
 	undo = append(undo, func() error { return m.tokens().RevokeHash(rec.TokenHash) })
 
-	l.env = append(l.env, "AGENTTREE_ISSUE="+strconv.Itoa(iss.ID), "AGENTTREE_ROLE="+string(rec.Role), "AGENTTREE_TOKEN="+token)
+	l.Env = append(l.Env, "AGENTTREE_ISSUE="+strconv.Itoa(iss.ID), "AGENTTREE_ROLE="+string(rec.Role), "AGENTTREE_TOKEN="+token)
 	if rec.Pane, err = m.newSession(ctx, rec.Session, wt.path, l); err != nil {
 		return "", err
 	}
@@ -218,7 +219,7 @@ func (m *Manager) end(ctx context.Context, id int, name string) error {
 	if err != nil {
 		return err
 	}
-	removeContainer(ctx, rec)
+	sandbox.RemoveContainer(ctx, rec.Sandbox, rec.Session)
 	if rec.TokenHash == "" {
 		return nil
 	}
@@ -227,3 +228,10 @@ func (m *Manager) end(ctx context.Context, id int, name string) error {
 
 // tokens are the session tokens of the state directory.
 func (m *Manager) tokens() *api.Sessions { return api.OpenSessions(m.Engine.Store.Root()) }
+
+// plan is how agent's command runs for issue id in tmux session
+// session, in the configured sandbox, or why it cannot.
+func (m *Manager) plan(ctx context.Context, command string, id int, session string) (*sandbox.Launch, error) {
+	layout := m.Engine.Store.Layout()
+	return sandbox.Plan(ctx, m.cfg().Sandbox, command, session, sandbox.Mounts{Issue: id, Docs: layout.Docs(id), Socket: layout.Socket()})
+}

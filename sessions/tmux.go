@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agenttree/agenttree/internal/tmux"
+	"github.com/agenttree/agenttree/sessions/sandbox"
 )
 
 // The two tmux commands internal/tmux's Client has no method for: a
@@ -23,13 +24,13 @@ func (m *Manager) tmuxRun(ctx context.Context, args ...string) (string, error) {
 // newSession starts session name in dir running l, with l's environment,
 // and returns its pane. The pane stays when the agent exits
 // (remain-on-exit), so that its exit status and last output can be read.
-func (m *Manager) newSession(ctx context.Context, name, dir string, l *launch) (string, error) {
+func (m *Manager) newSession(ctx context.Context, name, dir string, l *sandbox.Launch) (string, error) {
 	args := []string{"new-session", "-d", "-s", tmux.Arg(name), "-c", tmux.Arg(dir), "-P", "-F", "#{pane_id}"}
-	for _, kv := range l.env {
+	for _, kv := range l.Env {
 		args = append(args, "-e", tmux.Arg(kv))
 	}
 	args = append(args, "--")
-	for _, a := range l.argv {
+	for _, a := range l.Argv {
 		args = append(args, tmux.Arg(a))
 	}
 	// One tmux command line: the option is set before the server reads

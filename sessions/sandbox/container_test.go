@@ -1,4 +1,4 @@
-package sessions
+package sandbox
 
 import (
 	"context"
@@ -95,7 +95,7 @@ func TestCheckImage(t *testing.T) {
 				assert.Equal(t, "image\ninspect\n--format\n{{.Id}}\nagent:1\n", readFile(t, args))
 				return
 			}
-			require.ErrorIs(t, err, ErrSandbox)
+			require.ErrorIs(t, err, ErrUnavailable)
 			assert.Contains(t, err.Error(), tt.msg)
 		})
 	}
@@ -108,7 +108,7 @@ func TestCheckImageWithTheRealDocker(t *testing.T) {
 		t.Skip("docker is not installed")
 	}
 	err := checkImage(t.Context(), stages.Sandbox{Kind: stages.SandboxDocker, Name: "agenttree-no-such-image"})
-	require.ErrorIs(t, err, ErrSandbox)
+	require.ErrorIs(t, err, ErrUnavailable)
 	if exec.Command("docker", "info").Run() == nil {
 		assert.Contains(t, err.Error(), "pull it: docker pull agenttree-no-such-image")
 	} else {
@@ -146,7 +146,7 @@ func TestCheckMount(t *testing.T) {
 				require.NoError(t, err)
 				return
 			}
-			require.ErrorIs(t, err, ErrSandbox)
+			require.ErrorIs(t, err, ErrUnavailable)
 			assert.Contains(t, err.Error(), tt.msg)
 		})
 	}
@@ -164,10 +164,10 @@ func readFile(t *testing.T, path string) string {
 // needs; a session on the host asks no runtime.
 func TestEndRemovesTheContainer(t *testing.T) {
 	args := fakeRuntime(t, "docker", "", 0)
-	removeContainer(context.Background(), &Record{Session: "shop-developer-1", Sandbox: "docker:agent:latest"})
+	RemoveContainer(context.Background(), "docker:agent:latest", "shop-developer-1")
 	assert.Equal(t, "rm\n-f\nagenttree-shop-developer-1\n", readFile(t, args))
 
 	podman := fakeRuntime(t, "podman", "", 0)
-	removeContainer(context.Background(), &Record{Session: "shop-developer-2", Sandbox: "none"})
+	RemoveContainer(context.Background(), "none", "shop-developer-2")
 	assert.NoFileExists(t, podman, "a host session asks no runtime")
 }

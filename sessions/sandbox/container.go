@@ -1,4 +1,4 @@
-package sessions
+package sandbox
 
 import (
 	"bytes"
@@ -85,10 +85,10 @@ func containerName(session string) string {
 func checkImage(ctx context.Context, sandbox stages.Sandbox) error {
 	runtime := string(sandbox.Kind)
 	if strings.HasPrefix(sandbox.Name, "-") {
-		return fmt.Errorf("%w: sandbox %s: an image name cannot start with '-'; fix `sandbox:` in the config", ErrSandbox, sandbox)
+		return fmt.Errorf("%w: sandbox %s: an image name cannot start with '-'; fix `sandbox:` in the config", ErrUnavailable, sandbox)
 	}
 	if _, err := exec.LookPath(runtime); err != nil {
-		return fmt.Errorf("%w: sandbox %s: %s is not installed (%w); install docker or podman, or set `sandbox: none`", ErrSandbox, sandbox, runtime, err)
+		return fmt.Errorf("%w: sandbox %s: %s is not installed (%w); install docker or podman, or set `sandbox: none`", ErrUnavailable, sandbox, runtime, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, inspectTimeout)
 	defer cancel()
@@ -103,13 +103,13 @@ func checkImage(ctx context.Context, sandbox stages.Sandbox) error {
 		return nil
 	case ctx.Err() != nil:
 		return fmt.Errorf("%w: sandbox %s: `%s image inspect %s` did not answer within %s; is %s working (`%s info`)?",
-			ErrSandbox, sandbox, runtime, sandbox.Name, inspectTimeout, runtime, runtime)
+			ErrUnavailable, sandbox, runtime, sandbox.Name, inspectTimeout, runtime, runtime)
 	case noSuchImage(said):
-		return fmt.Errorf("%w: sandbox %s: there is no image %s here; pull it: %s pull %s", ErrSandbox, sandbox, sandbox.Name, runtime, sandbox.Name)
+		return fmt.Errorf("%w: sandbox %s: there is no image %s here; pull it: %s pull %s", ErrUnavailable, sandbox, sandbox.Name, runtime, sandbox.Name)
 	case said != "":
-		return fmt.Errorf("%w: sandbox %s: cannot tell whether image %s is here: %s image inspect: %s", ErrSandbox, sandbox, sandbox.Name, runtime, said)
+		return fmt.Errorf("%w: sandbox %s: cannot tell whether image %s is here: %s image inspect: %s", ErrUnavailable, sandbox, sandbox.Name, runtime, said)
 	}
-	return fmt.Errorf("%w: sandbox %s: cannot tell whether image %s is here: %s image inspect: %w", ErrSandbox, sandbox, sandbox.Name, runtime, err)
+	return fmt.Errorf("%w: sandbox %s: cannot tell whether image %s is here: %s image inspect: %w", ErrUnavailable, sandbox, sandbox.Name, runtime, err)
 }
 
 // noSuchImage reports whether a runtime's error says the image is not
@@ -125,26 +125,26 @@ func noSuchImage(said string) bool {
 // the end of the host's path.
 func checkMount(what, path string, socket bool) error {
 	if strings.Contains(path, ":") {
-		return fmt.Errorf("%w: cannot mount %s %s in a container: its path holds a ':'; move it", ErrSandbox, what, path)
+		return fmt.Errorf("%w: cannot mount %s %s in a container: its path holds a ':'; move it", ErrUnavailable, what, path)
 	}
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && socket:
-		return fmt.Errorf("%w: no controller socket at %s: an agent in a container reaches agenttree only through it; start the controller first (`agenttree controller`)", ErrSandbox, path)
+		return fmt.Errorf("%w: no controller socket at %s: an agent in a container reaches agenttree only through it; start the controller first (`agenttree controller`)", ErrUnavailable, path)
 	case err != nil:
-		return fmt.Errorf("%w: cannot mount %s in a container: %w", ErrSandbox, what, err)
+		return fmt.Errorf("%w: cannot mount %s in a container: %w", ErrUnavailable, what, err)
 	case socket && fi.Mode().Type() != fs.ModeSocket:
-		return fmt.Errorf("%w: %s is not the controller's socket (%s); restart the controller (`agenttree controller`)", ErrSandbox, path, fi.Mode().Type())
+		return fmt.Errorf("%w: %s is not the controller's socket (%s); restart the controller (`agenttree controller`)", ErrUnavailable, path, fi.Mode().Type())
 	}
 	return nil
 }
 
-// removeContainer removes the container of rec's session, if it ran in
-// one: killing the tmux session kills the runtime's client, and with a
+// RemoveContainer removes the container of tmux session session, if it
+// ran in one (sandbox is where it ran, stages.Sandbox's text): killing the tmux session kills the runtime's client, and with a
 // terminal (-t) the container may go on, holding its name for the next
 // start. Best effort: a container already gone is what is wanted.
-func removeContainer(ctx context.Context, rec *Record) {
-	runtime, _, ok := strings.Cut(rec.Sandbox, ":")
+func RemoveContainer(ctx context.Context, sandbox, session string) {
+	runtime, _, ok := strings.Cut(sandbox, ":")
 	if !ok || (runtime != string(stages.SandboxDocker) && runtime != string(stages.SandboxPodman)) {
 		return
 	}
@@ -153,5 +153,5 @@ func removeContainer(ctx context.Context, rec *Record) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, inspectTimeout)
 	defer cancel()
-	_ = exec.CommandContext(ctx, runtime, "rm", "-f", containerName(rec.Session)).Run()
+	_ = exec.CommandContext(ctx, runtime, "rm", "-f", containerName(session)).Run()
 }

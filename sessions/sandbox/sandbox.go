@@ -1,4 +1,7 @@
-package sessions
+// Package sandbox says how an agent's command runs in its tmux pane: on
+// this machine as it is, as the sandbox's OS user, or in a container of
+// the sandbox's image; and checks, before anything is made, that it can.
+package sandbox
 
 import (
 	"context"
@@ -19,82 +22,96 @@ import (
 	"github.com/agenttree/agenttree/stages"
 )
 
-// launch is how an agent's process is started in its pane: argv run as
-// it is (no shell of tmux's), with env added to the server's.
-type launch struct {
-	argv []string
-	env  []string
-	// user is the sandbox's OS user; nil: the host's.
-	user *proc.User
+var (
+	// ErrCommand: the agent's command cannot run (not valid shell, runs
+	// nothing, or a program that is not installed).
+	ErrCommand = errors.New("no agent to start")
+	// ErrUnavailable: the configured sandbox cannot run agents here.
+	ErrUnavailable = errors.New("sandbox cannot run agents")
+)
+
+// Launch is how an agent's process is started in its pane: Argv run as
+// it is (no shell of tmux's), with Env added to the server's.
+type Launch struct {
+	Argv []string
+	Env  []string
+	// User is the sandbox's OS user; nil: the host's. The worktree is
+	// handed to it (Chown).
+	User *proc.User
 	// box is the sandbox's container; nil: none. Its argv is made once
-	// the worktree it mounts is known (at).
+	// the worktree it mounts is known (At).
 	box *box
 }
 
-// plan is how agent's command runs for issue id in tmux session session,
-// in the configured sandbox, or why it cannot. The command is the
-// config's text, run by sh; every value reaches it as an environment
-// variable, never spliced into it. Nothing is made: a start checks all
-// it can before it makes the worktree.
-func (m *Manager) plan(ctx context.Context, command string, id int, session string) (*launch, error) {
-	sandbox := m.cfg().Sandbox
+// Mounts are what of the state a container gets besides its worktree:
+// its issue's documents and the controller's socket.
+type Mounts struct {
+	// Issue is the issue whose documents Docs holds.
+	Issue  int
+	Docs   string
+	Socket string
+}
+
+// Plan is how command runs in tmux session session, in sandbox, or why
+// it cannot. The command is the config's text, run by sh; every value
+// reaches it as an environment variable, never spliced into it. Nothing
+// is made: a start checks all it can before it makes the worktree.
+func Plan(ctx context.Context, sandbox stages.Sandbox, command, session string, mounts Mounts) (*Launch, error) {
 	switch sandbox.Kind {
 	case stages.SandboxDocker, stages.SandboxPodman:
-		return m.inContainer(ctx, command, id, session)
+		return inContainer(ctx, sandbox, command, session, mounts)
 	}
 	return onHost(command, sandbox)
 }
 
 // onHost is how command runs on this machine: as it is, or as the
 // sandbox's user.
-func onHost(command string, sandbox stages.Sandbox) (*launch, error) {
+func onHost(command string, sandbox stages.Sandbox) (*Launch, error) {
 	if err := findProgram(command); err != nil {
 		return nil, err
 	}
-	l := &launch{argv: []string{"sh", "-c", command}}
+	l := &Launch{Argv: []string{"sh", "-c", command}}
 	switch sandbox.Kind {
 	case "", stages.SandboxNone:
 		return l, nil
 	case stages.SandboxUser:
 		return l.asUser(sandbox.Name)
 	}
-	return nil, fmt.Errorf("%w: agents do not run on this machine in sandbox %s", ErrSandbox, sandbox)
+	return nil, fmt.Errorf("%w: agents do not run on this machine in sandbox %s", ErrUnavailable, sandbox)
 }
 
 // inContainer is how command runs in a container of the sandbox's image,
 // which gets the issue's worktree, its documents and the controller's
 // socket, nothing else of the state (docs/SECURITY.md). The program the
 // command runs is the image's, so the host's PATH is not searched.
-func (m *Manager) inContainer(ctx context.Context, command string, id int, session string) (*launch, error) {
+func inContainer(ctx context.Context, sandbox stages.Sandbox, command, session string, mounts Mounts) (*Launch, error) {
 	if _, err := firstProgram(command); err != nil {
 		return nil, err
 	}
-	sandbox := m.cfg().Sandbox
 	if err := checkImage(ctx, sandbox); err != nil {
 		return nil, err
 	}
-	layout := m.Engine.Store.Layout()
 	b := &box{runtime: sandbox.Kind, image: sandbox.Name, name: containerName(session),
-		docs: layout.Docs(id), socket: layout.Socket(), command: command}
-	if err := checkMount(fmt.Sprintf("issue %d's documents", id), b.docs, false); err != nil {
+		docs: mounts.Docs, socket: mounts.Socket, command: command}
+	if err := checkMount(fmt.Sprintf("issue %d's documents", mounts.Issue), b.docs, false); err != nil {
 		return nil, err
 	}
 	if err := checkMount("the controller's socket", b.socket, true); err != nil {
 		return nil, err
 	}
-	return &launch{box: b}, nil
+	return &Launch{box: b}, nil
 }
 
-// at finishes l for the worktree at dir, where its session starts: a
+// At finishes l for the worktree at dir, where its session starts: a
 // container mounts it as its working directory.
-func (l *launch) at(dir string) error {
+func (l *Launch) At(dir string) error {
 	if l.box == nil {
 		return nil
 	}
 	if err := checkMount("the worktree", dir, false); err != nil {
 		return err
 	}
-	l.argv = l.box.argv(dir)
+	l.Argv = l.box.argv(dir)
 	return nil
 }
 
@@ -103,16 +120,16 @@ func (l *launch) at(dir string) error {
 // proc.AsUser, in the pane's process, and keeps the environment tmux
 // gives it (runuser would open a PAM session and reset it). Only root
 // may switch users.
-func (l *launch) asUser(name string) (*launch, error) {
+func (l *Launch) asUser(name string) (*Launch, error) {
 	u, err := proc.LookupUser(name)
 	if err != nil {
-		return nil, fmt.Errorf("%w: sandbox user:%s: %w", ErrSandbox, name, err)
+		return nil, fmt.Errorf("%w: sandbox user:%s: %w", ErrUnavailable, name, err)
 	}
 	if euid := os.Geteuid(); euid != 0 && uint32(euid) != u.UID {
-		return nil, fmt.Errorf("%w: sandbox user:%s: %w; run `agenttree start` as root", ErrSandbox, name, proc.ErrNeedsRoot)
+		return nil, fmt.Errorf("%w: sandbox user:%s: %w; run `agenttree start` as root", ErrUnavailable, name, proc.ErrNeedsRoot)
 	}
 	if _, err := exec.LookPath("setpriv"); err != nil {
-		return nil, fmt.Errorf("%w: sandbox user:%s needs setpriv (util-linux) to start agents as %s: %w", ErrSandbox, name, name, err)
+		return nil, fmt.Errorf("%w: sandbox user:%s needs setpriv (util-linux) to start agents as %s: %w", ErrUnavailable, name, name, err)
 	}
 	groups := "--clear-groups"
 	if len(u.Groups) > 0 {
@@ -122,10 +139,10 @@ func (l *launch) asUser(name string) (*launch, error) {
 		}
 		groups = "--groups=" + strings.Join(ids, ",")
 	}
-	l.argv = append([]string{"setpriv", "--reuid=" + strconv.FormatUint(uint64(u.UID), 10),
-		"--regid=" + strconv.FormatUint(uint64(u.GID), 10), groups, "--"}, l.argv...)
-	l.env = append(l.env, "HOME="+u.Home, "USER="+u.Name, "LOGNAME="+u.Name)
-	l.user = &u
+	l.Argv = append([]string{"setpriv", "--reuid=" + strconv.FormatUint(uint64(u.UID), 10),
+		"--regid=" + strconv.FormatUint(uint64(u.GID), 10), groups, "--"}, l.Argv...)
+	l.Env = append(l.Env, "HOME="+u.Home, "USER="+u.Name, "LOGNAME="+u.Name)
+	l.User = &u
 	return l, nil
 }
 
@@ -139,9 +156,9 @@ func findProgram(command string) error {
 	}
 	if _, err := exec.LookPath(name); err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, exec.ErrNotFound) {
-			return fmt.Errorf("%w: agent command %q runs %s, which is not installed (not found in PATH); install it or fix the agent's command", ErrNoAgent, command, filepath.Base(name))
+			return fmt.Errorf("%w: agent command %q runs %s, which is not installed (not found in PATH); install it or fix the agent's command", ErrCommand, command, filepath.Base(name))
 		}
-		return fmt.Errorf("%w: agent command %q: %w", ErrNoAgent, command, err)
+		return fmt.Errorf("%w: agent command %q: %w", ErrCommand, command, err)
 	}
 	return nil
 }
@@ -153,7 +170,7 @@ func findProgram(command string) error {
 func firstProgram(command string) (string, error) {
 	file, err := syntax.NewParser().Parse(strings.NewReader(command), "")
 	if err != nil {
-		return "", fmt.Errorf("%w: agent command %q is not valid shell: %w", ErrNoAgent, command, err)
+		return "", fmt.Errorf("%w: agent command %q is not valid shell: %w", ErrCommand, command, err)
 	}
 	var call *syntax.CallExpr
 	syntax.Walk(file, func(n syntax.Node) bool {
@@ -163,7 +180,7 @@ func firstProgram(command string) (string, error) {
 		return call == nil
 	})
 	if call == nil {
-		return "", fmt.Errorf("%w: agent command %q runs no program", ErrNoAgent, command)
+		return "", fmt.Errorf("%w: agent command %q runs no program", ErrCommand, command)
 	}
 	name, err := expand.Literal(&expand.Config{Env: expand.ListEnviron(os.Environ()...)}, call.Args[0])
 	if err != nil {
@@ -172,10 +189,10 @@ func firstProgram(command string) (string, error) {
 	return name, nil
 }
 
-// chown hands the worktree at dir to u: its files (symlinks themselves,
+// Chown hands the worktree at dir to u: its files (symlinks themselves,
 // never what they point at) and git's administrative directory for it,
 // where the agent's commits write the index and HEAD.
-func chown(dir, gitDir string, u *proc.User) error {
+func Chown(dir, gitDir string, u *proc.User) error {
 	uid, gid := int(u.UID), int(u.GID)
 	for _, root := range []string{dir, gitDir} {
 		if root == "" {
