@@ -65,7 +65,8 @@ func (e *Engine) forwardFrom(ctx context.Context, seen *issues.Issue, actor Acto
 	if err != nil {
 		return nil, err
 	}
-	base := Result{Issue: id, From: seen.Stage, To: seen.Stage, Version: seen.Version, Reasons: []string{}, DryRun: dryRun}
+	base := Result{Issue: id, From: seen.Stage, To: seen.Stage, Version: seen.Version, Reasons: []string{}, DryRun: dryRun,
+		Review: node.HumanReview()}
 	why, err := admit(actor, node, seen, approve)
 	switch {
 	case err != nil:

@@ -74,7 +74,10 @@ type Result struct {
 	// Escalated is set when the issue is stopped for a person.
 	Escalated *issues.Escalation `json:"escalated,omitempty"`
 	// Conflict is set when another process changed the issue first.
-	Conflict     bool   `json:"conflict,omitempty"`
+	Conflict bool `json:"conflict,omitempty"`
+	// Review is set when From is a human review, which a person leaves
+	// by approving or rejecting.
+	Review       bool   `json:"review,omitempty"`
 	Version      int    `json:"version"`
 	Instructions string `json:"instructions,omitempty"`
 	// Class is the kind of failure or wait (ci_failed, forge_error,

@@ -128,9 +128,11 @@ func (a *app) rootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "agenttree",
 		Short:         "Move issues through the pipeline declared in .agenttree.yaml",
+		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate("agenttree {{.Version}}\n")
 	root.PersistentFlags().StringVar(&a.configPath, "config", "", "path to .agenttree.yaml (default: found by walking up from the current directory)")
 	root.PersistentFlags().BoolVar(&a.debug, "debug", false, "log what the engine does to stderr")
 	root.AddCommand(a.initCmd(), a.validateCmd(), a.stagesCmd(), a.graphCmd(), a.issueCmd(),
@@ -139,6 +141,7 @@ func (a *app) rootCmd() *cobra.Command {
 	root.AddCommand(a.verifyCmd(), a.repairCmd())
 	root.AddCommand(a.sessionCmds()...)
 	root.AddCommand(a.cleanCmd())
+	a.addCompletions(root)
 	return root
 }
 

@@ -32,7 +32,9 @@ func (a *app) cleanCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			s := a.spin("fetching and checking the worktrees of finished issues")
 			list, err := m.Clean(a.ctx, dryRun)
+			s.Stop()
 			if list == nil && err != nil {
 				return err
 			}

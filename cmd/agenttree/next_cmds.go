@@ -98,7 +98,9 @@ func (a *app) nextCmd() *cobra.Command {
 					return a.report(res, asJSON)
 				}
 			}
+			s := a.spin(fmt.Sprintf("checking the gates of issue %d", id))
 			res, err := e.Next(a.ctx, id, actor, dryRun)
+			s.Stop()
 			if err != nil {
 				return err
 			}
@@ -122,7 +124,9 @@ func (a *app) approveCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			s := a.spin(fmt.Sprintf("approving issue %d", id))
 			res, err := e.Approve(a.ctx, id, actor, dryRun)
+			s.Stop()
 			if err != nil {
 				return err
 			}

@@ -81,7 +81,9 @@ func (a *app) agentWhy() string {
 // ask sends an agent's request to the controller and prints the answer as
 // the command would have.
 func (a *app) ask(c *api.Client, route string, req any) error {
+	s := a.spin("waiting for the controller's answer")
 	out, err := c.Do(a.ctx, route, req)
+	s.Stop()
 	fmt.Fprint(a.out, out.Text)
 	var refused *api.Error
 	switch {

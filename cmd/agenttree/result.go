@@ -32,10 +32,17 @@ func (a *app) printResult(res *engine.Result) {
 			res.Issue, safeText(strings.Join(res.Reasons, "; ")), res.Issue)
 		return
 	}
-	switch res.Status {
-	case engine.StatusAdvanced:
+	switch {
+	case res.Status == engine.StatusAdvanced:
 		a.printMoved(res)
-	case engine.StatusBlocked:
+	case res.Status == engine.StatusBlocked && res.Review:
+		// Whoever runs this is a person: agents cannot leave a review.
+		a.lines("", res.Notes)
+		fmt.Fprintf(a.out, "issue %d cannot be approved at %s yet:\n", res.Issue, res.From)
+		a.lines("  - ", res.Reasons)
+		fmt.Fprintf(a.out, "approve it once these pass (`agenttree approve %d`), or send it back with what to change (`agenttree reject %d --message TEXT`)\n",
+			res.Issue, res.Issue)
+	case res.Status == engine.StatusBlocked:
 		a.lines("", res.Notes)
 		fmt.Fprintf(a.out, "issue %d is blocked at %s; fix these, then run `agenttree next` again:\n", res.Issue, res.From)
 		a.lines("  - ", res.Reasons)
@@ -43,15 +50,15 @@ func (a *app) printResult(res *engine.Result) {
 			fmt.Fprintln(a.out)
 			fmt.Fprintln(a.out, res.Instructions)
 		}
-	case engine.StatusWaiting:
+	case res.Status == engine.StatusWaiting:
 		a.lines("", res.Notes)
 		fmt.Fprintf(a.out, "issue %d is waiting at %s: %s\n", res.Issue, res.From, safeText(strings.Join(res.Reasons, "; ")))
-	case engine.StatusFinal:
+	case res.Status == engine.StatusFinal:
 		a.lines("", res.Notes)
 		fmt.Fprintf(a.out, "%s\n", safeText(strings.Join(res.Reasons, "; ")))
-	case engine.StatusSteppedBack:
+	case res.Status == engine.StatusSteppedBack:
 		a.printSteppedBack(res)
-	case engine.StatusEscalated:
+	case res.Status == engine.StatusEscalated:
 		a.lines("", res.Notes)
 		if e := res.Escalated; e != nil {
 			fmt.Fprintf(a.out, "issue %d is escalated at %s and waits for a person: %s\n", res.Issue, e.Stage, safeText(e.Reason))

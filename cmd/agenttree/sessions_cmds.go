@@ -73,7 +73,9 @@ func (a *app) startCmd() *cobra.Command {
 				return err
 			}
 			opts.Role = stages.Role(role)
+			s := a.spin(fmt.Sprintf("starting issue %d's agent", id))
 			res, err := m.Start(a.ctx, id, opts)
+			s.Stop()
 			if err != nil {
 				return err
 			}
