@@ -52,6 +52,8 @@ func (a *app) doctorCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Say which trust deployment this repository is in, what it guarantees, and what is wrong",
+		Example: `  agenttree doctor
+  agenttree doctor --json`,
 		Long: "Say who you are to agenttree (a person or an agent, and why), which deployment the\n" +
 			"repository's agents are in (containers, another OS user, or the same user: advisory),\n" +
 			"what that guarantees (docs/SECURITY.md), and check the state directory's permissions,\n" +

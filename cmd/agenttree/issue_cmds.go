@@ -29,7 +29,9 @@ func (a *app) issueCreateCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "create TITLE",
 		Short: "Create an issue at the start of a flow",
-		Args:  cobra.ExactArgs(1),
+		Example: `  agenttree issue create "Add login page"
+  agenttree issue create "Fix typo" --flow quick --json`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req.Title = args[0]
 			vars, err := parseSets(sets)
@@ -101,7 +103,9 @@ func (a *app) issueListCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List issues",
-		Args:  cobra.NoArgs,
+		Example: `  agenttree issue list
+  agenttree issue list --json`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			e, err := a.engine()
 			if err != nil {
@@ -146,7 +150,9 @@ func (a *app) issueShowCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show ID",
 		Short: "Show an issue and its history",
-		Args:  cobra.ExactArgs(1),
+		Example: `  agenttree issue show 3
+  agenttree issue show 3 --json`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := parseID(args[0])
 			if err != nil {

@@ -24,8 +24,9 @@ func (a *app) manualCmds() []*cobra.Command {
 func (a *app) resumeCmd() *cobra.Command {
 	var reason string
 	cmd := a.byHandCmd(&cobra.Command{
-		Use:   "resume ID",
-		Short: "Let an escalated issue go on: reset its retry budgets and circuit breaker (people only)",
+		Use:     "resume ID",
+		Short:   "Let an escalated issue go on: reset its retry budgets and circuit breaker (people only)",
+		Example: `  agenttree resume 3 --reason "CI runner fixed"`,
 		Long: "Clear issue ID's escalation, retry budgets and circuit breaker, so the controller\n" +
 			"(or the next `agenttree next`) tries its stage again.\n\n" + byHandExit,
 		Args: cobra.ExactArgs(1),
@@ -39,8 +40,9 @@ func (a *app) resumeCmd() *cobra.Command {
 func (a *app) skipCmd() *cobra.Command {
 	var reason string
 	cmd := a.byHandCmd(&cobra.Command{
-		Use:   "skip ID --reason TEXT",
-		Short: "Move an issue past its stage without the stage's gates (people only)",
+		Use:     "skip ID --reason TEXT",
+		Short:   "Move an issue past its stage without the stage's gates (people only)",
+		Example: `  agenttree skip 3 --reason "docs-only change, no review needed"`,
 		Long: "Move issue ID to the stage `agenttree next` would choose, without checking the\n" +
 			"current stage's gates. The reason is kept in the issue's history.\n\n" + byHandExit,
 		Args: cobra.ExactArgs(1),
@@ -54,8 +56,9 @@ func (a *app) skipCmd() *cobra.Command {
 func (a *app) abortCmd() *cobra.Command {
 	var reason string
 	cmd := a.byHandCmd(&cobra.Command{
-		Use:   "abort ID",
-		Short: "Abandon an issue: move it to its flow's abandon stage (people only)",
+		Use:     "abort ID",
+		Short:   "Abandon an issue: move it to its flow's abandon stage (people only)",
+		Example: `  agenttree abort 3 --reason "duplicate of 2"`,
 		Long: "Move issue ID to the stage of its flow declared `terminal: abandon`, and run\n" +
 			"that stage's entry hooks.\n\n" + byHandExit,
 		Args: cobra.ExactArgs(1),
@@ -71,6 +74,8 @@ func (a *app) rejectCmd() *cobra.Command {
 	cmd := a.byHandCmd(&cobra.Command{
 		Use:   "reject ID --message TEXT [--to STAGE]",
 		Short: "Send work at a human review back to an earlier stage, with a message for the agent (people only)",
+		Example: `  agenttree reject 3 --message "the form needs labels"
+  agenttree reject 3 --message "start over from the plan" --to plan`,
 		Long: "Send issue ID, waiting at a human review, back to --to (default: the review's\n" +
 			"on_failure.step_back_to, else the nearest earlier stage where an agent works).\n" +
 			"The message is kept in the issue's history and delivered to the agent.\n\n" + byHandExit,
@@ -86,8 +91,9 @@ func (a *app) rejectCmd() *cobra.Command {
 func (a *app) moveCmd() *cobra.Command {
 	var reason string
 	cmd := a.byHandCmd(&cobra.Command{
-		Use:   "move ID STAGE --reason TEXT",
-		Short: "Put an issue at any stage of its flow (people only)",
+		Use:     "move ID STAGE --reason TEXT",
+		Short:   "Put an issue at any stage of its flow (people only)",
+		Example: `  agenttree move 3 implement.code --reason "reopened: the fix was incomplete"`,
 		Long: "Move issue ID to STAGE, any stage of its flow, without gates, and run the\n" +
 			"stage's entry hooks. The reason is kept in the issue's history.\n\n" + byHandExit,
 		Args: cobra.ExactArgs(2),

@@ -60,6 +60,9 @@ func (a *app) nextCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "next",
 		Short: "Check the current stage's gates and move the issue to its next stage",
+		Example: `  agenttree next       # the issue of AGENTTREE_ISSUE, else of the branch
+  agenttree next -i 3
+  agenttree next --dry-run --json`,
 		Long: "Check the current stage's gates and move the issue to its next stage.\n\n" +
 			"Exit status: 0 moved (or already at the final stage), 1 blocked by a gate,\n" +
 			"2 bad usage or config, 3 waiting on a person or the controller.",
@@ -118,7 +121,9 @@ func (a *app) approveCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "approve ID",
 		Short: "Approve an issue waiting at a human review (people only)",
-		Args:  cobra.ExactArgs(1),
+		Example: `  agenttree approve 3
+  agenttree approve 3 --dry-run`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			e, id, actor, err := a.engineActing(args[0])
 			if err != nil {

@@ -24,6 +24,8 @@ func (a *app) prWaitCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "wait ID",
 		Short: "Poll an issue's PR until its CI is done (for use without a controller)",
+		Example: `  agenttree pr wait 3
+  agenttree pr wait 3 --interval 30s --json`,
 		Long: "Poll an issue's PR until its CI is done, printing each phase.\n\n" +
 			"Exit status: 0 CI passed, 1 CI failed (ci_feedback.md is written in the issue's directory),\n" +
 			"2 bad usage, 4 timed out (ci_polling.timeout_s or the stage's wait_for_ci timeout).",

@@ -135,8 +135,9 @@ func printStart(w io.Writer, v startView) {
 
 func (a *app) attachCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:   "attach ID",
-		Short: "Attach this terminal to the tmux session of an issue's agent (people only)",
+		Use:     "attach ID",
+		Short:   "Attach this terminal to the tmux session of an issue's agent (people only)",
+		Example: `  agenttree attach 3`,
 		Long: "Attach to issue ID's agent session, on the config's tmux server. Without a terminal,\n" +
 			"print the command that attaches instead.",
 		Args: cobra.ExactArgs(1),
@@ -191,8 +192,9 @@ func shellJoin(argv []string) string {
 func (a *app) stopCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "stop ID",
-		Short: "End the tmux session of an issue's agent, keeping its worktree (people only)",
+		Use:     "stop ID",
+		Short:   "End the tmux session of an issue's agent, keeping its worktree (people only)",
+		Example: `  agenttree stop 3`,
 		Long: "End issue ID's agent session and revoke its session token. The worktree stays, with\n" +
 			"whatever work is in it; `agenttree start ID` starts an agent there again.",
 		Args: cobra.ExactArgs(1),
@@ -231,7 +233,9 @@ func (a *app) agentsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "agents",
 		Short: "List the agents' sessions: issue, role, agent, alive, idle for, last line (people only)",
-		Args:  cobra.NoArgs,
+		Example: `  agenttree agents
+  agenttree agents --json`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, err := a.sessions("lists")
 			if err != nil {

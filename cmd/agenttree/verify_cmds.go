@@ -16,6 +16,8 @@ func (a *app) verifyCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "verify [ID]",
 		Short: "Check that issues were changed only by agenttree (their tamper-evident logs)",
+		Example: `  agenttree verify
+  agenttree verify 3 --json`,
 		Long: "Check issue ID's (or every issue's) events.jsonl, a hash chain with one line per\n" +
 			"write of issue.yaml, line by line, and issue.yaml against its last line. Say\n" +
 			"what is wrong: a line changed, removed or reordered, or issue.yaml changed\n" +
@@ -110,6 +112,8 @@ func (a *app) repairCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "repair ID",
 		Short: "Restore an issue changed outside agenttree to the last consistent state its log holds (people only)",
+		Example: `  agenttree repair 3
+  agenttree repair 3 --adopt   # start afresh from issue.yaml as it is`,
 		Long: "Restore issue ID's issue.yaml to the last consistent state its events.jsonl\n" +
 			"holds. The log stays append-only: lines after its last good one are moved to\n" +
 			"events.set-aside.jsonl beside it, and a repair line records what was undone.\n" +
