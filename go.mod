@@ -8,10 +8,12 @@ require (
 	github.com/expr-lang/expr v1.17.8
 	github.com/gofrs/flock v0.13.1
 	github.com/looplab/fsm v1.0.3
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/spf13/cobra v1.10.2
 	github.com/stretchr/testify v1.12.1
 	github.com/vektah/gqlparser/v2 v2.5.64
 	github.com/yuin/goldmark v1.8.7
+	go.yaml.in/yaml/v4 v4.0.0
 	gopkg.in/yaml.v3 v3.0.1
 	mvdan.cc/sh/v3 v3.14.1
 )
@@ -31,6 +33,6 @@ require (
 	github.com/thlib/go-timezone-local v0.0.9 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sys v0.49.0
-	golang.org/x/term v0.47.0 // indirect
+	golang.org/x/term v0.47.0
 	golang.org/x/text v0.43.0
 )

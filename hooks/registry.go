@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -62,6 +63,9 @@ func (r *Registry) Register(d Def) {
 
 // Alias makes alias another name for the hook name.
 func (r *Registry) Alias(alias, name string) { r.aliases[alias] = name }
+
+// Aliases maps each other name of a hook to the hook's name.
+func (r *Registry) Aliases() map[string]string { return maps.Clone(r.aliases) }
 
 func (r *Registry) lookup(name string) (*Def, bool) {
 	if canon, ok := r.aliases[name]; ok {

@@ -46,8 +46,14 @@ func (p Param) MoveKind() Move {
 // HookSpec is what the config loader needs to know about a hook: its
 // parameters and the variables it provides to later hooks and messages.
 type HookSpec struct {
-	Name   string
-	Params []Param
+	Name string
+	// Doc says in a sentence or two what the hook does, for the
+	// reference documentation and the JSON Schema.
+	Doc string
+	// Example is an entry of a hook list as a person writes it, in YAML
+	// (`- file_exists: review.md`), for the reference documentation.
+	Example string
+	Params  []Param
 	// Main is the parameter a scalar value sets (`file_exists: review.md`).
 	Main string
 	// Outputs are the message variables the hook provides when it runs.

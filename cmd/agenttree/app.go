@@ -141,6 +141,7 @@ func (a *app) rootCmd() *cobra.Command {
 	root.AddCommand(a.verifyCmd(), a.repairCmd())
 	root.AddCommand(a.sessionCmds()...)
 	root.AddCommand(a.cleanCmd())
+	root.AddCommand(a.schemaCmd())
 	a.addCompletions(root)
 	return root
 }

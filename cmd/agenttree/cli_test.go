@@ -844,56 +844,6 @@ func TestNextResolvesIssueFromUnbornBranch(t *testing.T) {
 	}
 }
 
-func TestInit(t *testing.T) {
-	dir := t.TempDir()
-	config := filepath.Join(dir, stages.FileName)
-
-	r := invoke(t, humanEnv, "init", dir)
-	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, config)
-	starter, err := os.ReadFile(config)
-	require.NoError(t, err)
-	assert.DirExists(t, filepath.Join(dir, "_agenttree", "issues"))
-
-	r = invoke(t, humanEnv, "--config", config, "validate")
-	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "ok")
-	r = invoke(t, humanEnv, "--config", config, "validate", "--json")
-	require.Equal(t, 0, r.code, r.stderr)
-	var rep validateJSON
-	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rep))
-	assert.True(t, rep.Valid)
-	assert.Empty(t, rep.Errors)
-	assert.Empty(t, rep.Warnings)
-
-	// The starter pipeline is usable: an issue goes in and moves.
-	r = invoke(t, humanEnv, "--config", config, "issue", "create", "My first issue")
-	require.Equal(t, 0, r.code, r.stderr)
-	r = invoke(t, humanEnv, "--config", config, "next", "-i", "1", "--json")
-	require.Equal(t, 0, r.code, r.stderr)
-	assert.Equal(t, "advanced", decodeNext(t, r.stdout).Status)
-
-	// It refuses to overwrite, and says how.
-	custom := []byte("stages:\n  - name: mine\n  - name: done\n    terminal: completion\n")
-	require.NoError(t, os.WriteFile(config, custom, 0o644))
-	r = invoke(t, humanEnv, "init", dir)
-	assert.Equal(t, 2, r.code)
-	assert.Contains(t, r.stderr, "already exists")
-	assert.Contains(t, r.stderr, "--force")
-	got, err := os.ReadFile(config)
-	require.NoError(t, err)
-	assert.Equal(t, custom, got, "init without --force changed the config")
-	assert.FileExists(t, filepath.Join(statedir.Layout{Root: filepath.Join(dir, "_agenttree")}.Issue(1), "issue.yaml"), "init must leave existing state alone")
-
-	r = invoke(t, humanEnv, "init", "--force", dir)
-	require.Equal(t, 0, r.code, r.stderr)
-	got, err = os.ReadFile(config)
-	require.NoError(t, err)
-	assert.Equal(t, starter, got)
-	r = invoke(t, humanEnv, "--config", config, "validate")
-	assert.Equal(t, 0, r.code, r.stderr)
-}
-
 func TestGraph(t *testing.T) {
 	tests := []struct {
 		name string

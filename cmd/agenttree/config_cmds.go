@@ -1,9 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -19,6 +21,19 @@ type validateReport struct {
 	Flows    []string            `json:"flows"`
 	Errors   []stages.Diagnostic `json:"errors"`
 	Warnings []stages.Diagnostic `json:"warnings"`
+	// Diagnostics lists the errors and warnings together in file order,
+	// flat, as the text output prints them.
+	Diagnostics []diagnosticJSON `json:"diagnostics"`
+}
+
+// diagnosticJSON is one line of `validate`, for a program.
+type diagnosticJSON struct {
+	File     string          `json:"file"`
+	Line     int             `json:"line"`
+	Col      int             `json:"col"`
+	Severity stages.Severity `json:"severity"`
+	Message  string          `json:"message"`
+	Hint     string          `json:"hint,omitempty"`
 }
 
 func (a *app) validateCmd() *cobra.Command {
@@ -26,22 +41,24 @@ func (a *app) validateCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "validate",
 		Short: "Check .agenttree.yaml and report every problem with its file:line:col",
-		Args:  cobra.NoArgs,
+		Long: `Check .agenttree.yaml and report every problem, each as
+file:line:col: severity: message (hint), in file order. A YAML syntax
+error is reported at the token that is wrong, and what else the file gets
+wrong is reported too. Exits 2 when there is any error.`,
+		Example: `  agenttree validate
+  agenttree validate --json | jq '.diagnostics[] | "\(.line):\(.col) \(.message)"'`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !asJSON {
-				cfg, _, err := a.loadConfig()
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(a.out, "%s: ok (%s form, %d stages, flows: %s)\n", cfg.File, cfg.Form, len(cfg.Stages), strings.Join(cfg.FlowNames(), ", "))
-				return nil
-			}
 			rep, err := a.validateReport()
 			if err != nil {
 				return err
 			}
-			if err := a.printJSON(rep); err != nil {
-				return err
+			if asJSON {
+				if err := a.printJSON(rep); err != nil {
+					return err
+				}
+			} else {
+				a.printValidation(rep)
 			}
 			if !rep.Valid {
 				return silentExit(exitUsage)
@@ -53,10 +70,30 @@ func (a *app) validateCmd() *cobra.Command {
 	return cmd
 }
 
+// printValidation prints each diagnostic on stderr, then what the file
+// holds when it is valid, or how many errors it has.
+func (a *app) printValidation(rep validateReport) {
+	for _, d := range rep.Diagnostics {
+		fmt.Fprintln(a.err, stages.Diagnostic{Pos: stages.Pos{File: d.File, Line: d.Line, Col: d.Col}, Severity: d.Severity, Msg: d.Message, Hint: d.Hint})
+	}
+	if rep.Valid {
+		fmt.Fprintf(a.out, "%s: ok (%s form, %d stages, flows: %s)\n", rep.File, rep.Form, rep.Stages, strings.Join(rep.Flows, ", "))
+		return
+	}
+	fmt.Fprintf(a.err, "%s: %s, %s\n", rep.File, plural(len(rep.Errors), "error"), plural(len(rep.Warnings), "warning"))
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
 // validateReport loads the config and reports what was found, problems
 // included; err is for a config that could not be read at all.
 func (a *app) validateReport() (validateReport, error) {
-	rep := validateReport{Errors: []stages.Diagnostic{}, Warnings: []stages.Diagnostic{}, Flows: []string{}}
+	rep := validateReport{Errors: []stages.Diagnostic{}, Warnings: []stages.Diagnostic{}, Flows: []string{}, Diagnostics: []diagnosticJSON{}}
 	quiet := *a
 	quiet.err = io.Discard // the warnings go into the report
 	cfg, _, err := quiet.loadConfig()
@@ -77,6 +114,13 @@ func (a *app) validateReport() (validateReport, error) {
 	default:
 		rep.File, rep.Valid, rep.Form, rep.Stages, rep.Flows = cfg.File, true, cfg.Form, len(cfg.Stages), cfg.FlowNames()
 		rep.Warnings = append(rep.Warnings, cfg.Warnings...)
+	}
+	all := append(slices.Clone(rep.Errors), rep.Warnings...)
+	slices.SortStableFunc(all, func(x, y stages.Diagnostic) int {
+		return cmp.Or(cmp.Compare(x.Pos.Line, y.Pos.Line), cmp.Compare(x.Pos.Col, y.Pos.Col))
+	})
+	for _, d := range all {
+		rep.Diagnostics = append(rep.Diagnostics, diagnosticJSON{File: d.Pos.File, Line: d.Pos.Line, Col: d.Pos.Col, Severity: d.Severity, Message: d.Msg, Hint: d.Hint})
 	}
 	return rep, nil
 }

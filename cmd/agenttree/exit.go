@@ -4,16 +4,18 @@ import (
 	"fmt"
 
 	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/internal/exitcode"
 )
 
-// Exit codes: what a script or an agent's harness reads of a command.
+// Exit codes: what a script or an agent's harness reads of a command
+// (internal/exitcode documents each).
 const (
-	exitOK          = 0
-	exitBlocked     = 1 // a gate failed (every reason printed), or entry work is unfinished
-	exitUsage       = 2 // bad usage or config
-	exitWaiting     = 3 // a person or the controller acts next, or another process has the issue
-	exitTimeout     = 4 // pr wait: CI did not finish in time
-	exitInterrupted = 130
+	exitOK          = int(exitcode.OK)
+	exitBlocked     = int(exitcode.Blocked)
+	exitUsage       = int(exitcode.Usage)
+	exitWaiting     = int(exitcode.Waiting)
+	exitTimeout     = int(exitcode.Timeout)
+	exitInterrupted = int(exitcode.Interrupted)
 )
 
 // exitError carries an exit code out of a command.

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"time"
@@ -83,6 +85,10 @@ func (a *app) nextCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if !inGitRepo(filepath.Dir(e.Config.File)) {
+				fmt.Fprintf(a.err, "warning: %s is not in a git repository: gates on commits, branches and PRs cannot pass; run `git init` there (then `git remote add origin URL`)\n",
+					filepath.Dir(e.Config.File))
+			}
 			id, err := a.resolveIssue(idFlag, e.WorkDir)
 			if err != nil {
 				return err
@@ -160,4 +166,20 @@ func (a *app) controllerPass(e *engine.Engine, id int) (*engine.Result, error) {
 	return controller.Drive(a.ctx, a.reloader(e), id, func(p controller.Progress) {
 		fmt.Fprintf(a.err, "  %s: %s (next look in %s)\n", p.Elapsed.Round(time.Second), safeText(p.Status), p.Next.Round(time.Second))
 	})
+}
+
+// inGitRepo reports whether dir is in a git work tree: it or a directory
+// above it has a .git (a directory, or a linked worktree's file). A stat
+// per level, never a git process: next runs hundreds of times a day.
+func inGitRepo(dir string) bool {
+	for {
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			return true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return false
+		}
+		dir = parent
+	}
 }

@@ -6,13 +6,13 @@
 package notice
 
 import (
-	"embed"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
+	"github.com/agenttree/agenttree/docs/skills"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/internal/outbox"
@@ -37,26 +37,20 @@ type Book struct {
 	Instructions func(*stages.Node, *issues.Issue) string
 }
 
-// defaultSkills are the instructions for an agent whose work came back
-// for a failure; a repository overrides each with a file of the same name
-// in its SkillsDir.
-//
-//go:embed skills/*.md
-var defaultSkills embed.FS
-
 // skillFile is the skill file for a kind of failure, or "".
 func skillFile(class hooks.Class) string {
 	switch class {
 	case hooks.ClassCIFailed, hooks.ClassNoNewCI, hooks.ClassPollingTimeout:
-		return "ci-failure.md"
+		return skills.CIFailure
 	case hooks.ClassConflict:
-		return "merge-conflict.md"
+		return skills.MergeConflict
 	}
 	return ""
 }
 
 // Skill is what an agent is told to do about a failure of class: the
-// repository's skill file, else agenttree's own; "" for none.
+// repository's skill file, else agenttree's default (docs/skills); ""
+// for none.
 func (b *Book) Skill(class hooks.Class) string {
 	name := skillFile(class)
 	if name == "" {
@@ -65,7 +59,7 @@ func (b *Book) Skill(class hooks.Class) string {
 	if data, err := os.ReadFile(filepath.Join(b.SkillsDir, name)); err == nil {
 		return strings.TrimSpace(string(data))
 	}
-	data, err := defaultSkills.ReadFile("skills/" + name)
+	data, err := skills.Read(name)
 	if err != nil {
 		return ""
 	}

@@ -16,7 +16,9 @@ import (
 // Defs are the hooks about the branch.
 func Defs() []hooks.Def {
 	return []hooks.Def{
-		{HookSpec: stages.HookSpec{Name: "has_commits", Outputs: []string{"commit_count"}}, Run: hasCommits},
+		{HookSpec: stages.HookSpec{Name: "has_commits", Outputs: []string{"commit_count"},
+			Doc:     "Passes when the issue's branch has commits that are not on the default branch, nor on the PR head CI last saw.",
+			Example: "- has_commits:"}, Run: hasCommits},
 	}
 }
 

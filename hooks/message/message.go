@@ -23,7 +23,9 @@ var textParam = hooks.Template("text",
 // Defs are the hooks that send messages.
 func Defs() []hooks.Def {
 	return []hooks.Def{
-		{HookSpec: stages.HookSpec{Name: "send_message", Main: "text", Params: hooks.Specs(textParam)}, Run: send},
+		{HookSpec: stages.HookSpec{Name: "send_message", Main: "text", Params: hooks.Specs(textParam),
+			Doc:     "Leaves a message for the issue's agent, delivered into its tmux session by the controller.",
+			Example: "- send_message: \"Stepped back: {{failure_reason}}. Fix it, then run agenttree next.\""}, Run: send},
 	}
 }
 

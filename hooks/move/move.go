@@ -24,8 +24,13 @@ var (
 // Defs are the hooks that move an issue back.
 func Defs() []hooks.Def {
 	return []hooks.Def{
-		{HookSpec: stages.HookSpec{Name: "step_back", Main: "to", Params: hooks.Specs(stepBackTo, messageParam)}, Run: stepBack},
-		{HookSpec: stages.HookSpec{Name: "rollback", Main: "to", Params: hooks.Specs(rollbackTo, maxRollbacksParam)}, Run: rollback},
+		{HookSpec: stages.HookSpec{Name: "step_back", Main: "to", Params: hooks.Specs(stepBackTo, messageParam),
+			Doc:     "Sends the issue back to an earlier stage and tells its agent why.",
+			Example: "- step_back: {to: implement.code, message: \"Review found problems: see review.md\"}"}, Run: stepBack},
+		{HookSpec: stages.HookSpec{Name: "rollback", Main: "to", Params: hooks.Specs(rollbackTo, maxRollbacksParam),
+			Doc: "Sends the issue back to an earlier stage after a stage completes, at most `max_rollbacks` times; " +
+				"past that the loop is not converging and the hook blocks for a person.",
+			Example: "- rollback: {to: implement.code, max_rollbacks: 2}\n  when: needs_rework"}, Run: rollback},
 	}
 }
 

@@ -65,7 +65,10 @@ func Defs() []hooks.Def {
 	return []hooks.Def{
 		{HookSpec: stages.HookSpec{Name: "run", Main: "command",
 			Params:  hooks.Specs(commandParam, timeoutParam, outputsParam, mustPassParam),
-			Outputs: []string{"exit_status", "output_tail"}, OutputsParam: outputsParam.Name(), Check: checkParams}, Run: run},
+			Outputs: []string{"exit_status", "output_tail"}, OutputsParam: outputsParam.Name(), Check: checkParams,
+			Doc: "Runs a shell command in the issue's work tree and passes when it exits 0. Its exit status, the tail of its output " +
+				"and the keys of a JSON object on its last line become outputs; {{placeholders}} reach it as environment variables, never as code.",
+			Example: "- run: {command: go test ./..., timeout: 600}"}, Run: run},
 	}
 }
 

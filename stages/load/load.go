@@ -1,6 +1,7 @@
 // Package load reads .agenttree.yaml into a stages.Config, in passes:
-// parse the YAML with positions; shape it alike whichever form it is
-// written in (the earlier tool's map form has a pass of its own); read the
+// parse the YAML with positions (past a syntax error too: syntax.go);
+// shape it alike whichever form it is written in (the earlier tool's map
+// form has a pass of its own); read the
 // top-level settings (internal/toplevel) and the stages, their hook
 // entries read by internal/hookentry; resolve the flows; validate what
 // refers to what (internal/ledger keeps it until then) and where the
@@ -11,6 +12,8 @@ package load
 import (
 	"fmt"
 	"os"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/agenttree/agenttree/stages"
 	"github.com/agenttree/agenttree/stages/load/internal/diag"
@@ -46,10 +49,19 @@ func Parse(file string, data []byte, catalog stages.HookCatalog) (*stages.Config
 // any error is dropped by Parse, so a pass may leave its part unset once
 // it has reported why.
 func load(d *diag.Collector, data []byte, catalog stages.HookCatalog) *stages.Config {
-	root := parse(d, data)
+	root, err := parse(d, data)
+	if err != nil {
+		readPastSyntax(d, data, catalog, err)
+		return nil
+	}
 	if root == nil {
 		return nil
 	}
+	return loadRoot(d, root, catalog)
+}
+
+// loadRoot runs the passes after parsing on the file's top-level mapping.
+func loadRoot(d *diag.Collector, root *yaml.Node, catalog stages.HookCatalog) *stages.Config {
 	src := shape(d, root)
 	led := ledger.New(catalog)
 	cfg := toplevel.Read(d, led, src.settings)

@@ -13,6 +13,7 @@ import (
 	"github.com/agenttree/agenttree/stages/load/internal/diag"
 	"github.com/agenttree/agenttree/stages/load/internal/hookentry"
 	"github.com/agenttree/agenttree/stages/load/internal/ledger"
+	"github.com/agenttree/agenttree/stages/load/internal/toplevel"
 	"github.com/agenttree/agenttree/stages/load/internal/yamlnode"
 )
 
@@ -161,6 +162,9 @@ func (r *stageReader) skill(v *yaml.Node, st *stages.Settings) {
 	}
 }
 
+// onFailureKeys are the keys of a stage's on_failure.
+var onFailureKeys = []string{"step_back_to", "message", "max_retries"}
+
 func (r *stageReader) onFailure(n *yaml.Node, o ledger.Owner) *stages.OnFailure {
 	if !r.d.IsMap(n, "on_failure") {
 		return nil
@@ -180,8 +184,32 @@ func (r *stageReader) onFailure(n *yaml.Node, o ledger.Owner) *stages.OnFailure 
 		case "max_retries":
 			r.d.IntAtLeast(p.Val, &of.MaxRetries, 1, "on_failure.max_retries")
 		default:
-			r.d.UnknownKey(p.Key, "on_failure", []string{"step_back_to", "message", "max_retries"}, "")
+			r.d.UnknownKey(p.Key, "on_failure", onFailureKeys, "")
 		}
 	}
 	return of
+}
+
+// StageKeys lists the keys a stage may have in a file of form f: `name`,
+// `substages` and the settings stages and substages share, and in the
+// compatible form the earlier tool's spellings of them. The list is the
+// one the loader reads by, for references and schemas checked against it.
+func StageKeys(f stages.Form) []string {
+	keys := append(slices.Collect(maps.Keys(settingReaders)), "name", "substages")
+	if f == stages.Compatible {
+		keys = append(keys, slices.Collect(maps.Keys(compatKeys))...)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// OnFailureKeys lists the keys of a stage's on_failure.
+func OnFailureKeys() []string { return slices.Clone(onFailureKeys) }
+
+// TopLevelKeys lists the keys the loader reads at the top of a file of
+// form f, and in each of its sections: "" for the top level itself, a
+// section's key for the section ("ci_polling"), and "NAME.*" for each
+// entry of a mapping of names ("roles.*").
+func TopLevelKeys(f stages.Form) map[string][]string {
+	return toplevel.Keys(f == stages.Compatible)
 }

@@ -41,6 +41,9 @@ func (d *Collector) add(pos stages.Pos, sev stages.Severity, hint, msg string) {
 	}
 }
 
+// Add reports x, found by another collector.
+func (d *Collector) Add(x stages.Diagnostic) { d.add(x.Pos, x.Severity, x.Hint, x.Msg) }
+
 // Errorf reports an error at pos, with a hint ("" for none).
 func (d *Collector) Errorf(pos stages.Pos, hint string, format string, args ...any) {
 	d.add(pos, stages.SevError, hint, fmt.Sprintf(format, args...))

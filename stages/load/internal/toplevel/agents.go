@@ -2,6 +2,7 @@ package toplevel
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -38,8 +39,7 @@ func readAgent(d *diag.Collector, p yamlnode.Pair, where string, cfg *stages.Con
 		return
 	}
 	errs := d.Errors()
-	fs["command"] = func(v *yaml.Node) { agentCommand(d, v, where+".command", &a.Command) }
-	fs["resume_command"] = func(v *yaml.Node) { agentCommand(d, v, where+".resume_command", &a.ResumeCommand) }
+	maps.Copy(fs, agentFields(d, a, where))
 	fs.mapping(d, p.Val, where)
 	if a.Command == "" {
 		if d.Errors() == errs { // else what is wrong with it is said
@@ -48,6 +48,14 @@ func readAgent(d *diag.Collector, p yamlnode.Pair, where string, cfg *stages.Con
 		return
 	}
 	cfg.Agents = append(cfg.Agents, a)
+}
+
+// agentFields reads an agent's entry, named where, into a.
+func agentFields(d *diag.Collector, a *stages.Agent, where string) fields {
+	return fields{
+		"command":        func(v *yaml.Node) { agentCommand(d, v, where+".command", &a.Command) },
+		"resume_command": func(v *yaml.Node) { agentCommand(d, v, where+".resume_command", &a.ResumeCommand) },
+	}
 }
 
 // agentCommand reads a shell command that starts an agent. It is the
@@ -93,18 +101,7 @@ func readRoles(d *diag.Collector, n *yaml.Node, cfg *stages.Config, c *compat) [
 			continue
 		}
 		where := "roles." + string(r.Role)
-		fs := fields{
-			"agents": func(v *yaml.Node) {
-				for _, at := range agentNodes(d, v) {
-					r.Agents = append(r.Agents, at.Value)
-					refs = append(refs, agentRef{role: r.Role, name: at.Value, at: at})
-				}
-			},
-			"fallback":      func(v *yaml.Node) { diag.OneOf(d, v, &r.Fallback, where+".fallback", stages.Fallbacks()...) },
-			"max_restarts":  func(v *yaml.Node) { d.IntAtLeast(v, &r.MaxRestarts, 0, where+".max_restarts") },
-			"stall_after_s": func(v *yaml.Node) { d.DurationAtLeast(v, &r.StallAfter, 0, where+".stall_after_s") },
-			"auto_start":    func(v *yaml.Node) { d.BoolVar(v, &r.AutoStart) },
-		}
+		fs := roleSessionFields(d, r, where, &refs)
 		if c != nil {
 			c.roleFields(d, fs, r, &refs)
 		}
@@ -112,6 +109,23 @@ func readRoles(d *diag.Collector, n *yaml.Node, cfg *stages.Config, c *compat) [
 		cfg.Roles = append(cfg.Roles, r)
 	}
 	return refs
+}
+
+// roleSessionFields reads a role's entry, named where, into r, noting the
+// agents it names in refs.
+func roleSessionFields(d *diag.Collector, r *stages.RoleSessions, where string, refs *[]agentRef) fields {
+	return fields{
+		"agents": func(v *yaml.Node) {
+			for _, at := range agentNodes(d, v) {
+				r.Agents = append(r.Agents, at.Value)
+				*refs = append(*refs, agentRef{role: r.Role, name: at.Value, at: at})
+			}
+		},
+		"fallback":      func(v *yaml.Node) { diag.OneOf(d, v, &r.Fallback, where+".fallback", stages.Fallbacks()...) },
+		"max_restarts":  func(v *yaml.Node) { d.IntAtLeast(v, &r.MaxRestarts, 0, where+".max_restarts") },
+		"stall_after_s": func(v *yaml.Node) { d.DurationAtLeast(v, &r.StallAfter, 0, where+".stall_after_s") },
+		"auto_start":    func(v *yaml.Node) { d.BoolVar(v, &r.AutoStart) },
+	}
 }
 
 func has(cfg *stages.Config, role stages.Role) bool {
@@ -151,11 +165,11 @@ func checkAgentRefs(d *diag.Collector, cfg *stages.Config, refs []agentRef) {
 	}
 }
 
-// readWorktrees reads worktrees: where issues' worktrees are made.
-func readWorktrees(d *diag.Collector, n *yaml.Node, w *stages.Worktrees) {
-	fields{
+// worktreesFields reads worktrees: where issues' worktrees are made.
+func worktreesFields(d *diag.Collector, w *stages.Worktrees) fields {
+	return fields{
 		"dir": func(v *yaml.Node) { worktreesDir(d, v, &w.Dir) },
-	}.mapping(d, n, "worktrees")
+	}
 }
 
 // worktreesDir reads the directory template: a path relative to the config

@@ -16,7 +16,15 @@ func readCIPolling(d *diag.Collector, n *yaml.Node, c *stages.CIPolling) {
 	floor := bound[time.Duration]{key: "min_interval_s", val: &c.MinInterval}
 	start := bound[time.Duration]{key: "poll_interval_s", val: &c.PollInterval}
 	ceiling := bound[time.Duration]{key: "max_interval_s", val: &c.MaxInterval}
-	fields{
+	ciPollingFields(d, c, &floor, &start, &ceiling).mapping(d, n, "ci_polling")
+	ascending(d, "ci_polling", "the interval starts at poll_interval_s and adapts between min_interval_s and max_interval_s",
+		&floor, &start, &ceiling)
+}
+
+// ciPollingFields reads ci_polling's keys into c, noting in floor, start
+// and ceiling where its intervals are set.
+func ciPollingFields(d *diag.Collector, c *stages.CIPolling, floor, start, ceiling *bound[time.Duration]) fields {
+	return fields{
 		"timeout_s": func(v *yaml.Node) { d.DurationVar(v, &c.Timeout) },
 		"min_interval_s": func(v *yaml.Node) {
 			floor.read(v, d.DurationAtLeast(v, &c.MinInterval, time.Second, "ci_polling.min_interval_s"))
@@ -25,18 +33,16 @@ func readCIPolling(d *diag.Collector, n *yaml.Node, c *stages.CIPolling) {
 		"max_interval_s":    func(v *yaml.Node) { ceiling.read(v, d.PositiveDurationVar(v, &c.MaxInterval)) },
 		"new_run_timeout_s": func(v *yaml.Node) { d.DurationVar(v, &c.NewRunTimeout) },
 		"max_retries":       func(v *yaml.Node) { d.IntVar(v, &c.MaxRetries) },
-	}.mapping(d, n, "ci_polling")
-	ascending(d, "ci_polling", "the interval starts at poll_interval_s and adapts between min_interval_s and max_interval_s",
-		&floor, &start, &ceiling)
+	}
 }
 
-// readController reads controller: the tick of `agenttree controller` and
-// how many issues it works on at once.
-func readController(d *diag.Collector, n *yaml.Node, c *stages.Controller) {
-	fields{
+// controllerFields reads controller: the tick of `agenttree controller`
+// and how many issues it works on at once.
+func controllerFields(d *diag.Collector, c *stages.Controller) fields {
+	return fields{
 		"interval_s":  func(v *yaml.Node) { d.DurationAtLeast(v, &c.Interval, time.Second, "controller.interval_s") },
 		"concurrency": func(v *yaml.Node) { d.IntAtLeast(v, &c.Concurrency, 1, "controller.concurrency") },
-	}.mapping(d, n, "controller")
+	}
 }
 
 // readCircuitBreaker reads circuit_breaker: how many step backs without
@@ -45,7 +51,14 @@ func readController(d *diag.Collector, n *yaml.Node, c *stages.Controller) {
 func readCircuitBreaker(d *diag.Collector, n *yaml.Node, b *stages.CircuitBreaker) {
 	half := bound[int]{key: "half_open_after", val: &b.HalfOpenAfter}
 	open := bound[int]{key: "no_progress_threshold", val: &b.NoProgress}
-	fields{
+	breakerFields(d, b, &half, &open).mapping(d, n, "circuit_breaker")
+	ascending(d, "circuit_breaker", "the breaker half-opens before it opens", &half, &open)
+}
+
+// breakerFields reads circuit_breaker's keys into b, noting in half and
+// open where its thresholds are set.
+func breakerFields(d *diag.Collector, b *stages.CircuitBreaker, half, open *bound[int]) fields {
+	return fields{
 		"half_open_after": func(v *yaml.Node) {
 			half.read(v, d.IntAtLeast(v, &b.HalfOpenAfter, 1, "circuit_breaker.half_open_after"))
 		},
@@ -55,8 +68,7 @@ func readCircuitBreaker(d *diag.Collector, n *yaml.Node, b *stages.CircuitBreake
 		"same_error_threshold": func(v *yaml.Node) {
 			d.IntAtLeast(v, &b.SameError, 1, "circuit_breaker.same_error_threshold")
 		},
-	}.mapping(d, n, "circuit_breaker")
-	ascending(d, "circuit_breaker", "the breaker half-opens before it opens", &half, &open)
+	}
 }
 
 // bound is a setting of a section that must stand in order with others:

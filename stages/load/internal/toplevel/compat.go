@@ -40,16 +40,22 @@ func readTools(d *diag.Collector, n *yaml.Node, cfg *stages.Config) {
 	}
 	for _, p := range yamlnode.Pairs(n) {
 		where := "tools." + p.Key.Value
-		readAgent(d, p, where, cfg, fields{
-			"startup_prompt": func(v *yaml.Node) {
-				d.Warnf(d.Pos(v), "agenttree types who the agent is and the stage's instructions as its first message",
-					"%s.startup_prompt is not read", where)
-			},
-			"skip_permissions": func(v *yaml.Node) {
-				d.Warnf(d.Pos(v), "write the agent's own flag into `command`, e.g. `command: claude --dangerously-skip-permissions`",
-					"%s.skip_permissions is not read", where)
-			},
-		})
+		readAgent(d, p, where, cfg, toolFields(d, where))
+	}
+}
+
+// toolFields are the keys of a tool, named where, that an agent does not
+// have: each is reported and ignored.
+func toolFields(d *diag.Collector, where string) fields {
+	return fields{
+		"startup_prompt": func(v *yaml.Node) {
+			d.Warnf(d.Pos(v), "agenttree types who the agent is and the stage's instructions as its first message",
+				"%s.startup_prompt is not read", where)
+		},
+		"skip_permissions": func(v *yaml.Node) {
+			d.Warnf(d.Pos(v), "write the agent's own flag into `command`, e.g. `command: claude --dangerously-skip-permissions`",
+				"%s.skip_permissions is not read", where)
+		},
 	}
 }
 

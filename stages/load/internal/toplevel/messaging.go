@@ -17,19 +17,19 @@ import (
 // command): the project, and the role of the stage the issue is in.
 var controllerVars = []string{"project", "role"}
 
-// readTmux reads tmux: where agents' sessions are, and the session of the
-// person told when they are needed.
-func readTmux(d *diag.Collector, led *ledger.Ledger, n *yaml.Node, t *stages.Tmux) {
-	fields{
+// tmuxFields reads tmux: where agents' sessions are, and the session of
+// the person told when they are needed.
+func tmuxFields(d *diag.Collector, led *ledger.Ledger, t *stages.Tmux) fields {
+	return fields{
 		"session": func(v *yaml.Node) { sessionTemplate(d, led, v, &t.Session) },
 		"socket":  func(v *yaml.Node) { socketPath(d, v, &t.Socket) },
 		"manager": func(v *yaml.Node) { managerSession(d, v, &t.Manager) },
-	}.mapping(d, n, "tmux")
+	}
 }
 
-// readNotify reads notify: the command people are told by.
-func readNotify(d *diag.Collector, led *ledger.Ledger, n *yaml.Node, nt *stages.Notify) {
-	fields{
+// notifyFields reads notify: the command people are told by.
+func notifyFields(d *diag.Collector, led *ledger.Ledger, nt *stages.Notify) fields {
+	return fields{
 		"command": func(v *yaml.Node) {
 			var cmd string
 			if !d.StringVar(v, &cmd) {
@@ -42,7 +42,7 @@ func readNotify(d *diag.Collector, led *ledger.Ledger, n *yaml.Node, nt *stages.
 			led.Template(d.Pos(v), cmd, "notify.command", controllerVars...)
 			nt.Command = cmd
 		},
-	}.mapping(d, n, "notify")
+	}
 }
 
 // sessionTemplate reads the template agents' sessions are named by. Each

@@ -38,64 +38,87 @@ func (fs fields) mapping(d *diag.Collector, n *yaml.Node, what string) {
 	}
 }
 
+// shaped are the top-level keys read before the settings, as they give
+// the file its shape; known here for suggestions.
+var shaped = []string{"stages", "flows", "default_flow"}
+
 // Read reads the settings at the top of the file over the
 // defaults: everything but the stages and flows. Its templates go to led,
 // checked once every hook's outputs are known.
 func Read(d *diag.Collector, led *ledger.Ledger, settings []yamlnode.Pair) *stages.Config {
 	cfg := stages.Defaults()
 	var refs []agentRef
+	var c *compat
+	if d.Lax {
+		c = &compat{}
+	}
+	topFields(d, led, cfg, c, &refs).read(d, settings, "the top level", shaped...)
+	if c != nil {
+		c.finish(cfg, &refs)
+	}
+	checkAgentRefs(d, cfg, refs)
+	return cfg
+}
+
+// topFields reads the keys of the top level into cfg; c, when not nil,
+// adds the earlier tool's spellings. The roles read note the agents they
+// name in refs.
+func topFields(d *diag.Collector, led *ledger.Ledger, cfg *stages.Config, c *compat, refs *[]agentRef) fields {
 	fs := fields{
 		"project":             func(v *yaml.Node) { d.StringVar(v, &cfg.Project) },
 		"default_branch":      func(v *yaml.Node) { d.StringVar(v, &cfg.DefaultBranch) },
 		"forge":               func(v *yaml.Node) { diag.OneOf(d, v, &cfg.Forge, "forge", stages.ForgeGitHub, stages.ForgeLocal) },
 		"allow_self_approval": func(v *yaml.Node) { d.BoolVar(v, &cfg.AllowSelfApprove) },
 		"ci_polling":          func(v *yaml.Node) { readCIPolling(d, v, &cfg.CIPolling) },
-		"conflict_handling": func(v *yaml.Node) {
-			fields{
-				"auto_rebase":          func(v *yaml.Node) { d.BoolVar(v, &cfg.Conflicts.AutoRebase) },
-				"notify_on_rebase":     func(v *yaml.Node) { d.BoolVar(v, &cfg.Conflicts.NotifyOnRebase) },
-				"max_conflict_retries": func(v *yaml.Node) { d.IntVar(v, &cfg.Conflicts.MaxConflictRetries) },
-			}.mapping(d, v, "conflict_handling")
-		},
-		"ci": func(v *yaml.Node) {
-			fields{
-				"command":   func(v *yaml.Node) { d.StringVar(v, &cfg.CI.Command) },
-				"timeout_s": func(v *yaml.Node) { d.DurationVar(v, &cfg.CI.Timeout) },
-			}.mapping(d, v, "ci")
-		},
-		"github": func(v *yaml.Node) {
-			fields{
-				"repo": func(v *yaml.Node) { githubRepo(d, v, &cfg.GitHub.Repo) },
-				"host": func(v *yaml.Node) { d.StringVar(v, &cfg.GitHub.Host) },
-			}.mapping(d, v, "github")
-		},
-		"controller":      func(v *yaml.Node) { readController(d, v, &cfg.Controller) },
-		"circuit_breaker": func(v *yaml.Node) { readCircuitBreaker(d, v, &cfg.CircuitBreaker) },
-		"tmux":            func(v *yaml.Node) { readTmux(d, led, v, &cfg.Tmux) },
-		"notify":          func(v *yaml.Node) { readNotify(d, led, v, &cfg.Notify) },
-		"sandbox":         func(v *yaml.Node) { readSandbox(d, v, &cfg.Sandbox) },
+		"conflict_handling":   func(v *yaml.Node) { conflictFields(d, &cfg.Conflicts).mapping(d, v, "conflict_handling") },
+		"ci":                  func(v *yaml.Node) { ciFields(d, &cfg.CI).mapping(d, v, "ci") },
+		"github":              func(v *yaml.Node) { githubFields(d, &cfg.GitHub).mapping(d, v, "github") },
+		"controller":          func(v *yaml.Node) { controllerFields(d, &cfg.Controller).mapping(d, v, "controller") },
+		"circuit_breaker":     func(v *yaml.Node) { readCircuitBreaker(d, v, &cfg.CircuitBreaker) },
+		"tmux":                func(v *yaml.Node) { tmuxFields(d, led, &cfg.Tmux).mapping(d, v, "tmux") },
+		"notify":              func(v *yaml.Node) { notifyFields(d, led, &cfg.Notify).mapping(d, v, "notify") },
+		"sandbox":             func(v *yaml.Node) { readSandbox(d, v, &cfg.Sandbox) },
 		"agent_create": func(v *yaml.Node) {
 			cfg.AgentCreate.Pos = d.Pos(v)
-			fields{
-				"flows": func(v *yaml.Node) { d.StringsVar(v, &cfg.AgentCreate.Flows) },
-				"vars":  func(v *yaml.Node) { d.StringsVar(v, &cfg.AgentCreate.Vars) },
-			}.mapping(d, v, "agent_create")
+			agentCreateFields(d, &cfg.AgentCreate).mapping(d, v, "agent_create")
 		},
 		"agents":    func(v *yaml.Node) { readAgents(d, v, cfg) },
-		"worktrees": func(v *yaml.Node) { readWorktrees(d, v, &cfg.Worktrees) },
+		"worktrees": func(v *yaml.Node) { worktreesFields(d, &cfg.Worktrees).mapping(d, v, "worktrees") },
+		"roles":     func(v *yaml.Node) { *refs = readRoles(d, v, cfg, c) },
 	}
-	var c *compat
-	if d.Lax {
-		c = &compat{}
+	if c != nil {
 		c.fields(d, fs, cfg)
 	}
-	fs["roles"] = func(v *yaml.Node) { refs = readRoles(d, v, cfg, c) }
-	fs.read(d, settings, "the top level", "stages", "flows", "default_flow")
-	if c != nil {
-		c.finish(cfg, &refs)
+	return fs
+}
+
+func conflictFields(d *diag.Collector, c *stages.ConflictHandling) fields {
+	return fields{
+		"auto_rebase":          func(v *yaml.Node) { d.BoolVar(v, &c.AutoRebase) },
+		"notify_on_rebase":     func(v *yaml.Node) { d.BoolVar(v, &c.NotifyOnRebase) },
+		"max_conflict_retries": func(v *yaml.Node) { d.IntVar(v, &c.MaxConflictRetries) },
 	}
-	checkAgentRefs(d, cfg, refs)
-	return cfg
+}
+
+func ciFields(d *diag.Collector, ci *stages.CI) fields {
+	return fields{
+		"command":   func(v *yaml.Node) { d.StringVar(v, &ci.Command) },
+		"timeout_s": func(v *yaml.Node) { d.DurationVar(v, &ci.Timeout) },
+	}
+}
+
+func githubFields(d *diag.Collector, g *stages.GitHub) fields {
+	return fields{
+		"repo": func(v *yaml.Node) { githubRepo(d, v, &g.Repo) },
+		"host": func(v *yaml.Node) { d.StringVar(v, &g.Host) },
+	}
+}
+
+func agentCreateFields(d *diag.Collector, a *stages.AgentCreate) fields {
+	return fields{
+		"flows": func(v *yaml.Node) { d.StringsVar(v, &a.Flows) },
+		"vars":  func(v *yaml.Node) { d.StringsVar(v, &a.Vars) },
+	}
 }
 
 // readSandbox reads none, user:NAME, docker:IMAGE or podman:IMAGE.

@@ -1,0 +1,319 @@
+package configref
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/agenttree/agenttree/stages"
+)
+
+// durationPattern is a Go duration ("90s", "1m30s"), which the loader takes
+// beside a number of seconds.
+const durationPattern = `^((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+$`
+
+// JSONSchema returns the JSON Schema of .agenttree.yaml for the hooks of
+// cat, indented, ending in a newline.
+func JSONSchema(cat Catalog) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(Build(cat)); err != nil {
+		return nil, fmt.Errorf("encode the config schema: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Build builds the JSON Schema of .agenttree.yaml for the hooks of cat.
+// The file's form decides which half applies, as it decides how the
+// loader reads it: the canonical form is checked strictly (an unknown key
+// is an error there), the compatible form of the earlier tool only for
+// what the loader refuses in it (unknown keys and hooks are warnings).
+func Build(cat Catalog) *Schema {
+	defs := map[string]*Schema{
+		"text":     describe(&Schema{Type: []string{"string", "number", "boolean"}}, "A string (a number or true/false is read as its text)."),
+		"duration": durationSchema(),
+		"strings":  describe(&Schema{AnyOf: []*Schema{ref("text"), {Type: "array", Items: ref("text")}}}, "A list of strings; one string is a list of one."),
+		"sandbox": describe(&Schema{Type: "string", Pattern: `^(none|(user|docker|podman):.+)$`},
+			"none, user:NAME, docker:IMAGE or podman:IMAGE."),
+		"action":        actionSchema(),
+		"failurePolicy": policySchema(),
+		"policyStep":    policyStepSchema(),
+		"flows":         flowsSchema(ref("flowStages")),
+		"flowStages":    &Schema{Type: "array", Items: ref("text")},
+	}
+	strict := builder{cat: cat, defs: defs}
+	lax := builder{cat: cat, defs: defs, lax: true}
+	for _, o := range HookOptions() {
+		defs["option."+o.Name] = strict.key(o.Key)
+	}
+	strict.addDefs()
+	lax.addDefs()
+	defs["compatible.flowStages"] = &Schema{AnyOf: []*Schema{ref("flowStages"), {Type: "object", AdditionalProperties: ref("compatible.stageDef")}}}
+	defs["compatible.flows"] = flowsSchema(ref("compatible.flowStages"))
+	return &Schema{
+		SchemaURI: "https://json-schema.org/draft/2020-12/schema",
+		ID:        SchemaURL,
+		Title:     "agenttree pipeline (.agenttree.yaml)",
+		Description: "The pipeline of an agenttree repository. Generated from agenttree's code; " +
+			"see docs/CONFIG.md for the reference.",
+		Type: "object",
+		If:   compatibleForm(),
+		Then: ref("compatible.config"),
+		Else: ref("config"),
+		Defs: defs,
+	}
+}
+
+// compatibleForm matches a file of the earlier tool's map form, as the
+// loader tells them apart: `stages:` is a mapping or, without `stages:`,
+// a flow defines its stages inline in a mapping.
+func compatibleForm() *Schema {
+	inline := &Schema{Type: "object", Required: []string{"stages"}, Properties: map[string]*Schema{"stages": {Type: "object"}}}
+	return &Schema{AnyOf: []*Schema{
+		{Required: []string{"stages"}, Properties: map[string]*Schema{"stages": {Type: "object"}}},
+		{
+			Not:        required("stages"),
+			Required:   []string{"flows"},
+			Properties: map[string]*Schema{"flows": {Type: "object", Not: &Schema{AdditionalProperties: &Schema{Not: inline}}}},
+		},
+	}}
+}
+
+func durationSchema() *Schema {
+	return describe(&Schema{AnyOf: []*Schema{
+		{Type: "number", Minimum: ptr(0.0)},
+		{Type: "string", Pattern: durationPattern},
+	}}, `Seconds, or a duration such as "90s" or "5m".`)
+}
+
+// soloActions are the actions written on their own: every action but
+// step_back_to, which names its stage.
+func soloActions() []any {
+	var out []any
+	for _, a := range Actions() {
+		if a.Name != stages.ActionStepBackTo {
+			out = append(out, string(a.Name))
+		}
+	}
+	return out
+}
+
+func actionSchema() *Schema {
+	return &Schema{Description: "What the failure does.", Enum: soloActions()}
+}
+
+func stepBackTo() *Schema {
+	return &Schema{
+		Type:                 "object",
+		Properties:           map[string]*Schema{"step_back_to": describe(ref("text"), "The stage or substage the issue steps back to.")},
+		Required:             []string{"step_back_to"},
+		AdditionalProperties: Bool(false),
+	}
+}
+
+func policySchema() *Schema {
+	return describe(&Schema{AnyOf: []*Schema{
+		ref("action"),
+		stepBackTo(),
+		{Type: "array", MinItems: ptr(1), Items: ref("policyStep")},
+	}}, "An action (step_back, escalate, fail, ignore), {step_back_to: STAGE}, "+
+		"or a list of hook entries run in order, which may end in one action.")
+}
+
+// policyStepSchema is an item of a policy list: an action, in any of its
+// spellings (`- escalate`, `- escalate:`, `- step_back_to: STAGE`), or a
+// hook entry.
+func policyStepSchema() *Schema {
+	return &Schema{AnyOf: []*Schema{
+		ref("action"),
+		stepBackTo(),
+		{Type: "object", PropertyNames: &Schema{Enum: soloActions()}, AdditionalProperties: &Schema{Type: "null"}},
+		ref("hookEntry"),
+	}}
+}
+
+// flowsSchema is `flows:`: each flow a list of stage references, or a
+// mapping whose `stages:` is.
+func flowsSchema(list *Schema) *Schema {
+	return &Schema{Type: "object", AdditionalProperties: &Schema{AnyOf: []*Schema{
+		list,
+		{Type: "object", Properties: map[string]*Schema{"stages": list}, Required: []string{"stages"}, AdditionalProperties: Bool(false)},
+	}}}
+}
+
+// builder builds the definitions of one form: strict for the canonical
+// form, lax for the compatible one, whose definitions are named
+// "compatible.NAME".
+type builder struct {
+	cat  Catalog
+	defs map[string]*Schema
+	lax  bool
+}
+
+func (b builder) name(def string) string {
+	if b.lax {
+		return "compatible." + def
+	}
+	return def
+}
+
+func (b builder) ref(def string) *Schema { return ref(b.name(def)) }
+
+func (b builder) addDefs() {
+	specs := hookSpecs(b.cat)
+	for _, spec := range specs {
+		b.defs[b.name("hook."+spec.Name)] = b.hookValue(spec)
+	}
+	b.defs[b.name("hookEntry")] = b.hookEntry(specs)
+	b.defs[b.name("hooks")] = &Schema{Type: []string{"array", "null"}, Items: b.ref("hookEntry")}
+	b.defs[b.name("stage")] = b.stage(true)
+	b.defs[b.name("substage")] = b.stage(false)
+	b.defs[b.name("config")] = b.config()
+	if b.lax {
+		b.defs[b.name("stageDef")] = b.stageDef(true)
+		b.defs[b.name("substageDef")] = b.stageDef(false)
+	}
+}
+
+// mapping is a mapping of props; strictly read, no other key is allowed.
+func (b builder) mapping(props map[string]*Schema) *Schema {
+	s := &Schema{Type: "object", Properties: props}
+	if !b.lax {
+		s.AdditionalProperties = Bool(false)
+	}
+	return s
+}
+
+// keys is the schema of each of ks that the form reads.
+func (b builder) keys(ks []Key) map[string]*Schema {
+	props := map[string]*Schema{}
+	for _, k := range ks {
+		if k.Compat && !b.lax {
+			continue
+		}
+		props[k.Name] = b.key(k)
+	}
+	return props
+}
+
+func (b builder) key(k Key) *Schema {
+	s := b.valueOf(k)
+	doc := k.Doc
+	if k.Compat && k.Means != "" {
+		doc += " (The earlier tool's spelling: write `" + k.Means + "`.)"
+	}
+	s.Description = doc
+	if k.Default != "" {
+		s.Default = yamlValue(k.Default)
+	}
+	return s
+}
+
+func (b builder) valueOf(k Key) *Schema {
+	switch k.Type {
+	case TypeSection:
+		return b.mapping(b.keys(k.Keys))
+	case TypeNames:
+		return &Schema{Type: "object", AdditionalProperties: b.mapping(b.keys(k.Keys))}
+	case TypeStages:
+		if b.lax {
+			return &Schema{AnyOf: []*Schema{{Type: "array", Items: b.ref("stage")}, {Type: "object", AdditionalProperties: b.ref("stageDef")}}}
+		}
+		return &Schema{Type: "array", Items: b.ref("stage")}
+	case TypeSubstages:
+		if b.lax {
+			return &Schema{AnyOf: []*Schema{{Type: "array", Items: b.ref("substage")}, {Type: "object", AdditionalProperties: b.ref("substageDef")}}}
+		}
+		return &Schema{Type: []string{"array", "null"}, Items: b.ref("substage")}
+	case TypeFlows:
+		return b.ref("flows")
+	case TypeHooks:
+		return b.ref("hooks")
+	case TypeOnFailure:
+		return b.mapping(b.keys(k.Keys))
+	case TypePolicy:
+		return ref("failurePolicy")
+	}
+	return scalar(k.Type, k.Enum)
+}
+
+// scalar is the schema of a value of type t.
+func scalar(t Type, enum []string) *Schema {
+	switch t {
+	case TypeInt:
+		return &Schema{Type: "integer"}
+	case TypeNumber:
+		return &Schema{Type: "number"}
+	case TypeBool:
+		return &Schema{Type: "boolean"}
+	case TypeDuration:
+		return ref("duration")
+	case TypeList:
+		return ref("strings")
+	case TypeEnum:
+		s := &Schema{}
+		for _, v := range enum {
+			s.Enum = append(s.Enum, v)
+		}
+		return s
+	case TypeSandbox:
+		return ref("sandbox")
+	case TypeAny:
+		return &Schema{}
+	}
+	return ref("text") // strings, templates, stage references, conditions
+}
+
+// config is the whole file in the builder's form.
+func (b builder) config() *Schema {
+	s := b.mapping(b.keys(TopLevel()))
+	if b.lax {
+		s.Properties["flows"] = describe(b.ref("flows"), s.Properties["flows"].Description)
+	}
+	return s
+}
+
+// stage is a stage (or a substage) written as a `- name:` item, or as its
+// bare name.
+func (b builder) stage(withSubstages bool) *Schema {
+	s := b.mapping(b.stageKeys(withSubstages))
+	s.Required = []string{"name"}
+	return &Schema{AnyOf: []*Schema{ref("text"), s}}
+}
+
+// stageDef is the value of a stage (or substage) in a mapping of the map
+// form: its definition, or nothing.
+func (b builder) stageDef(withSubstages bool) *Schema {
+	return &Schema{AnyOf: []*Schema{{Type: "null"}, b.mapping(b.stageKeys(withSubstages))}}
+}
+
+func (b builder) stageKeys(withSubstages bool) map[string]*Schema {
+	props := b.keys(StageKeys())
+	if !withSubstages {
+		delete(props, "substages")
+	}
+	return props
+}
+
+// yamlValue decodes a value written in YAML, for a JSON default.
+func yamlValue(text string) any {
+	var v any
+	if err := yaml.Unmarshal([]byte(text), &v); err != nil {
+		return text
+	}
+	return v
+}
+
+// jsonValue is a parameter's default as JSON writes it: a duration in
+// seconds.
+func jsonValue(v any) any {
+	if d, ok := v.(time.Duration); ok {
+		return d.Seconds()
+	}
+	return v
+}

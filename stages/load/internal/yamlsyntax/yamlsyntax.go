@@ -1,0 +1,134 @@
+// Package yamlsyntax finds where a YAML document's syntax is wrong, at the
+// token that is wrong, and reads past each mistake so that what else is
+// wrong with the file can be told in the same run.
+//
+// yaml.v3 names the line where the enclosing construct begins rather than
+// the token it stopped at, and gives no column. The maintained successor,
+// go.yaml.in/yaml/v4, returns both positions as a structured error; it is
+// asked only once a file has failed to parse.
+//
+// Reading past a mistake is done twice, in two readings of the file that
+// bracket what the author meant: one with the mistake's lines neutralised
+// (turned into comments, so every other line keeps its line and column),
+// and one with the mistake repaired by the likeliest guess (the quote
+// closed, the line re-indented, ...). Whatever the rest of the file gets
+// wrong in both readings does not depend on how the broken lines were
+// meant; a problem only one reading has was made by the reading.
+package yamlsyntax
+
+import (
+	"bytes"
+	"errors"
+	"slices"
+
+	"go.yaml.in/yaml/v4"
+)
+
+// Error is one syntax mistake, at the token that is wrong.
+type Error struct {
+	Line, Col int
+	Msg, Hint string
+}
+
+// Recovery is what Recover made of a file that does not parse.
+type Recovery struct {
+	// Errors are the mistakes found, in file order.
+	Errors []Error
+	// Neutralised and Repaired are the two readings past every mistake in
+	// Errors, each a whole document with the file's line count.
+	Neutralised, Repaired []byte
+	// Complete says both readings parse and every mistake after the first
+	// was met in both: only then does the rest of the file say anything.
+	Complete bool
+}
+
+// Recover finds up to max syntax mistakes in data. It returns no Errors
+// when the locating parser reads data without one.
+func Recover(data []byte, max int) Recovery {
+	neutral, repaired := splitLines(data), splitLines(data)
+	var rec Recovery
+	for len(rec.Errors) < max {
+		le := firstError(neutral)
+		if le == nil {
+			rec.Complete = firstError(repaired) == nil
+			break
+		}
+		// A later mistake counts only when the repaired reading meets it
+		// too; one only the neutralised reading has was made by blanking.
+		m := classify(le, neutral)
+		if len(rec.Errors) > 0 && !metInBoth(m, repaired) {
+			break
+		}
+		rec.Errors = append(rec.Errors, m.Error)
+		if !neutralise(neutral, m.first, m.last) || !m.repair(repaired) {
+			break
+		}
+	}
+	rec.Neutralised, rec.Repaired = bytes.Join(neutral, nil), bytes.Join(repaired, nil)
+	return rec
+}
+
+// firstError parses lines and returns the syntax error it stops at, nil
+// when it parses.
+func firstError(lines [][]byte) *yaml.LoadError {
+	var doc yaml.Node
+	err := yaml.Unmarshal(bytes.Join(lines, nil), &doc)
+	var le *yaml.LoadError
+	if errors.As(err, &le) {
+		return le
+	}
+	if err != nil {
+		// Not a syntax error with a place (none known in v4.0.0): the
+		// whole file is suspect.
+		return &yaml.LoadError{Message: err.Error(), Mark: yaml.Mark{Line: 1, Column: 1}}
+	}
+	return nil
+}
+
+// metInBoth reports whether the repaired reading stops at the mistake m
+// the neutralised reading stopped at, as the author would be told it.
+func metInBoth(m mistake, repaired [][]byte) bool {
+	le := firstError(repaired)
+	return le != nil && classify(le, repaired).Error == m.Error
+}
+
+// splitLines splits data after each newline; the pieces join back to data.
+func splitLines(data []byte) [][]byte {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	if len(lines[len(lines)-1]) == 0 {
+		lines = lines[:len(lines)-1]
+	}
+	for i, l := range lines {
+		lines[i] = slices.Clone(l)
+	}
+	return lines
+}
+
+// neutralise turns lines first..last (1-based) into comments of the same
+// length, so the lines after keep their positions. It reports false when
+// there was nothing left to neutralise: the mistake would be met again.
+func neutralise(lines [][]byte, first, last int) bool {
+	changed := false
+	for i := first - 1; i < last && i < len(lines); i++ {
+		body, end := cutEOL(lines[i])
+		if len(bytes.TrimSpace(body)) == 0 || body[0] == '#' && isBlank(body[1:]) {
+			continue
+		}
+		c := bytes.Repeat([]byte(" "), len(body))
+		c[0] = '#'
+		lines[i] = append(c, end...)
+		changed = true
+	}
+	return changed
+}
+
+func isBlank(b []byte) bool { return len(bytes.TrimLeft(b, " ")) == 0 }
+
+// cutEOL splits a line from its line ending.
+func cutEOL(line []byte) (body, end []byte) {
+	n := len(line)
+	for n > 0 && (line[n-1] == '\n' || line[n-1] == '\r') {
+		n--
+	}
+	return line[:n], line[n:]
+}
