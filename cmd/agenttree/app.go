@@ -65,9 +65,6 @@ func run(ctx context.Context, wd string, args []string, getenv func(string) stri
 	a := &app{ctx: ctx, wd: wd, getenv: getenv, stdin: stdin, out: stdout, err: stderr}
 	root := a.rootCmd()
 	root.SetArgs(args)
-	root.SetIn(stdin)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
@@ -142,6 +139,17 @@ func (a *app) rootCmd() *cobra.Command {
 	root.AddCommand(a.sessionCmds()...)
 	root.AddCommand(a.cleanCmd())
 	root.AddCommand(a.schemaCmd())
+	// The streams first: the completion scripts write where they were
+	// when their command was made.
+	root.SetIn(a.stdin)
+	root.SetOut(a.out)
+	root.SetErr(a.err)
+	root.InitDefaultCompletionCmd()
+	if c, _, err := root.Find([]string{"completion"}); err == nil {
+		c.Example = "  source <(agenttree completion bash)            # this shell; add it to ~/.bashrc to keep it\n" +
+			"  agenttree completion zsh > \"${fpath[1]}/_agenttree\"\n" +
+			"  agenttree completion fish > ~/.config/fish/completions/agenttree.fish"
+	}
 	a.addCompletions(root)
 	return root
 }

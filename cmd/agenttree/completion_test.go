@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -108,4 +109,23 @@ func TestAPersonAtAReviewIsToldToApproveOrReject(t *testing.T) {
 	assert.Contains(t, r.stdout, "`agenttree reject 1 --message TEXT`")
 	assert.NotContains(t, r.stdout, "fix these")
 	assert.Contains(t, w.run(t, humanEnv, "next", "-i", itoa(id), "--json").stdout, `"review": true`)
+}
+
+func TestEveryCommandHasExamples(t *testing.T) {
+	a := &app{getenv: func(string) string { return "" }}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			if sub.Hidden || sub.Name() == "help" {
+				continue
+			}
+			if sub.Runnable() {
+				assert.Contains(t, sub.Example, "agenttree ", "`%s --help` shows no example", sub.CommandPath())
+			}
+			if sub.Name() != "completion" { // cobra's scripts say how to load themselves
+				walk(sub)
+			}
+		}
+	}
+	walk(a.rootCmd())
 }

@@ -133,9 +133,10 @@ type stagesReport struct {
 func (a *app) stagesCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "stages",
-		Short: "List each flow's stages in order",
-		Args:  cobra.NoArgs,
+		Use:     "stages",
+		Short:   "List each flow's stages in order",
+		Example: "  agenttree stages\n  agenttree stages --json",
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, _, err := a.loadConfig()
 			if err != nil {
