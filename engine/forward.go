@@ -67,7 +67,7 @@ func (e *Engine) forwardFrom(ctx context.Context, seen *issues.Issue, actor Acto
 	}
 	base := Result{Issue: id, From: seen.Stage, To: seen.Stage, Version: seen.Version, Reasons: []string{}, DryRun: dryRun,
 		Review: node.HumanReview()}
-	why, err := admit(actor, node, seen, approve)
+	why, err := admit(actor, node, seen, approve, afterReview(flow, node))
 	switch {
 	case err != nil:
 		return nil, err
@@ -114,8 +114,10 @@ func (e *Engine) forwardFrom(ctx context.Context, seen *issues.Issue, actor Acto
 }
 
 // admit says why actor may not act on node now (the command then waits),
-// or an error for a command that makes no sense here.
-func admit(actor Actor, node *stages.Node, iss *issues.Issue, approve bool) (string, error) {
+// or an error for a command that makes no sense here. reviewed: a human
+// review comes before node in its flow, so a person may approve there
+// again what changed since.
+func admit(actor Actor, node *stages.Node, iss *issues.Issue, approve, reviewed bool) (string, error) {
 	if iss.Escalated != nil {
 		return escalatedReason(iss), nil
 	}
@@ -123,7 +125,7 @@ func admit(actor Actor, node *stages.Node, iss *issues.Issue, approve bool) (str
 		if actor.Kind != ActorHuman {
 			return fmt.Sprintf("only a person can approve; %s cannot (ask a person to run `agenttree approve %d`)", actor, iss.ID), nil
 		}
-		if !node.HumanReview() && !entryPendingAt(iss, node) {
+		if !node.HumanReview() && (!reviewed || !entryPendingAt(iss, node)) {
 			return "", fmt.Errorf("issue %d is at %s: %w; use `agenttree next -i %d`", iss.ID, node.Path, ErrNotReview, iss.ID)
 		}
 	}
@@ -251,4 +253,14 @@ func lastChange(iss *issues.Issue) string {
 func steppedBackTo(iss *issues.Issue, node *stages.Node) bool {
 	n := len(iss.History)
 	return n > 0 && iss.History[n-1].Kind == stages.MoveStepBack && iss.History[n-1].To == node.Path
+}
+
+// afterReview reports whether a human review comes before node in flow.
+func afterReview(flow *stages.Flow, node *stages.Node) bool {
+	for i := flow.Index(node.Path) - 1; i >= 0; i-- {
+		if flow.Nodes[i].HumanReview() {
+			return true
+		}
+	}
+	return false
 }

@@ -129,6 +129,37 @@ stages:
 	assert.Equal(t, []string{"approved the PR at its current head", "merged"}, res.Notes)
 }
 
+// A person approves at a review, or again after one; not ahead of it,
+// while a controller stage before the review waits for CI.
+func TestApprovingAheadOfTheReviewIsRefused(t *testing.T) {
+	reg := hooks.NewRegistry(
+		hooks.Def{HookSpec: stages.HookSpec{Name: "approval_check", Approval: true}, Run: func(context.Context, *hooks.Call) hooks.Outcome {
+			return hooks.Outcome{Kind: hooks.KindPass}
+		}},
+		hooks.Def{HookSpec: stages.HookSpec{Name: "ci_wait", Waits: true}, Run: func(context.Context, *hooks.Call) hooks.Outcome {
+			return hooks.Outcome{Kind: hooks.KindPending, Reason: "CI is running"}
+		}})
+	e := engineWith(t, `
+stages:
+  - name: work
+  - name: pr_ready
+    host: controller
+    post_start: [{ci_wait: }]
+  - name: review
+    human_review: true
+  - name: accepted
+    terminal: completion
+`, reg)
+	iss := create(t, e, "work", nil)
+	res := next(t, e, iss.ID, agent)
+	require.Equal(t, "pr_ready", res.To)
+	got, err := e.Store.Get(iss.ID)
+	require.NoError(t, err)
+	require.NotNil(t, got.EntryPending, "CI is still running")
+	_, err = e.Approve(context.Background(), iss.ID, human, false)
+	require.ErrorIs(t, err, engine.ErrNotReview)
+}
+
 // Entry hooks that run again and send the issue on say why.
 func TestResumedEntryHooksThatRedirectSayWhy(t *testing.T) {
 	e := engineWith(t, `

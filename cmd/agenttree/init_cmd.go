@@ -51,6 +51,15 @@ forge: github
 #   command: make test       # forge: local only
 ci_polling:
   max_retries: 5             # CI failures sent back to the agent before a person is called
+# The agents ` + "`agenttree start ID`" + ` runs, each in a tmux session in the issue's
+# worktree (worktrees: {dir: ../{{project}}-worktrees}), and the roles that
+# use them: the first is started, the next takes over when one keeps failing.
+# They run as you unless sandbox: says otherwise (user:NAME, docker:IMAGE).
+agents:
+  claude: {command: claude, resume_command: claude --continue}
+  codex: {command: codex}
+roles:
+  developer: {agents: [claude, codex], max_restarts: 2, stall_after_s: 900}
 
 stages:
   # Parked: a person starts an issue with ` + "`agenttree next -i ID`" + `.
