@@ -21,6 +21,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agenttree/agenttree/bench/internal/report"
 	"github.com/agenttree/agenttree/internal/github/githubtest"
 )
 
@@ -122,7 +123,7 @@ func bench(ctx context.Context, o options) error {
 			return err
 		}
 		fmt.Printf("agenttree controller: %d issues waiting on CI, the fake GitHub %s away\n", o.issues, o.latency)
-		fmt.Printf("machine: %s\n", machine())
+		fmt.Printf("machine: %s\n", report.Machine())
 		var met []bool
 		ok, err := benchWatching(ctx, o, filepath.Join(tmp, "steady"), srv, f)
 		met = append(met, ok...)

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agenttree/agenttree/bench/internal/report"
 	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/forge"
@@ -219,8 +220,8 @@ func benchPane(ctx context.Context, o options, dir string, srv *githubtest.Serve
 		return false, err
 	}
 	slices.Sort(lat)
-	p95, bound := percentile(lat, 95), o.poll+targetPaneSlack
-	fmt.Printf("  p50 %s  p95 %s  min %s  max %s\n", secs(percentile(lat, 50)), secs(p95), secs(lat[0]), secs(lat[len(lat)-1]))
-	fmt.Printf("  target p95 < %s (one poll interval + %s): %s\n", secs(bound), targetPaneSlack, verdict(p95 < bound))
+	p95, bound := report.Percentile(lat, 95), o.poll+targetPaneSlack
+	fmt.Printf("  p50 %s  p95 %s  min %s  max %s\n", secs(report.Percentile(lat, 50)), secs(p95), secs(lat[0]), secs(lat[len(lat)-1]))
+	fmt.Printf("  target p95 < %s (one poll interval + %s): %s\n", secs(bound), targetPaneSlack, report.Verdict(p95 < bound))
 	return p95 < bound, nil
 }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os/exec"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -21,22 +19,9 @@ const (
 	targetPaneSlack = time.Second
 )
 
-// percentile is the nearest-rank percentile of sorted values.
-func percentile[T any](sorted []T, p int) T {
-	rank := max((p*len(sorted)+99)/100, 1) // ceil(p/100 * n)
-	return sorted[rank-1]
-}
-
 func secs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
 
 func mib[T int64 | uint64](bytes T) string { return fmt.Sprintf("%.1f MiB", float64(bytes)/(1<<20)) }
-
-func verdict(ok bool) string {
-	if ok {
-		return "met"
-	}
-	return "MISSED"
-}
 
 // kinds lists requests by endpoint and kind, most first.
 func kinds(counts []edge.Count) string {
@@ -63,12 +48,4 @@ func total(counts []edge.Count) int {
 		n += c.Requests
 	}
 	return n
-}
-
-func machine() string {
-	n := fmt.Sprint(runtime.NumCPU())
-	if out, err := exec.Command("nproc").Output(); err == nil {
-		n = strings.TrimSpace(string(out))
-	}
-	return fmt.Sprintf("nproc %s, %s/%s, %s", n, runtime.GOOS, runtime.GOARCH, runtime.Version())
 }

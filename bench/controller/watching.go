@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agenttree/agenttree/bench/internal/report"
 	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/internal/github/githubtest"
@@ -40,8 +41,8 @@ func benchWatching(ctx context.Context, o options, dir string, srv *githubtest.S
 	}
 	wall := max(first.Wall, again.Wall)
 	rss := float64(max(first.RSSKiB, again.RSSKiB)) / 1024
-	fmt.Printf("  targets: wall < %s: %s   peak RSS < %.0f MiB: %s\n", secs(targetTickWall), verdict(wall < targetTickWall),
-		targetTickMiB, verdict(rss < targetTickMiB))
+	fmt.Printf("  targets: wall < %s: %s   peak RSS < %.0f MiB: %s\n", secs(targetTickWall), report.Verdict(wall < targetTickWall),
+		targetTickMiB, report.Verdict(rss < targetTickMiB))
 	return []bool{perHour <= targetPerPRHour, wall < targetTickWall, rss < targetTickMiB}, nil
 }
 
@@ -99,7 +100,7 @@ func printSteady(ctx context.Context, o options, p *pipeline, srv *githubtest.Se
 	}
 	perHour := f.perPRHour(o.issues)
 	fmt.Printf("  requests: %d in %.2f h over %d PRs = %.3f per watched PR per hour (target ≤ %.0f: %s)\n",
-		f.total, f.hours, o.issues, perHour, targetPerPRHour, verdict(perHour <= targetPerPRHour))
+		f.total, f.hours, o.issues, perHour, targetPerPRHour, report.Verdict(perHour <= targetPerPRHour))
 	fmt.Printf("    by kind: %s\n", kinds(f.counts))
 	fmt.Printf("  ticks with issues due: %d, %.0f issues each, %s each (slowest %s)\n",
 		f.busy.n, float64(f.busy.passes)/float64(max(f.busy.n, 1)), secs(f.busy.mean()), secs(f.busy.slowest))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agenttree/agenttree/internal/colour"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -73,8 +74,15 @@ wrong is reported too. Exits 2 when there is any error.`,
 // printValidation prints each diagnostic on stderr, then what the file
 // holds when it is valid, or how many errors it has.
 func (a *app) printValidation(rep validateReport) {
+	paint := colour.For(a.err, a.getenv)
 	for _, d := range rep.Diagnostics {
-		fmt.Fprintln(a.err, stages.Diagnostic{Pos: stages.Pos{File: d.File, Line: d.Line, Col: d.Col}, Severity: d.Severity, Msg: d.Message, Hint: d.Hint})
+		line := stages.Diagnostic{Pos: stages.Pos{File: d.File, Line: d.Line, Col: d.Col}, Severity: d.Severity, Msg: d.Message, Hint: d.Hint}.String()
+		if d.Severity == stages.SevError {
+			line = paint.Bad(line)
+		} else {
+			line = paint.Warn(line)
+		}
+		fmt.Fprintln(a.err, line)
 	}
 	if rep.Valid {
 		fmt.Fprintf(a.out, "%s: ok (%s form, %d stages, flows: %s)\n", rep.File, rep.Form, rep.Stages, strings.Join(rep.Flows, ", "))

@@ -38,13 +38,13 @@ func (a *app) printResult(res *engine.Result) {
 	case res.Status == engine.StatusBlocked && res.Review:
 		// Whoever runs this is a person: agents cannot leave a review.
 		a.lines("", res.Notes)
-		fmt.Fprintf(a.out, "issue %d cannot be approved at %s yet:\n", res.Issue, res.From)
+		fmt.Fprintf(a.out, "issue %d %s at %s yet:\n", res.Issue, a.paint().Warn("cannot be approved"), res.From)
 		a.lines("  - ", res.Reasons)
 		fmt.Fprintf(a.out, "approve it once these pass (`agenttree approve %d`), or send it back with what to change (`agenttree reject %d --message TEXT`)\n",
 			res.Issue, res.Issue)
 	case res.Status == engine.StatusBlocked:
 		a.lines("", res.Notes)
-		fmt.Fprintf(a.out, "issue %d is blocked at %s; fix these, then run `agenttree next` again:\n", res.Issue, res.From)
+		fmt.Fprintf(a.out, "issue %d %s at %s; fix these, then run `agenttree next` again:\n", res.Issue, a.paint().Warn("is blocked"), res.From)
 		a.lines("  - ", res.Reasons)
 		if res.Instructions != "" {
 			fmt.Fprintln(a.out)
@@ -61,7 +61,7 @@ func (a *app) printResult(res *engine.Result) {
 	case res.Status == engine.StatusEscalated:
 		a.lines("", res.Notes)
 		if e := res.Escalated; e != nil {
-			fmt.Fprintf(a.out, "issue %d is escalated at %s and waits for a person: %s\n", res.Issue, e.Stage, safeText(e.Reason))
+			fmt.Fprintf(a.out, "issue %d %s at %s and waits for a person: %s\n", res.Issue, a.paint().Bad("is escalated"), e.Stage, safeText(e.Reason))
 		}
 		fmt.Fprintf(a.out, "a person resolves it: `agenttree resume %d` (try again), `agenttree skip %d --reason TEXT`, `agenttree abort %d`, or `agenttree move %d STAGE --reason TEXT`\n",
 			res.Issue, res.Issue, res.Issue, res.Issue)
@@ -73,7 +73,7 @@ func (a *app) printResult(res *engine.Result) {
 func (a *app) printSteppedBack(res *engine.Result) {
 	a.lines("", res.Notes)
 	sb := res.StepBack
-	fmt.Fprintf(a.out, "issue %d stepped back %s → %s: %s", res.Issue, sb.From, sb.To, safeText(sb.Reason))
+	fmt.Fprintf(a.out, "issue %d %s %s → %s: %s", res.Issue, a.paint().Bad("stepped back"), sb.From, sb.To, safeText(sb.Reason))
 	if sb.Feedback != "" {
 		fmt.Fprintf(a.out, "; see %s", sb.Feedback)
 	}
@@ -96,7 +96,7 @@ func (a *app) printMoved(res *engine.Result) {
 	if res.DryRun {
 		verb = "would move"
 	}
-	fmt.Fprintf(a.out, "issue %d %s %s → %s (%s)\n", res.Issue, verb, res.From, res.To, res.Kind)
+	fmt.Fprintf(a.out, "issue %d %s %s → %s (%s)\n", res.Issue, a.paint().Good(verb), res.From, res.To, res.Kind)
 	a.lines("  ", res.Reasons)
 	a.lines("  skipped ", res.Skipped)
 	a.lines("  ", res.Notes)

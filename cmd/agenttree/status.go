@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"cmp"
 	"errors"
 	"fmt"
@@ -108,57 +109,24 @@ func (a *app) statusCmd() *cobra.Command {
 // stage in pipeline order. An issue that cannot be read is a row saying
 // why, never a failure of the whole list.
 func statusRows(e *engine.Engine) ([]statusRow, error) {
-	ids, err := e.Store.IDs()
+	listed, err := e.Store.Scan()
 	if err != nil {
 		return nil, fmt.Errorf("list the issues in %s: %w", e.Store.Root(), err)
 	}
-	rows := make([]statusRow, 0, len(ids))
-	for _, id := range ids {
-		iss, err := e.Store.Get(id)
-		switch {
-		case errors.Is(err, issues.ErrNotFound):
-			continue // being created
-		case err != nil:
-			w := waiting{who: waiterPerson, what: fmt.Sprintf("a person: its state is damaged (`agenttree verify %d`, `agenttree repair %d`)", id, id)}
-			rows = append(rows, statusRow{ID: id, Error: err.Error(), WaitingOn: w.what, WaitingFor: w.who, wait: w})
-		default:
-			rows = append(rows, statusOf(e, iss, watchPoll(e, id)))
+	rows := make([]statusRow, 0, len(listed))
+	for _, l := range listed {
+		if l.Err != nil {
+			w := waiting{who: waiterPerson, what: fmt.Sprintf("a person: its state is damaged (`agenttree verify %d`, `agenttree repair %d`)", l.ID, l.ID)}
+			rows = append(rows, statusRow{ID: l.ID, Error: l.Err.Error(), WaitingOn: w.what, WaitingFor: w.who, wait: w})
+			continue
 		}
-	}
-	rank := stageRanks(e.Config)
-	slices.SortStableFunc(rows, func(a, b statusRow) int {
-		if (a.Escalated != nil) != (b.Escalated != nil) {
-			if a.Escalated != nil {
-				return -1
-			}
-			return 1
+		var poll *issues.Poll
+		if l.Watch != nil {
+			poll = l.Watch.Poll
 		}
-		return cmp.Or(cmp.Compare(rankOf(rank, a.Stage), rankOf(rank, b.Stage)), cmp.Compare(a.ID, b.ID))
-	})
-	return rows, nil
-}
-
-// stageRanks numbers every node of the pipeline in the order declared.
-func stageRanks(cfg *stages.Config) map[string]int {
-	rank := map[string]int{}
-	for _, s := range cfg.Stages {
-		for _, n := range s.Nodes() {
-			rank[n.Path] = len(rank)
-		}
+		rows = append(rows, statusOf(e, l.Issue, poll))
 	}
-	return rank
-}
-
-// rankOf places stages the config does not declare, and unreadable
-// issues, last.
-func rankOf(rank map[string]int, stage string) int {
-	if r, ok := rank[stage]; ok {
-		return r
-	}
-	if stage == "" {
-		return len(rank) + 1
-	}
-	return len(rank)
+	return sortRows(rows, stageRanks(e.Config)), nil
 }
 
 // watchPoll is the controller's polling state of issue id, nil when there
@@ -221,10 +189,19 @@ func (a *app) statusOne(arg string, block, asJSON bool) error {
 }
 
 // printStatus prints the escalated issues, each with its ways out, then a
-// table of the others.
+// table of the others, through a buffer: thousands of rows are written in
+// a few writes, not one per cell.
 func (a *app) printStatus(rows []statusRow, now time.Time) error {
+	w := bufio.NewWriter(a.out)
+	if err := writeStatus(w, rows, now); err != nil {
+		return err
+	}
+	return w.Flush()
+}
+
+func writeStatus(w io.Writer, rows []statusRow, now time.Time) error {
 	if len(rows) == 0 {
-		fmt.Fprintln(a.out, "no issues; create one with `agenttree issue create TITLE`")
+		fmt.Fprintln(w, "no issues; create one with `agenttree issue create TITLE`")
 		return nil
 	}
 	n := 0
@@ -232,16 +209,16 @@ func (a *app) printStatus(rows []statusRow, now time.Time) error {
 		n++
 	}
 	if n > 0 {
-		fmt.Fprintf(a.out, "ESCALATED: %d waiting for a person\n", n)
+		fmt.Fprintf(w, "ESCALATED: %d waiting for a person\n", n)
 		for _, r := range rows[:n] {
-			printEscalated(a.out, r)
+			printEscalated(w, r)
 		}
 		if n == len(rows) {
 			return nil
 		}
-		fmt.Fprintln(a.out)
+		fmt.Fprintln(w)
 	}
-	tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTAGE\tWHO ACTS\tWAITING ON\tNEXT\tTITLE")
 	for _, r := range rows[n:] {
 		stage := r.Stage
@@ -258,7 +235,7 @@ func (a *app) printStatus(rows []statusRow, now time.Time) error {
 	}
 	for _, r := range rows[n:] {
 		if r.Error != "" {
-			fmt.Fprintf(a.out, "issue %d: %s\n", r.ID, safeText(r.Error))
+			fmt.Fprintf(w, "issue %d: %s\n", r.ID, safeText(r.Error))
 		}
 	}
 	return nil

@@ -1,8 +1,7 @@
 package main
 
 import (
-	"runtime/debug"
-
+	"github.com/agenttree/agenttree/internal/colour"
 	"github.com/agenttree/agenttree/internal/progress"
 )
 
@@ -12,34 +11,6 @@ func (a *app) spin(what string) *progress.Spinner {
 	return progress.Start(a.err, progress.Terminal(a.err, a.getenv), what)
 }
 
-// version is this build's: the module version `go install` stamps, else
-// the commit it was built from, with "+dirty" when the tree had changes.
-func version() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	v := info.Main.Version
-	if v != "" && v != "(devel)" {
-		return v
-	}
-	settings := map[string]string{}
-	for _, s := range info.Settings {
-		settings[s.Key] = s.Value
-	}
-	rev := settings["vcs.revision"]
-	if rev == "" {
-		return "devel"
-	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	v = "devel " + rev
-	if settings["vcs.modified"] == "true" {
-		v += "+dirty"
-	}
-	if t := settings["vcs.time"]; t != "" {
-		v += " (" + t + ")"
-	}
-	return v
-}
+// paint is the painter of what the command prints on its standard
+// output: colour for a person at a terminal, never with NO_COLOR.
+func (a *app) paint() colour.Painter { return colour.For(a.out, a.getenv) }

@@ -40,6 +40,9 @@ type Store struct {
 	// LockTimeout bounds how long a writer waits for a lock.
 	LockTimeout time.Duration
 	now         func() time.Time
+	// settle is how long before a Scan an issue's files must have last
+	// changed for the scan cache to keep what it read (settleTime).
+	settle time.Duration
 }
 
 // Open opens the state directory root, moving a first-layout directory's
@@ -55,7 +58,7 @@ func Open(root string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{root: root, layout: layout, LockTimeout: 30 * time.Second, now: time.Now}
+	s := &Store{root: root, layout: layout, LockTimeout: 30 * time.Second, now: time.Now, settle: settleTime}
 	if !adopt {
 		return s, nil
 	}
@@ -116,26 +119,22 @@ func (s *Store) read(id int) (*Issue, error) {
 	return &iss, nil
 }
 
-// List reads every issue, in id order. An issue that cannot be read does
-// not hide the others: they are all returned, with an error that joins
-// what was wrong with each unreadable one.
+// List reads every issue, in id order (as Scan does). An issue that
+// cannot be read does not hide the others: they are all returned, with an
+// error that joins what was wrong with each unreadable one.
 func (s *Store) List() ([]*Issue, error) {
-	ids, err := s.ids()
+	listed, err := s.Scan()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*Issue, 0, len(ids))
+	out := make([]*Issue, 0, len(listed))
 	var unreadable []error
-	for _, id := range ids {
-		iss, err := s.Get(id)
-		switch {
-		case errors.Is(err, ErrNotFound):
-			continue // a directory being created
-		case err != nil:
-			unreadable = append(unreadable, fmt.Errorf("issue %d: %w", id, err))
+	for _, l := range listed {
+		if l.Err != nil {
+			unreadable = append(unreadable, fmt.Errorf("issue %d: %w", l.ID, l.Err))
 			continue
 		}
-		out = append(out, iss)
+		out = append(out, l.Issue)
 	}
 	return out, errors.Join(unreadable...)
 }

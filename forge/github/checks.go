@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/agenttree/agenttree/forge"
 	ghapi "github.com/agenttree/agenttree/internal/github"
@@ -144,12 +145,14 @@ func statusState(state string) forge.CheckState {
 	return forge.CheckFailure // failure, error
 }
 
-var jobURLRE = regexp.MustCompile(`/actions/runs/\d+/job/(\d+)`)
+// jobURLRE is compiled on first use: most processes never read a check
+// run, and should not pay for it when they start.
+var jobURLRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`/actions/runs/\d+/job/(\d+)`) })
 
 // actionsJobID finds the Actions job behind a check run. On GitHub the job
 // id is the check run id; the details URL says so explicitly, so it wins.
 func actionsJobID(appSlug, detailsURL string, checkRunID int64) int64 {
-	if m := jobURLRE.FindStringSubmatch(detailsURL); m != nil {
+	if m := jobURLRE().FindStringSubmatch(detailsURL); m != nil {
 		id, _ := strconv.ParseInt(m[1], 10, 64)
 		return id
 	}
@@ -212,8 +215,11 @@ func (c *Client) rerun(ctx context.Context, t rerunTarget) error {
 }
 
 // actionsTimestamp is the prefix GitHub Actions puts on every log line; it
-// costs an agent reading the tail tokens and tells it nothing.
-var actionsTimestamp = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z `)
+// costs an agent reading the tail tokens and tells it nothing. Compiled
+// on first use.
+var actionsTimestamp = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z `)
+})
 
 // DefaultLogLines is the tail Log returns when asked for lines <= 0.
 const DefaultLogLines = 100
@@ -269,7 +275,7 @@ func tailLines(r io.Reader, n int) (string, error) {
 	out := make([]string, 0, kept)
 	for i := range kept {
 		// Only the lines kept lose their Actions timestamps.
-		out = append(out, actionsTimestamp.ReplaceAllString(ring[(start+i)%n], ""))
+		out = append(out, actionsTimestamp().ReplaceAllString(ring[(start+i)%n], ""))
 	}
 	return strings.Join(out, "\n"), nil
 }

@@ -3,6 +3,7 @@ package github
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -77,7 +78,10 @@ func (c *Client) PullReviews(ctx context.Context, number int) ([]PullReview, err
 // reads: a thread longer than that is a conversation to read on GitHub.
 const threadComments = 50
 
-var reviewThreadsQuery = fmt.Sprintf(`query ReviewThreads($owner: String!, $name: String!, $number: Int!, $after: String) {
+// reviewThreadsQuery is built on first use, as every query here: a
+// process that never asks GitHub pays nothing for them when it starts.
+var reviewThreadsQuery = sync.OnceValue(func() string {
+	return fmt.Sprintf(`query ReviewThreads($owner: String!, $name: String!, $number: Int!, $after: String) {
   repository(owner: $owner, name: $name) {
     pullRequest(number: $number) {
       reviewThreads(first: %d, after: $after) {
@@ -90,6 +94,7 @@ var reviewThreadsQuery = fmt.Sprintf(`query ReviewThreads($owner: String!, $name
     }
   }
 }`, perPage, threadComments)
+})
 
 // ReviewThreads reads every review thread of PR number, resolved or not,
 // oldest first: one GraphQL request per hundred threads. REST has the
@@ -123,7 +128,7 @@ func (c *Client) reviewThreadPage(ctx context.Context, op string, number int, af
 		} `json:"repository"`
 	}
 	vars := map[string]any{"owner": c.repo.Owner, "name": c.repo.Name, "number": number, "after": after}
-	if err := c.query(ctx, reviewThreadsQuery, vars, &resp); err != nil {
+	if err := c.query(ctx, reviewThreadsQuery(), vars, &resp); err != nil {
 		return nil, c.classify(op, err)
 	}
 	if resp.Repository == nil || resp.Repository.PullRequest == nil {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cli/go-gh/v2/pkg/api"
@@ -70,7 +71,9 @@ type Review struct {
 	Commit string
 }
 
-var prFragment = fmt.Sprintf(`
+// prFragment is built on first use.
+var prFragment = sync.OnceValue(func() string {
+	return fmt.Sprintf(`
 fragment prState on PullRequest {
   number url title headRefName headRefOid baseRefName state isDraft mergeable reviewDecision
   latestOpinionatedReviews(first: %d, writersOnly: true) { nodes { state author { login } commit { oid } } }
@@ -87,6 +90,7 @@ fragment prState on PullRequest {
     }
   } } } }
 }`, opinionatedReviews, rollupContexts)
+})
 
 // PullRequests reads many PRs, with one GraphQL request per PRBatchSize
 // of them. Batches go one after another: GitHub's secondary limits punish
@@ -132,7 +136,7 @@ func batchQuery(numbers []int) string {
 		fmt.Fprintf(&b, "    pr%d: pullRequest(number: %d) { ...prState }\n", i, n)
 	}
 	b.WriteString("  }\n}\n")
-	b.WriteString(prFragment)
+	b.WriteString(prFragment())
 	return b.String()
 }
 

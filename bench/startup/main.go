@@ -1,0 +1,97 @@
+// Command startup times whole agenttree processes against an empty Go
+// program, side by side in one run: `--help`, `next` through two file
+// validators, and `status` over 10,000 issues. Each round runs every
+// command once, in a random order, so the machine's noise falls on all
+// of them alike; -against times a second build (an older commit) in the
+// same rounds.
+//
+//	go run ./bench/startup [-n 200] [-status-n 20] [-issues 10000] [-against PATH]
+//
+// See bench/README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+
+	"github.com/agenttree/agenttree/bench/internal/fixture"
+)
+
+type options struct {
+	rounds, warmup, statusRounds, issues int
+	bin, against                         string
+	keep                                 bool
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.rounds, "n", 200, "timed rounds of the empty program, --help and next")
+	flag.IntVar(&o.warmup, "warmup", 5, "untimed rounds before the timed ones")
+	flag.IntVar(&o.statusRounds, "status-n", 20, "timed rounds of status, spread over the others (0: no status)")
+	flag.IntVar(&o.issues, "issues", 10000, "issues status lists")
+	flag.StringVar(&o.bin, "bin", "", "time this agenttree binary instead of building one from the module")
+	flag.StringVar(&o.against, "against", "", "also time this agenttree binary (an older build) in the same rounds")
+	flag.BoolVar(&o.keep, "keep", false, "keep the temp directory and print its path")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	err := bench(ctx, o)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func bench(ctx context.Context, o options) error {
+	if o.rounds < 1 || o.statusRounds < 0 || o.statusRounds > o.rounds || o.issues < 1 {
+		return errors.New("-n must be at least 1, -status-n between 0 and -n, -issues at least 1")
+	}
+	tmp, err := os.MkdirTemp("", "agenttree-startup-")
+	if err != nil {
+		return err
+	}
+	if o.keep {
+		fmt.Println("temp dir:", tmp)
+	} else {
+		defer os.RemoveAll(tmp)
+	}
+	if o.bin == "" {
+		if o.bin, err = fixture.BuildCLI(ctx, tmp); err != nil {
+			return err
+		}
+	}
+	empty, err := fixture.BuildEmpty(ctx, tmp)
+	if err != nil {
+		return err
+	}
+	statusRepo := ""
+	if o.statusRounds > 0 {
+		statusRepo = filepath.Join(tmp, "status")
+		fmt.Printf("making %d issues through the store...\n", o.issues)
+		if err := fixture.NewStatus(ctx, statusRepo, o.issues); err != nil {
+			return fmt.Errorf("status fixture: %w", err)
+		}
+	}
+	builds := []struct{ label, bin string }{{"this build", o.bin}, {"against", o.against}}
+	s := &suite{empty: command{label: "empty Go program", bin: empty}}
+	for i, b := range builds {
+		if b.bin == "" {
+			continue
+		}
+		t, err := newTarget(ctx, b.label, b.bin, filepath.Join(tmp, fmt.Sprintf("next-%d", i)), statusRepo, o.issues)
+		if err != nil {
+			return fmt.Errorf("%s (%s): %w", b.label, b.bin, err)
+		}
+		s.targets = append(s.targets, t)
+	}
+	if err := s.run(ctx, o.rounds, o.warmup, o.statusRounds); err != nil {
+		return err
+	}
+	s.print(os.Stdout, o)
+	return nil
+}

@@ -1,0 +1,107 @@
+package issues
+
+import (
+	"errors"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Listed is one issue as Scan read it.
+type Listed struct {
+	ID int
+	// Issue is the issue, checked as Get checks it; nil when Err is set.
+	Issue *Issue
+	// Watch is its watch.yaml (empty when it has none); nil when it
+	// cannot be read (the controller starts its polling afresh then).
+	Watch *WatchFile
+	// Err says why the issue cannot be read: a *TamperedError, a file
+	// that does not parse.
+	Err error
+}
+
+// Scan reads every issue and its watch.yaml, in id order, for a display
+// of them all: each is checked as Get checks it, and one that cannot be
+// read is listed with its error, never hiding the others. An issue being
+// created (no issue.yaml yet, nothing logged) is left out.
+//
+// An issue whose files are as an earlier Scan found them is not read
+// again: the scan cache (see scanCache) holds what that Scan read, keyed
+// by the files' identity, size and times. The issues are read on every
+// CPU.
+func (s *Store) Scan() ([]Listed, error) {
+	// The cache is decoded while the files are stat'ed: one is work for
+	// a CPU, the other mostly for the file system.
+	loaded := make(chan map[int]*scanEntry, 1)
+	go func() { loaded <- s.loadScanCache() }()
+	ids, err := s.ids()
+	if err != nil {
+		<-loaded
+		return nil, err
+	}
+	at := s.now()
+	stamps := make([]fileStamps, len(ids))
+	func() {
+		st := s.stamper()
+		defer st.close()
+		// Taken before the files are read: a change made after this is a
+		// change of stamp, so the cache never pairs a newer content with
+		// these stamps.
+		forEach(len(ids), func(i int) { stamps[i] = st.stamps(ids[i]) })
+	}()
+	cache := <-loaded
+	listed := make([]Listed, len(ids))
+	entries := make([]*scanEntry, len(ids))
+	forEach(len(ids), func(i int) {
+		listed[i], entries[i] = s.scanOne(ids[i], stamps[i], at, cache[ids[i]])
+	})
+	if cacheChanged(cache, ids, entries) {
+		s.saveScanCache(entries)
+	}
+	out := listed[:0]
+	for _, l := range listed {
+		if !errors.Is(l.Err, ErrNotFound) {
+			out = append(out, l)
+		}
+	}
+	return out, nil
+}
+
+// scanOne reads issue id, whose files had the stamps st at at, from
+// cached when they are the same. It returns what the cache may hold of
+// the issue now: cached itself when it was used, nil when nothing is to
+// be kept.
+func (s *Store) scanOne(id int, st fileStamps, at time.Time, cached *scanEntry) (Listed, *scanEntry) {
+	if cached != nil && st.known() && cached.Stamps == st {
+		return Listed{ID: id, Issue: cached.Issue, Watch: cached.Watch}, cached
+	}
+	l := Listed{ID: id}
+	if l.Issue, l.Err = s.Get(id); l.Err != nil {
+		l.Issue = nil
+		return l, nil
+	}
+	w, werr := s.readWatch(id)
+	if werr == nil {
+		l.Watch = w
+	}
+	if werr != nil || !st.settled(at, s.settle) || !cacheable(l.Issue) {
+		return l, nil
+	}
+	return l, &scanEntry{ID: id, Stamps: st, Issue: l.Issue, Watch: l.Watch}
+}
+
+// forEach calls fn(i) for every i below n, on as many goroutines as there
+// are CPUs.
+func forEach(n int, fn func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				fn(i)
+			}
+		})
+	}
+	wg.Wait()
+}

@@ -1,0 +1,193 @@
+package issues
+
+import (
+	"bytes"
+	"encoding/gob"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/agenttree/agenttree/internal/atomicfile"
+	"github.com/agenttree/agenttree/internal/statedir"
+)
+
+// The scan cache (host/issues/.scan-cache) holds what the last Scan read
+// of each issue, with the stamps of its issue.yaml, events.jsonl and
+// watch.yaml: inode, size, modification and change times. A later Scan
+// stats the three files, and reuses what the cache holds when all three
+// stamps are the same: a display of every issue then parses no YAML and
+// reads no log.
+//
+// That is as strong a check as reading them again. The check of an
+// issue (Get, checkHead) depends on nothing but the content of issue.yaml
+// and events.jsonl, and a file whose stamp is unchanged has its content
+// unchanged: every write of a file, in place or by a rename, sets its
+// change time to the clock's time, and no program can set a change time
+// back (utimes sets the modification time and, in doing so, the change
+// time to now). An entry is kept only when its files' change times are
+// settleTime older than the moment they were stat'ed: a change made
+// afterwards, even within the file system's clock granularity, then gets
+// a later change time, a different stamp. (The same rule as git's racily
+// clean index entries.) An issue that fails its check is never kept.
+//
+// Only the host writes the cache, as it writes every file beside it; a
+// process that cannot (an agent as another OS user) reads issues the
+// slow way. Like the chain, the cache holds no secret: whoever can write
+// the host's files can forge it, and could forge the chain as well.
+// Nothing acts on what a cache says: Lock reads and checks the files
+// every time, and so do `verify` and Get.
+
+// settleTime is how long before a stat a file's change time must be for
+// its entry to be kept: well above any file system's time granularity.
+const settleTime = 2 * time.Second
+
+// scanCacheFormat changes whenever scanFile or what it holds does: a
+// cache of another format is ignored.
+const scanCacheFormat = 1
+
+type scanFile struct {
+	Format  int
+	Entries []*scanEntry
+}
+
+// scanEntry is what a Scan read of one issue.
+type scanEntry struct {
+	ID     int
+	Stamps fileStamps
+	Issue  *Issue
+	// Watch is nil when the issue has no watch.yaml (Stamps.Watch is
+	// zero): most have none, and an empty one costs a map to decode.
+	Watch *WatchFile
+}
+
+// fileStamps are the stamps of an issue's files.
+type fileStamps struct {
+	Issue, Events, Watch stamp
+}
+
+// stamp is a file's identity, size and times; the zero stamp is a file
+// that does not exist.
+type stamp struct {
+	Ino          uint64
+	Size         int64
+	Mtime, Ctime int64 // Unix nanoseconds
+}
+
+func (s *Store) scanCachePath() string { return filepath.Join(s.layout.HostIssues(), ".scan-cache") }
+
+// stamps stats issue id's files. Where the system has no change times,
+// the stamps are unknown (the zero value).
+func (st stamper) stamps(id int) fileStamps {
+	var f fileStamps
+	var ok bool
+	// The directory's name as the layout names it, from a layout without
+	// a root: a short path to clean, not the whole one.
+	dir := filepath.Base(statedir.Layout{}.Issue(id)) + string(filepath.Separator)
+	if f.Issue, ok = st.stamp(dir + "issue.yaml"); !ok {
+		return fileStamps{}
+	}
+	if f.Events, ok = st.stamp(dir + eventsFile); !ok {
+		return fileStamps{}
+	}
+	if f.Watch, ok = st.stamp(dir + "watch.yaml"); !ok {
+		return fileStamps{}
+	}
+	return f
+}
+
+// known reports whether the stamps can be compared: issue.yaml and
+// events.jsonl exist and were stat'ed.
+func (f fileStamps) known() bool { return f.Issue.Ino != 0 && f.Events.Ino != 0 }
+
+// settled reports whether every file was last changed settle before at,
+// when they were stat'ed.
+func (f fileStamps) settled(at time.Time, settle time.Duration) bool {
+	limit := at.Add(-settle).UnixNano()
+	for _, st := range []stamp{f.Issue, f.Events, f.Watch} {
+		if st.Ctime >= limit || st.Mtime >= limit {
+			return false
+		}
+	}
+	return f.known()
+}
+
+// cacheable reports whether iss comes back from the cache as it is: its
+// vars hold only the scalars that encoding/gob carries in an interface
+// without registration (as YAML parses them). An issue with other vars is
+// read every time.
+func cacheable(iss *Issue) bool {
+	for _, v := range iss.Vars {
+		switch v.(type) {
+		case bool, int, float64, string:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// loadScanCache reads the scan cache, by issue id; a missing, unreadable
+// or outdated cache is an empty one.
+func (s *Store) loadScanCache() map[int]*scanEntry {
+	data, err := os.ReadFile(s.scanCachePath())
+	if err != nil {
+		return nil
+	}
+	var f scanFile
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&f); err != nil || f.Format != scanCacheFormat {
+		return nil
+	}
+	byID := make(map[int]*scanEntry, len(f.Entries))
+	for _, e := range f.Entries {
+		if e == nil || e.Issue == nil {
+			continue
+		}
+		if e.Watch == nil {
+			e.Watch = &WatchFile{}
+		}
+		if e.Watch.Hooks == nil {
+			e.Watch.Hooks = map[string]string{} // as readWatch gives it: gob leaves empty maps out
+		}
+		byID[e.ID] = e
+	}
+	return byID
+}
+
+// saveScanCache replaces the scan cache with entries (nil ones left
+// out). It is a cache: a failure to write it (a process that may not
+// write the host's files) is not one of the scan.
+func (s *Store) saveScanCache(entries []*scanEntry) {
+	f := scanFile{Format: scanCacheFormat}
+	for _, e := range entries {
+		switch {
+		case e == nil:
+		case e.Stamps.Watch == stamp{}:
+			bare := *e
+			bare.Watch = nil
+			f.Entries = append(f.Entries, &bare)
+		default:
+			f.Entries = append(f.Entries, e)
+		}
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(&f); err != nil {
+		return
+	}
+	_ = atomicfile.Replace(s.scanCachePath(), buf.Bytes(), 0o644)
+}
+
+// cacheChanged reports whether entries, what the cache is to hold for
+// ids, differ from cache, what it held.
+func cacheChanged(cache map[int]*scanEntry, ids []int, entries []*scanEntry) bool {
+	kept := 0
+	for i, e := range entries {
+		switch {
+		case e == nil:
+		case e != cache[ids[i]]:
+			return true
+		default:
+			kept++
+		}
+	}
+	return kept != len(cache)
+}
