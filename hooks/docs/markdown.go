@@ -7,14 +7,12 @@ import (
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
-	extast "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
 )
 
 // The document hooks read the markdown agents write (review.md, plan.md,
-// ...) as CommonMark with GitHub's task lists, parsed by goldmark. HTML
+// ...) as CommonMark, parsed by goldmark, with GitHub's task lists. HTML
 // comments are never read (stage templates use them for instructions),
 // top-level `##` and `###` headings split a document into sections, and
 // code blocks are opaque: a `# comment` in a shell snippet is not a
@@ -35,7 +33,7 @@ type document struct {
 // package-level values every goldmark instance shares), and each parse gets
 // its own context.
 var markdown = sync.OnceValue(func() parser.Parser {
-	return goldmark.New(goldmark.WithExtensions(extension.TaskList)).Parser()
+	return goldmark.New().Parser()
 })
 
 func parseDocument(src []byte) *document {
@@ -121,15 +119,42 @@ func (d *document) visible(start, stop int) string {
 // without the container markers (`- `, `> `) and without a task list
 // item's `[ ]`.
 func (d *document) leafText(n ast.Node) []string {
+	out := d.lines(n)
+	if _, ok := taskBox(n, out); ok {
+		out[0] = out[0][3:]
+	}
+	return out
+}
+
+// lines are the visible source lines of a leaf block.
+func (d *document) lines(n ast.Node) []string {
 	var out []string
 	for _, seg := range blockLines(n) {
 		out = append(out, d.visible(seg.Start, seg.Stop))
 	}
-	if _, box := n.FirstChild().(*extast.TaskCheckBox); box && len(out) > 0 && len(out[0]) >= 3 {
-		// goldmark found `[ ]`, `[x]` or `[X]` at the start of the line.
-		out[0] = out[0][3:]
-	}
 	return out
+}
+
+// taskBox is the box of a task list item (GitHub's task lists), when n
+// is an item's first block and its text lines starts with `[ ]`, `[x]` or
+// `[X]`: ' ' or 'x'. The rule is goldmark's task list extension's, read
+// here rather than by the extension, whose package-level tables every
+// agenttree command would build at start (0.8 ms, measured with
+// GODEBUG=inittrace=1).
+func taskBox(n ast.Node, lines []string) (byte, bool) {
+	if _, item := n.Parent().(*ast.ListItem); !item || n.Parent().FirstChild() != n || n.Kind() != ast.KindParagraph && n.Kind() != ast.KindTextBlock {
+		return 0, false
+	}
+	if len(lines) == 0 || len(lines[0]) < 3 || lines[0][0] != '[' || lines[0][2] != ']' {
+		return 0, false
+	}
+	switch lines[0][1] {
+	case ' ', '\t':
+		return ' ', true
+	case 'x', 'X':
+		return 'x', true
+	}
+	return 0, false
 }
 
 // heading is a top-level heading.
@@ -285,14 +310,12 @@ func (d *document) item(li *ast.ListItem) listItem {
 	if first == nil {
 		return listItem{}
 	}
-	it := listItem{text: joinTrimmed(d.leafText(first))}
-	if box, ok := first.FirstChild().(*extast.TaskCheckBox); ok {
-		it.box = ' '
-		if box.IsChecked {
-			it.box = 'x'
-		}
+	lines := d.lines(first)
+	box, ok := taskBox(first, lines)
+	if ok {
+		lines[0] = lines[0][3:]
 	}
-	return it
+	return listItem{text: joinTrimmed(lines), box: box}
 }
 
 // words counts the words of the scope's text: code counts, headings,
