@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package cmdutil
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 // CI command runs as NAME; under a container sandbox it does not run on
 // the host at all, and the check says why.
 func TestLocalCIFollowsTheSandbox(t *testing.T) {
-	requireGit(t)
+	gittest.Require(t)
 	gittest.Isolate(t)
 	u := ostest.OtherUser(t)
 	tests := []struct {
@@ -45,7 +45,7 @@ func TestLocalCIFollowsTheSandbox(t *testing.T) {
 			cfg.CI.Command = "id -u"
 			cfg.Sandbox = tt.sandbox
 			ctx := context.Background()
-			f := (&app{ctx: ctx}).openForge(cfg, filepath.Join(work, "_agenttree"))
+			f := (&App{Ctx: ctx}).openForge(cfg, filepath.Join(work, "_agenttree"))
 
 			checks, err := f.Checks(ctx, sha)
 			if tt.wantErr != "" {

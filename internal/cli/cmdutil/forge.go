@@ -1,4 +1,4 @@
-package main
+package cmdutil
 
 import (
 	"path/filepath"
@@ -14,15 +14,15 @@ import (
 
 // openForge returns the config's forge, opened on first use: most commands
 // never touch a PR and should not pay for reading remotes and tokens.
-func (a *app) openForge(cfg *stages.Config, stateDir string) *forge.LazyForge {
+func (a *App) openForge(cfg *stages.Config, stateDir string) *forge.LazyForge {
 	repoDir := filepath.Dir(cfg.File)
 	return forge.Lazy(func() (forge.Forge, error) {
 		if cfg.Forge == "github" {
-			return github.New(a.ctx, github.Options{Repo: cfg.GitHub.Repo, Host: cfg.GitHub.Host, RepoDir: repoDir, Logger: a.logger()})
+			return github.New(a.Ctx, github.Options{Repo: cfg.GitHub.Repo, Host: cfg.GitHub.Host, RepoDir: repoDir, Logger: a.Logger()})
 		}
 		// CI runs the agents' code: as the sandbox's user, never the host's.
 		ciUser, ciRefused := shell.HostUser(cfg.Sandbox)
-		return local.New(a.ctx, local.Options{StateDir: stateDir, RepoDir: repoDir, DefaultBranch: cfg.DefaultBranch,
+		return local.New(a.Ctx, local.Options{StateDir: stateDir, RepoDir: repoDir, DefaultBranch: cfg.DefaultBranch,
 			Project: cfg.Project, CICommand: cfg.CI.Command, CITimeout: cfg.CI.Timeout, CIUser: ciUser, CIRefused: ciRefused})
 	})
 }

@@ -1,9 +1,9 @@
-package main
+package cmdutil
 
 import (
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/hooks/builtin"
 )
 
-// hookRegistry is every hook a config may name.
-func hookRegistry() *hooks.Registry { return builtin.Registry() }
+// HookRegistry is every hook a config may name.
+func HookRegistry() *hooks.Registry { return builtin.Registry() }

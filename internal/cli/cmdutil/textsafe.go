@@ -1,6 +1,9 @@
-package main
+package cmdutil
 
 import (
+	"strings"
+	"time"
+
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/internal/textsafe"
 )
@@ -9,12 +12,23 @@ import (
 // failure, a label) in what people are shown.
 const maxShownText = 300
 
-// safeTitle is an issue's title as people's output shows it: one line,
+// SafeTitle is an issue's title as people's output shows it: one line,
 // nothing a terminal acts on, no longer than a new title may be. Titles
 // are checked when an issue is created; older ones, and issue.yaml files
 // edited by hand, were not. --json output keeps the title as stored.
-func safeTitle(title string) string { return textsafe.Line(title, engine.MaxTitleLen) }
+func SafeTitle(title string) string { return textsafe.Line(title, engine.MaxTitleLen) }
 
-// safeText is any other stored text, as safeTitle shows a title: what an
+// SafeText is any other stored text, as SafeTitle shows a title: what an
 // agent, a hook or a hand edit put in the issue's files.
-func safeText(s string) string { return textsafe.Line(s, maxShownText) }
+func SafeText(s string) string { return textsafe.Line(s, maxShownText) }
+
+// Age is a duration for people: whole seconds, whole minutes past an hour.
+func Age(d time.Duration) string {
+	switch d = d.Round(time.Second); {
+	case d <= 0:
+		return "0s"
+	case d < time.Hour:
+		return d.String()
+	}
+	return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
+}

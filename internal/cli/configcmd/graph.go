@@ -1,4 +1,4 @@
-package main
+package configcmd
 
 import (
 	"fmt"
@@ -7,10 +7,11 @@ import (
 
 	"github.com/agenttree/agenttree/engine/machine"
 	"github.com/agenttree/agenttree/engine/machine/render"
-	"github.com/agenttree/agenttree/stages"
+	"github.com/agenttree/agenttree/internal/cli/cmdutil"
+	"github.com/agenttree/agenttree/internal/exitcode"
 )
 
-func (a *app) graphCmd() *cobra.Command {
+func (a cmds) graphCmd() *cobra.Command {
 	var format, flowName string
 	cmd := &cobra.Command{
 		Use:   "graph",
@@ -25,7 +26,7 @@ block; the dot output is for Graphviz.`,
   agenttree graph --format dot | dot -Tsvg > pipeline.svg`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, reg, err := a.loadConfig()
+			cfg, reg, err := a.LoadConfig()
 			if err != nil {
 				return err
 			}
@@ -35,9 +36,9 @@ block; the dot output is for Graphviz.`,
 			}
 			out, err := render.Draw(machine.New(flow, reg), render.Format(format))
 			if err != nil {
-				return &exitError{code: exitUsage, err: err}
+				return &cmdutil.ExitError{Code: exitcode.Usage, Err: err}
 			}
-			fmt.Fprint(a.out, out)
+			fmt.Fprint(a.Out, out)
 			return nil
 		},
 	}
@@ -46,6 +47,3 @@ block; the dot output is for Graphviz.`,
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{string(render.Mermaid), string(render.Dot)}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
-
-// describeNode is a node's line in `agenttree stages` and the status views.
-func describeNode(n *stages.Node) string { return render.Describe(n) }

@@ -1,4 +1,4 @@
-package main
+package configcmd
 
 import (
 	"context"
@@ -17,14 +17,16 @@ import (
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/examples"
 	"github.com/agenttree/agenttree/internal/atomicfile"
+	"github.com/agenttree/agenttree/internal/cli/cmdutil"
+	"github.com/agenttree/agenttree/internal/exitcode"
 	"github.com/agenttree/agenttree/internal/gitx"
 	"github.com/agenttree/agenttree/stages"
 	"github.com/agenttree/agenttree/stages/load"
 )
 
-// schemaLine is the first line of a config init writes: editors with the
+// SchemaLine is the first line of a config init writes: editors with the
 // YAML language server complete and check the file against the schema.
-const schemaLine = "# yaml-language-server: $schema=https://raw.githubusercontent.com/agenttree/agenttree/main/docs/agenttree.schema.json\n"
+const SchemaLine = "# yaml-language-server: $schema=https://raw.githubusercontent.com/agenttree/agenttree/main/docs/agenttree.schema.json\n"
 
 // skillsDir is where a repository keeps its instructions, relative to the
 // config: the engine reads ci-failure.md and merge-conflict.md there, and
@@ -34,7 +36,7 @@ const skillsDir = "_agenttree/skills"
 // starterHead and starterBody are the starter pipeline around its
 // `project:` line: the reference pipeline (DESIGN §1), each stage's
 // instructions in skillsDir.
-const starterHead = schemaLine + `#
+const starterHead = SchemaLine + `#
 # agenttree's pipeline for this repository, written by ` + "`agenttree init`" + `.
 # Issues move through the stages below in order. Whoever acts at a stage (an
 # agent, the host controller, or a person) runs ` + "`agenttree next`" + ` when it is done;
@@ -117,7 +119,7 @@ stages:
 // failure instructions they are what init writes into skillsDir.
 var starterSkills = []string{"backlog.md", "implement-code.md", "implement-feedback.md", "pr-ready.md", "implementation-review.md"}
 
-func (a *app) initCmd() *cobra.Command {
+func (a cmds) initCmd() *cobra.Command {
 	var force bool
 	var template string
 	cmd := &cobra.Command{
@@ -133,22 +135,22 @@ func (a *app) initCmd() *cobra.Command {
 		Example: "  agenttree init\n  agenttree init --template review-loop\n  agenttree init ../shop",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := a.wd
+			dir := a.WD
 			if len(args) == 1 {
 				dir = args[0]
 				if !filepath.IsAbs(dir) {
-					dir = filepath.Join(a.wd, dir)
+					dir = filepath.Join(a.WD, dir)
 				}
 			}
 			s, err := a.scaffold(filepath.Clean(dir), template, force)
 			if err != nil {
-				return &exitError{code: exitUsage, err: err}
+				return &cmdutil.ExitError{Code: exitcode.Usage, Err: err}
 			}
 			done, err := s.write()
 			if err != nil {
 				return err
 			}
-			cfg, err := load.File(s.config(), hookRegistry())
+			cfg, err := load.File(s.config(), cmdutil.HookRegistry())
 			if err != nil {
 				done.undo()
 				return fmt.Errorf("the config init writes does not load, so nothing was written (a bug in agenttree; please report it): %w", err)
@@ -165,8 +167,8 @@ func (a *app) initCmd() *cobra.Command {
 // scaffold works out what init writes in dir, refusing what it must not
 // do: a dir outside a git work tree, an unknown template, a config there
 // already (unless force). It writes nothing.
-func (a *app) scaffold(dir, template string, force bool) (*scaffold, error) {
-	if err := requireWorkTree(a.ctx, dir); err != nil {
+func (a cmds) scaffold(dir, template string, force bool) (*scaffold, error) {
+	if err := requireWorkTree(a.Ctx, dir); err != nil {
 		return nil, err
 	}
 	config, what, err := configText(dir, template)
@@ -228,8 +230,8 @@ func configText(dir, template string) (data []byte, what string, err error) {
 }
 
 // printInit says what init wrote and what to run next.
-func (a *app) printInit(s *scaffold, done *written, cfg *stages.Config) {
-	out := a.out
+func (a cmds) printInit(s *scaffold, done *written, cfg *stages.Config) {
+	out := a.Out
 	if flow, err := cfg.Flow(""); err == nil {
 		fmt.Fprintf(out, "wrote %s: %s (%s)\n", s.config(), s.what, strings.Join(mainPath(flow), " → "))
 	}
@@ -275,8 +277,8 @@ func mainPath(flow *stages.Flow) []string {
 // agents must not bring theirs in on a branch); the skills are the team's.
 var ignoreLines = []string{"/_agenttree/*", "!/_agenttree/skills/"}
 
-// ignoreComment heads the lines init adds to .gitignore.
-const ignoreComment = "# agenttree: issue state and the controller's files stay on this machine;\n# the stages' instructions in _agenttree/skills/ are committed.\n"
+// IgnoreComment heads the lines init adds to .gitignore.
+const IgnoreComment = "# agenttree: issue state and the controller's files stay on this machine;\n# the stages' instructions in _agenttree/skills/ are committed.\n"
 
 // scaffold is what init writes in dir: the config and the instructions,
 // by path relative to dir, and the .gitignore lines.
@@ -395,7 +397,7 @@ func (s *scaffold) writeIgnore(w *written) error {
 	if text != "" {
 		text += "\n"
 	}
-	text += ignoreComment + strings.Join(w.ignored, "\n") + "\n"
+	text += IgnoreComment + strings.Join(w.ignored, "\n") + "\n"
 	if err := atomicfile.Write(p, []byte(text), 0o644); err != nil {
 		return fmt.Errorf("writing %s: %w", p, err)
 	}

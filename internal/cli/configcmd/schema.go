@@ -1,12 +1,13 @@
-package main
+package configcmd
 
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/agenttree/agenttree/internal/cli/cmdutil"
 	"github.com/agenttree/agenttree/internal/configref"
 )
 
-func (a *app) schemaCmd() *cobra.Command {
+func (a cmds) schemaCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "schema",
 		Short: "Print the JSON Schema of .agenttree.yaml, for editors",
@@ -20,11 +21,11 @@ func (a *app) schemaCmd() *cobra.Command {
 			"  agenttree schema > agenttree.schema.json",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			data, err := configref.JSONSchema(hookRegistry())
+			data, err := configref.JSONSchema(cmdutil.HookRegistry())
 			if err != nil {
 				return err
 			}
-			_, err = a.out.Write(data)
+			_, err = a.Out.Write(data)
 			return err
 		},
 	}

@@ -1,4 +1,4 @@
-package main
+package configcmd
 
 import (
 	"cmp"
@@ -10,11 +10,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agenttree/agenttree/internal/cli/cmdutil"
 	"github.com/agenttree/agenttree/internal/colour"
+	"github.com/agenttree/agenttree/internal/exitcode"
 	"github.com/agenttree/agenttree/stages"
 )
 
-type validateReport struct {
+// ValidateReport is what `validate --json` prints: the config's errors
+// and warnings, and its flows when it loads.
+type ValidateReport struct {
 	File     string              `json:"file"`
 	Valid    bool                `json:"valid"`
 	Form     stages.Form         `json:"form,omitempty"`
@@ -24,11 +28,11 @@ type validateReport struct {
 	Warnings []stages.Diagnostic `json:"warnings"`
 	// Diagnostics lists the errors and warnings together in file order,
 	// flat, as the text output prints them.
-	Diagnostics []diagnosticJSON `json:"diagnostics"`
+	Diagnostics []DiagnosticJSON `json:"diagnostics"`
 }
 
-// diagnosticJSON is one line of `validate`, for a program.
-type diagnosticJSON struct {
+// DiagnosticJSON is one line of `validate`, for a program.
+type DiagnosticJSON struct {
 	File     string          `json:"file"`
 	Line     int             `json:"line"`
 	Col      int             `json:"col"`
@@ -37,7 +41,7 @@ type diagnosticJSON struct {
 	Hint     string          `json:"hint,omitempty"`
 }
 
-func (a *app) validateCmd() *cobra.Command {
+func (a cmds) validateCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "validate",
@@ -55,14 +59,14 @@ wrong is reported too. Exits 2 when there is any error.`,
 				return err
 			}
 			if asJSON {
-				if err := a.printJSON(rep); err != nil {
+				if err := a.PrintJSON(rep); err != nil {
 					return err
 				}
 			} else {
 				a.printValidation(rep)
 			}
 			if !rep.Valid {
-				return silentExit(exitUsage)
+				return cmdutil.SilentExit(exitcode.Usage)
 			}
 			return nil
 		},
@@ -73,8 +77,8 @@ wrong is reported too. Exits 2 when there is any error.`,
 
 // printValidation prints each diagnostic on stderr, then what the file
 // holds when it is valid, or how many errors it has.
-func (a *app) printValidation(rep validateReport) {
-	paint := colour.For(a.err, a.getenv)
+func (a cmds) printValidation(rep ValidateReport) {
+	paint := colour.For(a.ErrOut, a.Getenv)
 	for _, d := range rep.Diagnostics {
 		line := stages.Diagnostic{Pos: stages.Pos{File: d.File, Line: d.Line, Col: d.Col}, Severity: d.Severity, Msg: d.Message, Hint: d.Hint}.String()
 		if d.Severity == stages.SevError {
@@ -82,13 +86,13 @@ func (a *app) printValidation(rep validateReport) {
 		} else {
 			line = paint.Warn(line)
 		}
-		fmt.Fprintln(a.err, line)
+		fmt.Fprintln(a.ErrOut, line)
 	}
 	if rep.Valid {
-		fmt.Fprintf(a.out, "%s: ok (%s form, %d stages, flows: %s)\n", rep.File, rep.Form, rep.Stages, strings.Join(rep.Flows, ", "))
+		fmt.Fprintf(a.Out, "%s: ok (%s form, %d stages, flows: %s)\n", rep.File, rep.Form, rep.Stages, strings.Join(rep.Flows, ", "))
 		return
 	}
-	fmt.Fprintf(a.err, "%s: %s, %s\n", rep.File, plural(len(rep.Errors), "error"), plural(len(rep.Warnings), "warning"))
+	fmt.Fprintf(a.ErrOut, "%s: %s, %s\n", rep.File, plural(len(rep.Errors), "error"), plural(len(rep.Warnings), "warning"))
 }
 
 func plural(n int, what string) string {
@@ -100,15 +104,15 @@ func plural(n int, what string) string {
 
 // validateReport loads the config and reports what was found, problems
 // included; err is for a config that could not be read at all.
-func (a *app) validateReport() (validateReport, error) {
-	rep := validateReport{Errors: []stages.Diagnostic{}, Warnings: []stages.Diagnostic{}, Flows: []string{}, Diagnostics: []diagnosticJSON{}}
-	quiet := *a
-	quiet.err = io.Discard // the warnings go into the report
-	cfg, _, err := quiet.loadConfig()
+func (a cmds) validateReport() (ValidateReport, error) {
+	rep := ValidateReport{Errors: []stages.Diagnostic{}, Warnings: []stages.Diagnostic{}, Flows: []string{}, Diagnostics: []DiagnosticJSON{}}
+	quiet := *a.App
+	quiet.ErrOut = io.Discard // the warnings go into the report
+	cfg, _, err := quiet.LoadConfig()
 	var le *stages.LoadError
 	switch {
 	case errors.As(err, &le):
-		rep.File = a.configPath
+		rep.File = a.ConfigPath
 		for _, d := range le.Diagnostics {
 			rep.File = d.Pos.File
 			if d.Severity == stages.SevError {
@@ -128,48 +132,7 @@ func (a *app) validateReport() (validateReport, error) {
 		return cmp.Or(cmp.Compare(x.Pos.Line, y.Pos.Line), cmp.Compare(x.Pos.Col, y.Pos.Col))
 	})
 	for _, d := range all {
-		rep.Diagnostics = append(rep.Diagnostics, diagnosticJSON{File: d.Pos.File, Line: d.Pos.Line, Col: d.Pos.Col, Severity: d.Severity, Message: d.Msg, Hint: d.Hint})
+		rep.Diagnostics = append(rep.Diagnostics, DiagnosticJSON{File: d.Pos.File, Line: d.Pos.Line, Col: d.Pos.Col, Severity: d.Severity, Message: d.Msg, Hint: d.Hint})
 	}
 	return rep, nil
-}
-
-type stagesReport struct {
-	DefaultFlow string              `json:"default_flow"`
-	Flows       map[string][]string `json:"flows"`
-}
-
-func (a *app) stagesCmd() *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:     "stages",
-		Short:   "List each flow's stages in order",
-		Example: "  agenttree stages\n  agenttree stages --json",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, _, err := a.loadConfig()
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				rep := stagesReport{DefaultFlow: cfg.DefaultFlow, Flows: map[string][]string{}}
-				for _, f := range cfg.Flows {
-					rep.Flows[f.Name] = f.Paths()
-				}
-				return a.printJSON(rep)
-			}
-			for _, f := range cfg.Flows {
-				mark := ""
-				if f.Name == cfg.DefaultFlow {
-					mark = " (default)"
-				}
-				fmt.Fprintf(a.out, "flow %s%s:\n", f.Name, mark)
-				for _, n := range f.Nodes {
-					fmt.Fprintf(a.out, "  %-32s %s\n", n.Path, describeNode(n))
-				}
-			}
-			return nil
-		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
-	return cmd
 }

@@ -1,4 +1,4 @@
-package main
+package controllercmd
 
 import (
 	"context"
@@ -13,9 +13,11 @@ import (
 	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/internal/cli/cmdutil"
+	"github.com/agenttree/agenttree/internal/exitcode"
 )
 
-func (a *app) controllerCmd() *cobra.Command {
+func (a cmds) controllerCmd() *cobra.Command {
 	var once, asJSON bool
 	var issueFlag, logFormat string
 	var interval time.Duration
@@ -32,17 +34,17 @@ func (a *app) controllerCmd() *cobra.Command {
 		Example: "  agenttree controller\n  agenttree controller --once --issue 3\n  agenttree controller --interval 30s --log-format json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if actor := engine.ActorFromEnv(a.getenv); actor.Kind == engine.ActorAgent {
-				return &exitError{code: exitWaiting, err: fmt.Errorf("the controller runs on the host, for people; %s cannot run it", actor)}
+			if actor := engine.ActorFromEnv(a.Getenv); actor.Kind == engine.ActorAgent {
+				return &cmdutil.ExitError{Code: exitcode.Waiting, Err: fmt.Errorf("the controller runs on the host, for people; %s cannot run it", actor)}
 			}
 			id := 0
 			if issueFlag != "" {
 				var err error
-				if id, err = parseID(issueFlag); err != nil {
+				if id, err = cmdutil.ParseID(issueFlag); err != nil {
 					return err
 				}
 			}
-			first, err := a.engine()
+			first, err := a.Engine()
 			if err != nil {
 				return err
 			}
@@ -53,7 +55,7 @@ func (a *app) controllerCmd() *cobra.Command {
 			}
 			unlock, err := controller.Lock(first.Store.Root())
 			if errors.Is(err, controller.ErrRunning) {
-				return &exitError{code: exitUsage, err: err}
+				return &cmdutil.ExitError{Code: exitcode.Usage, Err: err}
 			}
 			if err != nil {
 				return err
@@ -61,10 +63,10 @@ func (a *app) controllerCmd() *cobra.Command {
 			defer unlock()
 			// One issue named: it is looked at on every pass, whatever its
 			// polling state says.
-			c := &controller.Controller{Load: a.reloader(first), Issue: id, Eager: id != 0, Interval: interval, Log: a.controllerLog(logFormat)}
+			c := &controller.Controller{Load: a.Reloader(first), Issue: id, Eager: id != 0, Interval: interval, Log: a.controllerLog(logFormat)}
 			if !once {
 				c.Log.Info("controller started", "state", first.Store.Root(), "pid", os.Getpid())
-				ctx, stop := context.WithCancel(a.ctx)
+				ctx, stop := context.WithCancel(a.Ctx)
 				defer stop()
 				served, err := a.serveAgents(ctx, c, first.Store.Root(), c.Log)
 				if err != nil {
@@ -76,7 +78,7 @@ func (a *app) controllerCmd() *cobra.Command {
 				c.Log.Info("controller stopped", forgeRequests(c)...)
 				return err
 			}
-			sum, err := c.Tick(a.ctx)
+			sum, err := c.Tick(a.Ctx)
 			if err != nil {
 				return err
 			}
@@ -84,7 +86,7 @@ func (a *app) controllerCmd() *cobra.Command {
 				return err
 			}
 			if sum.Failed > 0 {
-				return silentExit(exitBlocked)
+				return cmdutil.SilentExit(exitcode.Blocked)
 			}
 			return nil
 		},
@@ -97,49 +99,36 @@ func (a *app) controllerCmd() *cobra.Command {
 	return cmd
 }
 
-// reloader opens the engine: first the one already open, then afresh
-// each time the controller finds the config changed.
-func (a *app) reloader(first *engine.Engine) func() (*engine.Engine, error) {
-	return func() (*engine.Engine, error) {
-		if first != nil {
-			e := first
-			first = nil
-			return e, nil
-		}
-		return a.engine()
-	}
-}
-
-func (a *app) controllerLog(format string) *slog.Logger {
+func (a cmds) controllerLog(format string) *slog.Logger {
 	level := slog.LevelInfo
-	if a.debug {
+	if a.Debug {
 		level = slog.LevelDebug
 	}
 	opts := &slog.HandlerOptions{Level: level}
 	if format == "json" {
-		return slog.New(slog.NewJSONHandler(a.err, opts))
+		return slog.New(slog.NewJSONHandler(a.ErrOut, opts))
 	}
-	return slog.New(slog.NewTextHandler(a.err, opts))
+	return slog.New(slog.NewTextHandler(a.ErrOut, opts))
 }
 
 // printTick prints what one pass did: one line per issue.
-func (a *app) printTick(sum controller.Summary, asJSON bool) error {
+func (a cmds) printTick(sum controller.Summary, asJSON bool) error {
 	if asJSON {
 		results := sum.Results
 		if results == nil {
 			results = []*engine.Result{}
 		}
-		return a.printJSON(map[string]any{"due": sum.Due, "failed": sum.Failed, "results": results})
+		return a.PrintJSON(map[string]any{"due": sum.Due, "failed": sum.Failed, "results": results})
 	}
 	if sum.Due == 0 {
-		fmt.Fprintln(a.out, "nothing for the controller to do")
+		fmt.Fprintln(a.Out, "nothing for the controller to do")
 		return nil
 	}
 	for _, r := range sum.Results {
-		a.printResult(r)
+		a.PrintResult(r)
 	}
 	if len(sum.Results) == 0 {
-		fmt.Fprintf(a.out, "%d issue(s) looked at (messages, escalations); nothing moved\n", sum.Due)
+		fmt.Fprintf(a.Out, "%d issue(s) looked at (messages, escalations); nothing moved\n", sum.Due)
 	}
 	return nil
 }

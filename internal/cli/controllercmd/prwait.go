@@ -1,4 +1,4 @@
-package main
+package controllercmd
 
 import (
 	"context"
@@ -10,15 +10,17 @@ import (
 
 	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/internal/cli/cmdutil"
+	"github.com/agenttree/agenttree/internal/exitcode"
 )
 
-func (a *app) prCmd() *cobra.Command {
+func (a cmds) prCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "pr", Short: "Work with an issue's pull request"}
 	cmd.AddCommand(a.prWaitCmd())
 	return cmd
 }
 
-func (a *app) prWaitCmd() *cobra.Command {
+func (a cmds) prWaitCmd() *cobra.Command {
 	var interval time.Duration
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -41,24 +43,24 @@ func (a *app) prWaitCmd() *cobra.Command {
 
 // prWait waits for the CI of issue arg's PR, printing each phase, and
 // exits as the outcome says.
-func (a *app) prWait(arg string, interval time.Duration, asJSON bool) error {
-	e, id, err := a.engineFor(arg)
+func (a cmds) prWait(arg string, interval time.Duration, asJSON bool) error {
+	e, id, err := a.EngineFor(arg)
 	if err != nil {
 		return err
 	}
-	out, err := controller.WaitCI(a.ctx, e, id, interval, func(p controller.WaitPhase) {
+	out, err := controller.WaitCI(a.Ctx, e, id, interval, func(p controller.WaitPhase) {
 		if !asJSON {
-			fmt.Fprintf(a.out, "[%d] %s elapsed: %s; next poll in %s\n", p.Iteration, roundDuration(p.Elapsed), p.Status, roundDuration(p.Next))
+			fmt.Fprintf(a.Out, "[%d] %s elapsed: %s; next poll in %s\n", p.Iteration, roundDuration(p.Elapsed), p.Status, roundDuration(p.Next))
 		}
 	})
 	if errors.Is(err, context.Canceled) {
-		return &exitError{code: exitInterrupted, err: errors.New("interrupted; CI goes on, and `agenttree pr wait` picks up where this stopped")}
+		return &cmdutil.ExitError{Code: exitcode.Interrupted, Err: errors.New("interrupted; CI goes on, and `agenttree pr wait` picks up where this stopped")}
 	}
 	if err != nil {
 		return err
 	}
 	if asJSON {
-		if err := a.printJSON(out); err != nil {
+		if err := a.PrintJSON(out); err != nil {
 			return err
 		}
 	} else {
@@ -68,9 +70,9 @@ func (a *app) prWait(arg string, interval time.Duration, asJSON bool) error {
 	case out.Passed:
 		return nil
 	case out.TimedOut:
-		return silentExit(exitTimeout)
+		return cmdutil.SilentExit(exitcode.Timeout)
 	}
-	return silentExit(exitBlocked)
+	return cmdutil.SilentExit(exitcode.Blocked)
 }
 
 // roundDuration keeps a duration readable: whole seconds, or milliseconds
@@ -83,18 +85,18 @@ func roundDuration(d time.Duration) time.Duration {
 }
 
 // printWait says how waiting for CI ended, and what to do next.
-func (a *app) printWait(out *controller.WaitOutcome, id int) {
+func (a cmds) printWait(out *controller.WaitOutcome, id int) {
 	switch {
 	case out.Passed:
-		fmt.Fprintf(a.out, "CI passed: %s\n", out.Reason)
+		fmt.Fprintf(a.Out, "CI passed: %s\n", out.Reason)
 	case out.TimedOut:
-		fmt.Fprintf(a.out, "CI did not finish in time: %s\n", out.Reason)
+		fmt.Fprintf(a.Out, "CI did not finish in time: %s\n", out.Reason)
 	case out.Class == hooks.ClassConflict:
-		fmt.Fprintf(a.out, "the PR conflicts with its base, so CI does not count yet: %s\n", out.Reason)
+		fmt.Fprintf(a.Out, "the PR conflicts with its base, so CI does not count yet: %s\n", out.Reason)
 	default:
-		fmt.Fprintf(a.out, "CI did not pass: %s\n", out.Reason)
+		fmt.Fprintf(a.Out, "CI did not pass: %s\n", out.Reason)
 	}
 	if out.Feedback != "" {
-		fmt.Fprintf(a.out, "what failed, with the log: %s\nfix it, commit, `git push`, then run `agenttree pr wait %d` again\n", out.Feedback, id)
+		fmt.Fprintf(a.Out, "what failed, with the log: %s\nfix it, commit, `git push`, then run `agenttree pr wait %d` again\n", out.Feedback, id)
 	}
 }

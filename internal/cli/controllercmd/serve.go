@@ -1,4 +1,4 @@
-package main
+package controllercmd
 
 import (
 	"bytes"
@@ -8,19 +8,23 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/controller/api"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/internal/cli/cmdutil"
+	"github.com/agenttree/agenttree/internal/cli/inboxcmd"
+	"github.com/agenttree/agenttree/internal/cli/issuecmd"
+	"github.com/agenttree/agenttree/internal/cli/statuscmd"
+	"github.com/agenttree/agenttree/internal/exitcode"
 	"github.com/agenttree/agenttree/internal/identity"
 	"github.com/agenttree/agenttree/internal/statedir"
 )
 
 // serveAgents answers agents' requests on the state directory's socket
 // until ctx is done, holding them to the controller's config.
-func (a *app) serveAgents(ctx context.Context, c *controller.Controller, stateDir string, log *slog.Logger) (wait func(), err error) {
+func (a cmds) serveAgents(ctx context.Context, c *controller.Controller, stateDir string, log *slog.Logger) (wait func(), err error) {
 	owner, err := identity.Owner(stateDir)
 	if err != nil {
 		return nil, err
@@ -30,7 +34,7 @@ func (a *app) serveAgents(ctx context.Context, c *controller.Controller, stateDi
 	if err != nil {
 		return nil, err
 	}
-	srv := &api.Server{Sessions: api.OpenSessions(stateDir), Owner: owner, ExitCode: exitCode, Log: log,
+	srv := &api.Server{Sessions: api.OpenSessions(stateDir), Owner: owner, ExitCode: cmdutil.ExitCode, Log: log,
 		Handlers: api.Handlers{
 			Next: func(ctx context.Context, who api.Caller, req api.NextRequest) (api.Output, error) {
 				return serve(a, ctx, c, who, req.Issue, true, req, serveNext)
@@ -71,8 +75,8 @@ type request struct {
 // output it returns. An agent acts on its session's issue only: named, the
 // issue a request that acts names (0: none), must be that one; reads
 // (acts false) may name any.
-func serve[R any](a *app, ctx context.Context, c *controller.Controller, who api.Caller, named int, acts bool, req R,
-	f func(h *app, r request, req R) error) (api.Output, error) {
+func serve[R any](a cmds, ctx context.Context, c *controller.Controller, who api.Caller, named int, acts bool, req R,
+	f func(h *cmdutil.App, r request, req R) error) (api.Output, error) {
 	e, err := c.Engine()
 	if err != nil {
 		return api.Output{}, err
@@ -82,29 +86,29 @@ func serve[R any](a *app, ctx context.Context, c *controller.Controller, who api
 	case who.Session != nil:
 		s := who.Session
 		if acts && named > 0 && named != s.Issue {
-			return api.Output{}, api.Refused(exitWaiting, "this agent's session is for issue %d; issue %d is not its own", s.Issue, named)
+			return api.Output{}, api.Refused(int(exitcode.Waiting), "this agent's session is for issue %d; issue %d is not its own", s.Issue, named)
 		}
 		r.actor = engine.Actor{Kind: engine.ActorAgent, Role: s.Role}
 		r.issue = s.Issue
 	case who.Person:
 		r.actor = engine.Actor{Kind: engine.ActorHuman}
 	default:
-		return api.Output{}, api.Refused(exitWaiting, "who is asking is not known")
+		return api.Output{}, api.Refused(int(exitcode.Waiting), "who is asking is not known")
 	}
 	var out bytes.Buffer
-	h := &app{ctx: ctx, getenv: func(string) string { return "" }, out: &out, err: &out, wd: a.wd, configPath: a.configPath, fixed: e}
+	h := &cmdutil.App{Ctx: ctx, Getenv: func(string) string { return "" }, Out: &out, ErrOut: &out, WD: a.WD, ConfigPath: a.ConfigPath, Fixed: e}
 	err = f(h, r, req)
-	var se silentExit
+	var se cmdutil.SilentExit
 	switch {
 	case errors.As(err, &se):
 		return api.Output{Text: out.String(), ExitCode: int(se)}, nil
 	case err != nil:
-		return api.Output{Text: out.String()}, &api.Error{Message: err.Error(), ExitCode: exitCode(err)}
+		return api.Output{Text: out.String()}, &api.Error{Message: err.Error(), ExitCode: cmdutil.ExitCode(err)}
 	}
 	return api.Output{Text: out.String()}, nil
 }
 
-func serveNext(h *app, r request, req api.NextRequest) error {
+func serveNext(h *cmdutil.App, r request, req api.NextRequest) error {
 	if r.issue <= 0 {
 		return errors.New("which issue? a person names it (`next -i ID`)")
 	}
@@ -117,52 +121,45 @@ func serveNext(h *app, r request, req api.NextRequest) error {
 	if req.RequestID != "" {
 		if i := slices.IndexFunc(iss.History, func(h issues.HistoryEntry) bool { return h.Request == req.RequestID }); i >= 0 {
 			done := iss.History[i]
-			fmt.Fprintf(h.out, "issue %d: this request was already done: %s → %s (%s); it is now at %s\n", iss.ID, done.From, done.To, done.Kind, iss.Stage)
+			fmt.Fprintf(h.Out, "issue %d: this request was already done: %s → %s (%s); it is now at %s\n", iss.ID, done.From, done.To, done.Kind, iss.Stage)
 			return nil
 		}
 	}
 	actor := r.actor
 	actor.Request = req.RequestID
-	res, err := r.e.Next(h.ctx, r.issue, actor, req.DryRun)
+	res, err := r.e.Next(h.Ctx, r.issue, actor, req.DryRun)
 	if err != nil {
 		return err
 	}
-	return h.report(res, req.JSON)
+	return h.Report(res, req.JSON)
 }
 
-func serveCreate(h *app, r request, req api.CreateRequest) error {
-	iss, err := r.e.Create(h.ctx, engine.NewIssue{Title: req.Title, Flow: req.Flow, Labels: req.Labels, Vars: req.Vars, By: r.actor})
+func serveCreate(h *cmdutil.App, r request, req api.CreateRequest) error {
+	iss, err := r.e.Create(h.Ctx, engine.NewIssue{Title: req.Title, Flow: req.Flow, Labels: req.Labels, Vars: req.Vars, By: r.actor})
 	if err != nil {
 		return err
 	}
-	return h.printCreated(iss, req.JSON)
+	return issuecmd.PrintCreated(h, iss, req.JSON)
 }
 
-func serveShow(h *app, r request, req api.ShowRequest) error {
+func serveShow(h *cmdutil.App, r request, req api.ShowRequest) error {
 	id := req.Issue
 	if id == 0 {
 		id = r.issue
 	}
-	return h.showIssue(r.e, id, req.JSON)
+	return issuecmd.Show(h, r.e, id, req.JSON)
 }
 
-func serveStatus(h *app, r request, req api.StatusRequest) error {
+func serveStatus(h *cmdutil.App, r request, req api.StatusRequest) error {
 	if req.Issue != 0 {
-		return h.statusOne(strconv.Itoa(req.Issue), req.Block, req.JSON)
+		return statuscmd.ShowOne(h, strconv.Itoa(req.Issue), req.Block, req.JSON)
 	}
-	rows, err := statusRows(r.e)
-	if err != nil {
-		return err
-	}
-	if req.JSON {
-		return h.printJSON(rows)
-	}
-	return h.printStatus(rows, time.Now())
+	return statuscmd.ShowAll(h, r.e, req.JSON)
 }
 
-func serveInbox(h *app, r request, req api.InboxRequest) error {
+func serveInbox(h *cmdutil.App, r request, req api.InboxRequest) error {
 	if r.issue <= 0 {
 		return errors.New("an inbox is an issue's: an agent reads its own session's")
 	}
-	return h.showInbox(r.e, r.issue, req.Recent, req.JSON)
+	return inboxcmd.Show(h, r.e, r.issue, req.Recent, req.JSON)
 }

@@ -1,4 +1,4 @@
-package main
+package democmd
 
 import (
 	"os"
@@ -6,10 +6,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agenttree/agenttree/internal/cli/cmdutil"
 	"github.com/agenttree/agenttree/internal/demo"
+	"github.com/agenttree/agenttree/internal/exitcode"
 )
 
-func (a *app) demoCmd() *cobra.Command {
+func (a cmds) demoCmd() *cobra.Command {
 	var opts demo.Options
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -29,9 +31,9 @@ func (a *app) demoCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			opts.Self, opts.Out = self, a.out
-			if err := demo.Run(a.ctx, opts); err != nil {
-				return &exitError{code: exitBlocked, err: err}
+			opts.Self, opts.Out = self, a.Out
+			if err := demo.Run(a.Ctx, opts); err != nil {
+				return &cmdutil.ExitError{Code: exitcode.Blocked, Err: err}
 			}
 			return nil
 		},

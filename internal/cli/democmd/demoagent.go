@@ -1,4 +1,4 @@
-package main
+package democmd
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 // demoAgentCmd is the scripted agent `agenttree demo` configures as an
 // ordinary agent command: it reads its pane and acts on what it is told.
-func (a *app) demoAgentCmd() *cobra.Command {
+func (a cmds) demoAgentCmd() *cobra.Command {
 	var base string
 	cmd := &cobra.Command{
 		Use:    "demo-agent",
@@ -26,17 +26,17 @@ func (a *app) demoAgentCmd() *cobra.Command {
 				return err
 			}
 			agent := &demoagent.Agent{
-				Repo: &gitx.Repo{Dir: a.wd},
+				Repo: &gitx.Repo{Dir: a.WD},
 				Base: base,
-				Out:  a.out,
+				Out:  a.Out,
 				Next: func(ctx context.Context) (string, error) {
 					next := exec.CommandContext(ctx, self, "next")
-					next.Dir = a.wd
+					next.Dir = a.WD
 					out, err := next.CombinedOutput()
 					return string(out), err
 				},
 			}
-			return agent.Run(a.ctx, a.stdin)
+			return agent.Run(a.Ctx, a.In)
 		},
 	}
 	cmd.Flags().StringVar(&base, "base", "main", "the branch its work goes to")

@@ -1,4 +1,4 @@
-package main
+package flowcmd
 
 import (
 	"fmt"
@@ -17,11 +17,11 @@ const byHandExit = "Exit status: 0 done, 1 moved but the new stage's entry work 
 // manualCmds are people's commands: the ways out of an escalation
 // (resume, skip, abort) and a person's word over the pipeline (reject,
 // move). Agents and the controller are refused (exit 3).
-func (a *app) manualCmds() []*cobra.Command {
+func (a cmds) manualCmds() []*cobra.Command {
 	return []*cobra.Command{a.resumeCmd(), a.skipCmd(), a.abortCmd(), a.rejectCmd(), a.moveCmd()}
 }
 
-func (a *app) resumeCmd() *cobra.Command {
+func (a cmds) resumeCmd() *cobra.Command {
 	var reason string
 	cmd := a.byHandCmd(&cobra.Command{
 		Use:     "resume ID",
@@ -31,13 +31,13 @@ func (a *app) resumeCmd() *cobra.Command {
 			"(or the next `agenttree next`) tries its stage again.\n\n" + byHandExit,
 		Args: cobra.ExactArgs(1),
 	}, func(e *engine.Engine, id int, actor engine.Actor, _ []string) (*engine.Result, error) {
-		return people.Resume(a.ctx, e, id, actor, reason)
+		return people.Resume(a.Ctx, e, id, actor, reason)
 	})
 	cmd.Flags().StringVar(&reason, "reason", "", "why, for the issue's history")
 	return cmd
 }
 
-func (a *app) skipCmd() *cobra.Command {
+func (a cmds) skipCmd() *cobra.Command {
 	var reason string
 	cmd := a.byHandCmd(&cobra.Command{
 		Use:     "skip ID --reason TEXT",
@@ -47,13 +47,13 @@ func (a *app) skipCmd() *cobra.Command {
 			"current stage's gates. The reason is kept in the issue's history.\n\n" + byHandExit,
 		Args: cobra.ExactArgs(1),
 	}, func(e *engine.Engine, id int, actor engine.Actor, _ []string) (*engine.Result, error) {
-		return people.Skip(a.ctx, e, id, actor, reason)
+		return people.Skip(a.Ctx, e, id, actor, reason)
 	})
 	cmd.Flags().StringVar(&reason, "reason", "", "why the stage is skipped, for the issue's history (required)")
 	return cmd
 }
 
-func (a *app) abortCmd() *cobra.Command {
+func (a cmds) abortCmd() *cobra.Command {
 	var reason string
 	cmd := a.byHandCmd(&cobra.Command{
 		Use:     "abort ID",
@@ -63,13 +63,13 @@ func (a *app) abortCmd() *cobra.Command {
 			"that stage's entry hooks.\n\n" + byHandExit,
 		Args: cobra.ExactArgs(1),
 	}, func(e *engine.Engine, id int, actor engine.Actor, _ []string) (*engine.Result, error) {
-		return people.Abort(a.ctx, e, id, actor, reason)
+		return people.Abort(a.Ctx, e, id, actor, reason)
 	})
 	cmd.Flags().StringVar(&reason, "reason", "", "why, for the issue's history")
 	return cmd
 }
 
-func (a *app) rejectCmd() *cobra.Command {
+func (a cmds) rejectCmd() *cobra.Command {
 	var to, message string
 	cmd := a.byHandCmd(&cobra.Command{
 		Use:   "reject ID --message TEXT [--to STAGE]",
@@ -81,14 +81,14 @@ func (a *app) rejectCmd() *cobra.Command {
 			"The message is kept in the issue's history and delivered to the agent.\n\n" + byHandExit,
 		Args: cobra.ExactArgs(1),
 	}, func(e *engine.Engine, id int, actor engine.Actor, _ []string) (*engine.Result, error) {
-		return people.Reject(a.ctx, e, id, actor, to, message)
+		return people.Reject(a.Ctx, e, id, actor, to, message)
 	})
 	cmd.Flags().StringVar(&message, "message", "", "what the agent must change (required)")
 	cmd.Flags().StringVar(&to, "to", "", "the stage the work goes back to")
 	return cmd
 }
 
-func (a *app) moveCmd() *cobra.Command {
+func (a cmds) moveCmd() *cobra.Command {
 	var reason string
 	cmd := a.byHandCmd(&cobra.Command{
 		Use:     "move ID STAGE --reason TEXT",
@@ -98,7 +98,7 @@ func (a *app) moveCmd() *cobra.Command {
 			"stage's entry hooks. The reason is kept in the issue's history.\n\n" + byHandExit,
 		Args: cobra.ExactArgs(2),
 	}, func(e *engine.Engine, id int, actor engine.Actor, args []string) (*engine.Result, error) {
-		return people.Move(a.ctx, e, id, actor, args[1], reason)
+		return people.Move(a.Ctx, e, id, actor, args[1], reason)
 	})
 	cmd.Flags().StringVar(&reason, "reason", "", "why, for the issue's history (required)")
 	return cmd
@@ -107,10 +107,10 @@ func (a *app) moveCmd() *cobra.Command {
 // byHandCmd completes cmd, one of people's commands: --json, and a run
 // that calls do on the issue its first argument names, as whoever runs it,
 // and reports the result as `next` does.
-func (a *app) byHandCmd(cmd *cobra.Command, do func(e *engine.Engine, id int, actor engine.Actor, args []string) (*engine.Result, error)) *cobra.Command {
+func (a cmds) byHandCmd(cmd *cobra.Command, do func(e *engine.Engine, id int, actor engine.Actor, args []string) (*engine.Result, error)) *cobra.Command {
 	var asJSON bool
 	cmd.RunE = func(_ *cobra.Command, args []string) error {
-		e, id, actor, err := a.engineActing(args[0])
+		e, id, actor, err := a.EngineActing(args[0])
 		if err != nil {
 			return err
 		}
@@ -122,7 +122,7 @@ func (a *app) byHandCmd(cmd *cobra.Command, do func(e *engine.Engine, id int, ac
 			a.printResumed(res)
 			return nil
 		}
-		return a.report(res, asJSON)
+		return a.Report(res, asJSON)
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
@@ -130,11 +130,11 @@ func (a *app) byHandCmd(cmd *cobra.Command, do func(e *engine.Engine, id int, ac
 
 // printResumed says that an issue goes on where it is: a resume is no
 // move, and "moved pr_ready → pr_ready" would say one happened.
-func (a *app) printResumed(res *engine.Result) {
-	fmt.Fprintf(a.out, "issue %d resumed at %s\n", res.Issue, res.From)
-	a.lines("  ", res.Reasons)
+func (a cmds) printResumed(res *engine.Result) {
+	fmt.Fprintf(a.Out, "issue %d resumed at %s\n", res.Issue, res.From)
+	a.Lines("  ", res.Reasons)
 	if res.Instructions != "" {
-		fmt.Fprintln(a.out)
-		fmt.Fprintln(a.out, res.Instructions)
+		fmt.Fprintln(a.Out)
+		fmt.Fprintln(a.Out, res.Instructions)
 	}
 }

@@ -1,62 +1,20 @@
-package main
+package flowcmd
 
 import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/controller/api"
-
 	"github.com/agenttree/agenttree/engine"
-	"github.com/agenttree/agenttree/internal/gitx"
+	"github.com/agenttree/agenttree/internal/cli/cmdutil"
 )
 
-var branchIDRE = regexp.MustCompile(`^(?:.*/)?(?:issue-0*([1-9][0-9]*)(?:$|[-_/])|0*([1-9][0-9]*)-)`)
-
-// issueFromBranch reads an issue id out of a branch name such as
-// `issue-42`, `issue-042-login` or `042-login`.
-func issueFromBranch(branch string) (int, bool) {
-	m := branchIDRE.FindStringSubmatch(branch)
-	if m == nil {
-		return 0, false
-	}
-	s := m[1]
-	if s == "" {
-		s = m[2]
-	}
-	id, err := strconv.Atoi(s)
-	return id, err == nil
-}
-
-// resolveIssue finds the issue a command is about: -i, AGENTTREE_ISSUE,
-// then the current git branch.
-func (a *app) resolveIssue(flag string, dir string) (int, error) {
-	if flag != "" {
-		return parseID(flag)
-	}
-	if env := a.getenv("AGENTTREE_ISSUE"); env != "" {
-		id, err := parseID(env)
-		if err != nil {
-			return 0, fmt.Errorf("AGENTTREE_ISSUE: %w", err)
-		}
-		return id, nil
-	}
-	branch, err := (&gitx.Repo{Dir: dir}).CurrentBranch(a.ctx)
-	if err == nil {
-		if id, ok := issueFromBranch(branch); ok {
-			return id, nil
-		}
-	}
-	return 0, fmt.Errorf("which issue? pass -i ID, set AGENTTREE_ISSUE, or work on a branch named like issue-42 (current branch: %q)", branch)
-}
-
-func (a *app) nextCmd() *cobra.Command {
+func (a cmds) nextCmd() *cobra.Command {
 	var idFlag string
 	var dryRun, asJSON bool
 	cmd := &cobra.Command{
@@ -70,30 +28,30 @@ func (a *app) nextCmd() *cobra.Command {
 			"2 bad usage or config, 3 waiting on a person or the controller.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if c, err := a.remote(); err != nil {
+			if c, err := a.Remote(); err != nil {
 				return err
 			} else if c != nil {
 				req := api.NextRequest{RequestID: api.RequestID(), DryRun: dryRun, JSON: asJSON}
 				if idFlag != "" {
-					if req.Issue, err = parseID(idFlag); err != nil {
+					if req.Issue, err = cmdutil.ParseID(idFlag); err != nil {
 						return err
 					}
 				}
-				return a.ask(c, api.RouteNext, req)
+				return a.Ask(c, api.RouteNext, req)
 			}
-			e, err := a.engine()
+			e, err := a.Engine()
 			if err != nil {
 				return err
 			}
 			if !inGitRepo(filepath.Dir(e.Config.File)) {
-				fmt.Fprintf(a.err, "warning: %s is not in a git repository: gates on commits, branches and PRs cannot pass; run `git init` there (then `git remote add origin URL`)\n",
+				fmt.Fprintf(a.ErrOut, "warning: %s is not in a git repository: gates on commits, branches and PRs cannot pass; run `git init` there (then `git remote add origin URL`)\n",
 					filepath.Dir(e.Config.File))
 			}
-			id, err := a.resolveIssue(idFlag, e.WorkDir)
+			id, err := a.ResolveIssue(idFlag, e.WorkDir)
 			if err != nil {
 				return err
 			}
-			actor, err := a.actor(e, id)
+			actor, err := a.Actor(e, id)
 			if err != nil {
 				return err
 			}
@@ -104,16 +62,16 @@ func (a *app) nextCmd() *cobra.Command {
 					if err != nil {
 						return err
 					}
-					return a.report(res, asJSON)
+					return a.Report(res, asJSON)
 				}
 			}
-			s := a.spin(fmt.Sprintf("checking the gates of issue %d", id))
-			res, err := e.Next(a.ctx, id, actor, dryRun)
+			s := a.Spin(fmt.Sprintf("checking the gates of issue %d", id))
+			res, err := e.Next(a.Ctx, id, actor, dryRun)
 			s.Stop()
 			if err != nil {
 				return err
 			}
-			return a.report(res, asJSON)
+			return a.Report(res, asJSON)
 		},
 	}
 	cmd.Flags().StringVarP(&idFlag, "issue", "i", "", "issue id (default: AGENTTREE_ISSUE, then the git branch)")
@@ -122,7 +80,7 @@ func (a *app) nextCmd() *cobra.Command {
 	return cmd
 }
 
-func (a *app) approveCmd() *cobra.Command {
+func (a cmds) approveCmd() *cobra.Command {
 	var dryRun, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "approve ID",
@@ -131,17 +89,17 @@ func (a *app) approveCmd() *cobra.Command {
   agenttree approve 3 --dry-run`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			e, id, actor, err := a.engineActing(args[0])
+			e, id, actor, err := a.EngineActing(args[0])
 			if err != nil {
 				return err
 			}
-			s := a.spin(fmt.Sprintf("approving issue %d", id))
-			res, err := e.Approve(a.ctx, id, actor, dryRun)
+			s := a.Spin(fmt.Sprintf("approving issue %d", id))
+			res, err := e.Approve(a.Ctx, id, actor, dryRun)
 			s.Stop()
 			if err != nil {
 				return err
 			}
-			return a.report(res, asJSON)
+			return a.Report(res, asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "check the gates without moving the issue")
@@ -153,7 +111,7 @@ func (a *app) approveCmd() *cobra.Command {
 // foreground when it is at a controller stage (or has entry work the
 // controller finishes), with a progress line on stderr while it waits. It
 // returns nil when the controller has nothing to do there.
-func (a *app) controllerPass(e *engine.Engine, id int) (*engine.Result, error) {
+func (a cmds) controllerPass(e *engine.Engine, id int) (*engine.Result, error) {
 	iss, err := e.Store.Get(id)
 	if err != nil {
 		return nil, err
@@ -162,9 +120,9 @@ func (a *app) controllerPass(e *engine.Engine, id int) (*engine.Result, error) {
 	if !ok || iss.Escalated != nil || !node.Controller() {
 		return nil, nil
 	}
-	fmt.Fprintf(a.err, "%s is run by the host controller; running its pass for issue %d here\n", node.Path, id)
-	return controller.Drive(a.ctx, a.reloader(e), id, func(p controller.Progress) {
-		fmt.Fprintf(a.err, "  %s: %s (next look in %s)\n", p.Elapsed.Round(time.Second), safeText(p.Status), p.Next.Round(time.Second))
+	fmt.Fprintf(a.ErrOut, "%s is run by the host controller; running its pass for issue %d here\n", node.Path, id)
+	return controller.Drive(a.Ctx, a.Reloader(e), id, func(p controller.Progress) {
+		fmt.Fprintf(a.ErrOut, "  %s: %s (next look in %s)\n", p.Elapsed.Round(time.Second), cmdutil.SafeText(p.Status), p.Next.Round(time.Second))
 	})
 }
 

@@ -1,10 +1,9 @@
-package main
+package issuecmd
 
 import (
 	"errors"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -14,15 +13,18 @@ import (
 	"github.com/agenttree/agenttree/controller/api"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/machine/render"
+	"github.com/agenttree/agenttree/internal/cli/cmdutil"
+	"github.com/agenttree/agenttree/internal/exitcode"
 )
 
-func (a *app) issueCmd() *cobra.Command {
+func (a cmds) issueCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "issue", Short: "Create, list and show issues"}
 	cmd.AddCommand(a.issueCreateCmd(), a.issueListCmd(), a.issueShowCmd())
 	return cmd
 }
 
-func (a *app) issueCreateCmd() *cobra.Command {
+func (a cmds) issueCreateCmd() *cobra.Command {
 	var req engine.NewIssue
 	var sets []string
 	var asJSON bool
@@ -39,23 +41,23 @@ func (a *app) issueCreateCmd() *cobra.Command {
 				return err
 			}
 			req.Vars = vars
-			if c, err := a.remote(); err != nil {
+			if c, err := a.Remote(); err != nil {
 				return err
 			} else if c != nil {
 				if req.Stage != "" {
-					return &exitError{code: exitUsage, err: errors.New("agents create issues at a flow's start; --stage is for people")}
+					return &cmdutil.ExitError{Code: exitcode.Usage, Err: errors.New("agents create issues at a flow's start; --stage is for people")}
 				}
-				return a.ask(c, api.RouteCreate, api.CreateRequest{RequestID: api.RequestID(), Title: req.Title, Flow: req.Flow,
+				return a.Ask(c, api.RouteCreate, api.CreateRequest{RequestID: api.RequestID(), Title: req.Title, Flow: req.Flow,
 					Vars: req.Vars, Labels: req.Labels, JSON: asJSON})
 			}
-			e, err := a.engine()
+			e, err := a.Engine()
 			if err != nil {
 				return err
 			}
-			if req.By, err = a.actor(e, 0); err != nil {
+			if req.By, err = a.Actor(e, 0); err != nil {
 				return err
 			}
-			iss, err := e.Create(a.ctx, req)
+			iss, err := e.Create(a.Ctx, req)
 			if err != nil {
 				return err
 			}
@@ -70,11 +72,11 @@ func (a *app) issueCreateCmd() *cobra.Command {
 	return cmd
 }
 
-func (a *app) printCreated(iss *issues.Issue, asJSON bool) error {
+func (a cmds) printCreated(iss *issues.Issue, asJSON bool) error {
 	if asJSON {
-		return a.printJSON(iss)
+		return a.PrintJSON(iss)
 	}
-	fmt.Fprintf(a.out, "created issue %d %q at %s (flow %s, branch %s)\n", iss.ID, iss.Title, iss.Stage, iss.Flow, iss.Branch)
+	fmt.Fprintf(a.Out, "created issue %d %q at %s (flow %s, branch %s)\n", iss.ID, iss.Title, iss.Stage, iss.Flow, iss.Branch)
 	return nil
 }
 
@@ -97,7 +99,7 @@ func parseSets(sets []string) (map[string]any, error) {
 	return vars, nil
 }
 
-func (a *app) issueListCmd() *cobra.Command {
+func (a cmds) issueListCmd() *cobra.Command {
 	var asJSON bool
 	var stage string
 	cmd := &cobra.Command{
@@ -107,7 +109,7 @@ func (a *app) issueListCmd() *cobra.Command {
   agenttree issue list --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			e, err := a.engine()
+			e, err := a.Engine()
 			if err != nil {
 				return err
 			}
@@ -117,7 +119,7 @@ func (a *app) issueListCmd() *cobra.Command {
 			}
 			if err != nil {
 				// The others are listed all the same.
-				fmt.Fprintf(a.err, "warning: some issues cannot be read; fix or move them:\n%v\n", err)
+				fmt.Fprintf(a.ErrOut, "warning: some issues cannot be read; fix or move them:\n%v\n", err)
 			}
 			list := []*issues.Issue{}
 			for _, iss := range all {
@@ -126,16 +128,16 @@ func (a *app) issueListCmd() *cobra.Command {
 				}
 			}
 			if asJSON {
-				return a.printJSON(list)
+				return a.PrintJSON(list)
 			}
 			if len(list) == 0 {
-				fmt.Fprintln(a.out, "no issues; create one with `agenttree issue create TITLE`")
+				fmt.Fprintln(a.Out, "no issues; create one with `agenttree issue create TITLE`")
 				return nil
 			}
-			tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
+			tw := tabwriter.NewWriter(a.Out, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tSTAGE\tFLOW\tTITLE")
 			for _, iss := range list {
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", iss.ID, safeText(iss.Stage), safeText(iss.Flow), safeTitle(iss.Title))
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", iss.ID, cmdutil.SafeText(iss.Stage), cmdutil.SafeText(iss.Flow), cmdutil.SafeTitle(iss.Title))
 			}
 			return tw.Flush()
 		},
@@ -145,7 +147,7 @@ func (a *app) issueListCmd() *cobra.Command {
 	return cmd
 }
 
-func (a *app) issueShowCmd() *cobra.Command {
+func (a cmds) issueShowCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "show ID",
@@ -154,16 +156,16 @@ func (a *app) issueShowCmd() *cobra.Command {
   agenttree issue show 3 --json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID(args[0])
+			id, err := cmdutil.ParseID(args[0])
 			if err != nil {
 				return err
 			}
-			if c, err := a.remote(); err != nil {
+			if c, err := a.Remote(); err != nil {
 				return err
 			} else if c != nil {
-				return a.ask(c, api.RouteShow, api.ShowRequest{Issue: id, JSON: asJSON})
+				return a.Ask(c, api.RouteShow, api.ShowRequest{Issue: id, JSON: asJSON})
 			}
-			e, err := a.engine()
+			e, err := a.Engine()
 			if err != nil {
 				return err
 			}
@@ -174,36 +176,36 @@ func (a *app) issueShowCmd() *cobra.Command {
 	return cmd
 }
 
-func (a *app) showIssue(e *engine.Engine, id int, asJSON bool) error {
+func (a cmds) showIssue(e *engine.Engine, id int, asJSON bool) error {
 	iss, err := e.Store.Get(id)
 	if err != nil {
 		return err
 	}
 	if asJSON {
-		return a.printJSON(iss)
+		return a.PrintJSON(iss)
 	}
 	a.printIssue(e, iss)
 	return nil
 }
 
-func (a *app) printIssue(e *engine.Engine, iss *issues.Issue) {
-	fmt.Fprintf(a.out, "issue %d: %s\n", iss.ID, safeTitle(iss.Title))
-	fmt.Fprintf(a.out, "  stage:   %s (flow %s, version %d)\n", iss.Stage, iss.Flow, iss.Version)
+func (a cmds) printIssue(e *engine.Engine, iss *issues.Issue) {
+	fmt.Fprintf(a.Out, "issue %d: %s\n", iss.ID, cmdutil.SafeTitle(iss.Title))
+	fmt.Fprintf(a.Out, "  stage:   %s (flow %s, version %d)\n", iss.Stage, iss.Flow, iss.Version)
 	if n, ok := e.Config.Node(iss.Stage); ok {
-		fmt.Fprintf(a.out, "  owner:   %s\n", describeNode(n))
+		fmt.Fprintf(a.Out, "  owner:   %s\n", render.Describe(n))
 	}
-	fmt.Fprintf(a.out, "  branch:  %s\n", iss.Branch)
+	fmt.Fprintf(a.Out, "  branch:  %s\n", iss.Branch)
 	if p := iss.EntryPending; p != nil {
-		fmt.Fprintf(a.out, "  unfinished: entering %s did not finish (`agenttree next -i %d` runs it again)\n", p.Stage, iss.ID)
+		fmt.Fprintf(a.Out, "  unfinished: entering %s did not finish (`agenttree next -i %d` runs it again)\n", p.Stage, iss.ID)
 		for _, f := range p.Failures {
-			fmt.Fprintf(a.out, "    - %s\n", safeText(f))
+			fmt.Fprintf(a.Out, "    - %s\n", cmdutil.SafeText(f))
 		}
 	}
 	if iss.PRURL != "" {
-		fmt.Fprintf(a.out, "  pr:      #%d %s\n", iss.PRNumber, iss.PRURL)
+		fmt.Fprintf(a.Out, "  pr:      #%d %s\n", iss.PRNumber, iss.PRURL)
 	}
 	if len(iss.Labels) > 0 {
-		fmt.Fprintf(a.out, "  labels:  %s\n", safeText(strings.Join(iss.Labels, ", ")))
+		fmt.Fprintf(a.Out, "  labels:  %s\n", cmdutil.SafeText(strings.Join(iss.Labels, ", ")))
 	}
 	if len(iss.Vars) > 0 {
 		keys := make([]string, 0, len(iss.Vars))
@@ -215,10 +217,10 @@ func (a *app) printIssue(e *engine.Engine, iss *issues.Issue) {
 		for i, k := range keys {
 			pairs[i] = fmt.Sprintf("%s=%v", k, iss.Vars[k])
 		}
-		fmt.Fprintf(a.out, "  vars:    %s\n", strings.Join(pairs, " "))
+		fmt.Fprintf(a.Out, "  vars:    %s\n", strings.Join(pairs, " "))
 	}
-	fmt.Fprintf(a.out, "  dir:     %s\n", e.Store.Dir(iss.ID))
-	fmt.Fprintln(a.out, "  history:")
+	fmt.Fprintf(a.Out, "  dir:     %s\n", e.Store.Dir(iss.ID))
+	fmt.Fprintln(a.Out, "  history:")
 	for _, h := range iss.History {
 		from := h.From
 		if from == "" {
@@ -226,16 +228,8 @@ func (a *app) printIssue(e *engine.Engine, iss *issues.Issue) {
 		}
 		line := fmt.Sprintf("    %s  %-9s %s → %s by %s", h.At.Local().Format("2006-01-02 15:04"), h.Kind, from, h.To, h.Actor)
 		if h.Reason != "" {
-			line += ": " + safeText(h.Reason)
+			line += ": " + cmdutil.SafeText(h.Reason)
 		}
-		fmt.Fprintln(a.out, line)
+		fmt.Fprintln(a.Out, line)
 	}
-}
-
-func parseID(s string) (int, error) {
-	id, err := strconv.Atoi(strings.TrimPrefix(s, "#"))
-	if err != nil || id <= 0 {
-		return 0, fmt.Errorf("%q is not an issue id; ids are numbers (see `agenttree issue list`)", s)
-	}
-	return id, nil
 }

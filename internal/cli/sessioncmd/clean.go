@@ -1,4 +1,4 @@
-package main
+package sessioncmd
 
 import (
 	"fmt"
@@ -8,11 +8,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agenttree/agenttree/internal/cli/cmdutil"
+	"github.com/agenttree/agenttree/internal/exitcode"
 	"github.com/agenttree/agenttree/internal/textsafe"
 	"github.com/agenttree/agenttree/sessions"
 )
 
-func (a *app) cleanCmd() *cobra.Command {
+func (a cmds) cleanCmd() *cobra.Command {
 	var dryRun, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "clean",
@@ -32,24 +34,24 @@ func (a *app) cleanCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s := a.spin("fetching and checking the worktrees of finished issues")
-			list, err := m.Clean(a.ctx, dryRun)
+			s := a.Spin("fetching and checking the worktrees of finished issues")
+			list, err := m.Clean(a.Ctx, dryRun)
 			s.Stop()
 			if list == nil && err != nil {
 				return err
 			}
 			if err != nil {
-				fmt.Fprintln(a.err, "warning:", err)
+				fmt.Fprintln(a.ErrOut, "warning:", err)
 			}
 			if asJSON {
-				if err := a.printJSON(list); err != nil {
+				if err := a.PrintJSON(list); err != nil {
 					return err
 				}
 			} else {
-				printCleaned(a.out, list)
+				printCleaned(a.Out, list)
 			}
 			if slices.ContainsFunc(list, func(c sessions.Cleaned) bool { return c.Refused() || c.KeptFor == sessions.Failed }) {
-				return silentExit(exitBlocked)
+				return cmdutil.SilentExit(exitcode.Blocked)
 			}
 			return nil
 		},

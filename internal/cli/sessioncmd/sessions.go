@@ -1,4 +1,4 @@
-package main
+package sessioncmd
 
 import (
 	"fmt"
@@ -13,28 +13,30 @@ import (
 	"golang.org/x/term"
 
 	"github.com/agenttree/agenttree/controller"
+	"github.com/agenttree/agenttree/internal/cli/cmdutil"
+	"github.com/agenttree/agenttree/internal/cli/inboxcmd"
 	"github.com/agenttree/agenttree/sessions"
 	"github.com/agenttree/agenttree/stages"
 )
 
 // sessionCmds are the commands that start, attach to, stop and list
 // agents' tmux sessions.
-func (a *app) sessionCmds() []*cobra.Command {
+func (a cmds) sessionCmds() []*cobra.Command {
 	return []*cobra.Command{a.startCmd(), a.attachCmd(), a.stopCmd(), a.agentsCmd()}
 }
 
 // sessions opens the session manager, for people only: agents do not
 // start agents.
-func (a *app) sessions(what string) (*sessions.Manager, error) {
-	if err := a.forPeople("only a person %s agent sessions; %s cannot", what); err != nil {
+func (a cmds) sessions(what string) (*sessions.Manager, error) {
+	if err := a.ForPeople("only a person %s agent sessions; %s cannot", what); err != nil {
 		return nil, err
 	}
-	e, err := a.engine()
+	e, err := a.Engine()
 	if err != nil {
 		return nil, err
 	}
 	m := sessions.New(e, controller.TmuxClient(e))
-	m.Log = a.logger()
+	m.Log = a.Logger()
 	return m, nil
 }
 
@@ -47,7 +49,7 @@ type startView struct {
 	Reason    string `json:"reason,omitempty"`
 }
 
-func (a *app) startCmd() *cobra.Command {
+func (a cmds) startCmd() *cobra.Command {
 	var opts sessions.Options
 	var role string
 	var asJSON bool
@@ -64,7 +66,7 @@ func (a *app) startCmd() *cobra.Command {
 		Example: "  agenttree start 3\n  agenttree start 3 --agent codex --restart",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID(args[0])
+			id, err := cmdutil.ParseID(args[0])
 			if err != nil {
 				return err
 			}
@@ -73,8 +75,8 @@ func (a *app) startCmd() *cobra.Command {
 				return err
 			}
 			opts.Role = stages.Role(role)
-			s := a.spin(fmt.Sprintf("starting issue %d's agent", id))
-			res, err := m.Start(a.ctx, id, opts)
+			s := a.Spin(fmt.Sprintf("starting issue %d's agent", id))
+			res, err := m.Start(a.Ctx, id, opts)
 			s.Stop()
 			if err != nil {
 				return err
@@ -84,9 +86,9 @@ func (a *app) startCmd() *cobra.Command {
 				v.Delivered, v.Reason = a.deliverFirst(m, id, res)
 			}
 			if asJSON {
-				return a.printJSON(v)
+				return a.PrintJSON(v)
 			}
-			printStart(a.out, v)
+			printStart(a.Out, v)
 			return nil
 		},
 	}
@@ -99,14 +101,14 @@ func (a *app) startCmd() *cobra.Command {
 
 // deliverFirst delivers the issue's outbox as the controller does, the
 // first message among it; what cannot be delivered now stays queued.
-func (a *app) deliverFirst(m *sessions.Manager, id int, res *sessions.Start) (bool, string) {
+func (a cmds) deliverFirst(m *sessions.Manager, id int, res *sessions.Start) (bool, string) {
 	iss, err := m.Engine.Store.Get(id)
 	if err != nil {
 		return false, err.Error()
 	}
-	_, err = controller.Deliver(a.ctx, m.Engine, iss, m.Tmux, a.logger())
-	if queued(m.Engine.Outbox(id), res.Message) {
-		return false, fmt.Sprintf("%s; `agenttree controller` delivers it (see `agenttree inbox %d`)", notDelivered(err, res.Session.Session), id)
+	_, err = controller.Deliver(a.Ctx, m.Engine, iss, m.Tmux, a.Logger())
+	if inboxcmd.Queued(m.Engine.Outbox(id), res.Message) {
+		return false, fmt.Sprintf("%s; `agenttree controller` delivers it (see `agenttree inbox %d`)", inboxcmd.NotDelivered(err, res.Session.Session), id)
 	}
 	return true, ""
 }
@@ -128,12 +130,12 @@ func printStart(w io.Writer, v startView) {
 	case v.Delivered:
 		fmt.Fprintln(w, "the stage's instructions were typed into its pane")
 	default:
-		fmt.Fprintf(w, "the stage's instructions are queued: %s\n", safeText(v.Reason))
+		fmt.Fprintf(w, "the stage's instructions are queued: %s\n", cmdutil.SafeText(v.Reason))
 	}
 	fmt.Fprintf(w, "watch it: agenttree attach %d\n", rec.Issue)
 }
 
-func (a *app) attachCmd() *cobra.Command {
+func (a cmds) attachCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:     "attach ID",
 		Short:   "Attach this terminal to the tmux session of an issue's agent (people only)",
@@ -142,7 +144,7 @@ func (a *app) attachCmd() *cobra.Command {
 			"print the command that attaches instead.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID(args[0])
+			id, err := cmdutil.ParseID(args[0])
 			if err != nil {
 				return err
 			}
@@ -159,15 +161,15 @@ func (a *app) attachCmd() *cobra.Command {
 				argv = append(argv, "-S", m.Tmux.Socket)
 			}
 			argv = append(argv, "attach-session", "-t", "="+rec.Session+":")
-			in, ok := a.stdin.(*os.File)
+			in, ok := a.In.(*os.File)
 			if !ok || !term.IsTerminal(int(in.Fd())) {
-				fmt.Fprintf(a.out, "not a terminal; to attach to issue %d's agent, run:\n  %s\n", id, shellJoin(argv))
+				fmt.Fprintf(a.Out, "not a terminal; to attach to issue %d's agent, run:\n  %s\n", id, shellJoin(argv))
 				return nil
 			}
 			// Not in a process group of its own (proc.Group): tmux must be
 			// in the terminal's foreground group to read from it.
-			c := exec.CommandContext(a.ctx, argv[0], argv[1:]...)
-			c.Stdin, c.Stdout, c.Stderr = in, a.out, a.err
+			c := exec.CommandContext(a.Ctx, argv[0], argv[1:]...)
+			c.Stdin, c.Stdout, c.Stderr = in, a.Out, a.ErrOut
 			if err := c.Run(); err != nil {
 				return fmt.Errorf("attach to tmux session %s: %w", rec.Session, err)
 			}
@@ -189,7 +191,7 @@ func shellJoin(argv []string) string {
 	return strings.Join(q, " ")
 }
 
-func (a *app) stopCmd() *cobra.Command {
+func (a cmds) stopCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:     "stop ID",
@@ -199,7 +201,7 @@ func (a *app) stopCmd() *cobra.Command {
 			"whatever work is in it; `agenttree start ID` starts an agent there again.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseID(args[0])
+			id, err := cmdutil.ParseID(args[0])
 			if err != nil {
 				return err
 			}
@@ -207,14 +209,14 @@ func (a *app) stopCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			rec, err := m.Stop(a.ctx, id)
+			rec, err := m.Stop(a.Ctx, id)
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return a.printJSON(rec)
+				return a.PrintJSON(rec)
 			}
-			fmt.Fprintf(a.out, "issue %d: tmux session %s ended; its worktree stays at %s\n", id, rec.Session, rec.Worktree)
+			fmt.Fprintf(a.Out, "issue %d: tmux session %s ended; its worktree stays at %s\n", id, rec.Session, rec.Worktree)
 			return nil
 		},
 	}
@@ -228,7 +230,7 @@ type agentView struct {
 	IdleS int64 `json:"idle_s"`
 }
 
-func (a *app) agentsCmd() *cobra.Command {
+func (a cmds) agentsCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "agents",
@@ -241,21 +243,21 @@ func (a *app) agentsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			list, err := m.List(a.ctx)
+			list, err := m.List(a.Ctx)
 			if err != nil && list == nil {
 				return err
 			}
 			if err != nil {
-				fmt.Fprintln(a.err, "warning:", err)
+				fmt.Fprintln(a.ErrOut, "warning:", err)
 			}
 			if asJSON {
 				out := make([]agentView, len(list))
 				for i, s := range list {
 					out[i] = agentView{Status: s, IdleS: int64(s.Idle / time.Second)}
 				}
-				return a.printJSON(out)
+				return a.PrintJSON(out)
 			}
-			printAgents(a.out, list)
+			printAgents(a.Out, list)
 			return nil
 		},
 	}
@@ -273,9 +275,9 @@ func printAgents(w io.Writer, list []sessions.Status) {
 	for _, s := range list {
 		idle := "-"
 		if s.Alive {
-			idle = age(s.Idle)
+			idle = cmdutil.Age(s.Idle)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Issue, s.Role, s.Agent, s.Session, state(s), idle, safeText(s.LastLine))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Issue, s.Role, s.Agent, s.Session, state(s), idle, cmdutil.SafeText(s.LastLine))
 	}
 	_ = tw.Flush()
 }

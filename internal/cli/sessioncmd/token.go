@@ -1,4 +1,4 @@
-package main
+package sessioncmd
 
 import (
 	"errors"
@@ -7,10 +7,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agenttree/agenttree/controller/api"
+	"github.com/agenttree/agenttree/internal/cli/cmdutil"
+	"github.com/agenttree/agenttree/internal/exitcode"
 	"github.com/agenttree/agenttree/stages"
 )
 
-func (a *app) tokenCmd() *cobra.Command {
+func (a cmds) tokenCmd() *cobra.Command {
 	var role string
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -22,10 +24,10 @@ func (a *app) tokenCmd() *cobra.Command {
 		Example: "  AGENTTREE_TOKEN=$(agenttree token 3 --role developer) my-agent",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := a.forPeople("session tokens are made by people; %s cannot"); err != nil {
+			if err := a.ForPeople("session tokens are made by people; %s cannot"); err != nil {
 				return err
 			}
-			e, id, err := a.engineFor(args[0])
+			e, id, err := a.EngineFor(args[0])
 			if err != nil {
 				return err
 			}
@@ -35,16 +37,16 @@ func (a *app) tokenCmd() *cobra.Command {
 			}
 			r := stages.Role(role)
 			if !r.Agent() {
-				return &exitError{code: exitUsage, err: errors.New("--role names an agent's role (developer, reviewer, ...)")}
+				return &cmdutil.ExitError{Code: exitcode.Usage, Err: errors.New("--role names an agent's role (developer, reviewer, ...)")}
 			}
 			token, err := api.OpenSessions(e.Store.Root()).Mint(iss.ID, r)
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return a.printJSON(map[string]any{"token": token, "issue": iss.ID, "role": r})
+				return a.PrintJSON(map[string]any{"token": token, "issue": iss.ID, "role": r})
 			}
-			fmt.Fprintln(a.out, token)
+			fmt.Fprintln(a.Out, token)
 			return nil
 		},
 	}

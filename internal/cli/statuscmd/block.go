@@ -1,4 +1,4 @@
-package main
+package statuscmd
 
 import (
 	"cmp"
@@ -11,9 +11,11 @@ import (
 
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/machine/render"
 	"github.com/agenttree/agenttree/engine/policy"
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/internal/cli/cmdutil"
 	"github.com/agenttree/agenttree/internal/gitx"
 	"github.com/agenttree/agenttree/stages"
 )
@@ -22,8 +24,8 @@ import (
 // is waiting, and the rest of the block does not need it.
 const forgeLookTimeout = 20 * time.Second
 
-// statusBlock is one issue's status in full (`status ID --block`).
-type statusBlock struct {
+// Block is one issue's status in full (`status ID --block`).
+type Block struct {
 	ID        int    `json:"id"`
 	Title     string `json:"title"`
 	Flow      string `json:"flow"`
@@ -38,17 +40,17 @@ type statusBlock struct {
 	Iteration  int       `json:"iteration"`
 	PollStatus string    `json:"poll_status,omitempty"`
 	NextLookAt time.Time `json:"next_look_at,omitzero"`
-	PR         *blockPR  `json:"pr,omitempty"`
-	Checks     *checks   `json:"checks,omitempty"`
+	PR         *BlockPR  `json:"pr,omitempty"`
+	Checks     *Checks   `json:"checks,omitempty"`
 	// ForgeError is why the PR could not be read; the rest still shows.
 	ForgeError   string             `json:"forge_error,omitempty"`
 	Breaker      issues.Breaker     `json:"breaker"`
-	Budgets      []budgetUse        `json:"budgets"`
-	LatestAction *action            `json:"latest_action,omitempty"`
+	Budgets      []BudgetUse        `json:"budgets"`
+	LatestAction *Action            `json:"latest_action,omitempty"`
 	Undelivered  int                `json:"undelivered"`
 	Escalated    *issues.Escalation `json:"escalated,omitempty"`
 	// Recommendation is what to run next, and who runs it.
-	Recommendation recommendation `json:"recommendation"`
+	Recommendation Recommendation `json:"recommendation"`
 	// Warnings name the issue's files that could not be read.
 	Warnings []string `json:"warnings,omitempty"`
 
@@ -56,9 +58,9 @@ type statusBlock struct {
 	wait waiting
 }
 
-// blockPR is the issue's PR as the forge reports it (as issue.yaml holds
+// BlockPR is the issue's PR as the forge reports it (as issue.yaml holds
 // it when the forge cannot be asked).
-type blockPR struct {
+type BlockPR struct {
 	Number    int    `json:"number"`
 	URL       string `json:"url,omitempty"`
 	State     string `json:"state,omitempty"`
@@ -66,8 +68,8 @@ type blockPR struct {
 	Mergeable string `json:"mergeable,omitempty"`
 }
 
-// checks counts the CI results of the PR's head.
-type checks struct {
+// Checks counts the CI results of the PR's head.
+type Checks struct {
 	Head string `json:"head"`
 	// Started is false when the forge has no check for the head yet.
 	Started bool     `json:"started"`
@@ -78,23 +80,24 @@ type checks struct {
 	Failing []string `json:"failing,omitempty"`
 }
 
-// budgetUse is the step backs of one failure kind, against its budget.
-type budgetUse struct {
+// BudgetUse is the step backs of one failure kind, against its budget.
+type BudgetUse struct {
 	Kind string `json:"kind"`
 	Used int    `json:"used"`
 	Max  int    `json:"max"`
 }
 
-// action is the latest thing done to the issue: a move in its history, or
-// an action of the controller's log in watch.yaml.
-type action struct {
+// Action is the latest thing done to the issue: a move in its history, or
+// an Action of the controller's log in watch.yaml.
+type Action struct {
 	At   time.Time `json:"at"`
 	By   string    `json:"by"`
 	What string    `json:"what"`
 }
 
-type recommendation struct {
-	For waiter `json:"for"`
+// Recommendation is who acts next on the issue, and what they run.
+type Recommendation struct {
+	For Waiter `json:"for"`
 	// Role is the agent's, when an agent acts next.
 	Role stages.Role `json:"role,omitempty"`
 	Run  []string    `json:"run,omitempty"`
@@ -106,11 +109,11 @@ type recommendation struct {
 var budgetKinds = []string{string(hooks.ClassCIFailed), string(hooks.ClassNoNewCI), string(hooks.ClassPollingTimeout), string(hooks.ClassConflict)}
 
 // statusBlock prints iss's status block.
-func (a *app) statusBlock(e *engine.Engine, iss *issues.Issue, asJSON bool) error {
+func (a cmds) statusBlock(e *engine.Engine, iss *issues.Issue, asJSON bool) error {
 	now := time.Now()
-	b := blockOf(a.ctx, e, iss, now)
+	b := blockOf(a.Ctx, e, iss, now)
 	if asJSON {
-		return a.printJSON(b)
+		return a.PrintJSON(b)
 	}
 	a.printBlock(b, now)
 	return nil
@@ -118,8 +121,8 @@ func (a *app) statusBlock(e *engine.Engine, iss *issues.Issue, asJSON bool) erro
 
 // blockOf gathers iss's status: from its files, and its PR's from the
 // forge.
-func blockOf(ctx context.Context, e *engine.Engine, iss *issues.Issue, now time.Time) statusBlock {
-	b := statusBlock{ID: iss.ID, Title: iss.Title, Flow: iss.Flow, Stage: iss.Stage, Escalated: iss.Escalated,
+func blockOf(ctx context.Context, e *engine.Engine, iss *issues.Issue, now time.Time) Block {
+	b := Block{ID: iss.ID, Title: iss.Title, Flow: iss.Flow, Stage: iss.Stage, Escalated: iss.Escalated,
 		EnteredAt: entered(iss), Budgets: budgets(e.Config, iss)}
 	b.ElapsedS = int64(now.Sub(b.EnteredAt) / time.Second)
 	if iss.Breaker != nil {
@@ -127,7 +130,7 @@ func blockOf(ctx context.Context, e *engine.Engine, iss *issues.Issue, now time.
 	}
 	b.Breaker.State = cmp.Or(b.Breaker.State, issues.BreakerClosed)
 	if n, ok := e.Config.Node(iss.Stage); ok {
-		b.Owner = describeNode(n)
+		b.Owner = render.Describe(n)
 	}
 	var poll *issues.Poll
 	if w, err := e.Store.ReadWatch(iss.ID); err != nil {
@@ -138,7 +141,7 @@ func blockOf(ctx context.Context, e *engine.Engine, iss *issues.Issue, now time.
 	}
 	wait := waitingOn(e.Config, iss, poll)
 	b.WaitingOn, b.wait = wait.what, wait
-	b.Recommendation = recommendation{For: wait.who, Role: wait.role, Run: wait.run, Why: wait.what}
+	b.Recommendation = Recommendation{For: wait.who, Role: wait.role, Run: wait.run, Why: wait.what}
 	b.LatestAction = latestAction(iss, poll)
 	if pending, err := e.Outbox(iss.ID).Pending(); err != nil {
 		b.Warnings = append(b.Warnings, "outbox: "+err.Error())
@@ -154,8 +157,8 @@ func blockOf(ctx context.Context, e *engine.Engine, iss *issues.Issue, now time.
 // prState reads the PR and the CI of its head from the forge: the checks
 // it reports with the PR, which are recorded results on the local forge
 // (a look never starts a CI run). A forge error is reported, not fatal.
-func prState(ctx context.Context, f forge.Forge, iss *issues.Issue) (*blockPR, *checks, string) {
-	b := &blockPR{Number: iss.PRNumber, URL: iss.PRURL, Head: iss.HeadSHA}
+func prState(ctx context.Context, f forge.Forge, iss *issues.Issue) (*BlockPR, *Checks, string) {
+	b := &BlockPR{Number: iss.PRNumber, URL: iss.PRURL, Head: iss.HeadSHA}
 	if f == nil {
 		return b, nil, ""
 	}
@@ -167,7 +170,7 @@ func prState(ctx context.Context, f forge.Forge, iss *issues.Issue) (*blockPR, *
 	}
 	b.URL, b.State, b.Head, b.Mergeable = cmp.Or(pr.URL, b.URL), pr.State, cmp.Or(pr.HeadSHA, b.Head), pr.Mergeable
 	sum := forge.Summarize(pr.Checks)
-	c := &checks{Head: b.Head, Started: sum.Total > 0, Total: sum.Total, Passed: sum.Passing, Failed: sum.Failing, Pending: sum.Pending}
+	c := &Checks{Head: b.Head, Started: sum.Total > 0, Total: sum.Total, Passed: sum.Passing, Failed: sum.Failing, Pending: sum.Pending}
 	for _, ch := range sum.Failed {
 		c.Failing = append(c.Failing, ch.Name)
 	}
@@ -180,7 +183,7 @@ func prState(ctx context.Context, f forge.Forge, iss *issues.Issue) (*blockPR, *
 // (conflict_handling.max_conflict_retries for conflicts). The failing
 // stage is where the issue escalated, else where its latest step back
 // came from, else its own.
-func budgets(cfg *stages.Config, iss *issues.Issue) []budgetUse {
+func budgets(cfg *stages.Config, iss *issues.Issue) []BudgetUse {
 	node, _ := cfg.Node(failingStage(iss))
 	kinds := slices.Clone(budgetKinds)
 	for _, k := range slices.Sorted(maps.Keys(iss.Attempts)) {
@@ -188,9 +191,9 @@ func budgets(cfg *stages.Config, iss *issues.Issue) []budgetUse {
 			kinds = append(kinds, k)
 		}
 	}
-	out := make([]budgetUse, len(kinds))
+	out := make([]BudgetUse, len(kinds))
 	for i, k := range kinds {
-		out[i] = budgetUse{Kind: k, Used: iss.Attempts[k], Max: policy.Budget(cfg, node, hooks.Class(k))}
+		out[i] = BudgetUse{Kind: k, Used: iss.Attempts[k], Max: policy.Budget(cfg, node, hooks.Class(k))}
 	}
 	return out
 }
@@ -211,16 +214,16 @@ func failingStage(iss *issues.Issue) string {
 
 // latestAction is the later of the issue's last history entry and the
 // controller's last logged action.
-func latestAction(iss *issues.Issue, poll *issues.Poll) *action {
-	var last *action
+func latestAction(iss *issues.Issue, poll *issues.Poll) *Action {
+	var last *Action
 	if n := len(iss.History); n > 0 {
 		h := iss.History[n-1]
-		last = &action{At: h.At, By: h.Actor, What: historyText(h)}
+		last = &Action{At: h.At, By: h.Actor, What: historyText(h)}
 	}
 	if poll != nil && len(poll.Actions) > 0 {
 		pa := poll.Actions[len(poll.Actions)-1]
 		if last == nil || pa.At.After(last.At) {
-			last = &action{At: pa.At, By: string(engine.ActorController), What: pa.What}
+			last = &Action{At: pa.At, By: string(engine.ActorController), What: pa.What}
 		}
 	}
 	return last
@@ -238,14 +241,14 @@ func historyText(h issues.HistoryEntry) string {
 	return s
 }
 
-func (a *app) printBlock(b statusBlock, now time.Time) {
+func (a cmds) printBlock(b Block, now time.Time) {
 	// Each value quotes stored text (reasons, check names, the forge's
 	// answers): it is shown as one safe line.
 	line := func(label, format string, args ...any) {
-		fmt.Fprintf(a.out, "  %-12s %s\n", label+":", safeText(fmt.Sprintf(format, args...)))
+		fmt.Fprintf(a.Out, "  %-12s %s\n", label+":", cmdutil.SafeText(fmt.Sprintf(format, args...)))
 	}
-	fmt.Fprintf(a.out, "issue %d: %s\n", b.ID, safeTitle(b.Title))
-	line("stage", "%s (flow %s), for %s", b.Stage, b.Flow, age(time.Duration(b.ElapsedS)*time.Second))
+	fmt.Fprintf(a.Out, "issue %d: %s\n", b.ID, cmdutil.SafeTitle(b.Title))
+	line("stage", "%s (flow %s), for %s", b.Stage, b.Flow, cmdutil.Age(time.Duration(b.ElapsedS)*time.Second))
 	if b.Owner != "" {
 		line("who acts", "%s", b.Owner)
 	}
@@ -285,13 +288,13 @@ func nextLook(at, now time.Time) string {
 	case at.IsZero():
 		return "no look planned"
 	case d >= 0:
-		return "next look in " + age(d)
+		return "next look in " + cmdutil.Age(d)
 	default:
-		return "next look due " + age(-d) + " ago"
+		return "next look due " + cmdutil.Age(-d) + " ago"
 	}
 }
 
-func prText(pr *blockPR) string {
+func prText(pr *BlockPR) string {
 	parts := []string{fmt.Sprintf("#%d", pr.Number)}
 	for _, s := range []string{pr.State, pr.Mergeable, pr.URL} {
 		if s != "" {
@@ -304,7 +307,7 @@ func prText(pr *blockPR) string {
 	return strings.Join(parts, ", ")
 }
 
-func checksText(c *checks, forgeErr string) string {
+func checksText(c *Checks, forgeErr string) string {
 	switch {
 	case forgeErr != "":
 		return "unknown: " + forgeErr
@@ -320,7 +323,7 @@ func checksText(c *checks, forgeErr string) string {
 	return s
 }
 
-func budgetsText(list []budgetUse) string {
+func budgetsText(list []BudgetUse) string {
 	parts := make([]string, len(list))
 	for i, u := range list {
 		parts[i] = fmt.Sprintf("%s %d/%d", u.Kind, u.Used, u.Max)
@@ -328,15 +331,15 @@ func budgetsText(list []budgetUse) string {
 	return strings.Join(parts, ", ")
 }
 
-func recommendationText(r recommendation) string {
-	if r.For == waiterNobody {
+func recommendationText(r Recommendation) string {
+	if r.For == WaiterNobody {
 		return "nothing: the issue is " + r.Why
 	}
 	who := "a person"
 	switch r.For {
-	case waiterAgent:
+	case WaiterAgent:
 		who = fmt.Sprintf("the agent (%s), in its session", r.Role)
-	case waiterController:
+	case WaiterController:
 		who = "the controller"
 	}
 	cmds := make([]string, len(r.Run))

@@ -1,4 +1,4 @@
-package main
+package statuscmd
 
 import (
 	"cmp"
@@ -10,7 +10,7 @@ import (
 // sortRows orders rows: escalated ones first, then by stage in pipeline
 // order, then by id. Each row's place is worked out once, and the rows,
 // large values, are moved once.
-func sortRows(rows []statusRow, rank map[string]int) []statusRow {
+func sortRows(rows []Row, rank map[string]int) []Row {
 	type place struct{ escalated, rank, id, i int }
 	places := make([]place, len(rows))
 	for i, r := range rows {
@@ -22,7 +22,7 @@ func sortRows(rows []statusRow, rank map[string]int) []statusRow {
 	slices.SortFunc(places, func(a, b place) int {
 		return cmp.Or(cmp.Compare(a.escalated, b.escalated), cmp.Compare(a.rank, b.rank), cmp.Compare(a.id, b.id))
 	})
-	sorted := make([]statusRow, len(rows))
+	sorted := make([]Row, len(rows))
 	for i, p := range places {
 		sorted[i] = rows[p.i]
 	}

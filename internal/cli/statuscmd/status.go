@@ -1,4 +1,4 @@
-package main
+package statuscmd
 
 import (
 	"bufio"
@@ -18,13 +18,16 @@ import (
 	"github.com/agenttree/agenttree/controller/api"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/machine/render"
+	"github.com/agenttree/agenttree/internal/cli/cmdutil"
+	"github.com/agenttree/agenttree/internal/cli/issuecmd"
 	"github.com/agenttree/agenttree/internal/lines"
 	"github.com/agenttree/agenttree/internal/textsafe"
 	"github.com/agenttree/agenttree/stages"
 )
 
-// statusRow is one issue in `agenttree status`.
-type statusRow struct {
+// Row is one issue in `agenttree status`.
+type Row struct {
 	ID    int    `json:"id"`
 	Title string `json:"title"`
 	Stage string `json:"stage"`
@@ -35,7 +38,7 @@ type statusRow struct {
 	// WaitingOn says in words what moves the issue on from here, and
 	// WaitingFor who: a person, an agent, the controller, or nobody.
 	WaitingOn  string             `json:"waiting_on"`
-	WaitingFor waiter             `json:"waiting_for,omitempty"`
+	WaitingFor Waiter             `json:"waiting_for,omitempty"`
 	Escalated  *issues.Escalation `json:"escalated,omitempty"`
 	Attempts   map[string]int     `json:"attempts,omitempty"`
 	Breaker    *issues.Breaker    `json:"breaker,omitempty"`
@@ -48,7 +51,7 @@ type statusRow struct {
 	wait waiting
 }
 
-func (a *app) statusCmd() *cobra.Command {
+func (a cmds) statusCmd() *cobra.Command {
 	var asJSON, block bool
 	cmd := &cobra.Command{
 		Use:   "status [ID]",
@@ -63,21 +66,21 @@ func (a *app) statusCmd() *cobra.Command {
 			if block && len(args) == 0 {
 				return errors.New("--block shows one issue: `agenttree status ID --block`")
 			}
-			if c, err := a.remote(); err != nil {
+			if c, err := a.Remote(); err != nil {
 				return err
 			} else if c != nil {
 				req := api.StatusRequest{Block: block, JSON: asJSON}
 				if len(args) == 1 {
-					if req.Issue, err = parseID(args[0]); err != nil {
+					if req.Issue, err = cmdutil.ParseID(args[0]); err != nil {
 						return err
 					}
 				}
-				return a.ask(c, api.RouteStatus, req)
+				return a.Ask(c, api.RouteStatus, req)
 			}
 			if len(args) == 1 {
 				return a.statusOne(args[0], block, asJSON)
 			}
-			e, err := a.engine()
+			e, err := a.Engine()
 			if err != nil {
 				return err
 			}
@@ -86,16 +89,16 @@ func (a *app) statusCmd() *cobra.Command {
 				return err
 			}
 			if asJSON {
-				return a.printJSON(rows)
+				return a.PrintJSON(rows)
 			}
 			if err := a.printStatus(rows, time.Now()); err != nil {
 				return err
 			}
 			if !e.Config.Sandbox.Enforced() {
-				fmt.Fprintln(a.out, "\nagents run as this user: the rules hold their commands, not the files (advisory; see `agenttree doctor`)")
+				fmt.Fprintln(a.Out, "\nagents run as this user: the rules hold their commands, not the files (advisory; see `agenttree doctor`)")
 			}
 			if _, running := controller.Running(e.Store.Root()); !running && needsController(rows) {
-				fmt.Fprintln(a.out, "\nno controller is running for this repository: the issues waiting on it stay where they are until `agenttree controller` runs")
+				fmt.Fprintln(a.Out, "\nno controller is running for this repository: the issues waiting on it stay where they are until `agenttree controller` runs")
 			}
 			return nil
 		},
@@ -108,16 +111,16 @@ func (a *app) statusCmd() *cobra.Command {
 // statusRows reads every issue into a row: escalated ones first, then by
 // stage in pipeline order. An issue that cannot be read is a row saying
 // why, never a failure of the whole list.
-func statusRows(e *engine.Engine) ([]statusRow, error) {
+func statusRows(e *engine.Engine) ([]Row, error) {
 	listed, err := e.Store.Scan()
 	if err != nil {
 		return nil, fmt.Errorf("list the issues in %s: %w", e.Store.Root(), err)
 	}
-	rows := make([]statusRow, 0, len(listed))
+	rows := make([]Row, 0, len(listed))
 	for _, l := range listed {
 		if l.Err != nil {
-			w := waiting{who: waiterPerson, what: fmt.Sprintf("a person: its state is damaged (`agenttree verify %d`, `agenttree repair %d`)", l.ID, l.ID)}
-			rows = append(rows, statusRow{ID: l.ID, Error: l.Err.Error(), WaitingOn: w.what, WaitingFor: w.who, wait: w})
+			w := waiting{who: WaiterPerson, what: fmt.Sprintf("a person: its state is damaged (`agenttree verify %d`, `agenttree repair %d`)", l.ID, l.ID)}
+			rows = append(rows, Row{ID: l.ID, Error: l.Err.Error(), WaitingOn: w.what, WaitingFor: w.who, wait: w})
 			continue
 		}
 		var poll *issues.Poll
@@ -141,9 +144,9 @@ func watchPoll(e *engine.Engine, id int) *issues.Poll {
 
 // statusOf is where iss is, who acts there, what it waits on and where
 // `next` would take it.
-func statusOf(e *engine.Engine, iss *issues.Issue, poll *issues.Poll) statusRow {
+func statusOf(e *engine.Engine, iss *issues.Issue, poll *issues.Poll) Row {
 	w := waitingOn(e.Config, iss, poll)
-	row := statusRow{ID: iss.ID, Title: iss.Title, Stage: iss.Stage, Unfinished: iss.EntryPending != nil,
+	row := Row{ID: iss.ID, Title: iss.Title, Stage: iss.Stage, Unfinished: iss.EntryPending != nil,
 		WaitingOn: w.what, WaitingFor: w.who, Escalated: iss.Escalated, Attempts: iss.Attempts, Breaker: iss.Breaker, wait: w}
 	if iss.Escalated != nil {
 		row.Resolve = w.run
@@ -152,7 +155,7 @@ func statusOf(e *engine.Engine, iss *issues.Issue, poll *issues.Poll) statusRow 
 	if !ok {
 		return row
 	}
-	row.Owner = describeNode(n)
+	row.Owner = render.Describe(n)
 	flow, err := e.Config.Flow(iss.Flow)
 	if err != nil || n.Terminal() != stages.TerminalNone {
 		return row
@@ -164,8 +167,8 @@ func statusOf(e *engine.Engine, iss *issues.Issue, poll *issues.Poll) statusRow 
 }
 
 // statusOne shows one issue: in full, or as a status block.
-func (a *app) statusOne(arg string, block, asJSON bool) error {
-	e, id, err := a.engineFor(arg)
+func (a cmds) statusOne(arg string, block, asJSON bool) error {
+	e, id, err := a.EngineFor(arg)
 	if err != nil {
 		return err
 	}
@@ -178,12 +181,12 @@ func (a *app) statusOne(arg string, block, asJSON bool) error {
 	}
 	row := statusOf(e, iss, watchPoll(e, id))
 	if asJSON {
-		return a.printJSON(row)
+		return a.PrintJSON(row)
 	}
-	a.printIssue(e, iss)
-	fmt.Fprintf(a.out, "  waiting: %s\n", safeText(row.wait.text(time.Now())))
+	issuecmd.PrintIssue(a.App, e, iss)
+	fmt.Fprintf(a.Out, "  waiting: %s\n", cmdutil.SafeText(row.wait.text(time.Now())))
 	if row.Next != "" {
-		fmt.Fprintf(a.out, "  next:    %s\n", row.Next)
+		fmt.Fprintf(a.Out, "  next:    %s\n", row.Next)
 	}
 	return nil
 }
@@ -191,15 +194,15 @@ func (a *app) statusOne(arg string, block, asJSON bool) error {
 // printStatus prints the escalated issues, each with its ways out, then a
 // table of the others, through a buffer: thousands of rows are written in
 // a few writes, not one per cell.
-func (a *app) printStatus(rows []statusRow, now time.Time) error {
-	w := bufio.NewWriter(a.out)
+func (a cmds) printStatus(rows []Row, now time.Time) error {
+	w := bufio.NewWriter(a.Out)
 	if err := writeStatus(w, rows, now); err != nil {
 		return err
 	}
 	return w.Flush()
 }
 
-func writeStatus(w io.Writer, rows []statusRow, now time.Time) error {
+func writeStatus(w io.Writer, rows []Row, now time.Time) error {
 	if len(rows) == 0 {
 		fmt.Fprintln(w, "no issues; create one with `agenttree issue create TITLE`")
 		return nil
@@ -228,28 +231,28 @@ func writeStatus(w io.Writer, rows []statusRow, now time.Time) error {
 		if r.Error != "" {
 			stage = "?"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, safeText(stage), r.Owner, r.wait.clipped(80).text(now), r.Next, safeTitle(r.Title))
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, cmdutil.SafeText(stage), r.Owner, r.wait.clipped(80).text(now), r.Next, cmdutil.SafeTitle(r.Title))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	for _, r := range rows[n:] {
 		if r.Error != "" {
-			fmt.Fprintf(w, "issue %d: %s\n", r.ID, safeText(r.Error))
+			fmt.Fprintf(w, "issue %d: %s\n", r.ID, cmdutil.SafeText(r.Error))
 		}
 	}
 	return nil
 }
 
-func printEscalated(w io.Writer, r statusRow) {
+func printEscalated(w io.Writer, r Row) {
 	esc := r.Escalated
-	fmt.Fprintf(w, "  #%d %s, at %s since %s (%s)\n", r.ID, safeTitle(r.Title), safeText(r.Stage), esc.At.Local().Format(time.DateTime), safeText(string(esc.Kind)))
-	fmt.Fprintf(w, "      why:      %s\n", safeText(esc.Reason))
+	fmt.Fprintf(w, "  #%d %s, at %s since %s (%s)\n", r.ID, cmdutil.SafeTitle(r.Title), cmdutil.SafeText(r.Stage), esc.At.Local().Format(time.DateTime), cmdutil.SafeText(string(esc.Kind)))
+	fmt.Fprintf(w, "      why:      %s\n", cmdutil.SafeText(esc.Reason))
 	if len(r.Attempts) > 0 {
-		fmt.Fprintf(w, "      attempts: %s\n", safeText(attemptsText(r.Attempts)))
+		fmt.Fprintf(w, "      attempts: %s\n", cmdutil.SafeText(attemptsText(r.Attempts)))
 	}
 	if b := r.Breaker; b != nil {
-		fmt.Fprintf(w, "      breaker:  %s\n", safeText(breakerText(*b)))
+		fmt.Fprintf(w, "      breaker:  %s\n", cmdutil.SafeText(breakerText(*b)))
 	}
 	for i, way := range waysOut {
 		label := "resolve:"
@@ -272,8 +275,8 @@ var waysOut = []wayOut{
 	{"move %d STAGE --reason TEXT", "put it at any stage of its flow"},
 }
 
-// resolveCommands are the ways out of issue id's escalation.
-func resolveCommands(id int) []string {
+// ResolveCommands are the ways out of issue id's escalation.
+func ResolveCommands(id int) []string {
 	out := make([]string, len(waysOut))
 	for i, w := range waysOut {
 		out[i] = w.command(id)
@@ -294,33 +297,22 @@ func breakerText(b issues.Breaker) string {
 	return fmt.Sprintf("%s (no progress %d, same error %d)", cmp.Or(b.State, issues.BreakerClosed), b.NoProgress, b.SameError)
 }
 
-// age is a duration for people: whole seconds, whole minutes past an hour.
-func age(d time.Duration) string {
-	switch d = d.Round(time.Second); {
-	case d <= 0:
-		return "0s"
-	case d < time.Hour:
-		return d.String()
-	}
-	return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
-}
-
-// waiter is who an issue waits on.
-type waiter string
+// Waiter is who an issue waits on.
+type Waiter string
 
 const (
-	waiterPerson     waiter = "person"
-	waiterAgent      waiter = "agent"
-	waiterController waiter = "controller"
-	// waiterNobody: the issue is done; nothing moves it on.
-	waiterNobody waiter = "nobody"
+	WaiterPerson     Waiter = "person"
+	WaiterAgent      Waiter = "agent"
+	WaiterController Waiter = "controller"
+	// WaiterNobody: the issue is done; nothing moves it on.
+	WaiterNobody Waiter = "nobody"
 )
 
 // waiting is what an issue waits on, from what issue.yaml and watch.yaml
 // hold (the forge is not asked): who acts, in words, since when, and the
 // commands that move it on.
 type waiting struct {
-	who waiter
+	who Waiter
 	// role is the agent's, when who is waiterAgent.
 	role stages.Role
 	what string
@@ -342,10 +334,10 @@ const overdueAfter = 2 * time.Minute
 func (w waiting) text(now time.Time) string {
 	s := w.what
 	if !w.since.IsZero() {
-		s += ", for " + age(now.Sub(w.since))
+		s += ", for " + cmdutil.Age(now.Sub(w.since))
 	}
 	if late := now.Sub(w.nextLook); !w.nextLook.IsZero() && late > overdueAfter {
-		s += fmt.Sprintf("; the controller is %s late (is `agenttree controller` running?)", age(late))
+		s += fmt.Sprintf("; the controller is %s late (is `agenttree controller` running?)", cmdutil.Age(late))
 	}
 	return s
 }
@@ -366,23 +358,23 @@ func waitingOn(cfg *stages.Config, iss *issues.Issue, poll *issues.Poll) waiting
 	node, known := cfg.Node(iss.Stage)
 	switch {
 	case iss.Escalated != nil:
-		return waiting{who: waiterPerson, what: "escalated: " + lines.First(iss.Escalated.Reason), since: iss.Escalated.At, run: resolveCommands(iss.ID)}
+		return waiting{who: WaiterPerson, what: "escalated: " + lines.First(iss.Escalated.Reason), since: iss.Escalated.At, run: ResolveCommands(iss.ID)}
 	case !known:
-		return waiting{who: waiterPerson, what: fmt.Sprintf("a person: stage %s is not in the config", iss.Stage),
+		return waiting{who: WaiterPerson, what: fmt.Sprintf("a person: stage %s is not in the config", iss.Stage),
 			run: []string{fmt.Sprintf("agenttree move %d STAGE --reason TEXT", iss.ID)}}
 	case node.Controller() || iss.EntryPending != nil:
 		return controllerWaiting(iss, poll)
 	case node.Terminal() == stages.TerminalCompletion:
-		return waiting{who: waiterNobody, what: "done"}
+		return waiting{who: WaiterNobody, what: "done"}
 	case node.Terminal() == stages.TerminalAbandon:
-		return waiting{who: waiterNobody, what: "abandoned"}
+		return waiting{who: WaiterNobody, what: "abandoned"}
 	case node.HumanReview():
-		return waiting{who: waiterPerson, what: "waiting for human review", since: entered(iss),
+		return waiting{who: WaiterPerson, what: "waiting for human review", since: entered(iss),
 			run: []string{fmt.Sprintf("agenttree approve %d", iss.ID), fmt.Sprintf("agenttree reject %d --message TEXT", iss.ID)}}
 	case node.ParkingLot():
-		return waiting{who: waiterPerson, what: "parked until a person starts it", run: []string{fmt.Sprintf("agenttree next -i %d", iss.ID)}}
+		return waiting{who: WaiterPerson, what: "parked until a person starts it", run: []string{fmt.Sprintf("agenttree next -i %d", iss.ID)}}
 	case node.Role() == stages.RoleHuman:
-		return waiting{who: waiterPerson, what: "a person working", since: entered(iss), run: []string{fmt.Sprintf("agenttree next -i %d", iss.ID)}}
+		return waiting{who: WaiterPerson, what: "a person working", since: entered(iss), run: []string{fmt.Sprintf("agenttree next -i %d", iss.ID)}}
 	}
 	return agentWaiting(iss, node.Role(), poll)
 }
@@ -390,7 +382,7 @@ func waitingOn(cfg *stages.Config, iss *issues.Issue, poll *issues.Poll) waiting
 // controllerWaiting is what an issue the controller works on waits on: a
 // controller stage, or entry work that has not finished (at any stage).
 func controllerWaiting(iss *issues.Issue, poll *issues.Poll) waiting {
-	w := waiting{who: waiterController, run: []string{"agenttree controller", fmt.Sprintf("agenttree next -i %d", iss.ID)}}
+	w := waiting{who: WaiterController, run: []string{"agenttree controller", fmt.Sprintf("agenttree next -i %d", iss.ID)}}
 	p := iss.EntryPending
 	switch {
 	case p != nil && len(p.Failures) > 0:
@@ -421,7 +413,7 @@ func controllerWaiting(iss *issues.Issue, poll *issues.Poll) waiting {
 // agentWaiting is what an issue at an agent's stage waits on, saying why
 // when the work came back to the agent.
 func agentWaiting(iss *issues.Issue, role stages.Role, poll *issues.Poll) waiting {
-	w := waiting{who: waiterAgent, role: role, what: fmt.Sprintf("agent working (%s)", role), since: entered(iss), run: []string{"agenttree next"}}
+	w := waiting{who: WaiterAgent, role: role, what: fmt.Sprintf("agent working (%s)", role), since: entered(iss), run: []string{"agenttree next"}}
 	if n := len(iss.History); n > 0 && iss.History[n-1].To == iss.Stage {
 		switch h := iss.History[n-1]; h.Kind {
 		case stages.MoveStepBack:
@@ -447,7 +439,7 @@ func entered(iss *issues.Issue) time.Time {
 }
 
 // needsController reports whether any issue waits on the controller.
-func needsController(rows []statusRow) bool {
+func needsController(rows []Row) bool {
 	for _, r := range rows {
 		if r.WaitingFor == "controller" {
 			return true

@@ -1,4 +1,4 @@
-package main
+package statuscmd
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/internal/cli/cmdutil"
 	"github.com/agenttree/agenttree/internal/lines"
 	"github.com/agenttree/agenttree/internal/outbox"
 	"github.com/agenttree/agenttree/internal/textsafe"
@@ -19,7 +20,7 @@ import (
 // watchedMessages is how many of the newest messages watch follows.
 const watchedMessages = 20
 
-func (a *app) watchCmd() *cobra.Command {
+func (a cmds) watchCmd() *cobra.Command {
 	var every time.Duration
 	var untilDone bool
 	cmd := &cobra.Command{
@@ -37,7 +38,7 @@ func (a *app) watchCmd() *cobra.Command {
 			if every <= 0 {
 				return fmt.Errorf("--interval must be more than zero, not %s", every)
 			}
-			e, id, err := a.engineFor(args[0])
+			e, id, err := a.EngineFor(args[0])
 			if err != nil {
 				return err
 			}
@@ -49,9 +50,9 @@ func (a *app) watchCmd() *cobra.Command {
 	return cmd
 }
 
-// watch prints a line for each change of issue id until a.ctx is done
+// watch prints a line for each change of issue id until a.Ctx is done
 // or, with untilDone, the issue is done or escalated.
-func (a *app) watch(e *engine.Engine, id int, every time.Duration, untilDone bool) error {
+func (a cmds) watch(e *engine.Engine, id int, every time.Duration, untilDone bool) error {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	var prev *sighting
@@ -62,14 +63,14 @@ func (a *app) watch(e *engine.Engine, id int, every time.Duration, untilDone boo
 		}
 		now := time.Now().Format(time.TimeOnly)
 		for _, l := range changes(prev, cur) {
-			fmt.Fprintf(a.out, "%s  %s\n", now, l)
+			fmt.Fprintf(a.Out, "%s  %s\n", now, l)
 		}
 		if untilDone && cur.done(e.Config) {
 			return nil
 		}
 		prev = cur
 		select {
-		case <-a.ctx.Done():
+		case <-a.Ctx.Done():
 			return nil // Ctrl-C is how watching ends
 		case <-tick.C:
 		}
@@ -118,7 +119,7 @@ func (s *sighting) done(cfg *stages.Config) bool {
 // once; the first look says where the issue is.
 func changes(prev, cur *sighting) []string {
 	if prev == nil {
-		return []string{fmt.Sprintf("issue %d (%s) at %s: %s", cur.iss.ID, safeTitle(cur.iss.Title), safeText(cur.iss.Stage), safeText(cur.wait.what))}
+		return []string{fmt.Sprintf("issue %d (%s) at %s: %s", cur.iss.ID, cmdutil.SafeTitle(cur.iss.Title), cmdutil.SafeText(cur.iss.Stage), cmdutil.SafeText(cur.wait.what))}
 	}
 	var out []string
 	say := func(l string) {
@@ -129,30 +130,30 @@ func changes(prev, cur *sighting) []string {
 	moves := newMoves(prev.iss, cur.iss)
 	var said []string // the reasons the lines above give
 	for _, h := range moves {
-		say(safeText(fmt.Sprintf("%s (by %s)", historyText(h), h.Actor)))
+		say(cmdutil.SafeText(fmt.Sprintf("%s (by %s)", historyText(h), h.Actor)))
 		said = append(said, h.Reason)
 	}
 	escalated := prev.iss.Escalated == nil && cur.iss.Escalated != nil
 	switch esc := cur.iss.Escalated; {
 	case escalated:
 		said = append(said, esc.Reason)
-		say(fmt.Sprintf("escalated (%s) at %s: %s; a person resolves it: %s", safeText(string(esc.Kind)), safeText(esc.Stage), safeText(esc.Reason),
-			strings.Join(resolveCommands(cur.iss.ID), " | ")))
+		say(fmt.Sprintf("escalated (%s) at %s: %s; a person resolves it: %s", cmdutil.SafeText(string(esc.Kind)), cmdutil.SafeText(esc.Stage), cmdutil.SafeText(esc.Reason),
+			strings.Join(ResolveCommands(cur.iss.ID), " | ")))
 	case prev.iss.Escalated != nil && esc == nil:
 		say("escalation cleared")
 	}
 	// A move or an escalation says what the issue waits on now.
 	if len(moves) == 0 && !escalated {
 		if cur.wait.what != prev.wait.what {
-			say("waiting on: " + safeText(cur.wait.what))
+			say("waiting on: " + cmdutil.SafeText(cur.wait.what))
 		}
 		if st := lines.First(cur.poll.Status); cur.poll.Status != prev.poll.Status && st != "" && !strings.Contains(cur.wait.what, st) {
-			say("controller: " + safeText(st))
+			say("controller: " + cmdutil.SafeText(st))
 		}
 	}
 	for _, act := range newActions(prev.poll.Actions, cur.poll.Actions) {
 		if !saidBy(said, act.What) {
-			say("controller: " + safeText(act.What))
+			say("controller: " + cmdutil.SafeText(act.What))
 		}
 	}
 	for _, l := range messageChanges(prev.messages, cur.messages) {

@@ -1,4 +1,4 @@
-package main
+package trustcmd
 
 import (
 	"context"
@@ -15,18 +15,20 @@ import (
 
 	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/controller/api"
+	"github.com/agenttree/agenttree/internal/cli/cmdutil"
+	"github.com/agenttree/agenttree/internal/exitcode"
 	"github.com/agenttree/agenttree/internal/identity"
 	"github.com/agenttree/agenttree/internal/statedir"
 	"github.com/agenttree/agenttree/stages"
 )
 
 // Deployment is how agents are kept apart from the state (docs/SECURITY.md).
-type deployment string
+type Deployment string
 
 const (
-	deployContainers deployment = "containers"
-	deployOtherUser  deployment = "another OS user"
-	deploySameUser   deployment = "same user"
+	DeployContainers Deployment = "containers"
+	DeployOtherUser  Deployment = "another OS user"
+	DeploySameUser   Deployment = "same user"
 )
 
 // finding is one thing doctor checked.
@@ -37,17 +39,19 @@ type finding struct {
 	Fix    string `json:"fix,omitempty"`
 }
 
-type doctorReport struct {
+// DoctorReport is what `doctor --json` prints: the deployment, and each
+// check of it.
+type DoctorReport struct {
 	StateDir   string     `json:"state_dir"`
 	Owner      string     `json:"owner"`
 	You        string     `json:"you"`
 	Person     bool       `json:"person"`
-	Deployment deployment `json:"deployment"`
+	Deployment Deployment `json:"deployment"`
 	Guarantees string     `json:"guarantees"`
 	Findings   []finding  `json:"findings"`
 }
 
-func (a *app) doctorCmd() *cobra.Command {
+func (a cmds) doctorCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "doctor",
@@ -66,7 +70,7 @@ func (a *app) doctorCmd() *cobra.Command {
 				return err
 			}
 			if asJSON {
-				if err := a.printJSON(rep); err != nil {
+				if err := a.PrintJSON(rep); err != nil {
 					return err
 				}
 			} else {
@@ -74,7 +78,7 @@ func (a *app) doctorCmd() *cobra.Command {
 			}
 			for _, f := range rep.Findings {
 				if !f.OK {
-					return silentExit(exitBlocked)
+					return cmdutil.SilentExit(exitcode.Blocked)
 				}
 			}
 			return nil
@@ -84,8 +88,8 @@ func (a *app) doctorCmd() *cobra.Command {
 	return cmd
 }
 
-func (a *app) doctor() (*doctorReport, error) {
-	stateDir, err := a.stateDir()
+func (a cmds) doctor() (*DoctorReport, error) {
+	stateDir, err := a.StateDir()
 	if err != nil {
 		return nil, err
 	}
@@ -94,8 +98,8 @@ func (a *app) doctor() (*doctorReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &doctorReport{StateDir: stateDir, Owner: userName(owner), You: userName(os.Getuid())}
-	why := a.osAgent(stateDir)
+	rep := &DoctorReport{StateDir: stateDir, Owner: userName(owner), You: userName(os.Getuid())}
+	why := a.OSAgent(stateDir)
 	rep.Person = why == ""
 	if !rep.Person {
 		rep.You += " — an agent: " + why
@@ -109,24 +113,24 @@ func (a *app) doctor() (*doctorReport, error) {
 
 // deployment says how this repository's agents are kept from the state:
 // the config's `sandbox:`, or this process being in an agent's container.
-func (a *app) deployment(stateDir string) (deployment, string, []finding) {
-	if in, why := identity.InContainer(); in && a.osAgent(stateDir) != "" {
-		return deployContainers, "this process is in an agent's container (" + why + "): it reaches the state only through the controller's socket", nil
+func (a cmds) deployment(stateDir string) (Deployment, string, []finding) {
+	if in, why := identity.InContainer(); in && a.OSAgent(stateDir) != "" {
+		return DeployContainers, "this process is in an agent's container (" + why + "): it reaches the state only through the controller's socket", nil
 	}
-	cfg, _, err := a.loadConfig()
+	cfg, _, err := a.LoadConfig()
 	if err != nil {
-		return deploySameUser, advisory, []finding{{Check: "config", Detail: err.Error(), Fix: "fix the config (`agenttree validate`)"}}
+		return DeploySameUser, advisory, []finding{{Check: "config", Detail: err.Error(), Fix: "fix the config (`agenttree validate`)"}}
 	}
 	switch cfg.Sandbox.Kind {
 	case stages.SandboxUser:
-		return deployOtherUser, "enforced: agents run as " + cfg.Sandbox.Name + ", who can write the stage documents " +
+		return DeployOtherUser, "enforced: agents run as " + cfg.Sandbox.Name + ", who can write the stage documents " +
 			"and nothing else of the state; their commands are requests to the controller, which holds them to the " +
 			"repository's config, their session's issue and role", []finding{agentUserFinding(cfg.Sandbox.Name, stateDir)}
 	case stages.SandboxDocker, stages.SandboxPodman:
-		return deployContainers, "enforced: agents run in " + cfg.Sandbox.String() + " containers that get their worktree, " +
+		return DeployContainers, "enforced: agents run in " + cfg.Sandbox.String() + " containers that get their worktree, " +
 			"their documents and the controller's socket, nothing else of the state", nil
 	}
-	return deploySameUser, advisory, nil
+	return DeploySameUser, advisory, nil
 }
 
 const advisory = "advisory: agents that run as the state directory's owner can write its files. " +
@@ -224,22 +228,22 @@ func userName(uid int) string {
 	return fmt.Sprintf("uid %d", uid)
 }
 
-func (a *app) printDoctor(rep *doctorReport) {
-	fmt.Fprintf(a.out, "state directory: %s, owned by %s\n", rep.StateDir, rep.Owner)
+func (a cmds) printDoctor(rep *DoctorReport) {
+	fmt.Fprintf(a.Out, "state directory: %s, owned by %s\n", rep.StateDir, rep.Owner)
 	who := "a person"
 	if !rep.Person {
 		who = "an agent"
 	}
-	fmt.Fprintf(a.out, "you:             %s — %s\n", rep.You, who)
-	fmt.Fprintf(a.out, "deployment:      %s\n  %s\n\n", rep.Deployment, rep.Guarantees)
+	fmt.Fprintf(a.Out, "you:             %s — %s\n", rep.You, who)
+	fmt.Fprintf(a.Out, "deployment:      %s\n  %s\n\n", rep.Deployment, rep.Guarantees)
 	for _, f := range rep.Findings {
 		mark := "ok  "
 		if !f.OK {
 			mark = "FAIL"
 		}
-		fmt.Fprintf(a.out, "%s %s: %s\n", mark, f.Check, f.Detail)
+		fmt.Fprintf(a.Out, "%s %s: %s\n", mark, f.Check, f.Detail)
 		if f.Fix != "" {
-			fmt.Fprintf(a.out, "     fix: %s\n", f.Fix)
+			fmt.Fprintf(a.Out, "     fix: %s\n", f.Fix)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package trustcmd
 
 import (
 	"errors"
@@ -8,10 +8,12 @@ import (
 
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/internal/cli/cmdutil"
+	"github.com/agenttree/agenttree/internal/exitcode"
 )
 
 // verifyCmd checks issues against their hash-chained logs.
-func (a *app) verifyCmd() *cobra.Command {
+func (a cmds) verifyCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "verify [ID]",
@@ -39,14 +41,14 @@ func (a *app) verifyCmd() *cobra.Command {
 			}
 			ok := allOK(reports)
 			if asJSON {
-				if err := a.printJSON(map[string]any{"ok": ok, "issues": reports}); err != nil {
+				if err := a.PrintJSON(map[string]any{"ok": ok, "issues": reports}); err != nil {
 					return err
 				}
 			} else {
 				a.printReports(reports)
 			}
 			if !ok {
-				return silentExit(exitBlocked)
+				return cmdutil.SilentExit(exitcode.Blocked)
 			}
 			return nil
 		},
@@ -57,12 +59,12 @@ func (a *app) verifyCmd() *cobra.Command {
 
 // verifyTargets opens the engine and lists the issues args name: the one
 // given, or all.
-func (a *app) verifyTargets(args []string) (*engine.Engine, []int, error) {
+func (a cmds) verifyTargets(args []string) (*engine.Engine, []int, error) {
 	if len(args) == 1 {
-		e, id, err := a.engineFor(args[0])
+		e, id, err := a.EngineFor(args[0])
 		return e, []int{id}, err
 	}
-	e, err := a.engine()
+	e, err := a.Engine()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -79,35 +81,35 @@ func allOK(reports []*issues.Report) bool {
 	return true
 }
 
-func (a *app) printReports(reports []*issues.Report) {
+func (a cmds) printReports(reports []*issues.Report) {
 	bad := 0
 	for _, r := range reports {
 		if r.OK {
-			fmt.Fprintf(a.out, "issue %d: ok (%d events, version %d)\n", r.ID, r.Lines, r.Version)
+			fmt.Fprintf(a.Out, "issue %d: ok (%d events, version %d)\n", r.ID, r.Lines, r.Version)
 		} else {
 			bad++
-			fmt.Fprintf(a.out, "issue %d: CHANGED OUTSIDE AGENTTREE\n", r.ID)
+			fmt.Fprintf(a.Out, "issue %d: CHANGED OUTSIDE AGENTTREE\n", r.ID)
 		}
 		for _, p := range r.Problems {
-			fmt.Fprintf(a.out, "  %s\n", safeText(p))
+			fmt.Fprintf(a.Out, "  %s\n", cmdutil.SafeText(p))
 		}
 		for _, c := range r.Changes {
-			fmt.Fprintf(a.out, "    %s\n", safeText(c))
+			fmt.Fprintf(a.Out, "    %s\n", cmdutil.SafeText(c))
 		}
 		for _, n := range r.Notes {
-			fmt.Fprintf(a.out, "  note: %s\n", safeText(n))
+			fmt.Fprintf(a.Out, "  note: %s\n", cmdutil.SafeText(n))
 		}
 		if !r.OK {
-			fmt.Fprintf(a.out, "  a person restores its last consistent state with `agenttree repair %d`\n", r.ID)
+			fmt.Fprintf(a.Out, "  a person restores its last consistent state with `agenttree repair %d`\n", r.ID)
 		}
 	}
 	if len(reports) > 1 {
-		fmt.Fprintf(a.out, "%d issues: %d consistent, %d changed outside agenttree\n", len(reports), len(reports)-bad, bad)
+		fmt.Fprintf(a.Out, "%d issues: %d consistent, %d changed outside agenttree\n", len(reports), len(reports)-bad, bad)
 	}
 }
 
 // repairCmd restores an issue from its log (people only).
-func (a *app) repairCmd() *cobra.Command {
+func (a cmds) repairCmd() *cobra.Command {
 	var asJSON, adopt bool
 	cmd := &cobra.Command{
 		Use:   "repair ID",
@@ -127,19 +129,19 @@ func (a *app) repairCmd() *cobra.Command {
 			if err := a.mayRepair(); err != nil {
 				return err
 			}
-			e, id, err := a.engineFor(args[0])
+			e, id, err := a.EngineFor(args[0])
 			if err != nil {
 				return err
 			}
-			done, err := e.Store.Repair(a.ctx, id, adopt)
+			done, err := e.Store.Repair(a.Ctx, id, adopt)
 			if errors.Is(err, issues.ErrNothingToRestore) {
-				return &exitError{code: exitBlocked, err: err}
+				return &cmdutil.ExitError{Code: exitcode.Blocked, Err: err}
 			}
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return a.printJSON(done)
+				return a.PrintJSON(done)
 			}
 			a.printRepaired(done)
 			return nil
@@ -152,28 +154,28 @@ func (a *app) repairCmd() *cobra.Command {
 
 // mayRepair refuses anyone but a person: a repair decides which state of
 // an issue is the true one.
-func (a *app) mayRepair() error {
-	return a.forPeople("repair is for people, and this is %s: a person looks at `agenttree verify` and repairs")
+func (a cmds) mayRepair() error {
+	return a.ForPeople("repair is for people, and this is %s: a person looks at `agenttree verify` and repairs")
 }
 
-func (a *app) printRepaired(d *issues.Repaired) {
+func (a cmds) printRepaired(d *issues.Repaired) {
 	switch d.Action {
 	case issues.RepairNone:
-		fmt.Fprintf(a.out, "issue %d: nothing to repair, it is consistent (version %d)\n", d.ID, d.Version)
+		fmt.Fprintf(a.Out, "issue %d: nothing to repair, it is consistent (version %d)\n", d.ID, d.Version)
 	case issues.RepairFinished:
-		fmt.Fprintf(a.out, "issue %d: finished what a crash had interrupted (version %d); nothing was changed outside agenttree\n", d.ID, d.Version)
+		fmt.Fprintf(a.Out, "issue %d: finished what a crash had interrupted (version %d); nothing was changed outside agenttree\n", d.ID, d.Version)
 	case issues.RepairRestored:
-		fmt.Fprintf(a.out, "issue %d: restored the state of version %d, as version %d\n", d.ID, d.Restored, d.Version)
+		fmt.Fprintf(a.Out, "issue %d: restored the state of version %d, as version %d\n", d.ID, d.Restored, d.Version)
 	case issues.RepairAdopted:
-		fmt.Fprintf(a.out, "issue %d: adopted issue.yaml as it is (version %d): a new chain starts from it\n", d.ID, d.Version)
+		fmt.Fprintf(a.Out, "issue %d: adopted issue.yaml as it is (version %d): a new chain starts from it\n", d.ID, d.Version)
 	}
 	for _, p := range d.Problems {
-		fmt.Fprintf(a.out, "  it was: %s\n", safeText(p))
+		fmt.Fprintf(a.Out, "  it was: %s\n", cmdutil.SafeText(p))
 	}
 	for _, u := range d.Undone {
-		fmt.Fprintf(a.out, "  undid: %s\n", safeText(u))
+		fmt.Fprintf(a.Out, "  undid: %s\n", cmdutil.SafeText(u))
 	}
 	if d.SetAside != "" {
-		fmt.Fprintf(a.out, "  set aside: %d line(s) of events.jsonl, kept in %s\n", d.SetAsideLines, d.SetAside)
+		fmt.Fprintf(a.Out, "  set aside: %d line(s) of events.jsonl, kept in %s\n", d.SetAsideLines, d.SetAside)
 	}
 }
