@@ -152,4 +152,3 @@ func printFigures(samples []sample) {
 	fmt.Printf("targets    median < %s: %s   peak RSS < %.0f MiB: %s\n",
 		report.Ms(targetMedian), report.Verdict(median < targetMedian), targetRSSMiB, report.Verdict(maxRSS < targetRSSMiB))
 }
-

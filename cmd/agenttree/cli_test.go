@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -765,15 +764,8 @@ func TestUnknownIssue(t *testing.T) {
 	}
 }
 
-func requireGit(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
-	}
-}
-
 func TestNextResolvesIssueFromGitBranch(t *testing.T) {
-	requireGit(t)
+	gittest.Require(t)
 	w := newWorkspace(t, testpipeline.Read(t, "cli"))
 	for range 12 {
 		w.create(t, "Add login page", "--stage", "plan.draft")
@@ -829,7 +821,7 @@ func TestNextResolvesIssueFromGitBranch(t *testing.T) {
 // --abbrev-ref HEAD` fails on an unborn branch and prints "HEAD"; the branch
 // must be read in a way that works before the first commit.)
 func TestNextResolvesIssueFromUnbornBranch(t *testing.T) {
-	requireGit(t)
+	gittest.Require(t)
 	for _, branch := range []string{"issue-001-login", "001-login"} {
 		t.Run(branch, func(t *testing.T) {
 			w := newWorkspace(t, testpipeline.Read(t, "cli"))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agenttree/agenttree/internal/cli/cmdutil"
 	"github.com/agenttree/agenttree/internal/textsafe"
 )
 
@@ -18,13 +19,13 @@ import (
 // addCompletions gives every command under root the completion of the
 // ID and STAGE arguments its usage line names, and of its --to (a stage)
 // and --issue/-i (an issue) flags.
-func (a *app) addCompletions(root *cobra.Command) {
+func addCompletions(a *cmdutil.App, root *cobra.Command) {
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		if args := usageArgs(c.Use); c.ValidArgsFunction == nil && len(args) > 0 {
-			c.ValidArgsFunction = a.completeArgs(args)
+			c.ValidArgsFunction = completeArgs(a, args)
 		}
-		flags := map[string]cobra.CompletionFunc{"to": a.completeStages, "issue": a.completeIssues}
+		flags := map[string]cobra.CompletionFunc{"to": completeStages(a), "issue": completeIssues(a)}
 		for name, complete := range flags {
 			if c.Flags().Lookup(name) != nil {
 				_ = c.RegisterFlagCompletionFunc(name, complete)
@@ -57,16 +58,16 @@ func usageArgs(use string) []string {
 
 // completeArgs completes the argument at each position of args: issue
 // ids for ID, stages for STAGE, nothing (and no file names) for the rest.
-func (a *app) completeArgs(args []string) cobra.CompletionFunc {
+func completeArgs(a *cmdutil.App, args []string) cobra.CompletionFunc {
 	return func(cmd *cobra.Command, done []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		if len(done) >= len(args) {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
 		switch args[len(done)] {
 		case "ID":
-			return a.completeIssues(cmd, done, toComplete)
+			return completeIssues(a)(cmd, done, toComplete)
 		case "STAGE":
-			return a.completeStages(cmd, done, toComplete)
+			return completeStages(a)(cmd, done, toComplete)
 		}
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
@@ -75,34 +76,38 @@ func (a *app) completeArgs(args []string) cobra.CompletionFunc {
 // completeIssues lists every issue, its title and stage beside it. It is
 // best effort: where the issues cannot be read (an agent, whose reads go
 // through the controller; no config), nothing is offered.
-func (a *app) completeIssues(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	e, err := a.engine()
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
+func completeIssues(a *cmdutil.App) cobra.CompletionFunc {
+	return func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		e, err := a.Engine()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		list, _ := e.Store.List()
+		out := make([]cobra.Completion, 0, len(list))
+		for _, iss := range list {
+			desc := fmt.Sprintf("%s (%s)", textsafe.Line(iss.Title, 60), iss.Stage)
+			out = append(out, cobra.CompletionWithDesc(strconv.Itoa(iss.ID), desc))
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
 	}
-	list, _ := e.Store.List()
-	out := make([]cobra.Completion, 0, len(list))
-	for _, iss := range list {
-		desc := fmt.Sprintf("%s (%s)", textsafe.Line(iss.Title, 60), iss.Stage)
-		out = append(out, cobra.CompletionWithDesc(strconv.Itoa(iss.ID), desc))
-	}
-	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
 }
 
 // completeStages lists every stage and substage of the pipeline, in
 // order.
-func (a *app) completeStages(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	cfg, _, err := a.loadConfig()
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	var out []cobra.Completion
-	for _, f := range cfg.Flows {
-		for _, path := range f.Paths() {
-			if !slices.Contains(out, path) {
-				out = append(out, path)
+func completeStages(a *cmdutil.App) cobra.CompletionFunc {
+	return func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		cfg, _, err := a.LoadConfig()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var out []cobra.Completion
+		for _, f := range cfg.Flows {
+			for _, path := range f.Paths() {
+				if !slices.Contains(out, path) {
+					out = append(out, path)
+				}
 			}
 		}
+		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
 	}
-	return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agenttree/agenttree/internal/cli/cmdutil"
 	"github.com/agenttree/agenttree/internal/testpipeline"
 )
 
@@ -112,7 +113,7 @@ func TestAPersonAtAReviewIsToldToApproveOrReject(t *testing.T) {
 }
 
 func TestEveryCommandHasExamples(t *testing.T) {
-	a := &app{getenv: func(string) string { return "" }}
+	a := &cmdutil.App{Getenv: func(string) string { return "" }}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		for _, sub := range c.Commands() {
@@ -127,5 +128,5 @@ func TestEveryCommandHasExamples(t *testing.T) {
 			}
 		}
 	}
-	walk(a.rootCmd())
+	walk(rootCmd(a))
 }

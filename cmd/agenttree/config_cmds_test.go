@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agenttree/agenttree/internal/cli/configcmd"
 )
 
 // A syntax error (line 6 indented by three spaces), an unknown hook and a
@@ -17,7 +19,7 @@ func TestValidateReportsEveryMistakeWhereItIs(t *testing.T) {
 	config, err := os.ReadFile(filepath.Join("..", "..", "stages", "load", "testdata", "three-mistakes.yaml"))
 	require.NoError(t, err)
 	w := newWorkspace(t, string(config))
-	want := []diagnosticJSON{
+	want := []configcmd.DiagnosticJSON{
 		{File: w.config, Line: 6, Col: 4, Severity: "error",
 			Message: "bad indentation: this line is neither an item of the list that starts at line 2 nor lined up with the keys of one",
 			Hint:    "line it up with the keys it belongs with"},
@@ -27,7 +29,7 @@ func TestValidateReportsEveryMistakeWhereItIs(t *testing.T) {
 
 	r := w.run(t, humanEnv, "validate", "--json")
 	require.Equal(t, exitUsage, r.code, r.stderr)
-	var rep validateReport
+	var rep configcmd.ValidateReport
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rep), r.stdout)
 	assert.False(t, rep.Valid)
 	assert.Equal(t, want, rep.Diagnostics)
@@ -47,7 +49,7 @@ func TestValidateListsWarningsOfAValidFile(t *testing.T) {
 	w := newWorkspace(t, "stages:\n  - name: a\n  - name: done\n    terminal: completion\nroles:\n  reviwer: {}\n")
 	r := w.run(t, humanEnv, "validate", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
-	var rep validateReport
+	var rep configcmd.ValidateReport
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rep), r.stdout)
 	assert.True(t, rep.Valid)
 	require.Len(t, rep.Diagnostics, 1, r.stdout)

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agenttree/agenttree/internal/cli/trustcmd"
 	"github.com/agenttree/agenttree/internal/ostest"
 	"github.com/agenttree/agenttree/internal/testpipeline"
 )
@@ -33,9 +34,9 @@ func TestDoctorChecksTheAgentsUser(t *testing.T) {
 	w.create(t, "One")
 	res := w.run(t, humanEnv, "doctor", "--json")
 	assert.Equal(t, exitBlocked, res.code, res.stderr)
-	var rep doctorReport
+	var rep trustcmd.DoctorReport
 	require.NoError(t, json.Unmarshal([]byte(res.stdout), &rep), res.stdout)
-	assert.Equal(t, deployOtherUser, rep.Deployment)
+	assert.Equal(t, trustcmd.DeployOtherUser, rep.Deployment)
 	assert.Contains(t, rep.Guarantees, "enforced")
 	require.NotEmpty(t, rep.Findings)
 	f := rep.Findings[0]

@@ -19,7 +19,7 @@ import (
 // git runs.
 func newForgeRepo(t *testing.T, config string) *workspace {
 	t.Helper()
-	requireGit(t)
+	gittest.Require(t)
 	gittest.Isolate(t)
 	_, dir := gittest.NewRemote(t)
 	gittest.Commit(t, dir, ".gitignore", "_agenttree/\n", "ignore the state")

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agenttree/agenttree/internal/cli/inboxcmd"
 	"github.com/agenttree/agenttree/internal/outbox"
 	"github.com/agenttree/agenttree/internal/testpipeline"
 )
@@ -77,7 +78,7 @@ func TestInboxShowsUndeliveredAndRecentMessages(t *testing.T) {
 	// An agent pulls them, naming the issue by AGENTTREE_ISSUE.
 	r = w.run(t, map[string]string{"AGENTTREE_ROLE": "developer", "AGENTTREE_ISSUE": "1"}, "inbox", "--json")
 	require.Equal(t, exitOK, r.code, r.stderr)
-	var v inboxView
+	var v inboxcmd.View
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &v), r.stdout)
 	assert.Equal(t, 1, v.Issue)
 	require.Len(t, v.Undelivered, 1)
@@ -151,11 +152,11 @@ func TestSendQueuesWhatCannotBeDeliveredYet(t *testing.T) {
 	received := server.startAgent(t, demoAgent(id))
 	r = w.run(t, humanEnv, "send", itoa(id), "--json", "and a submit button")
 	require.Equal(t, exitOK, r.code, r.stderr)
-	var res sendResult
+	var res inboxcmd.SendResult
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &res), r.stdout)
 	msgs = w.messages(t, id)
 	require.Len(t, msgs, 2)
-	assert.Equal(t, sendResult{Issue: id, ID: msgs[1].ID, State: sendDelivered, Session: demoAgent(id)}, res)
+	assert.Equal(t, inboxcmd.SendResult{Issue: id, ID: msgs[1].ID, State: inboxcmd.SendDelivered, Session: demoAgent(id)}, res)
 	for _, m := range msgs {
 		assert.Equal(t, outbox.Sent, m.State, m.Text)
 	}

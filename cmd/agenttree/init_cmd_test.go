@@ -12,6 +12,7 @@ import (
 
 	"github.com/agenttree/agenttree/docs/skills"
 	"github.com/agenttree/agenttree/examples"
+	"github.com/agenttree/agenttree/internal/cli/configcmd"
 	"github.com/agenttree/agenttree/internal/gittest"
 	"github.com/agenttree/agenttree/internal/statedir"
 	"github.com/agenttree/agenttree/stages"
@@ -20,7 +21,7 @@ import (
 // gitRepo is a fresh git repository, with no commit yet.
 func gitRepo(t *testing.T) string {
 	t.Helper()
-	requireGit(t)
+	gittest.Require(t)
 	dir := filepath.Join(t.TempDir(), "shop")
 	require.NoError(t, os.Mkdir(dir, 0o755))
 	gittest.Run(t, dir, "init", "-q", "-b", "main")
@@ -74,7 +75,7 @@ func TestInitInAFreshRepository(t *testing.T) {
 	}
 
 	text := read(t, config)
-	assert.True(t, strings.HasPrefix(text, schemaLine), "the first line is the schema comment: %q", text[:80])
+	assert.True(t, strings.HasPrefix(text, configcmd.SchemaLine), "the first line is the schema comment: %q", text[:80])
 	assert.Contains(t, text, "project: shop\n", "named after the directory")
 	for _, name := range []string{"backlog.md", "implement-code.md", "ci-failure.md"} {
 		want, err := skills.Read(name)
@@ -126,7 +127,7 @@ func TestInitRefusesAnExistingConfig(t *testing.T) {
 }
 
 func TestInitOutsideARepository(t *testing.T) {
-	requireGit(t)
+	gittest.Require(t)
 	dir := t.TempDir()
 	r := invokeIn(t, dir, humanEnv, "init")
 	assert.Equal(t, exitUsage, r.code)
@@ -200,11 +201,11 @@ func TestInitGitignore(t *testing.T) {
 		note                bool
 	}{
 		{name: "lines of its own are kept", before: "node_modules/\n*.log",
-			after: "node_modules/\n*.log\n\n" + ignoreComment + "/_agenttree/*\n!/_agenttree/skills/\n"},
+			after: "node_modules/\n*.log\n\n" + configcmd.IgnoreComment + "/_agenttree/*\n!/_agenttree/skills/\n"},
 		{name: "a line already there is not added again", before: "/_agenttree/*\n",
-			after: "/_agenttree/*\n\n" + ignoreComment + "!/_agenttree/skills/\n"},
+			after: "/_agenttree/*\n\n" + configcmd.IgnoreComment + "!/_agenttree/skills/\n"},
 		{name: "all of _agenttree/ ignored: said, left alone", before: "_agenttree/\n",
-			after: "_agenttree/\n\n" + ignoreComment + "/_agenttree/*\n!/_agenttree/skills/\n", note: true},
+			after: "_agenttree/\n\n" + configcmd.IgnoreComment + "/_agenttree/*\n!/_agenttree/skills/\n", note: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

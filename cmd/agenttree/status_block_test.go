@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"strings"
 	"testing"
 	"time"
 
@@ -11,19 +10,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/internal/cli/statuscmd"
 	"github.com/agenttree/agenttree/internal/gittest"
 	"github.com/agenttree/agenttree/internal/outbox"
 	"github.com/agenttree/agenttree/internal/testpipeline"
 	"github.com/agenttree/agenttree/stages"
-	"github.com/agenttree/agenttree/stages/load"
 )
 
 // statusBlockOf runs `status ID --block --json` and decodes it.
-func (w *workspace) statusBlockOf(t *testing.T, id int) statusBlock {
+func (w *workspace) statusBlockOf(t *testing.T, id int) statuscmd.Block {
 	t.Helper()
 	r := w.run(t, humanEnv, "status", itoa(id), "--block", "--json")
 	require.Equal(t, exitOK, r.code, "stdout %s stderr %s", r.stdout, r.stderr)
-	var b statusBlock
+	var b statuscmd.Block
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &b), r.stdout)
 	return b
 }
@@ -76,15 +75,15 @@ func TestStatusBlockOfAnEscalatedIssue(t *testing.T) {
 	assert.Equal(t, now.Add(-10*time.Minute), b.EnteredAt.UTC(), "an escalation does not move the issue")
 	assert.Equal(t, 7, b.Iteration)
 	assert.Equal(t, issues.Breaker{State: issues.BreakerHalfOpen, NoProgress: 2, SameError: 1, Fingerprint: "3f9a0c", Failing: []string{"test-unit"}}, b.Breaker)
-	assert.Equal(t, []budgetUse{{"ci_failed", 4, 3}, {"no_new_ci", 0, 3}, {"polling_timeout", 0, 3}, {"conflict", 1, 3}}, b.Budgets)
+	assert.Equal(t, []statuscmd.BudgetUse{{Kind: "ci_failed", Used: 4, Max: 3}, {Kind: "no_new_ci", Used: 0, Max: 3}, {Kind: "polling_timeout", Used: 0, Max: 3}, {Kind: "conflict", Used: 1, Max: 3}}, b.Budgets)
 	require.NotNil(t, b.LatestAction)
-	assert.Equal(t, action{At: now.Add(-time.Minute), By: "controller", What: "escalated: CI failed 4 times"}, *b.LatestAction)
+	assert.Equal(t, statuscmd.Action{At: now.Add(-time.Minute), By: "controller", What: "escalated: CI failed 4 times"}, *b.LatestAction)
 	assert.Equal(t, 1, b.Undelivered)
 	require.NotNil(t, b.PR)
 	assert.Equal(t, 1, b.PR.Number)
 	assert.Nil(t, b.Checks)
 	assert.Contains(t, b.ForgeError, "reading PR #1: ")
-	assert.Equal(t, recommendation{For: waiterPerson, Run: resolveCommands(1), Why: b.WaitingOn}, b.Recommendation)
+	assert.Equal(t, statuscmd.Recommendation{For: statuscmd.WaiterPerson, Run: statuscmd.ResolveCommands(1), Why: b.WaitingOn}, b.Recommendation)
 }
 
 func TestStatusBlockOfANewIssue(t *testing.T) {
@@ -95,7 +94,7 @@ func TestStatusBlockOfANewIssue(t *testing.T) {
 	assert.Zero(t, b.Iteration)
 	assert.Nil(t, b.PR, "no PR, no forge asked")
 	assert.Empty(t, b.ForgeError)
-	assert.Equal(t, recommendation{For: waiterAgent, Role: stages.RoleDeveloper, Run: []string{"agenttree next"}, Why: "agent working (developer)"}, b.Recommendation)
+	assert.Equal(t, statuscmd.Recommendation{For: statuscmd.WaiterAgent, Role: stages.RoleDeveloper, Run: []string{"agenttree next"}, Why: "agent working (developer)"}, b.Recommendation)
 	require.NotNil(t, b.LatestAction)
 	assert.Equal(t, "create at implement.code", b.LatestAction.What)
 
@@ -119,51 +118,15 @@ func TestStatusBlockShowsTheChecksOfThePR(t *testing.T) {
 	for range 2 {
 		b := w.statusBlockOf(t, id)
 		require.NotNil(t, b.PR, b.ForgeError)
-		assert.Equal(t, blockPR{Number: 1, URL: "local:shop#1", State: "open", Head: head, Mergeable: "mergeable"}, *b.PR)
-		assert.Equal(t, &checks{Head: head}, b.Checks, "CI has not started, and looking does not start it")
+		assert.Equal(t, statuscmd.BlockPR{Number: 1, URL: "local:shop#1", State: "open", Head: head, Mergeable: "mergeable"}, *b.PR)
+		assert.Equal(t, &statuscmd.Checks{Head: head}, b.Checks, "CI has not started, and looking does not start it")
 	}
 
 	r = w.run(t, agentEnv, "pr", "wait", itoa(id), "--interval", "10ms")
 	require.Equal(t, exitBlocked, r.code, "CI fails: ok.txt is missing: %s", r.stdout)
 	b := w.statusBlockOf(t, id)
-	assert.Equal(t, &checks{Head: head, Started: true, Total: 1, Failed: 1, Failing: []string{"ci"}}, b.Checks)
+	assert.Equal(t, &statuscmd.Checks{Head: head, Started: true, Total: 1, Failed: 1, Failing: []string{"ci"}}, b.Checks)
 	r = w.run(t, humanEnv, "status", itoa(id), "--block")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "0 passed, 1 failed, 0 pending of 1 on "+head[:12]+" (failed: ci)")
-}
-
-func TestStatusBudgets(t *testing.T) {
-	config := strings.Replace(testpipeline.Read(t, "controller"), `message: "{{failure_reason}}"`,
-		"message: \"{{failure_reason}}\"\n      max_retries: 6", 1)
-	require.Contains(t, config, "max_retries: 6")
-	cfg, err := load.Parse("test.yaml", []byte(config), hookRegistry())
-	require.NoError(t, err)
-	back := issues.HistoryEntry{From: "pr_ready", To: "implement.feedback", Kind: stages.MoveStepBack}
-	tests := []struct {
-		name string
-		iss  issues.Issue
-		want []budgetUse
-	}{
-		{
-			name: "the config's budgets at a stage without its own",
-			iss:  issues.Issue{Stage: "implement.code"},
-			want: []budgetUse{{"ci_failed", 0, 3}, {"no_new_ci", 0, 3}, {"polling_timeout", 0, 3}, {"conflict", 0, 3}},
-		},
-		{
-			name: "the budget of the stage the last step back came from",
-			iss:  issues.Issue{Stage: "implement.feedback", History: []issues.HistoryEntry{back}, Attempts: map[string]int{"ci_failed": 2}},
-			want: []budgetUse{{"ci_failed", 2, 6}, {"no_new_ci", 0, 6}, {"polling_timeout", 0, 6}, {"conflict", 0, 6}},
-		},
-		{
-			name: "the budget of the stage it escalated at, other kinds after",
-			iss: issues.Issue{Stage: "implement.code", Escalated: &issues.Escalation{Stage: "pr_ready"},
-				Attempts: map[string]int{"conflict": 6, "timeout": 1}},
-			want: []budgetUse{{"ci_failed", 0, 6}, {"no_new_ci", 0, 6}, {"polling_timeout", 0, 6}, {"conflict", 6, 6}, {"timeout", 1, 6}},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, budgets(cfg, &tt.iss))
-		})
-	}
 }

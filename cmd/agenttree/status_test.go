@@ -14,9 +14,8 @@ import (
 
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/internal/cli/statuscmd"
 	"github.com/agenttree/agenttree/internal/testpipeline"
-	"github.com/agenttree/agenttree/stages"
-	"github.com/agenttree/agenttree/stages/load"
 )
 
 // store opens w's state directory, to write what the engine and the
@@ -95,7 +94,7 @@ func TestStatusListsEscalatedIssuesFirst(t *testing.T) {
 
 	r = w.run(t, humanEnv, "status", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
-	var rows []statusRow
+	var rows []statuscmd.Row
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rows), r.stdout)
 	require.Len(t, rows, 3)
 	assert.Equal(t, []int{3, 1, 2}, []int{rows[0].ID, rows[1].ID, rows[2].ID}, "escalated first, then by stage")
@@ -103,11 +102,11 @@ func TestStatusListsEscalatedIssuesFirst(t *testing.T) {
 	require.NotNil(t, first.Escalated)
 	assert.Equal(t, "CI failed 5 times", first.Escalated.Reason)
 	assert.Equal(t, "escalated: CI failed 5 times", first.WaitingOn)
-	assert.Equal(t, waiterPerson, first.WaitingFor)
+	assert.Equal(t, statuscmd.WaiterPerson, first.WaitingFor)
 	assert.Equal(t, map[string]int{"ci_failed": 5}, first.Attempts)
 	require.NotNil(t, first.Breaker)
 	assert.Equal(t, issues.BreakerOpen, first.Breaker.State)
-	assert.Equal(t, resolveCommands(3), first.Resolve)
+	assert.Equal(t, statuscmd.ResolveCommands(3), first.Resolve)
 	assert.Nil(t, rows[1].Escalated)
 	assert.Empty(t, rows[1].Resolve)
 }
@@ -126,13 +125,13 @@ func TestStatusShowsAnUnreadableIssueAndTheOthers(t *testing.T) {
 
 	r = w.run(t, humanEnv, "status", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
-	var rows []statusRow
+	var rows []statuscmd.Row
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rows), r.stdout)
 	require.Len(t, rows, 2)
 	assert.Equal(t, 2, rows[0].ID)
 	assert.Equal(t, 1, rows[1].ID, "unreadable issues come last")
 	assert.NotEmpty(t, rows[1].Error)
-	assert.Equal(t, waiterPerson, rows[1].WaitingFor)
+	assert.Equal(t, statuscmd.WaiterPerson, rows[1].WaitingFor)
 
 	// The way out it names works: the issue is restored from its log.
 	r = w.run(t, humanEnv, "repair", "1")
@@ -162,128 +161,6 @@ func TestStatusShowsTheControllersPoll(t *testing.T) {
 	r = w.run(t, humanEnv, "status")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Regexp(t, `the controller is 10m\d+s late \(is `+"`agenttree controller`"+` running\?\)`, r.stdout)
-}
-
-// loadPipeline loads testdata/pipelines/NAME.yaml.
-func loadPipeline(t *testing.T, name string) *stages.Config {
-	t.Helper()
-	cfg, err := load.File(testpipeline.Path(t, name), hookRegistry())
-	require.NoError(t, err)
-	return cfg
-}
-
-func TestStatusWaitingOn(t *testing.T) {
-	cfg := loadPipeline(t, "controller")
-	at := time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC)
-	history := func(h ...issues.HistoryEntry) []issues.HistoryEntry {
-		return append([]issues.HistoryEntry{{To: "implement.code", Kind: issues.KindCreate, Actor: "human", At: at}}, h...)
-	}
-	poll := &issues.Poll{PR: 1, Status: "3 of 7 checks still running on abc123def456", PushedAt: at.Add(time.Hour), NextAt: at.Add(2 * time.Hour)}
-	tests := []struct {
-		name string
-		iss  issues.Issue
-		poll *issues.Poll
-		who  waiter
-		what string
-		run  []string
-	}{
-		{
-			name: "CI running at a controller stage",
-			iss:  issues.Issue{ID: 1, Stage: "pr_ready", PRNumber: 1, EntryPending: &issues.EntryPending{Stage: "pr_ready", Done: 1}},
-			poll: poll,
-			who:  waiterController, what: "controller: 3 of 7 checks still running on abc123def456",
-			run: []string{"agenttree controller", "agenttree next -i 1"},
-		},
-		{
-			name: "the poll of a PR the issue no longer has",
-			iss:  issues.Issue{ID: 1, Stage: "pr_ready", PRNumber: 2, EntryPending: &issues.EntryPending{Stage: "pr_ready"}},
-			poll: poll,
-			who:  waiterController, what: "controller: the entry work of pr_ready has not run yet",
-			run: []string{"agenttree controller", "agenttree next -i 1"},
-		},
-		{
-			name: "a controller stage not looked at",
-			iss:  issues.Issue{ID: 1, Stage: "pr_ready"},
-			who:  waiterController, what: "controller: not looked at yet",
-			run: []string{"agenttree controller", "agenttree next -i 1"},
-		},
-		{
-			name: "a refused merge at a terminal stage is not done",
-			iss:  issues.Issue{ID: 1, Stage: "accepted", EntryPending: &issues.EntryPending{Stage: "accepted", Failures: []string{"merge_pr: PR #1 conflicts with main\nmore"}}},
-			who:  waiterController, what: "controller: the entry work of accepted failed and is retried: merge_pr: PR #1 conflicts with main",
-			run: []string{"agenttree controller", "agenttree next -i 1"},
-		},
-		{name: "done", iss: issues.Issue{ID: 1, Stage: "accepted"}, who: waiterNobody, what: "done"},
-		{name: "abandoned", iss: issues.Issue{ID: 1, Stage: "not_doing"}, who: waiterNobody, what: "abandoned"},
-		{
-			name: "an agent at work",
-			iss:  issues.Issue{ID: 1, Stage: "implement.code", History: history()},
-			who:  waiterAgent, what: "agent working (developer)", run: []string{"agenttree next"},
-		},
-		{
-			name: "an agent after a step back",
-			iss: issues.Issue{ID: 1, Stage: "implement.feedback", History: history(issues.HistoryEntry{
-				From: "pr_ready", To: "implement.feedback", Kind: stages.MoveStepBack, Actor: "controller", Reason: "CI failed on abc: test-unit\nlog", At: at})},
-			who: waiterAgent, what: "agent working (developer) after a step back: CI failed on abc: test-unit", run: []string{"agenttree next"},
-		},
-		{
-			name: "an agent after a rejection",
-			iss: issues.Issue{ID: 1, Stage: "implement.feedback", History: history(issues.HistoryEntry{
-				From: "implementation_review", To: "implement.feedback", Kind: stages.MoveReject, Actor: "human", Reason: "labels", At: at})},
-			who: waiterAgent, what: "agent working (developer) after a reviewer sent it back: labels", run: []string{"agenttree next"},
-		},
-		{
-			name: "a human review",
-			iss:  issues.Issue{ID: 4, Stage: "implementation_review"},
-			who:  waiterPerson, what: "waiting for human review",
-			run: []string{"agenttree approve 4", "agenttree reject 4 --message TEXT"},
-		},
-		{
-			name: "parked", iss: issues.Issue{ID: 1, Stage: "backlog"},
-			who: waiterPerson, what: "parked until a person starts it", run: []string{"agenttree next -i 1"},
-		},
-		{
-			name: "a stage the config lost", iss: issues.Issue{ID: 1, Stage: "qa"},
-			who: waiterPerson, what: "a person: stage qa is not in the config", run: []string{"agenttree move 1 STAGE --reason TEXT"},
-		},
-		{
-			name: "escalated",
-			iss:  issues.Issue{ID: 1, Stage: "pr_ready", Escalated: &issues.Escalation{Stage: "pr_ready", Kind: "breaker", Reason: "circuit breaker open: same failure 3 times\nlast: x"}},
-			who:  waiterPerson, what: "escalated: circuit breaker open: same failure 3 times", run: resolveCommands(1),
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := waitingOn(cfg, &tt.iss, tt.poll)
-			assert.Equal(t, tt.who, got.who)
-			assert.Equal(t, tt.what, got.what)
-			assert.Equal(t, tt.run, got.run)
-		})
-	}
-}
-
-func TestStatusWaitingText(t *testing.T) {
-	at := time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC)
-	tests := []struct {
-		name string
-		w    waiting
-		want string
-	}{
-		{"no clock", waiting{what: "done"}, "done"},
-		{"for how long", waiting{what: "waiting for human review", since: at.Add(-130 * time.Second)}, "waiting for human review, for 2m10s"},
-		{"hours in minutes", waiting{what: "agent working (developer)", since: at.Add(-3*time.Hour - 125*time.Second)}, "agent working (developer), for 3h2m"},
-		{"an hour, almost", waiting{what: "agent working (developer)", since: at.Add(-time.Hour + time.Millisecond)}, "agent working (developer), for 1h0m"},
-		{"a look due soon", waiting{what: "controller: polling", nextLook: at.Add(-time.Minute)}, "controller: polling"},
-		{
-			"a look long overdue", waiting{what: "controller: polling", nextLook: at.Add(-10 * time.Minute)},
-			"controller: polling; the controller is 10m0s late (is `agenttree controller` running?)",
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, tt.w.text(at))
-		})
-	}
 }
 
 func TestStatusBlockNeedsAnIssue(t *testing.T) {
@@ -358,7 +235,7 @@ func TestStatusShowsStoredTextSafely(t *testing.T) {
 
 	r := w.run(t, humanEnv, "status", "--json")
 	require.Equal(t, exitOK, r.code, r.stderr)
-	var rows []statusRow
+	var rows []statuscmd.Row
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rows), r.stdout)
 	require.Len(t, rows, 2)
 	assert.Equal(t, long, rows[0].Title, "--json gives programs the text as stored")

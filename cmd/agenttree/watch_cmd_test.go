@@ -11,10 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/internal/outbox"
 	"github.com/agenttree/agenttree/internal/testpipeline"
-	"github.com/agenttree/agenttree/stages"
 )
 
 // syncBuffer is a buffer a test reads while a command writes to it.
@@ -138,85 +136,5 @@ func TestWatchBadUsage(t *testing.T) {
 		r := w.run(t, humanEnv, args...)
 		assert.Equal(t, exitUsage, r.code, "%v: %s", args, r.stdout)
 		assert.NotEmpty(t, r.stderr)
-	}
-}
-
-func TestWatchChanges(t *testing.T) {
-	at := time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC)
-	created := issues.HistoryEntry{To: "implement.feedback", Kind: issues.KindCreate, Actor: "human", At: at}
-	back := issues.HistoryEntry{From: "pr_ready", To: "implement.feedback", Kind: stages.MoveStepBack, Actor: "controller",
-		Reason: "CI failed on abc: test-unit", At: at.Add(time.Minute)}
-	escalate := issues.HistoryEntry{From: "pr_ready", To: "pr_ready", Kind: stages.MoveEscalate, Actor: "controller", Reason: "budget spent", At: at}
-	agent := waiting{who: waiterAgent, what: "agent working (developer)"}
-	ci := waiting{who: waiterController, what: "controller: 1 of 2 checks still running on abc"}
-	msg := outbox.Message{ID: "m1", To: outbox.ToAgent, Kind: "step_back", Text: "issue 1 was stepped back\nsee the log", State: outbox.Pending}
-	sent := msg
-	sent.State = outbox.Sent
-	issue := func(stage string, h ...issues.HistoryEntry) *issues.Issue {
-		return &issues.Issue{ID: 1, Title: "Checkout", Stage: stage, History: append([]issues.HistoryEntry{created}, h...)}
-	}
-	tests := []struct {
-		name      string
-		prev, cur sighting
-		want      []string
-	}{
-		{
-			name: "nothing changed",
-			prev: sighting{iss: issue("pr_ready"), wait: ci},
-			cur:  sighting{iss: issue("pr_ready"), wait: ci},
-		},
-		{
-			name: "what it waits on",
-			prev: sighting{iss: issue("pr_ready"), wait: waiting{what: "controller: not looked at yet"}},
-			cur:  sighting{iss: issue("pr_ready"), wait: ci, poll: issues.Poll{Status: "1 of 2 checks still running on abc"}},
-			want: []string{"waiting on: controller: 1 of 2 checks still running on abc"},
-		},
-		{
-			name: "a poll status the waiting does not say",
-			prev: sighting{iss: issue("implement.feedback"), wait: agent},
-			cur:  sighting{iss: issue("implement.feedback"), wait: agent, poll: issues.Poll{Status: "no new review comments\nmore"}},
-			want: []string{"controller: no new review comments"},
-		},
-		{
-			name: "a step back, said once though the controller logged it too",
-			prev: sighting{iss: issue("pr_ready"), wait: ci},
-			cur: sighting{iss: issue("implement.feedback", back), wait: agent, poll: issues.Poll{Status: "stepped back", Actions: []issues.Action{
-				{At: at, What: "new head abc"}, {At: at, What: "stepped back pr_ready → implement.feedback: CI failed on abc: test-unit"}}}},
-			want: []string{"step_back pr_ready → implement.feedback: CI failed on abc: test-unit (by controller)", "controller: new head abc"},
-		},
-		{
-			name: "only the actions logged since",
-			prev: sighting{iss: issue("pr_ready"), wait: ci, poll: issues.Poll{Actions: []issues.Action{{At: at, What: "new head abc"}}}},
-			cur: sighting{iss: issue("pr_ready"), wait: ci, poll: issues.Poll{Actions: []issues.Action{
-				{At: at, What: "new head abc"}, {At: at.Add(time.Second), What: "forwarded 2 review comment(s)"}}}},
-			want: []string{"controller: forwarded 2 review comment(s)"},
-		},
-		{
-			name: "an escalation, from the issue's escalation",
-			prev: sighting{iss: issue("pr_ready"), wait: ci},
-			cur: sighting{iss: func() *issues.Issue {
-				iss := issue("pr_ready", escalate)
-				iss.Escalated = &issues.Escalation{Stage: "pr_ready", Kind: "budget", Reason: "budget spent"}
-				return iss
-			}(), wait: waiting{what: "escalated: budget spent"}, poll: issues.Poll{Actions: []issues.Action{{At: at, What: "escalated: budget spent"}}}},
-			want: []string{"escalated (budget) at pr_ready: budget spent; a person resolves it: " + strings.Join(resolveCommands(1), " | ")},
-		},
-		{
-			name: "a message queued, then delivered",
-			prev: sighting{iss: issue("pr_ready"), wait: ci},
-			cur:  sighting{iss: issue("pr_ready"), wait: ci, messages: []outbox.Message{msg}},
-			want: []string{"message to the agent queued (step_back): issue 1 was stepped back"},
-		},
-		{
-			name: "a message delivered",
-			prev: sighting{iss: issue("pr_ready"), wait: ci, messages: []outbox.Message{msg}},
-			cur:  sighting{iss: issue("pr_ready"), wait: ci, messages: []outbox.Message{sent}},
-			want: []string{"message to the agent delivered (step_back): issue 1 was stepped back"},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, changes(&tt.prev, &tt.cur))
-		})
 	}
 }

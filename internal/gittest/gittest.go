@@ -11,6 +11,7 @@ package gittest
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,6 +39,14 @@ func Env() []string {
 		"GIT_AUTHOR_EMAIL=" + Email,
 		"GIT_COMMITTER_NAME=" + Name,
 		"GIT_COMMITTER_EMAIL=" + Email,
+	}
+}
+
+// Require skips the test where git is not installed.
+func Require(t testing.TB) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
 	}
 }
 

@@ -1,0 +1,30 @@
+package cmdutil
+
+import (
+	"path/filepath"
+
+	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/forge/github"
+	"github.com/agenttree/agenttree/forge/local"
+	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/hooks/shell"
+	"github.com/agenttree/agenttree/internal/gitx"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// openForge returns the config's forge, opened on first use: most commands
+// never touch a PR and should not pay for reading remotes and tokens.
+func (a *App) openForge(cfg *stages.Config, stateDir string) *forge.LazyForge {
+	repoDir := filepath.Dir(cfg.File)
+	return forge.Lazy(func() (forge.Forge, error) {
+		if cfg.Forge == "github" {
+			return github.New(a.Ctx, github.Options{Repo: cfg.GitHub.Repo, Host: cfg.GitHub.Host, RepoDir: repoDir, Logger: a.Logger()})
+		}
+		// CI runs the agents' code: as the sandbox's user, never the host's.
+		ciUser, ciRefused := shell.HostUser(cfg.Sandbox)
+		return local.New(a.Ctx, local.Options{StateDir: stateDir, RepoDir: repoDir, DefaultBranch: cfg.DefaultBranch,
+			Project: cfg.Project, CICommand: cfg.CI.Command, CITimeout: cfg.CI.Timeout, CIUser: ciUser, CIRefused: ciRefused})
+	})
+}
+
+func openGit(dir string) hooks.Git { return &gitx.Repo{Dir: dir} }

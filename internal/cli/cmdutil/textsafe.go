@@ -1,0 +1,34 @@
+package cmdutil
+
+import (
+	"strings"
+	"time"
+
+	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/internal/textsafe"
+)
+
+// maxShownText bounds one piece of stored text (a reason, a hook's
+// failure, a label) in what people are shown.
+const maxShownText = 300
+
+// SafeTitle is an issue's title as people's output shows it: one line,
+// nothing a terminal acts on, no longer than a new title may be. Titles
+// are checked when an issue is created; older ones, and issue.yaml files
+// edited by hand, were not. --json output keeps the title as stored.
+func SafeTitle(title string) string { return textsafe.Line(title, engine.MaxTitleLen) }
+
+// SafeText is any other stored text, as SafeTitle shows a title: what an
+// agent, a hook or a hand edit put in the issue's files.
+func SafeText(s string) string { return textsafe.Line(s, maxShownText) }
+
+// Age is a duration for people: whole seconds, whole minutes past an hour.
+func Age(d time.Duration) string {
+	switch d = d.Round(time.Second); {
+	case d <= 0:
+		return "0s"
+	case d < time.Hour:
+		return d.String()
+	}
+	return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
+}

@@ -1,0 +1,143 @@
+package flowcmd
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agenttree/agenttree/controller"
+	"github.com/agenttree/agenttree/controller/api"
+	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/internal/cli/cmdutil"
+)
+
+func (a cmds) nextCmd() *cobra.Command {
+	var idFlag string
+	var dryRun, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "next",
+		Short: "Check the current stage's gates and move the issue to its next stage",
+		Example: `  agenttree next       # the issue of AGENTTREE_ISSUE, else of the branch
+  agenttree next -i 3
+  agenttree next --dry-run --json`,
+		Long: "Check the current stage's gates and move the issue to its next stage.\n\n" +
+			"Exit status: 0 moved (or already at the final stage), 1 blocked by a gate,\n" +
+			"2 bad usage or config, 3 waiting on a person or the controller.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if c, err := a.Remote(); err != nil {
+				return err
+			} else if c != nil {
+				req := api.NextRequest{RequestID: api.RequestID(), DryRun: dryRun, JSON: asJSON}
+				if idFlag != "" {
+					if req.Issue, err = cmdutil.ParseID(idFlag); err != nil {
+						return err
+					}
+				}
+				return a.Ask(c, api.RouteNext, req)
+			}
+			e, err := a.Engine()
+			if err != nil {
+				return err
+			}
+			if !inGitRepo(filepath.Dir(e.Config.File)) {
+				fmt.Fprintf(a.ErrOut, "warning: %s is not in a git repository: gates on commits, branches and PRs cannot pass; run `git init` there (then `git remote add origin URL`)\n",
+					filepath.Dir(e.Config.File))
+			}
+			id, err := a.ResolveIssue(idFlag, e.WorkDir)
+			if err != nil {
+				return err
+			}
+			actor, err := a.Actor(e, id)
+			if err != nil {
+				return err
+			}
+			if !dryRun && actor.Kind == engine.ActorHuman {
+				// A person's next at a controller stage is the controller's
+				// pass, in the foreground: it never skips the controller's work.
+				if res, err := a.controllerPass(e, id); err != nil || res != nil {
+					if err != nil {
+						return err
+					}
+					return a.Report(res, asJSON)
+				}
+			}
+			s := a.Spin(fmt.Sprintf("checking the gates of issue %d", id))
+			res, err := e.Next(a.Ctx, id, actor, dryRun)
+			s.Stop()
+			if err != nil {
+				return err
+			}
+			return a.Report(res, asJSON)
+		},
+	}
+	cmd.Flags().StringVarP(&idFlag, "issue", "i", "", "issue id (default: AGENTTREE_ISSUE, then the git branch)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "check the gates without moving the issue")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+func (a cmds) approveCmd() *cobra.Command {
+	var dryRun, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "approve ID",
+		Short: "Approve an issue waiting at a human review (people only)",
+		Example: `  agenttree approve 3
+  agenttree approve 3 --dry-run`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			e, id, actor, err := a.EngineActing(args[0])
+			if err != nil {
+				return err
+			}
+			s := a.Spin(fmt.Sprintf("approving issue %d", id))
+			res, err := e.Approve(a.Ctx, id, actor, dryRun)
+			s.Stop()
+			if err != nil {
+				return err
+			}
+			return a.Report(res, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "check the gates without moving the issue")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+// controllerPass runs the controller's passes over issue id in the
+// foreground when it is at a controller stage (or has entry work the
+// controller finishes), with a progress line on stderr while it waits. It
+// returns nil when the controller has nothing to do there.
+func (a cmds) controllerPass(e *engine.Engine, id int) (*engine.Result, error) {
+	iss, err := e.Store.Get(id)
+	if err != nil {
+		return nil, err
+	}
+	node, ok := e.Config.Node(iss.Stage)
+	if !ok || iss.Escalated != nil || !node.Controller() {
+		return nil, nil
+	}
+	fmt.Fprintf(a.ErrOut, "%s is run by the host controller; running its pass for issue %d here\n", node.Path, id)
+	return controller.Drive(a.Ctx, a.Reloader(e), id, func(p controller.Progress) {
+		fmt.Fprintf(a.ErrOut, "  %s: %s (next look in %s)\n", p.Elapsed.Round(time.Second), cmdutil.SafeText(p.Status), p.Next.Round(time.Second))
+	})
+}
+
+// inGitRepo reports whether dir is in a git work tree: it or a directory
+// above it has a .git (a directory, or a linked worktree's file). A stat
+// per level, never a git process: next runs hundreds of times a day.
+func inGitRepo(dir string) bool {
+	for {
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			return true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return false
+		}
+		dir = parent
+	}
+}

@@ -1,0 +1,449 @@
+package statuscmd
+
+import (
+	"bufio"
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agenttree/agenttree/controller"
+	"github.com/agenttree/agenttree/controller/api"
+	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/machine/render"
+	"github.com/agenttree/agenttree/internal/cli/cmdutil"
+	"github.com/agenttree/agenttree/internal/cli/issuecmd"
+	"github.com/agenttree/agenttree/internal/lines"
+	"github.com/agenttree/agenttree/internal/textsafe"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// Row is one issue in `agenttree status`.
+type Row struct {
+	ID    int    `json:"id"`
+	Title string `json:"title"`
+	Stage string `json:"stage"`
+	Owner string `json:"owner"`
+	Next  string `json:"next"`
+	// Unfinished: the stage's entry hooks have not all passed.
+	Unfinished bool `json:"unfinished,omitempty"`
+	// WaitingOn says in words what moves the issue on from here, and
+	// WaitingFor who: a person, an agent, the controller, or nobody.
+	WaitingOn  string             `json:"waiting_on"`
+	WaitingFor Waiter             `json:"waiting_for,omitempty"`
+	Escalated  *issues.Escalation `json:"escalated,omitempty"`
+	Attempts   map[string]int     `json:"attempts,omitempty"`
+	Breaker    *issues.Breaker    `json:"breaker,omitempty"`
+	// Resolve are the commands that let an escalated issue go on.
+	Resolve []string `json:"resolve,omitempty"`
+	// Error is why the issue's issue.yaml could not be read.
+	Error string `json:"error,omitempty"`
+
+	// wait is WaitingOn with its clock, for people.
+	wait waiting
+}
+
+func (a cmds) statusCmd() *cobra.Command {
+	var asJSON, block bool
+	cmd := &cobra.Command{
+		Use:   "status [ID]",
+		Short: "Show where issues are and what each waits on, escalated ones first",
+		Long: "Without ID, list the issues by stage, in pipeline order, with what each waits on;\n" +
+			"escalated issues come first, with the reason, the attempts made and the commands\n" +
+			"that resolve them. With ID, show that issue; with --block, as one status block\n" +
+			"(checks, circuit breaker, budgets, latest action, what to run next).",
+		Example: "  agenttree status\n  agenttree status 3 --block\n  agenttree status --json",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if block && len(args) == 0 {
+				return errors.New("--block shows one issue: `agenttree status ID --block`")
+			}
+			if c, err := a.Remote(); err != nil {
+				return err
+			} else if c != nil {
+				req := api.StatusRequest{Block: block, JSON: asJSON}
+				if len(args) == 1 {
+					if req.Issue, err = cmdutil.ParseID(args[0]); err != nil {
+						return err
+					}
+				}
+				return a.Ask(c, api.RouteStatus, req)
+			}
+			if len(args) == 1 {
+				return a.statusOne(args[0], block, asJSON)
+			}
+			e, err := a.Engine()
+			if err != nil {
+				return err
+			}
+			rows, err := statusRows(e)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return a.PrintJSON(rows)
+			}
+			if err := a.printStatus(rows, time.Now()); err != nil {
+				return err
+			}
+			if !e.Config.Sandbox.Enforced() {
+				fmt.Fprintln(a.Out, "\nagents run as this user: the rules hold their commands, not the files (advisory; see `agenttree doctor`)")
+			}
+			if _, running := controller.Running(e.Store.Root()); !running && needsController(rows) {
+				fmt.Fprintln(a.Out, "\nno controller is running for this repository: the issues waiting on it stay where they are until `agenttree controller` runs")
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	cmd.Flags().BoolVar(&block, "block", false, "with ID: one structured status block")
+	return cmd
+}
+
+// statusRows reads every issue into a row: escalated ones first, then by
+// stage in pipeline order. An issue that cannot be read is a row saying
+// why, never a failure of the whole list.
+func statusRows(e *engine.Engine) ([]Row, error) {
+	listed, err := e.Store.Scan()
+	if err != nil {
+		return nil, fmt.Errorf("list the issues in %s: %w", e.Store.Root(), err)
+	}
+	rows := make([]Row, 0, len(listed))
+	for _, l := range listed {
+		if l.Err != nil {
+			w := waiting{who: WaiterPerson, what: fmt.Sprintf("a person: its state is damaged (`agenttree verify %d`, `agenttree repair %d`)", l.ID, l.ID)}
+			rows = append(rows, Row{ID: l.ID, Error: l.Err.Error(), WaitingOn: w.what, WaitingFor: w.who, wait: w})
+			continue
+		}
+		var poll *issues.Poll
+		if l.Watch != nil {
+			poll = l.Watch.Poll
+		}
+		rows = append(rows, statusOf(e, l.Issue, poll))
+	}
+	return sortRows(rows, stageRanks(e.Config)), nil
+}
+
+// watchPoll is the controller's polling state of issue id, nil when there
+// is none or watch.yaml cannot be read (the controller starts afresh then).
+func watchPoll(e *engine.Engine, id int) *issues.Poll {
+	w, err := e.Store.ReadWatch(id)
+	if err != nil {
+		return nil
+	}
+	return w.Poll
+}
+
+// statusOf is where iss is, who acts there, what it waits on and where
+// `next` would take it.
+func statusOf(e *engine.Engine, iss *issues.Issue, poll *issues.Poll) Row {
+	w := waitingOn(e.Config, iss, poll)
+	row := Row{ID: iss.ID, Title: iss.Title, Stage: iss.Stage, Unfinished: iss.EntryPending != nil,
+		WaitingOn: w.what, WaitingFor: w.who, Escalated: iss.Escalated, Attempts: iss.Attempts, Breaker: iss.Breaker, wait: w}
+	if iss.Escalated != nil {
+		row.Resolve = w.run
+	}
+	n, ok := e.Config.Node(iss.Stage)
+	if !ok {
+		return row
+	}
+	row.Owner = render.Describe(n)
+	flow, err := e.Config.Flow(iss.Flow)
+	if err != nil || n.Terminal() != stages.TerminalNone {
+		return row
+	}
+	if to, _, err := flow.Next(n.Path, e.Snapshot(iss).CondVars()); err == nil && to != nil {
+		row.Next = to.Path
+	}
+	return row
+}
+
+// statusOne shows one issue: in full, or as a status block.
+func (a cmds) statusOne(arg string, block, asJSON bool) error {
+	e, id, err := a.EngineFor(arg)
+	if err != nil {
+		return err
+	}
+	iss, err := e.Store.Get(id)
+	if err != nil {
+		return err
+	}
+	if block {
+		return a.statusBlock(e, iss, asJSON)
+	}
+	row := statusOf(e, iss, watchPoll(e, id))
+	if asJSON {
+		return a.PrintJSON(row)
+	}
+	issuecmd.PrintIssue(a.App, e, iss)
+	fmt.Fprintf(a.Out, "  waiting: %s\n", cmdutil.SafeText(row.wait.text(time.Now())))
+	if row.Next != "" {
+		fmt.Fprintf(a.Out, "  next:    %s\n", row.Next)
+	}
+	return nil
+}
+
+// printStatus prints the escalated issues, each with its ways out, then a
+// table of the others, through a buffer: thousands of rows are written in
+// a few writes, not one per cell.
+func (a cmds) printStatus(rows []Row, now time.Time) error {
+	w := bufio.NewWriter(a.Out)
+	if err := writeStatus(w, rows, now); err != nil {
+		return err
+	}
+	return w.Flush()
+}
+
+func writeStatus(w io.Writer, rows []Row, now time.Time) error {
+	if len(rows) == 0 {
+		fmt.Fprintln(w, "no issues; create one with `agenttree issue create TITLE`")
+		return nil
+	}
+	n := 0
+	for n < len(rows) && rows[n].Escalated != nil {
+		n++
+	}
+	if n > 0 {
+		fmt.Fprintf(w, "ESCALATED: %d waiting for a person\n", n)
+		for _, r := range rows[:n] {
+			printEscalated(w, r)
+		}
+		if n == len(rows) {
+			return nil
+		}
+		fmt.Fprintln(w)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTAGE\tWHO ACTS\tWAITING ON\tNEXT\tTITLE")
+	for _, r := range rows[n:] {
+		stage := r.Stage
+		if r.Unfinished {
+			stage += " (unfinished)"
+		}
+		if r.Error != "" {
+			stage = "?"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, cmdutil.SafeText(stage), r.Owner, r.wait.clipped(80).text(now), r.Next, cmdutil.SafeTitle(r.Title))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range rows[n:] {
+		if r.Error != "" {
+			fmt.Fprintf(w, "issue %d: %s\n", r.ID, cmdutil.SafeText(r.Error))
+		}
+	}
+	return nil
+}
+
+func printEscalated(w io.Writer, r Row) {
+	esc := r.Escalated
+	fmt.Fprintf(w, "  #%d %s, at %s since %s (%s)\n", r.ID, cmdutil.SafeTitle(r.Title), cmdutil.SafeText(r.Stage), esc.At.Local().Format(time.DateTime), cmdutil.SafeText(string(esc.Kind)))
+	fmt.Fprintf(w, "      why:      %s\n", cmdutil.SafeText(esc.Reason))
+	if len(r.Attempts) > 0 {
+		fmt.Fprintf(w, "      attempts: %s\n", cmdutil.SafeText(attemptsText(r.Attempts)))
+	}
+	if b := r.Breaker; b != nil {
+		fmt.Fprintf(w, "      breaker:  %s\n", cmdutil.SafeText(breakerText(*b)))
+	}
+	for i, way := range waysOut {
+		label := "resolve:"
+		if i > 0 {
+			label = ""
+		}
+		fmt.Fprintf(w, "      %-9s `%s`  %s\n", label, way.command(r.ID), way.does)
+	}
+}
+
+// wayOut is one of people's commands that let an escalated issue go on.
+type wayOut struct{ usage, does string }
+
+func (w wayOut) command(id int) string { return "agenttree " + fmt.Sprintf(w.usage, id) }
+
+var waysOut = []wayOut{
+	{"resume %d", "reset its budgets and breaker, and try the stage again"},
+	{"skip %d --reason TEXT", "move past the stage without its gates"},
+	{"abort %d", "move it to its flow's abandon stage"},
+	{"move %d STAGE --reason TEXT", "put it at any stage of its flow"},
+}
+
+// ResolveCommands are the ways out of issue id's escalation.
+func ResolveCommands(id int) []string {
+	out := make([]string, len(waysOut))
+	for i, w := range waysOut {
+		out[i] = w.command(id)
+	}
+	return out
+}
+
+// attemptsText is the step backs per failure kind, in a stable order.
+func attemptsText(attempts map[string]int) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(attempts)) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, attempts[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func breakerText(b issues.Breaker) string {
+	return fmt.Sprintf("%s (no progress %d, same error %d)", cmp.Or(b.State, issues.BreakerClosed), b.NoProgress, b.SameError)
+}
+
+// Waiter is who an issue waits on.
+type Waiter string
+
+const (
+	WaiterPerson     Waiter = "person"
+	WaiterAgent      Waiter = "agent"
+	WaiterController Waiter = "controller"
+	// WaiterNobody: the issue is done; nothing moves it on.
+	WaiterNobody Waiter = "nobody"
+)
+
+// waiting is what an issue waits on, from what issue.yaml and watch.yaml
+// hold (the forge is not asked): who acts, in words, since when, and the
+// commands that move it on.
+type waiting struct {
+	who Waiter
+	// role is the agent's, when who is waiterAgent.
+	role stages.Role
+	what string
+	// since starts the clock the text shows; zero: none.
+	since time.Time
+	// nextLook is when the controller means to look at the issue again;
+	// zero when it does not poll it.
+	nextLook time.Time
+	run      []string
+}
+
+// overdueAfter is how late the controller's next look may be before the
+// status says it may not be running: a tick is seconds, a poll minutes.
+const overdueAfter = 2 * time.Minute
+
+// text is w in words at now: what, for how long, and whether the
+// controller is late. The clock is not part of what: `watch` compares
+// what, and a clock changes every second.
+func (w waiting) text(now time.Time) string {
+	s := w.what
+	if !w.since.IsZero() {
+		s += ", for " + cmdutil.Age(now.Sub(w.since))
+	}
+	if late := now.Sub(w.nextLook); !w.nextLook.IsZero() && late > overdueAfter {
+		s += fmt.Sprintf("; the controller is %s late (is `agenttree controller` running?)", cmdutil.Age(late))
+	}
+	return s
+}
+
+// clipped is w with what made one line of at most n runes, for a table
+// cell (what quotes stored text: a reason, a hook's failure).
+func (w waiting) clipped(n int) waiting {
+	w.what = textsafe.Line(w.what, n)
+	return w
+}
+
+// waitingOn is what iss waits on. poll is its watch.yaml's polling state
+// (nil: none).
+func waitingOn(cfg *stages.Config, iss *issues.Issue, poll *issues.Poll) waiting {
+	if poll != nil && poll.PR != iss.PRNumber {
+		poll = nil // the state of a PR the issue no longer has
+	}
+	node, known := cfg.Node(iss.Stage)
+	switch {
+	case iss.Escalated != nil:
+		return waiting{who: WaiterPerson, what: "escalated: " + lines.First(iss.Escalated.Reason), since: iss.Escalated.At, run: ResolveCommands(iss.ID)}
+	case !known:
+		return waiting{who: WaiterPerson, what: fmt.Sprintf("a person: stage %s is not in the config", iss.Stage),
+			run: []string{fmt.Sprintf("agenttree move %d STAGE --reason TEXT", iss.ID)}}
+	case node.Controller() || iss.EntryPending != nil:
+		return controllerWaiting(iss, poll)
+	case node.Terminal() == stages.TerminalCompletion:
+		return waiting{who: WaiterNobody, what: "done"}
+	case node.Terminal() == stages.TerminalAbandon:
+		return waiting{who: WaiterNobody, what: "abandoned"}
+	case node.HumanReview():
+		return waiting{who: WaiterPerson, what: "waiting for human review", since: entered(iss),
+			run: []string{fmt.Sprintf("agenttree approve %d", iss.ID), fmt.Sprintf("agenttree reject %d --message TEXT", iss.ID)}}
+	case node.ParkingLot():
+		return waiting{who: WaiterPerson, what: "parked until a person starts it", run: []string{fmt.Sprintf("agenttree next -i %d", iss.ID)}}
+	case node.Role() == stages.RoleHuman:
+		return waiting{who: WaiterPerson, what: "a person working", since: entered(iss), run: []string{fmt.Sprintf("agenttree next -i %d", iss.ID)}}
+	}
+	return agentWaiting(iss, node.Role(), poll)
+}
+
+// controllerWaiting is what an issue the controller works on waits on: a
+// controller stage, or entry work that has not finished (at any stage).
+func controllerWaiting(iss *issues.Issue, poll *issues.Poll) waiting {
+	w := waiting{who: WaiterController, run: []string{"agenttree controller", fmt.Sprintf("agenttree next -i %d", iss.ID)}}
+	p := iss.EntryPending
+	switch {
+	case p != nil && len(p.Failures) > 0:
+		w.what = fmt.Sprintf("controller: the entry work of %s failed and is retried: %s", p.Stage, lines.First(p.Failures[0]))
+	case poll != nil && poll.Checks != nil && poll.Checks.Pending > 0:
+		c := poll.Checks
+		w.what = fmt.Sprintf("controller: CI running, %d/%d checks done", c.Total-c.Pending, c.Total)
+		w.since = poll.PushedAt
+	case poll != nil && poll.Status != "":
+		w.what = "controller: " + lines.First(poll.Status)
+		w.since = poll.PushedAt // how long it has been at it on this head
+		if w.since.IsZero() {
+			w.since = poll.Started
+		}
+	case p != nil && p.Done > 0:
+		w.what = fmt.Sprintf("controller: the entry work of %s is under way (%d hook(s) passed)", p.Stage, p.Done)
+	case p != nil:
+		w.what = fmt.Sprintf("controller: the entry work of %s has not run yet", p.Stage)
+	default:
+		w.what = "controller: not looked at yet"
+	}
+	if poll != nil {
+		w.nextLook = poll.NextAt
+	}
+	return w
+}
+
+// agentWaiting is what an issue at an agent's stage waits on, saying why
+// when the work came back to the agent.
+func agentWaiting(iss *issues.Issue, role stages.Role, poll *issues.Poll) waiting {
+	w := waiting{who: WaiterAgent, role: role, what: fmt.Sprintf("agent working (%s)", role), since: entered(iss), run: []string{"agenttree next"}}
+	if n := len(iss.History); n > 0 && iss.History[n-1].To == iss.Stage {
+		switch h := iss.History[n-1]; h.Kind {
+		case stages.MoveStepBack:
+			w.what += " after a step back: " + lines.First(h.Reason)
+		case stages.MoveReject:
+			w.what += " after a reviewer sent it back: " + lines.First(h.Reason)
+		}
+	}
+	if poll != nil && iss.PRNumber > 0 {
+		w.nextLook = poll.NextAt // the controller watches its PR
+	}
+	return w
+}
+
+// entered is when iss came to its stage: the first of the latest history
+// entries that leave it there (an escalation and a resume do not move it).
+func entered(iss *issues.Issue) time.Time {
+	at := iss.Created
+	for i := len(iss.History) - 1; i >= 0 && iss.History[i].To == iss.Stage; i-- {
+		at = iss.History[i].At
+	}
+	return at
+}
+
+// needsController reports whether any issue waits on the controller.
+func needsController(rows []Row) bool {
+	for _, r := range rows {
+		if r.WaitingFor == "controller" {
+			return true
+		}
+	}
+	return false
+}
