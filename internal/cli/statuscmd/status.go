@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -84,6 +85,12 @@ func (a cmds) statusCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// A one-shot reader of every issue: collecting garbage as it goes
+			// costs a quarter of its time at 10,000 issues, for memory the
+			// process hands back when it exits. The collector starts only past
+			// the limit, so a larger store stays bounded.
+			defer debug.SetMemoryLimit(debug.SetMemoryLimit(statusMemoryLimit))
+			defer debug.SetGCPercent(debug.SetGCPercent(-1))
 			rows, err := statusRows(e)
 			if err != nil {
 				return err
@@ -107,6 +114,10 @@ func (a cmds) statusCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&block, "block", false, "with ID: one structured status block")
 	return cmd
 }
+
+// statusMemoryLimit is the heap `status` grows to before it collects
+// garbage (10,000 issues take about 75 MB without collecting).
+const statusMemoryLimit = 256 << 20
 
 // statusRows reads every issue into a row: escalated ones first, then by
 // stage in pipeline order. An issue that cannot be read is a row saying
