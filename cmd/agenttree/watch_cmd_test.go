@@ -1,12 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/agenttree/agenttree/internal/syncbuf"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,28 +15,10 @@ import (
 	"github.com/agenttree/agenttree/internal/testpipeline"
 )
 
-// syncBuffer is a buffer a test reads while a command writes to it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // background runs the CLI against w's config until it ends or ctx is
 // done; its exit status arrives on the channel.
-func (w *workspace) background(ctx context.Context, env map[string]string, args ...string) (*syncBuffer, <-chan int) {
-	out := &syncBuffer{}
+func (w *workspace) background(ctx context.Context, env map[string]string, args ...string) (*syncbuf.Buffer, <-chan int) {
+	out := &syncbuf.Buffer{}
 	code := make(chan int, 1)
 	go func() {
 		code <- run(ctx, w.dir, append([]string{"--config", w.config}, args...), getenvOf(env), strings.NewReader(""), out, out)
@@ -45,7 +27,7 @@ func (w *workspace) background(ctx context.Context, env map[string]string, args 
 }
 
 // awaitLine waits until out holds want.
-func awaitLine(t *testing.T, out *syncBuffer, want string) {
+func awaitLine(t *testing.T, out *syncbuf.Buffer, want string) {
 	t.Helper()
 	if !assert.Eventually(t, func() bool { return strings.Contains(out.String(), want) }, settleWithin, 10*time.Millisecond) {
 		require.FailNowf(t, "watch never said it", "want %q in:\n%s", want, out.String())
@@ -53,7 +35,7 @@ func awaitLine(t *testing.T, out *syncBuffer, want string) {
 }
 
 // exited waits for the exit status of a background command.
-func exited(t *testing.T, code <-chan int, out *syncBuffer) int {
+func exited(t *testing.T, code <-chan int, out *syncbuf.Buffer) int {
 	t.Helper()
 	select {
 	case c := <-code:

@@ -1,7 +1,6 @@
 package demoagent_test
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"os"
@@ -9,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agenttree/agenttree/internal/syncbuf"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -34,24 +35,6 @@ func TestClassify(t *testing.T) {
 	}
 }
 
-// syncBuffer is the agent's pane, read while it writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // The story's three messages, in a real clone with a real origin: the
 // agent implements, fixes CI, and resolves a conflict someone landed on
 // main, running `next` after each.
@@ -62,7 +45,7 @@ func TestAgentActsOnEachMessage(t *testing.T) {
 
 	var mu sync.Mutex
 	nexts := 0
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	agent := &demoagent.Agent{
 		Repo:  &gitx.Repo{Dir: clone, Env: gittest.Env()},
 		Base:  "main",

@@ -1,42 +1,24 @@
 package progress
 
 import (
-	"bytes"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/agenttree/agenttree/internal/syncbuf"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// syncBuffer is a bytes.Buffer the spinner's goroutine and the test share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestAQuickWaitShowsNothing(t *testing.T) {
-	var out syncBuffer
+	var out syncbuf.Buffer
 	Start(&out, true, "checking").Stop()
 	assert.Empty(t, out.String())
 }
 
 func TestALongWaitIsShownThenWiped(t *testing.T) {
-	var out syncBuffer
+	var out syncbuf.Buffer
 	s := Start(&out, true, "checking the gates of issue 3")
 	require.Eventually(t, func() bool { return strings.Contains(out.String(), "checking the gates of issue 3 (") }, 5*time.Second, 20*time.Millisecond)
 	s.Stop()
@@ -44,7 +26,7 @@ func TestALongWaitIsShownThenWiped(t *testing.T) {
 }
 
 func TestOffShowsNothing(t *testing.T) {
-	var out syncBuffer
+	var out syncbuf.Buffer
 	s := Start(&out, false, "checking")
 	assert.Nil(t, s)
 	s.Stop()
