@@ -20,7 +20,8 @@ var (
 	sectionParam = hooks.String("section",
 		"narrows the check to the `##` or `###` section whose title starts with this (an exact title wins); empty: the whole document").Default("")
 	onFailParam = hooks.StageRef("on_fail",
-		"where a content check that fails sends the issue (a redirect) instead of blocking it; unset: it blocks", stages.MoveRedirect).
+		"where a content check that fails sends the issue (a redirect) instead of blocking it; unset: it blocks. "+
+			"It may not jump past the controller's stage or a human review, nor into a completion", stages.MoveRedirect).
 		Aliases("on_fail_stage", "on_fail_substage")
 )
 

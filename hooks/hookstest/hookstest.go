@@ -85,6 +85,7 @@ const Pipeline = `stages:
         LIST:
           - HOOK
       - name: fix
+        redirect_only: true
   - name: done
 `
 

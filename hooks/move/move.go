@@ -13,10 +13,10 @@ import (
 )
 
 var (
-	stepBackTo   = hooks.StageRef("to", "the stage the issue steps back to", stages.MoveStepBack).Required()
+	stepBackTo   = hooks.StageRef("to", "the stage the issue steps back to: an earlier one, or a `redirect_only` fix stage", stages.MoveStepBack).Required()
 	messageParam = hooks.Template("message",
 		"what the agent is told, with {{placeholders}}; empty: \"stepped back from <stage> to <to>\"").Default("")
-	rollbackTo        = hooks.StageRef("to", "the stage the issue rolls back to", stages.MoveRollback).Required()
+	rollbackTo        = hooks.StageRef("to", "the stage the issue rolls back to: an earlier one, or a `redirect_only` fix stage", stages.MoveRollback).Required()
 	maxRollbacksParam = hooks.Int("max_rollbacks",
 		"how many rollbacks to `to` may happen before the hook blocks for a person; 0: no limit").Default(0)
 )

@@ -110,7 +110,7 @@ func actionSchema() *Schema {
 func stepBackTo() *Schema {
 	return &Schema{
 		Type:                 "object",
-		Properties:           map[string]*Schema{"step_back_to": describe(ref("text"), "The stage or substage the issue steps back to.")},
+		Properties:           map[string]*Schema{"step_back_to": describe(ref("text"), "The stage or substage the issue steps back to: an earlier one, or a `redirect_only` fix stage.")},
 		Required:             []string{"step_back_to"},
 		AdditionalProperties: Bool(false),
 	}

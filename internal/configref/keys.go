@@ -204,7 +204,7 @@ func StageKeys() []Key {
 // OnFailureKeys are the keys of a stage's on_failure.
 func OnFailureKeys() []Key {
 	return []Key{
-		{Name: "step_back_to", Type: TypeStageRef, Example: "implement", Doc: "The stage or substage the issue steps back to."},
+		{Name: "step_back_to", Type: TypeStageRef, Example: "implement", Doc: "The stage or substage the issue steps back to: an earlier one, or a `redirect_only` fix stage."},
 		{Name: "message", Type: TypeTemplate, Example: `"{{failure_reason}}"`, Doc: "What the agent is told, with {{placeholders}}."},
 		{Name: "max_retries", Type: TypeInt, Example: "3",
 			Doc: "Step backs of one failure kind before a person is called (at least 1). Default: the ci_polling or conflict_handling budget."},

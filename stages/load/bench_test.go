@@ -23,7 +23,7 @@ func bigConfig(form stages.Form, n int) []byte {
 		b.WriteString("flows:\n  default:\n    stages:\n")
 		for i := range n {
 			fmt.Fprintf(&b, `      s%[1]d:
-        on_failure: {step_back_to: s%[1]d.review, message: "{{failure_reason}}"}
+        on_failure: {step_back_to: s%[1]d.code, message: "{{failure_reason}}"}
         substages:
           code:
           review:
@@ -38,7 +38,7 @@ func bigConfig(form stages.Form, n int) []byte {
 		b.WriteString("stages:\n")
 		for i := range n {
 			fmt.Fprintf(&b, `  - name: s%[1]d
-    on_failure: {step_back_to: s%[1]d.review, message: "{{failure_reason}}"}
+    on_failure: {step_back_to: s%[1]d.code, message: "{{failure_reason}}"}
     substages:
       - name: code
       - name: review

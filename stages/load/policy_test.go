@@ -13,18 +13,15 @@ import (
 	"github.com/agenttree/agenttree/stages/load"
 )
 
-// withStagePR writes a pipeline in the given form whose first stage, pr,
-// has the keys given (each line indented 8 spaces), followed by a stage
-// implement with substages code and feedback. The keys of pr stand at
-// the same line and column in both forms, so a diagnostic's position is
-// the same.
+// withStagePR writes a pipeline in the given form: a stage implement with
+// substages code and feedback, then a stage pr with the keys given (each
+// line indented 8 spaces). The keys of pr stand at the same line and
+// column in both forms, so a diagnostic's position is the same.
 func withStagePR(form stages.Form, keys string) string {
 	if form == stages.Compatible {
-		return "flows:\n  default:\n    stages:\n      pr:\n" + keys +
-			"      implement:\n        substages: {code: ~, feedback: ~}\n"
+		return "flows:\n  default:\n    stages:\n      implement:\n        substages: {code: ~, feedback: ~}\n      pr:\n" + keys
 	}
-	return "# the list form\n#\nstages:\n      - name: pr\n" + keys +
-		"      - name: implement\n        substages: [code, feedback]\n"
+	return "# the list form\n#\nstages:\n      - name: implement\n        substages: [code, feedback]\n      - name: pr\n" + keys
 }
 
 // hookOfPR loads keys as stage pr's (see withStagePR) and returns its
@@ -109,46 +106,46 @@ func TestOnFailureErrors(t *testing.T) {
 		want  []string
 	}{
 		{"unknown action", "          - wait_for_ci: {on_failure: escalte}\n",
-			[]string{`:8:39: error: unknown on_failure action "escalte" (use step_back, escalate, fail, ignore, or {step_back_to: STAGE}) (did you mean ` + "`escalate`?)"}},
+			[]string{`:10:39: error: unknown on_failure action "escalte" (use step_back, escalate, fail, ignore, or {step_back_to: STAGE}) (did you mean ` + "`escalate`?)"}},
 		{"step_back_to without its stage", "          - wait_for_ci: {on_failure: step_back_to}\n",
-			[]string{`:8:39: error: unknown on_failure action "step_back_to"`}},
+			[]string{`:10:39: error: unknown on_failure action "step_back_to"`}},
 		{"no action", "          - wait_for_ci:\n            on_failure:\n",
-			[]string{":9:24: error: expected a string, got nothing"}},
+			[]string{":11:24: error: expected a string, got nothing"}},
 		{"unknown key", "          - wait_for_ci: {on_failure: {step_back: implement}}\n",
-			[]string{":8:39: error: on_failure names no stage to step back to (write `on_failure: {step_back_to: STAGE}`)", ":8:40: error: unknown key `step_back` in on_failure (did you mean `step_back_to`?)"}},
+			[]string{":10:39: error: on_failure names no stage to step back to (write `on_failure: {step_back_to: STAGE}`)", ":10:40: error: unknown key `step_back` in on_failure (did you mean `step_back_to`?)"}},
 		{"unknown stage", "          - wait_for_ci: {on_failure: {step_back_to: implemnt.code}}\n",
-			[]string{`:8:54: error: on_failure.step_back_to names unknown stage "implemnt.code" (did you mean ` + "`implement.code`?)"}},
+			[]string{`:10:54: error: on_failure.step_back_to names unknown stage "implemnt.code" (did you mean ` + "`implement.code`?)"}},
 		{"unknown stage in a list", "          - wait_for_ci:\n            on_failure:\n              - send_message: hi\n              - step_back_to: implement.fedback\n",
-			[]string{`:11:31: error: on_failure.step_back_to names unknown stage "implement.fedback" (did you mean ` + "`implement.feedback`?)"}},
+			[]string{`:13:31: error: on_failure.step_back_to names unknown stage "implement.fedback" (did you mean ` + "`implement.feedback`?)"}},
 		{"an empty list", "          - wait_for_ci: {on_failure: []}\n",
-			[]string{":8:39: error: on_failure is an empty list (write an action such as `escalate`, or the hooks to run)"}},
+			[]string{":10:39: error: on_failure is an empty list (write an action such as `escalate`, or the hooks to run)"}},
 		{"an action before the end", "          - wait_for_ci:\n            on_failure:\n              - escalate\n              - send_message: hi\n",
-			[]string{":10:17: error: on_failure: an action ends the list, and `escalate` has entries after it (move it to the end, or drop the entries after it)"}},
+			[]string{":12:17: error: on_failure: an action ends the list, and `escalate` has entries after it (move it to the end, or drop the entries after it)"}},
 		{"two actions", "          - wait_for_ci:\n            on_failure:\n              - step_back_to: implement.code\n              - escalate\n",
-			[]string{":10:17: error: on_failure: an action ends the list, and `step_back_to` has entries after it"}},
+			[]string{":12:17: error: on_failure: an action ends the list, and `step_back_to` has entries after it"}},
 		{"a misspelt action", "          - wait_for_ci:\n            on_failure: [send_message: hi, escalte]\n",
-			[]string{":9:44: error: unknown action or hook `escalte` in on_failure (did you mean `escalate`?)"}},
+			[]string{":11:44: error: unknown action or hook `escalte` in on_failure (did you mean `escalate`?)"}},
 		{"a misspelt hook", "          - wait_for_ci:\n            on_failure:\n              - send_mesage: hi\n",
-			[]string{":10:17: error: unknown action or hook `send_mesage` in on_failure (did you mean `send_message`?)"}},
+			[]string{":12:17: error: unknown action or hook `send_mesage` in on_failure (did you mean `send_message`?)"}},
 		{"an action with a value", "          - wait_for_ci:\n            on_failure:\n              - escalate: now\n",
-			[]string{":10:17: error: the action `escalate` in on_failure takes no value (write `- escalate`)"}},
+			[]string{":12:17: error: the action `escalate` in on_failure takes no value (write `- escalate`)"}},
 		{"a step's bad parameter", "          - wait_for_ci:\n            on_failure:\n              - send_message: [a, b]\n",
-			[]string{":10:31: error: hook `send_message` parameter `message`: expected a string, got a list"}},
+			[]string{":12:31: error: hook `send_message` parameter `message`: expected a string, got a list"}},
 		{"a step's missing parameter", "          - wait_for_ci:\n            on_failure:\n              - send_message:\n",
-			[]string{":10:17: error: hook `send_message` needs parameter `message`"}},
+			[]string{":12:17: error: hook `send_message` needs parameter `message`"}},
 		{"a step's unknown variable", "          - wait_for_ci:\n            on_failure:\n              - send_message: \"{{failed_chekcs}}\"\n",
-			[]string{":10:31: error: send_message.message uses {{failed_chekcs}}, which no hook or issue provides (did you mean `failed_checks`?)"}},
+			[]string{":12:31: error: send_message.message uses {{failed_chekcs}}, which no hook or issue provides (did you mean `failed_checks`?)"}},
 		{"a step's own policy", "          - wait_for_ci:\n            on_failure:\n              - rebase:\n                on_failure: escalate\n",
-			[]string{":11:29: error: `rebase` in on_failure of `wait_for_ci` runs once, as it is: it takes no failure policy of its own"}},
+			[]string{":13:29: error: `rebase` in on_failure of `wait_for_ci` runs once, as it is: it takes no failure policy of its own"}},
 		{"a step that moves the issue", "          - wait_for_ci:\n            on_failure:\n              - step_back: implement.code\n",
-			[]string{":10:17: error: `step_back` in on_failure of `wait_for_ci` would send the issue to implement.code, which a hook run there cannot do (end the list with `- step_back_to: implement.code`)"}},
+			[]string{":12:17: error: `step_back` in on_failure of `wait_for_ci` would send the issue to implement.code, which a hook run there cannot do (end the list with `- step_back_to: implement.code`)"}},
 		{"not a policy", "          - wait_for_ci: {on_failure: {step_back_to: [a]}}\n",
-			[]string{":8:54: error: expected a string, got a list"}},
+			[]string{":10:54: error: expected a string, got a list"}},
 	}
 	// What the earlier tool's form reports instead, where it only warns.
 	laxForm := map[string][]string{
-		"unknown key": {":8:39: error: on_failure names no stage to step back to",
-			":8:40: warning: unknown key `step_back` in on_failure is ignored (did you mean `step_back_to`?)"},
+		"unknown key": {":10:39: error: on_failure names no stage to step back to",
+			":10:40: warning: unknown key `step_back` in on_failure is ignored (did you mean `step_back_to`?)"},
 	}
 	for _, tt := range tests {
 		for _, form := range forms {
@@ -198,11 +195,11 @@ func TestOnConflict(t *testing.T) {
 					if !sp.asOption && strings.Contains(e.name, "beside") {
 						if form == stages.Compatible {
 							require.NoError(t, err)
-							assert.Contains(t, diagStrings(cfg.Warnings), "/repo/.agenttree.yaml:9:13: warning: unknown option `on_conflict` beside hook `check_conflicts` is ignored")
+							assert.Contains(t, diagStrings(cfg.Warnings), "/repo/.agenttree.yaml:11:13: warning: unknown option `on_conflict` beside hook `check_conflicts` is ignored")
 							return
 						}
 						require.Error(t, err)
-						assert.Contains(t, err.Error(), ":9:13: error: unknown option `on_conflict` beside hook `check_conflicts`")
+						assert.Contains(t, err.Error(), ":11:13: error: unknown option `on_conflict` beside hook `check_conflicts`")
 						return
 					}
 					require.NoError(t, err)
@@ -232,17 +229,17 @@ func TestOnConflict(t *testing.T) {
 	t.Run("an unknown stage", func(t *testing.T) {
 		_, err := hookOfPR(t, stages.Canonical, stage+"          - check_conflicts: {on_conflict: {step_back_to: implement.cod}}\n")
 		require.Error(t, err)
-		assert.Contains(t, err.Error(), `:8:59: error: on_conflict.step_back_to names unknown stage "implement.cod" (did you mean `+"`implement.code`?)")
+		assert.Contains(t, err.Error(), `:10:59: error: on_conflict.step_back_to names unknown stage "implement.cod" (did you mean `+"`implement.code`?)")
 	})
 	t.Run("elsewhere an unknown parameter", func(t *testing.T) {
 		_, err := hookOfPR(t, stages.Canonical, stage+"          - wait_for_ci: {on_conflict: step_back}\n")
 		require.Error(t, err)
-		assert.Contains(t, err.Error(), ":8:27: error: hook `wait_for_ci` has no parameter `on_conflict`")
+		assert.Contains(t, err.Error(), ":10:27: error: hook `wait_for_ci` has no parameter `on_conflict`")
 	})
 	t.Run("elsewhere an unknown option", func(t *testing.T) {
 		_, err := hookOfPR(t, stages.Canonical, stage+"          - wait_for_ci:\n            on_conflict: step_back\n")
 		require.Error(t, err)
-		assert.Contains(t, err.Error(), ":9:13: error: unknown option `on_conflict` beside hook `wait_for_ci` (known options: optional, timeout, retries, when, context, on_failure)")
+		assert.Contains(t, err.Error(), ":11:13: error: unknown option `on_conflict` beside hook `wait_for_ci` (known options: optional, timeout, retries, when, context, on_failure)")
 	})
 	t.Run("the options a hook that finds conflicts knows", func(t *testing.T) {
 		_, err := hookOfPR(t, stages.Canonical, stage+"          - check_conflicts:\n            on_conflcit: step_back\n")
@@ -271,9 +268,9 @@ func TestWatchingHookPolicies(t *testing.T) {
 			entry:     "          - poll_pr_status:\n              on_ci_failure:\n                - send_message: \"CI failed on {{head_sha}}\"\n                - step_back_to: implement.feedback\n",
 			ciFailure: "send_message[message:CI failed on {{head_sha}}] → step_back_to implement.feedback", onConflict: "<none>"},
 		{name: "a bad action", entry: "          - poll_pr_status: {on_ci_failure: stepback}\n",
-			err: `:7:45: error: unknown on_ci_failure action "stepback" (use step_back, escalate, fail, ignore, or {step_back_to: STAGE}) (did you mean ` + "`step_back`?)"},
+			err: `:9:45: error: unknown on_ci_failure action "stepback" (use step_back, escalate, fail, ignore, or {step_back_to: STAGE}) (did you mean ` + "`step_back`?)"},
 		{name: "an action before the end", entry: "          - poll_pr_status: {on_conflict: [escalate, rebase]}\n",
-			err: ":7:44: error: on_conflict: an action ends the list, and `escalate` has entries after it"},
+			err: ":9:44: error: on_conflict: an action ends the list, and `escalate` has entries after it"},
 	}
 	for _, tt := range tests {
 		for _, form := range forms {
@@ -297,7 +294,7 @@ func TestWatchingHookPolicies(t *testing.T) {
 	t.Run("not on other hooks", func(t *testing.T) {
 		_, err := hookOfPR(t, stages.Canonical, stage+"          - wait_for_ci: {on_ci_failure: escalate}\n")
 		require.Error(t, err)
-		assert.Contains(t, err.Error(), ":7:27: error: hook `wait_for_ci` has no parameter `on_ci_failure`")
+		assert.Contains(t, err.Error(), ":9:27: error: hook `wait_for_ci` has no parameter `on_ci_failure`")
 	})
 	t.Run("its own parameters", func(t *testing.T) {
 		h, err := hookOfPR(t, stages.Canonical, stage+"          - poll_pr_status: {interval: 60}\n")
@@ -318,11 +315,11 @@ func TestStageOnFailure(t *testing.T) {
 		{name: "max_retries unset", keys: "        on_failure:\n          step_back_to: implement.feedback\n",
 			want: stages.OnFailure{StepBackTo: "implement.feedback"}},
 		{name: "max_retries of zero", keys: "        on_failure: {step_back_to: implement.feedback, max_retries: 0}\n",
-			err: ":5:69: error: on_failure.max_retries must be at least 1, got 0 (use 1 or more)"},
+			err: ":7:69: error: on_failure.max_retries must be at least 1, got 0 (use 1 or more)"},
 		{name: "max_retries not a number", keys: "        on_failure: {max_retries: twice}\n",
-			err: `:5:35: error: expected a whole number, got "twice"`},
+			err: `:7:35: error: expected a whole number, got "twice"`},
 		{name: "misspelt", keys: "        on_failure: {step_back_to: implement.feedback, max_retry: 2}\n",
-			err: ":5:56: error: unknown key `max_retry` in on_failure (did you mean `max_retries`?)"},
+			err: ":7:56: error: unknown key `max_retry` in on_failure (did you mean `max_retries`?)"},
 	}
 	for _, tt := range tests {
 		for _, form := range forms {

@@ -175,7 +175,7 @@ func (r *stageReader) onFailure(n *yaml.Node, o ledger.Owner) *stages.OnFailure 
 		case "step_back_to":
 			if r.d.StringVar(p.Val, &of.StepBackTo) {
 				r.led.Refer(&ledger.Ref{Pos: r.d.Pos(p.Val), From: o, Ref: of.StepBackTo,
-					Set: func(path string) { of.StepBackTo = path }, What: "on_failure.step_back_to", Verb: "on_failure"})
+					Set: func(path string) { of.StepBackTo = path }, What: "on_failure.step_back_to", Verb: "on_failure", Move: stages.MoveStepBack})
 			}
 		case "message":
 			if r.d.StringVar(p.Val, &of.Message) {

@@ -37,6 +37,7 @@ func validate(d *diag.Collector, cfg *stages.Config, cat stages.HookCatalog, led
 	v.checkRoles()
 	v.resolveRefs()
 	v.checkFlowTargets()
+	v.checkDirections()
 	v.led.CheckTemplates(d)
 	v.checkWaysOut()
 }

@@ -25,18 +25,18 @@ func TestFailuresThatLeadNowhere(t *testing.T) {
 		{name: "no way out",
 			keys: "        host: controller\n        post_start:\n          - create_pr:\n          - wait_for_ci: {timeout: 600}\n",
 			want: []string{
-				":7:13: warning: failures of `create_pr` in pr " + nowhere,
-				":8:13: warning: failures of `wait_for_ci` in pr " + nowhere,
+				":9:13: warning: failures of `create_pr` in pr " + nowhere,
+				":10:13: warning: failures of `wait_for_ci` in pr " + nowhere,
 			}},
 		{name: "the design notes' first variant, with the stage's step back only",
 			keys: "        host: controller\n        post_start:\n          - create_pr:\n          - wait_for_ci:\n          - check_conflicts: {auto_rebase: true}\n" +
 				"        pre_completion:\n          - pr_ci_passed:\n        on_failure:\n          step_back_to: implement.feedback\n"},
 		{name: "a gate of the stage",
 			keys: "        role: controller\n        pre_completion:\n          - pr_ci_passed:\n",
-			want: []string{":7:13: warning: failures of `pr_ci_passed` in pr " + nowhere}},
+			want: []string{":9:13: warning: failures of `pr_ci_passed` in pr " + nowhere}},
 		{name: "named by its context",
 			keys: "        host: controller\n        post_start:\n          - run: make e2e\n            context: end-to-end tests\n",
-			want: []string{":7:13: warning: failures of `end-to-end tests` in pr " + nowhere}},
+			want: []string{":9:13: warning: failures of `end-to-end tests` in pr " + nowhere}},
 		{name: "each hook's own way out",
 			keys: "        host: controller\n        post_start:\n          - create_pr: {on_failure: escalate}\n" +
 				"          - wait_for_ci: {on_failure: {step_back_to: implement.code}}\n          - check_conflicts: {on_failure: ignore}\n" +
@@ -48,21 +48,21 @@ func TestFailuresThatLeadNowhere(t *testing.T) {
 			keys: "        host: controller\n        post_start:\n          - poll_pr_status: {on_ci_failure: step_back}\n"},
 		{name: "a step back with nowhere to go",
 			keys: "        host: controller\n        post_start:\n          - wait_for_ci: {on_failure: step_back}\n",
-			want: []string{":7:13: warning: failures of `wait_for_ci` in pr lead nowhere: its `on_failure: step_back` has no stage to step back to; " +
+			want: []string{":9:13: warning: failures of `wait_for_ci` in pr lead nowhere: its `on_failure: step_back` has no stage to step back to; " +
 				"add `on_failure: {step_back_to: STAGE}` to the stage (the issue stops there until a person moves it)"}},
 		{name: "failing on purpose",
 			keys: "        host: controller\n        on_failure: {step_back_to: implement.feedback}\n        post_start:\n          - wait_for_ci: {on_failure: fail}\n",
-			want: []string{":8:13: warning: failures of `wait_for_ci` in pr lead nowhere: its on_failure is `fail`; use `{step_back_to: STAGE}` or `escalate` " +
+			want: []string{":10:13: warning: failures of `wait_for_ci` in pr lead nowhere: its on_failure is `fail`; use `{step_back_to: STAGE}` or `escalate` " +
 				"(the issue stops there until a person moves it)"}},
 		{name: "hooks with no action",
 			keys: "        host: controller\n        on_failure: {step_back_to: implement.feedback}\n        post_start:\n          - wait_for_ci:\n            on_failure: [send_message: \"CI failed\"]\n",
-			want: []string{":8:13: warning: failures of `wait_for_ci` in pr lead nowhere: its on_failure list ends with no action, so the failure stands; " +
+			want: []string{":10:13: warning: failures of `wait_for_ci` in pr lead nowhere: its on_failure list ends with no action, so the failure stands; " +
 				"end it with `- step_back_to: STAGE` or `- escalate` (the issue stops there until a person moves it)"}},
 		{name: "not a controller stage",
 			keys: "        post_start:\n          - create_pr:\n          - wait_for_ci:\n"},
 		{name: "a conflict policy is not a way out of other failures",
 			keys: "        host: controller\n        post_start:\n          - check_conflicts: {on_conflict: step_back}\n",
-			want: []string{":7:13: warning: failures of `check_conflicts` in pr " + nowhere}},
+			want: []string{":9:13: warning: failures of `check_conflicts` in pr " + nowhere}},
 	}
 	for _, tt := range tests {
 		for _, form := range forms {

@@ -77,7 +77,7 @@ func (r *Reader) param(h *stages.HookEntry, spec stages.HookSpec, key, val *yaml
 		r.led.Template(r.d.Pos(val), v.(string), h.Name+"."+p.Name)
 	case stages.ParamStageRef:
 		r.led.Refer(&ledger.Ref{Pos: r.d.Pos(val), From: o, Ref: v.(string),
-			Set: func(path string) { h.Params[p.Name] = path }, What: h.Name + "." + key.Value, Verb: refVerb(h, spec, p)})
+			Set: func(path string) { h.Params[p.Name] = path }, What: h.Name + "." + key.Value, Verb: refVerb(h, spec, p), Move: p.MoveKind()})
 	}
 }
 

@@ -86,7 +86,7 @@ func (pr policyReader) stepBackTo(fp *stages.FailurePolicy, v *yaml.Node) {
 		return
 	}
 	pr.r.led.Refer(&ledger.Ref{Pos: d.Pos(v), From: pr.o, Ref: fp.Target,
-		Set: func(path string) { fp.Target = path }, What: pr.key + ".step_back_to", Verb: "`" + pr.h.Name + "` " + pr.key})
+		Set: func(path string) { fp.Target = path }, What: pr.key + ".step_back_to", Verb: "`" + pr.h.Name + "` " + pr.key, Move: stages.MoveStepBack})
 }
 
 // list reads the list form: hook entries, then at most one action, last.

@@ -47,6 +47,9 @@ type Ref struct {
 	// Verb says what sends the issue there: "on_fail" in "whose on_fail
 	// sends issues to".
 	Verb string
+	// Move is how the issue is sent there: a step back and a rollback
+	// go to an earlier stage, a redirect may not skip a gate.
+	Move stages.Move
 	// Target is the resolved node path; empty when Ref did not resolve.
 	Target string
 }

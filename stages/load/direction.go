@@ -1,0 +1,100 @@
+package load
+
+import (
+	"fmt"
+
+	"github.com/agenttree/agenttree/stages"
+	"github.com/agenttree/agenttree/stages/load/internal/ledger"
+)
+
+// checkDirections refuses a stage reference that would let a failing hook
+// carry an issue past a gate. A hook's failure is the one move an agent
+// can bring about at will (leave a document empty, write the wrong
+// heading), so a step back or a rollback that pointed forward, or a
+// redirect that jumped over the host controller's stage, a human review
+// or into a completion, would be a way round the pipeline: `on_fail:
+// accepted` would merge unreviewed work. Each reference is checked from
+// every node of every flow its owner's keys apply to.
+func (v *validator) checkDirections() {
+	reported := map[*ledger.Ref]bool{}
+	for _, f := range v.cfg.Flows {
+		if v.broken[f.Name] {
+			continue
+		}
+		for _, r := range v.led.Refs {
+			to := f.Index(r.Target)
+			if r.Target == "" || to < 0 || reported[r] {
+				continue // unresolved, or not in the flow: reported elsewhere
+			}
+			for from, n := range f.Nodes {
+				if !owns(r.From, n) {
+					continue
+				}
+				if msg, hint := skips(f, r, from, to); msg != "" {
+					v.d.Errorf(r.Pos, hint, "%s", msg)
+					reported[r] = true
+					break
+				}
+			}
+		}
+	}
+}
+
+// owns reports whether o's keys apply at n: a stage's own keys apply in
+// every substage.
+func owns(o ledger.Owner, n *stages.Node) bool {
+	return n.Stage == o.Stage && (o.Sub == nil || n.Sub == o.Sub)
+}
+
+// skips says why moving from f's node from to its node to by r is refused,
+// "" when it is allowed. Going back is always allowed, and so is going to
+// an end that abandons the issue: nothing follows it.
+func skips(f *stages.Flow, r *ledger.Ref, from, to int) (msg, hint string) {
+	src, dst := f.Nodes[from], f.Nodes[to]
+	if to <= from || dst.Terminal() == stages.TerminalAbandon {
+		return "", ""
+	}
+	if dst.Terminal() == stages.TerminalCompletion {
+		return fmt.Sprintf("%s at %s sends issues straight to %s, which completes them: "+
+				"a failing hook would finish the work unchecked", r.What, src.Path, dst.Path),
+			"send it to an earlier stage, or to one that abandons the issue"
+	}
+	for _, n := range f.Nodes[from+1 : to] {
+		if n.RedirectOnly() {
+			continue // next never stops there anyway
+		}
+		if gate := gateOf(n); gate != "" {
+			return fmt.Sprintf("%s at %s sends issues forward to %s, past %s (%s): "+
+					"a failing hook would skip it", r.What, src.Path, dst.Path, n.Path, gate),
+				"send it to an earlier stage, or to " + n.Path + " itself"
+		}
+	}
+	// A fix stage reached only by redirect may sit after the stage that
+	// sends issues to it; any other forward step back is a mistake.
+	if r.Move != stages.MoveRedirect && !dst.RedirectOnly() {
+		return fmt.Sprintf("%s at %s goes forward to %s: a %s must go to an earlier stage",
+				r.What, src.Path, dst.Path, moveName(r.Move)),
+			"name a stage that comes before " + src.Path + " in the flow, or a `redirect_only` one; `agenttree graph` shows the order"
+	}
+	return "", ""
+}
+
+// gateOf says what makes n a stage nothing may jump over, "" if nothing.
+func gateOf(n *stages.Node) string {
+	switch {
+	case n.HumanReview():
+		return "a human review"
+	case n.Controller():
+		return "run by the host controller"
+	case n.Terminal() == stages.TerminalCompletion:
+		return "a completion"
+	}
+	return ""
+}
+
+func moveName(m stages.Move) string {
+	if m == stages.MoveRollback {
+		return "rollback"
+	}
+	return "step back"
+}
