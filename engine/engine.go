@@ -44,7 +44,8 @@ func New(cfg *stages.Config, store *issues.Store, reg *hooks.Registry, log *slog
 	}
 	e := &Engine{Config: cfg, Store: store, Hooks: reg, Log: log, WorkDir: filepath.Dir(cfg.File), maxChain: 8,
 		machines: map[*stages.Flow]*machine.Machine{}}
-	e.notices = &notice.Book{Config: cfg, IssueDir: store.Dir, SkillsDir: filepath.Join(store.Root(), "skills"), Instructions: e.Instructions}
+	e.notices = &notice.Book{Config: cfg, IssueDir: store.Dir, SkillsDir: filepath.Join(store.Root(), "skills"),
+		Instructions: e.Instructions, Vars: e.instructionVars}
 	return e
 }
 
@@ -95,6 +96,17 @@ func (e *Engine) Snapshot(iss *issues.Issue) *hooks.Issue {
 	return h
 }
 
+// instructionVars are the placeholders of instructions files: a message's,
+// and the issue's directory and the repository's default branch, so that
+// a file can name `{{issue_dir}}/review.md` and `origin/{{default_branch}}`
+// rightly from any worktree.
+func (e *Engine) instructionVars(iss *issues.Issue) map[string]string {
+	v := e.Snapshot(iss).MessageVars()
+	v["issue_dir"] = e.Store.Dir(iss.ID)
+	v["default_branch"] = e.Config.DefaultBranch
+	return v
+}
+
 // Instructions are what whoever acts at iss's stage n does there: the
 // stage's skill file, or a one-line summary; after a step back for a
 // failure, what to do about the failure first. Agents are told them when
@@ -102,7 +114,7 @@ func (e *Engine) Snapshot(iss *issues.Issue) *hooks.Issue {
 func (e *Engine) Instructions(n *stages.Node, iss *issues.Issue) string {
 	stage := e.stageInstructions(n, iss)
 	if steppedBackTo(iss, n) {
-		if skill := e.notices.Skill(hooks.Class(iss.Outputs[notice.OutClass])); skill != "" {
+		if skill := e.notices.Skill(hooks.Class(iss.Outputs[notice.OutClass]), iss); skill != "" {
 			return skill + "\n\n" + stage
 		}
 	}
@@ -116,7 +128,7 @@ func (e *Engine) stageInstructions(n *stages.Node, iss *issues.Issue) string {
 			p = filepath.Join(filepath.Dir(e.Config.File), p)
 		}
 		if data, err := os.ReadFile(p); err == nil {
-			return strings.TrimRight(string(data), "\n")
+			return e.notices.Fill(strings.TrimRight(string(data), "\n"), iss)
 		}
 	}
 	switch {

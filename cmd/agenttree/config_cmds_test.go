@@ -58,6 +58,11 @@ func TestValidateListsWarningsOfAValidFile(t *testing.T) {
 
 	r = w.run(t, humanEnv, "validate")
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, ": ok (canonical form, 2 stages")
+	assert.Contains(t, r.stdout, ": ok (canonical form, 2 stages, flows: default, 1 warning)")
 	assert.Contains(t, r.stderr, w.config+":6:3: warning: no stage has role")
+
+	// Other commands sum the warnings up in one line, and point to validate.
+	r = w.run(t, humanEnv, "status")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "note: "+w.config+" has 1 warning (line 6: no stage has role \"reviwer\"; its entry in `roles:` is unused); `agenttree validate` lists them\n", r.stderr)
 }

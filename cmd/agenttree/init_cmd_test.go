@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -150,7 +151,8 @@ func TestInitTemplates(t *testing.T) {
 			assert.Contains(t, r.stdout, "the "+name+" example")
 			want, err := examples.Config(name)
 			require.NoError(t, err)
-			assert.Equal(t, string(want), read(t, filepath.Join(dir, stages.FileName)), "the example, as it is")
+			want = regexp.MustCompile(`(?m)^project: .*$`).ReplaceAll(want, []byte("project: shop"))
+			assert.Equal(t, string(want), read(t, filepath.Join(dir, stages.FileName)), "the example, as it is, named after the repository")
 			assert.ElementsMatch(t, []string{".agenttree.yaml", ".gitignore", "_agenttree/skills/ci-failure.md", "_agenttree/skills/merge-conflict.md"}, tree(t, dir))
 			r = invoke(t, humanEnv, "--config", filepath.Join(dir, stages.FileName), "validate")
 			assert.Equal(t, exitOK, r.code, r.stderr)
@@ -233,4 +235,52 @@ func TestInitWritesAllOrNothing(t *testing.T) {
 	assert.NotEqual(t, exitOK, r.code)
 	assert.Contains(t, r.stderr, filepath.Join(dir, "_agenttree", "skills"))
 	assert.Equal(t, []string{"_agenttree"}, tree(t, dir), "no .gitignore, no config")
+}
+
+// init fills in the repository's name and the branch its pull requests
+// merge into, in the starter and in an example alike.
+func TestInitReadsTheRepository(t *testing.T) {
+	gittest.Require(t)
+	fresh := func(t *testing.T, name, branch string) string {
+		dir := filepath.Join(t.TempDir(), name)
+		require.NoError(t, os.Mkdir(dir, 0o755))
+		gittest.Run(t, dir, "init", "-q", "-b", branch)
+		return dir
+	}
+	cloned := func(t *testing.T) string {
+		bare, _ := gittest.NewRemote(t)
+		src := fresh(t, "src", "develop")
+		gittest.Commit(t, src, "README.md", "hi\n", "first")
+		gittest.Run(t, src, "push", "-q", bare, "develop")
+		gittest.Run(t, bare, "symbolic-ref", "HEAD", "refs/heads/develop")
+		dir := filepath.Join(t.TempDir(), "Billing API")
+		gittest.Run(t, filepath.Dir(dir), "clone", "-q", bare, dir)
+		gittest.Run(t, dir, "switch", "-q", "-c", "my-feature") // not the default branch
+		return dir
+	}
+	tests := []struct {
+		name, template    string
+		repo              func(t *testing.T) string
+		project, default_ string
+	}{
+		{"a fresh repository on trunk", "", func(t *testing.T) string { return fresh(t, "shop", "trunk") }, "shop", "trunk"},
+		{"an example in it", "review-loop", func(t *testing.T) string { return fresh(t, "shop", "trunk") }, "shop", "trunk"},
+		{"a clone, on a feature branch", "", cloned, "billing-api", "develop"},
+		{"a branch YAML would read as a boolean", "quick", func(t *testing.T) string { return fresh(t, "shop", "yes") }, "shop", `"yes"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := tt.repo(t)
+			args := []string{"init"}
+			if tt.template != "" {
+				args = append(args, "--template", tt.template)
+			}
+			r := invokeIn(t, dir, humanEnv, args...)
+			require.Equal(t, exitOK, r.code, r.stderr)
+			text := read(t, filepath.Join(dir, stages.FileName))
+			assert.Contains(t, text, "\nproject: "+tt.project+"\n")
+			assert.Contains(t, text, "\ndefault_branch: "+tt.default_+"\n")
+			assert.NotContains(t, text, "default_branch: main\n", "the made-up branch is gone")
+		})
+	}
 }

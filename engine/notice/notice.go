@@ -35,6 +35,25 @@ type Book struct {
 	SkillsDir string
 	// Instructions are a stage's instructions for iss.
 	Instructions func(*stages.Node, *issues.Issue) string
+	// Vars are the placeholders an instructions file may use for iss.
+	Vars func(*issues.Issue) map[string]string
+}
+
+// Fill puts iss's values in the placeholders of an instructions file
+// (`agenttree approve {{issue_id}}`). A placeholder it has no value for is
+// left as written: the file is prose, and its braces may mean something
+// else.
+func (b *Book) Fill(text string, iss *issues.Issue) string {
+	if b.Vars == nil || !strings.Contains(text, "{{") {
+		return text
+	}
+	vars := b.Vars(iss)
+	return stages.Expand(text, func(name string, start, end int) string {
+		if v, ok := vars[name]; ok {
+			return v
+		}
+		return text[start:end]
+	})
 }
 
 // skillFile is the skill file for a kind of failure, or "".
@@ -48,22 +67,21 @@ func skillFile(class hooks.Class) string {
 	return ""
 }
 
-// Skill is what an agent is told to do about a failure of class: the
-// repository's skill file, else agenttree's default (docs/skills); ""
-// for none.
-func (b *Book) Skill(class hooks.Class) string {
+// Skill is what iss's agent is told to do about a failure of class: the
+// repository's skill file, else agenttree's default (docs/skills), with
+// its placeholders filled; "" for none.
+func (b *Book) Skill(class hooks.Class, iss *issues.Issue) string {
 	name := skillFile(class)
 	if name == "" {
 		return ""
 	}
-	if data, err := os.ReadFile(filepath.Join(b.SkillsDir, name)); err == nil {
-		return strings.TrimSpace(string(data))
-	}
-	data, err := skills.Read(name)
+	data, err := os.ReadFile(filepath.Join(b.SkillsDir, name))
 	if err != nil {
-		return ""
+		if data, err = skills.Read(name); err != nil {
+			return ""
+		}
 	}
-	return strings.TrimSpace(string(data))
+	return b.Fill(strings.TrimSpace(string(data)), iss)
 }
 
 // Messages are what the issue's state says people and its agent must be
@@ -149,7 +167,7 @@ func (b *Book) back(iss *issues.Issue, h issues.HistoryEntry) string {
 		if files := iss.Outputs["conflict_files"]; files != "" && class == hooks.ClassConflict {
 			fmt.Fprintf(&s, "\nConflicting files: %s.", files)
 		}
-		if skill := b.Skill(class); skill != "" {
+		if skill := b.Skill(class, iss); skill != "" {
 			s.WriteString("\n" + skill)
 		}
 	}

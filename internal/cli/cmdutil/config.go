@@ -32,7 +32,21 @@ func (a *App) findConfig() (string, error) {
 	if path == "" {
 		var err error
 		if path, err = stages.Find(a.WD); err != nil {
-			return "", err
+			// A linked worktree whose branch has no config of its own
+			// still works under the main checkout's.
+			var nf *stages.NotFoundError
+			if !errors.As(err, &nf) || nf.Repo == "" {
+				return "", err
+			}
+			main, ok := mainWorktree(nf.Repo)
+			if !ok {
+				return "", err
+			}
+			if _, serr := os.Stat(filepath.Join(main, stages.FileName)); serr != nil {
+				return "", err
+			}
+			a.WorkDir = nf.Repo
+			return filepath.Join(main, stages.FileName), nil
 		}
 		a.WorkDir = filepath.Dir(path)
 		// In a linked git worktree (where agents work), the pipeline and the
@@ -50,7 +64,9 @@ func (a *App) findConfig() (string, error) {
 	return path, nil
 }
 
-// LoadConfig finds and validates the config. Warnings go to stderr.
+// LoadConfig finds and validates the config. Its warnings are summed up in
+// a line on stderr: an agent runs `next` hundreds of times a day, and
+// `agenttree validate` lists them where they are read.
 func (a *App) LoadConfig() (*stages.Config, *hooks.Registry, error) {
 	path, err := a.ConfigFile()
 	if err != nil {
@@ -61,8 +77,13 @@ func (a *App) LoadConfig() (*stages.Config, *hooks.Registry, error) {
 	if err != nil {
 		return nil, nil, &ExitError{Code: exitcode.Usage, Err: fmt.Errorf("invalid config:\n%w", err)}
 	}
-	for _, w := range cfg.Warnings {
-		fmt.Fprintln(a.ErrOut, w)
+	if n := len(cfg.Warnings); n > 0 {
+		what := "1 warning"
+		if n > 1 {
+			what = fmt.Sprintf("%d warnings", n)
+		}
+		first := cfg.Warnings[0]
+		fmt.Fprintf(a.ErrOut, "note: %s has %s (line %d: %s); `agenttree validate` lists them\n", path, what, first.Pos.Line, first.Msg)
 	}
 	return cfg, reg, nil
 }

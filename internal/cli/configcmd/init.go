@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agenttree/agenttree/docs/skills"
-	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/examples"
 	"github.com/agenttree/agenttree/internal/atomicfile"
 	"github.com/agenttree/agenttree/internal/cli/cmdutil"
@@ -171,7 +170,7 @@ func (a cmds) scaffold(dir, template string, force bool) (*scaffold, error) {
 	if err := requireWorkTree(a.Ctx, dir); err != nil {
 		return nil, err
 	}
-	config, what, err := configText(dir, template)
+	config, what, err := configText(a.Ctx, dir, template)
 	if err != nil {
 		return nil, err
 	}
@@ -213,20 +212,18 @@ func requireWorkTree(ctx context.Context, dir string) error {
 	return nil
 }
 
-// configText is the config init writes in dir, and what it is, in words.
-func configText(dir, template string) (data []byte, what string, err error) {
+// configText is the config init writes in dir, and what it is, in words:
+// the starter or an example, with dir's project name and default branch.
+func configText(ctx context.Context, dir, template string) (data []byte, what string, err error) {
+	facts := readRepo(ctx, dir)
 	if template != "" {
 		data, err := examples.Config(template)
 		if err != nil {
 			return nil, "", err
 		}
-		return data, "the " + template + " example", nil
+		return tailor(data, facts), "the " + template + " example", nil
 	}
-	project := issues.Slugify(filepath.Base(dir))
-	if project == "" {
-		project = "myapp"
-	}
-	return []byte(starterHead + "project: " + project + "\n" + starterBody), "the reference pipeline", nil
+	return tailor([]byte(starterHead+"project: myapp\n"+starterBody), facts), "the reference pipeline", nil
 }
 
 // printInit says what init wrote and what to run next.

@@ -89,7 +89,11 @@ func (a cmds) printValidation(rep ValidateReport) {
 		fmt.Fprintln(a.ErrOut, line)
 	}
 	if rep.Valid {
-		fmt.Fprintf(a.Out, "%s: ok (%s form, %d stages, flows: %s)\n", rep.File, rep.Form, rep.Stages, strings.Join(rep.Flows, ", "))
+		warned := ""
+		if n := len(rep.Warnings); n > 0 {
+			warned = ", " + plural(n, "warning")
+		}
+		fmt.Fprintf(a.Out, "%s: ok (%s form, %d stages, flows: %s%s)\n", rep.File, rep.Form, rep.Stages, strings.Join(rep.Flows, ", "), warned)
 		return
 	}
 	fmt.Fprintf(a.ErrOut, "%s: %s, %s\n", rep.File, plural(len(rep.Errors), "error"), plural(len(rep.Warnings), "warning"))
