@@ -19,6 +19,8 @@ type mistake struct {
 	// fixLine is the line the repairs rewrite.
 	fixLine int
 	fixes   func(lines [][]byte) []string
+	// unclosed says the mistake is a `[` or `{` never closed.
+	unclosed bool
 }
 
 // classify tells the mistake at le. The parser stops at the token where it
@@ -37,14 +39,7 @@ func classify(le *yaml.LoadError, lines [][]byte) mistake {
 			fixes: appendText(ctx.Line, q, false),
 		}
 	case strings.HasPrefix(le.ContextMsg, "while parsing a flow ") && (le.Mark.Line > ctx.Line || atEnd(le.Mark, lines)):
-		open := charAt(lines, ctx)
-		closer := map[string]string{"[": "]", "{": "}"}[open]
-		last := max(ctx.Line, mark.Line-1)
-		return mistake{
-			Error: Error{Line: ctx.Line, Col: ctx.Column, Msg: "the `" + open + "` opened here is never closed", Hint: "close it with `" + closer + "`"},
-			first: ctx.Line, last: last, fixLine: last,
-			fixes: appendText(last, closer, true),
-		}
+		return unclosed(lines, ctx, max(ctx.Line, mark.Line-1))
 	case strings.HasPrefix(le.ContextMsg, "while scanning a simple key"):
 		key := strings.TrimSpace(string(bodyAt(lines, ctx.Line)))
 		return mistake{
@@ -53,10 +48,13 @@ func classify(le *yaml.LoadError, lines [][]byte) mistake {
 			fixes: appendText(ctx.Line, ":", true),
 		}
 	}
+	if m, ok := insideUnclosed(le, lines); ok {
+		return m
+	}
 	e := Error{Line: mark.Line, Col: mark.Column, Msg: le.Message, Hint: "fix the YAML syntax"}
 	fixes := reindent(mark.Line)
 	switch {
-	case strings.Contains(le.Message, "tab character"):
+	case strings.Contains(le.Message, "tab character") || tabIndented(bodyAt(lines, mark.Line)):
 		e.Msg, e.Hint = "a tab indents this line", "fix the YAML syntax: indent with spaces, never tabs"
 	case strings.HasPrefix(le.ContextMsg, "while parsing a block "):
 		e.Msg = fmt.Sprintf("bad indentation: this line does not line up with the keys of the mapping that starts at line %d", ctx.Line)
@@ -70,6 +68,53 @@ func classify(le *yaml.LoadError, lines [][]byte) mistake {
 		fixes = either(reindent(mark.Line), quoteValue(mark.Line))
 	}
 	return mistake{Error: e, first: mark.Line, last: mark.Line, fixLine: mark.Line, fixes: fixes}
+}
+
+// unclosed is the mistake of a `[` or `{` opened at ctx and never closed
+// up to line last. The closer is guessed at the end of the last line with
+// content: comment lines after it belong to what follows.
+func unclosed(lines [][]byte, ctx yaml.Mark, last int) mistake {
+	open := charAt(lines, ctx)
+	closer := map[string]string{"[": "]", "{": "}"}[open]
+	fix := last
+	for fix > ctx.Line && isComment(bodyAt(lines, fix)) {
+		fix--
+	}
+	return mistake{
+		Error: Error{Line: ctx.Line, Col: ctx.Column, Msg: "the `" + open + "` opened here is never closed", Hint: "close it with `" + closer + "`"},
+		first: ctx.Line, last: last, fixLine: fix,
+		fixes:    appendText(fix, closer, true),
+		unclosed: true,
+	}
+}
+
+// insideUnclosed finds the mistake behind an error the scanner raises with
+// no context of its own (a `:` it cannot take, say) when the real mistake
+// is a bracket left open above it: the lines before the error, parsed on
+// their own, then end inside that bracket.
+func insideUnclosed(le *yaml.LoadError, lines [][]byte) (mistake, bool) {
+	mark := clamp(le.Mark, lines)
+	if le.ContextMsg != "" || mark.Line < 2 {
+		return mistake{}, false
+	}
+	before := lines[:mark.Line-1]
+	pe := firstError(before)
+	if pe == nil || !strings.HasPrefix(pe.ContextMsg, "while parsing a flow ") {
+		return mistake{}, false
+	}
+	ctx := clamp(pe.ContextMark, before)
+	return unclosed(lines, ctx, mark.Line-1), true
+}
+
+// tabIndented reports whether a tab stands in a line's indentation.
+func tabIndented(body []byte) bool {
+	text := bytes.TrimLeft(body, " \t")
+	return bytes.ContainsRune(body[:len(body)-len(text)], '\t')
+}
+
+func isComment(body []byte) bool {
+	text := bytes.TrimLeft(body, " \t")
+	return len(text) == 0 || text[0] == '#'
 }
 
 // repair rewrites the mistake's line with the first guess after which the

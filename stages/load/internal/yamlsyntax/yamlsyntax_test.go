@@ -65,6 +65,19 @@ func TestRecoverPointsAtTheTokenThatIsWrong(t *testing.T) {
 			want: "4:1: a tab indents this line",
 		},
 		{
+			name: "tab after spaces in the indentation",
+			yaml: "stages:\n  - name: implement\n    pre_completion:\n\t  - has_commits:\n  - name: accepted\n",
+			want: "4:1: a tab indents this line",
+		},
+		{
+			// The scanner stops at the first `:` it cannot take, lines
+			// below; the bracket left open is the mistake.
+			name: "unclosed brace followed by comments",
+			yaml: "stages:\n  - name: implement\n    pre_completion:\n      - section_check: {file: review.md, section: Critical\n" +
+				"  # a comment\n  # another\n  - name: accepted\n    terminal: completion\n",
+			want: "4:24: the `{` opened here is never closed",
+		},
+		{
 			name: "key without a value in a stage",
 			yaml: "stages:\n  - name: backlog\n  - name: implement\n    role\n    skill: x\n  - name: accepted\n",
 			want: "4:5: `role` has no `:` after it",
