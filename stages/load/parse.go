@@ -17,7 +17,7 @@ func parse(d *diag.Collector, data []byte) (*yaml.Node, error) {
 		return nil, err
 	}
 	if len(doc.Content) == 0 || yamlnode.IsNull(doc.Content[0]) {
-		d.Errorf(stages.Pos{File: d.File, Line: 1, Col: 1}, "run `agenttree init` for a starter config", "the config is empty")
+		d.Errorf(stages.Pos{File: d.File, Line: 1, Col: 1}, "write its stages, or run `agenttree init --force` to replace it with the starter", "the config is empty")
 		return nil, nil
 	}
 	root := doc.Content[0]

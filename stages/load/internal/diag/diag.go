@@ -23,6 +23,18 @@ type Collector struct {
 	Lax    bool
 	list   []stages.Diagnostic
 	errors int
+	// names are the settings values stand for (`ci_polling.max_retries`),
+	// so that a value's readers can say which one is wrong.
+	names map[*yaml.Node]string
+}
+
+// Name records that n is the value of the setting name: the errors of
+// the readers below then begin with it.
+func (d *Collector) Name(n *yaml.Node, name string) {
+	if d.names == nil {
+		d.names = map[*yaml.Node]string{}
+	}
+	d.names[n] = name
 }
 
 // Errors counts the errors reported so far: a reader compares counts to

@@ -68,11 +68,31 @@ func (d *Collector) PositiveDurationVar(n *yaml.Node, dst *time.Duration) bool {
 func readInto[T any](d *Collector, n *yaml.Node, dst *T, decode func(*yaml.Node) (T, error)) bool {
 	v, err := decode(n)
 	if err != nil {
-		d.Errorf(d.Pos(n), "", "%s", err)
+		msg := err.Error()
+		if name := d.names[n]; name != "" {
+			msg = name + ": " + msg
+		}
+		d.Errorf(d.Pos(n), unquoteHint(n, decode), "%s", msg)
 		return false
 	}
 	*dst = v
 	return true
+}
+
+// unquoteHint says to drop the quotes of a value that, unquoted, would
+// be read: `"5"` for a number.
+func unquoteHint[T any](n *yaml.Node, decode func(*yaml.Node) (T, error)) string {
+	if n.Kind != yaml.ScalarNode || n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) == 0 {
+		return ""
+	}
+	var bare yaml.Node
+	if yaml.Unmarshal([]byte(n.Value), &bare) != nil || len(bare.Content) != 1 {
+		return ""
+	}
+	if _, err := decode(bare.Content[0]); err != nil {
+		return ""
+	}
+	return "write it without quotes: " + n.Value
 }
 
 // OneOf reads a value that must be one of allowed, named what in the

@@ -24,11 +24,20 @@ type fields map[string]func(v *yaml.Node)
 func (fs fields) read(d *diag.Collector, ps []yamlnode.Pair, where string, shaped ...string) {
 	for _, p := range ps {
 		if read, ok := fs[p.Key.Value]; ok {
+			d.Name(p.Val, settingName(where, p.Key.Value))
 			read(p.Val)
 			continue
 		}
 		d.UnknownKey(p.Key, where, append(slices.Collect(maps.Keys(fs)), shaped...), "")
 	}
+}
+
+// settingName is the dotted name of key in where: `ci_polling.max_retries`.
+func settingName(where, key string) string {
+	if where == "the top level" {
+		return key
+	}
+	return where + "." + key
 }
 
 // mapping reads the mapping n, named what, with fs.
