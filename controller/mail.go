@@ -105,6 +105,9 @@ func (c *Controller) mail(ctx context.Context, e *engine.Engine, scanned *issues
 			log.Warn("message typed, but the agent never took it; it stays in the outbox (`agenttree inbox`)", "to", m.To, "kind", m.Kind, "err", m.LastError)
 			continue
 		}
+		if m.To == outbox.ToManager && e.Config.Tmux.Manager == "" {
+			continue // the "a person is needed" line that queued it told people
+		}
 		log.Info("message delivered", "to", m.To, "kind", m.Kind)
 	}
 	if err != nil {

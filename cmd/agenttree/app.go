@@ -77,6 +77,7 @@ func rootCmd(a *cmdutil.App) *cobra.Command {
 		trustcmd.Commands(a), democmd.Commands(a)} {
 		root.AddCommand(group...)
 	}
+	root.AddCommand(versionCmd())
 	// The streams first: the completion scripts write where they were
 	// when their command was made.
 	root.SetIn(a.In)

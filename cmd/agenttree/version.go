@@ -1,6 +1,25 @@
 package main
 
-import "runtime/debug"
+import (
+	"fmt"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+// versionCmd prints what --version prints: people type either.
+func versionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:     "version",
+		Short:   "Print agenttree's version (as --version does)",
+		Example: "  agenttree version",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "agenttree %s\n", version())
+			return err
+		},
+	}
+}
 
 // version is this build's: the module version `go install` stamps, else
 // the commit it was built from, with "+dirty" when the tree had changes.

@@ -15,7 +15,7 @@ type words struct {
 
 var (
 	// listWords are those of lists of nodes (`agenttree stages`, status).
-	listWords = words{human: "human review", parking: "parking lot", terminal: "terminal: ", agentRole: true}
+	listWords = words{human: "human review", parking: "a person (parking lot)", terminal: "terminal: ", agentRole: true}
 	// graphWords are those of a graph's node labels, kept short.
 	graphWords = words{human: "human", parking: "parking"}
 )
@@ -30,6 +30,9 @@ func traits(n *stages.Node, w words) []string {
 		out = append(out, "controller")
 	case n.HumanReview():
 		out = append(out, w.human)
+	case n.ParkingLot():
+		// Nobody works on a parked issue: its role's agent starts once a
+		// person moves it on.
 	case w.agentRole:
 		out = append(out, "agent: "+string(n.Role()))
 	}

@@ -22,7 +22,7 @@ type ValidateReport struct {
 	File     string              `json:"file"`
 	Valid    bool                `json:"valid"`
 	Form     stages.Form         `json:"form,omitempty"`
-	Stages   int                 `json:"stages"`
+	Stages   int                 `json:"stages,omitempty"` // 0: the config does not load
 	Flows    []string            `json:"flows"`
 	Errors   []stages.Diagnostic `json:"errors"`
 	Warnings []stages.Diagnostic `json:"warnings"`

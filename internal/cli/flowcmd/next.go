@@ -24,8 +24,10 @@ func (a cmds) nextCmd() *cobra.Command {
   agenttree next -i 3
   agenttree next --dry-run --json`,
 		Long: "Check the current stage's gates and move the issue to its next stage.\n\n" +
-			"Exit status: 0 moved (or already at the final stage), 1 blocked by a gate,\n" +
-			"2 bad usage or config, 3 waiting on a person or the controller.",
+			"Exit status: 0 moved (or already at the final stage); 1 blocked by a gate (each reason\n" +
+			"printed), stepped back, or the new stage's entry work did not finish; 2 bad usage or\n" +
+			"config; 3 waiting on a person or the controller, or another process has the issue;\n" +
+			"130 interrupted.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if c, err := a.Remote(); err != nil {
@@ -85,6 +87,11 @@ func (a cmds) approveCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "approve ID",
 		Short: "Approve an issue waiting at a human review (people only)",
+		Long: "Approve issue ID, waiting at a human review: check the review's gates (an approved PR,\n" +
+			"say) and move it on, running the next stage's entry work (a merge, say).\n\n" +
+			"Exit status: 0 approved; 1 a gate failed (each reason printed) or the entry work did not\n" +
+			"finish; 2 bad usage or config, or the issue is at no review; 3 not a person, or another\n" +
+			"process has the issue; 130 interrupted.",
 		Example: `  agenttree approve 3
   agenttree approve 3 --dry-run`,
 		Args: cobra.ExactArgs(1),
