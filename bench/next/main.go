@@ -65,7 +65,7 @@ func bench(ctx context.Context, n, warmup int, keep bool, bin string) error {
 	}
 
 	if bin == "" {
-		if bin, err = fixture.BuildCLI(ctx, tmp); err != nil {
+		if bin, err = (fixture.Build{}).CLI(ctx, tmp); err != nil {
 			return err
 		}
 	}

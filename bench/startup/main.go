@@ -5,7 +5,7 @@
 // of them alike; -against times a second build (an older commit) in the
 // same rounds.
 //
-//	go run ./bench/startup [-n 200] [-status-n 20] [-issues 10000] [-against PATH]
+//	go run ./bench/startup [-n 200] [-status-n 20] [-issues 10000] [-against PATH] [-static] [-floors]
 //
 // See bench/README.md.
 package main
@@ -25,7 +25,7 @@ import (
 type options struct {
 	rounds, warmup, statusRounds, issues int
 	bin, against                         string
-	keep                                 bool
+	keep, static, floors                 bool
 }
 
 func main() {
@@ -37,6 +37,8 @@ func main() {
 	flag.StringVar(&o.bin, "bin", "", "time this agenttree binary instead of building one from the module")
 	flag.StringVar(&o.against, "against", "", "also time this agenttree binary (an older build) in the same rounds")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temp directory and print its path")
+	flag.BoolVar(&o.static, "static", false, "build agenttree and the floors with CGO_ENABLED=0 (static, as the README installs it)")
+	flag.BoolVar(&o.floors, "floors", false, "also time the floor programs of bench/floors (--help): what agenttree's shape costs before its own work")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	err := bench(ctx, o)
@@ -60,14 +62,26 @@ func bench(ctx context.Context, o options) error {
 	} else {
 		defer os.RemoveAll(tmp)
 	}
+	build := fixture.Build{Static: o.static}
 	if o.bin == "" {
-		if o.bin, err = fixture.BuildCLI(ctx, tmp); err != nil {
+		if o.bin, err = build.CLI(ctx, tmp); err != nil {
 			return err
 		}
 	}
-	empty, err := fixture.BuildEmpty(ctx, tmp)
+	empty, err := build.Empty(ctx, tmp)
 	if err != nil {
 		return err
+	}
+	var floors []*command
+	for _, name := range fixture.Floors {
+		if !o.floors {
+			break
+		}
+		bin, err := build.Floor(ctx, tmp, name)
+		if err != nil {
+			return err
+		}
+		floors = append(floors, &command{label: "floor: " + name + " --help", bin: bin, args: []string{"--help"}, dir: tmp})
 	}
 	statusRepo := ""
 	if o.statusRounds > 0 {
@@ -78,7 +92,7 @@ func bench(ctx context.Context, o options) error {
 		}
 	}
 	builds := []struct{ label, bin string }{{"this build", o.bin}, {"against", o.against}}
-	s := &suite{empty: command{label: "empty Go program", bin: empty}}
+	s := &suite{empty: command{label: "empty Go program", bin: empty}, floors: floors}
 	for i, b := range builds {
 		if b.bin == "" {
 			continue

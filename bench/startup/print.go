@@ -39,6 +39,9 @@ func (s *suite) print(w io.Writer, o options) {
 	fmt.Fprintf(w, "startup: %d rounds after %d warm-up ones, each running every command once in a random order; status in %d of them\n",
 		o.rounds, o.warmup, o.statusRounds)
 	fmt.Fprintf(w, "machine: %s\n", report.Machine())
+	if o.static {
+		fmt.Fprintln(w, "built with CGO_ENABLED=0 (static)")
+	}
 	for _, t := range s.targets {
 		fmt.Fprintf(w, "%s: %s\n", t.label, t.help.bin)
 	}
@@ -47,6 +50,10 @@ func (s *suite) print(w io.Writer, o options) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "\tmedian\tp90\tmin\tmax\t× empty\ttarget\t")
 	row(tw, s.empty.label, empty, "", "")
+	for _, f := range s.floors {
+		fl := summarize(f.samples)
+		row(tw, f.label, fl, ratio(fl, empty), "")
+	}
 	for _, t := range s.targets {
 		h, n := summarize(t.help.samples), summarize(t.next.samples)
 		row(tw, t.label+": "+t.help.label, h, ratio(h, empty), fmt.Sprintf("≤ %.1f× %s", targetHelp, report.Verdict(times(h, empty) <= targetHelp)))

@@ -115,11 +115,13 @@ func checkStatus(ctx context.Context, bin, repo string, issues int) error {
 // suite is the empty program and the builds, timed in the same rounds.
 type suite struct {
 	empty   command
+	floors  []*command
 	targets []*target
 }
 
 // run times rounds rounds after warmup untimed ones. A round runs the
-// empty program and each build's --help and next once, in a random order;
+// empty program, the floors and each build's --help and next once, in a
+// random order;
 // statusRounds of them, evenly spread, run each build's status too.
 func (s *suite) run(ctx context.Context, rounds, warmup, statusRounds int) error {
 	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
@@ -148,7 +150,7 @@ func (s *suite) run(ctx context.Context, rounds, warmup, statusRounds int) error
 
 // round is the commands of round i (negative: a warm-up round), shuffled.
 func (s *suite) round(i, rounds, statusRounds int) []*command {
-	cmds := []*command{&s.empty}
+	cmds := append([]*command{&s.empty}, s.floors...)
 	withStatus := statusRounds > 0 && (i == -1 || i >= 0 && i%(rounds/statusRounds) == 0 && i/(rounds/statusRounds) < statusRounds)
 	for _, t := range s.targets {
 		cmds = append(cmds, t.help, t.next)
