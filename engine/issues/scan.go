@@ -2,10 +2,9 @@ package issues
 
 import (
 	"errors"
-	"runtime"
-	"sync"
-	"sync/atomic"
 	"time"
+
+	"github.com/agenttree/agenttree/internal/parallel"
 )
 
 // Listed is one issue as Scan read it.
@@ -48,12 +47,12 @@ func (s *Store) Scan() ([]Listed, error) {
 		// Taken before the files are read: a change made after this is a
 		// change of stamp, so the cache never pairs a newer content with
 		// these stamps.
-		forEach(len(ids), func(i int) { stamps[i] = st.stamps(ids[i]) })
+		parallel.For(len(ids), func(i int) { stamps[i] = st.stamps(ids[i]) })
 	}()
 	cache := <-loaded
 	listed := make([]Listed, len(ids))
 	entries := make([]*scanEntry, len(ids))
-	forEach(len(ids), func(i int) {
+	parallel.For(len(ids), func(i int) {
 		listed[i], entries[i] = s.scanOne(ids[i], stamps[i], at, cache[ids[i]])
 	})
 	if cacheChanged(cache, ids, entries) {
@@ -89,19 +88,4 @@ func (s *Store) scanOne(id int, st fileStamps, at time.Time, cached *scanEntry) 
 		return l, nil
 	}
 	return l, &scanEntry{ID: id, Stamps: st, Issue: l.Issue, Watch: l.Watch}
-}
-
-// forEach calls fn(i) for every i below n, on as many goroutines as there
-// are CPUs.
-func forEach(n int, fn func(i int)) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), n) {
-		wg.Go(func() {
-			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
-				fn(i)
-			}
-		})
-	}
-	wg.Wait()
 }

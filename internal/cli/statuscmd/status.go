@@ -9,6 +9,7 @@ import (
 	"maps"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -23,6 +24,7 @@ import (
 	"github.com/agenttree/agenttree/internal/cli/cmdutil"
 	"github.com/agenttree/agenttree/internal/cli/issuecmd"
 	"github.com/agenttree/agenttree/internal/lines"
+	"github.com/agenttree/agenttree/internal/parallel"
 	"github.com/agenttree/agenttree/internal/textsafe"
 	"github.com/agenttree/agenttree/stages"
 )
@@ -127,20 +129,24 @@ func statusRows(e *engine.Engine) ([]Row, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list the issues in %s: %w", e.Store.Root(), err)
 	}
-	rows := make([]Row, 0, len(listed))
-	for _, l := range listed {
-		if l.Err != nil {
-			w := waiting{who: WaiterPerson, what: fmt.Sprintf("a person: its state is damaged (`agenttree verify %d`, `agenttree repair %d`)", l.ID, l.ID)}
-			rows = append(rows, Row{ID: l.ID, Error: l.Err.Error(), WaitingOn: w.what, WaitingFor: w.who, wait: w})
-			continue
-		}
-		var poll *issues.Poll
-		if l.Watch != nil {
-			poll = l.Watch.Poll
-		}
-		rows = append(rows, statusOf(e, l.Issue, poll))
-	}
+	// Each row is worked out on its own (the config is only read), so on
+	// every CPU: with thousands of issues this is a third of status.
+	rows := make([]Row, len(listed))
+	parallel.For(len(listed), func(i int) { rows[i] = rowOf(e, listed[i]) })
 	return sortRows(rows, stageRanks(e.Config)), nil
+}
+
+// rowOf is the status row of one listed issue.
+func rowOf(e *engine.Engine, l issues.Listed) Row {
+	if l.Err != nil {
+		w := waiting{who: WaiterPerson, what: fmt.Sprintf("a person: its state is damaged (`agenttree verify %d`, `agenttree repair %d`)", l.ID, l.ID)}
+		return Row{ID: l.ID, Error: l.Err.Error(), WaitingOn: w.what, WaitingFor: w.who, wait: w}
+	}
+	var poll *issues.Poll
+	if l.Watch != nil {
+		poll = l.Watch.Poll
+	}
+	return statusOf(e, l.Issue, poll)
 }
 
 // watchPoll is the controller's polling state of issue id, nil when there
@@ -234,15 +240,13 @@ func writeStatus(w io.Writer, rows []Row, now time.Time) error {
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTAGE\tWHO ACTS\tWAITING ON\tNEXT\tTITLE")
-	for _, r := range rows[n:] {
-		stage := r.Stage
-		if r.Unfinished {
-			stage += " (unfinished)"
-		}
-		if r.Error != "" {
-			stage = "?"
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, cmdutil.SafeText(stage), r.Owner, r.wait.clipped(80).text(now), r.Next, cmdutil.SafeTitle(r.Title))
+	// The lines are made on every CPU (sanitising the stored text is most
+	// of the work), then laid out in order.
+	table := rows[n:]
+	lines := make([]string, len(table))
+	parallel.For(len(table), func(i int) { lines[i] = tableLine(table[i], now) })
+	for _, l := range lines {
+		io.WriteString(tw, l)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -253,6 +257,19 @@ func writeStatus(w io.Writer, rows []Row, now time.Time) error {
 		}
 	}
 	return nil
+}
+
+// tableLine is r's line of the status table, its cells tab-separated.
+func tableLine(r Row, now time.Time) string {
+	stage := r.Stage
+	if r.Unfinished {
+		stage += " (unfinished)"
+	}
+	if r.Error != "" {
+		stage = "?"
+	}
+	return strconv.Itoa(r.ID) + "\t" + cmdutil.SafeText(stage) + "\t" + r.Owner + "\t" + r.wait.clipped(80).text(now) + "\t" +
+		r.Next + "\t" + cmdutil.SafeTitle(r.Title) + "\n"
 }
 
 func printEscalated(w io.Writer, r Row) {
