@@ -77,6 +77,13 @@ func (p Param[T]) Required() Param[T] {
 	return p
 }
 
+// AtLeast returns p, an integer parameter, with the smallest value the
+// config may give it.
+func (p Param[T]) AtLeast(n int) Param[T] {
+	p.spec.AtLeast = &n
+	return p
+}
+
 // Aliases returns p with other spellings of its name (the earlier tool's).
 func (p Param[T]) Aliases(names ...string) Param[T] {
 	p.spec.Aliases = names

@@ -29,6 +29,9 @@ type Param struct {
 	Default any
 	// Doc says in a line what the parameter does.
 	Doc string
+	// AtLeast is, for a ParamInt, the smallest value the loader accepts
+	// (a count below zero means nothing); nil: any.
+	AtLeast *int
 	// Move is, for a ParamStageRef, how the hook sends an issue to the
 	// stage the parameter names (default MoveRedirect). The stage machine
 	// draws its edges from it.

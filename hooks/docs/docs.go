@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/stages"
@@ -82,6 +83,11 @@ func inIssueDir(params map[string]any) error {
 		if v, ok := params[name].(string); ok && !filepath.IsLocal(v) {
 			errs = append(errs, fmt.Errorf("parameter `%s`: %q is not a document in the issue's directory; give a path relative to it, such as review.md", name, v))
 		}
+	}
+	// create_file writes its dest in the issue directory itself, never in
+	// a subdirectory it would have to make.
+	if v, ok := params[destParam.Name()].(string); ok && filepath.IsLocal(v) && strings.ContainsAny(v, `/\`) {
+		errs = append(errs, fmt.Errorf("parameter `dest`: %q names a subdirectory; give a plain file name, such as %s", v, filepath.Base(v)))
 	}
 	return errors.Join(errs...)
 }

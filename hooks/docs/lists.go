@@ -22,7 +22,7 @@ var (
 	expectParam = hooks.Enum("expect",
 		"what the section must hold: no list items (empty), any text (not_empty), or checkboxes all checked (all_checked)",
 		expectEmpty, expectNotEmpty, expectAllChecked).Default(expectNotEmpty)
-	minItemsParam = hooks.Int("min", "the fewest list items with text the document or section must have").Default(1)
+	minItemsParam = hooks.Int("min", "the fewest list items with text the document or section must have").Default(1).AtLeast(0)
 	itemParam     = hooks.String("item",
 		"the checkbox to find by its text, or part of it (case-insensitive; an exact match wins)").Required().Aliases("checkbox")
 )

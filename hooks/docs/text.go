@@ -9,7 +9,7 @@ import (
 )
 
 var (
-	minWordsParam = hooks.Int("min", "the fewest words the document or section must have (code counts; headings, comments and list markers do not)").Required()
+	minWordsParam = hooks.Int("min", "the fewest words the document or section must have (code counts; headings, comments and list markers do not)").Required().AtLeast(0)
 	textParam     = hooks.String("text", "text the document or section must contain (case matters; HTML comments do not count)")
 	valuesParam   = hooks.List("values", "texts the document or section must all contain (the earlier tool's spelling of `text`)")
 )

@@ -18,7 +18,7 @@ var (
 		"what the agent is told, with {{placeholders}}; empty: \"stepped back from <stage> to <to>\"").Default("")
 	rollbackTo        = hooks.StageRef("to", "the stage the issue rolls back to: an earlier one, or a `redirect_only` fix stage", stages.MoveRollback).Required()
 	maxRollbacksParam = hooks.Int("max_rollbacks",
-		"how many rollbacks to `to` may happen before the hook blocks for a person; 0: no limit").Default(0)
+		"how many rollbacks to `to` may happen before the hook blocks for a person; 0: no limit").Default(0).AtLeast(0)
 )
 
 // Defs are the hooks that move an issue back.

@@ -20,7 +20,7 @@ var (
 		"how long after a push CI may take to start before the wait ends (no_new_ci); unset: ci_polling.new_run_timeout_s")
 	pollIntervalParam = hooks.Duration("poll_interval", "how soon to look again while CI runs; unset: ci_polling.poll_interval_s")
 	rerunFailedParam  = hooks.Int("rerun_failed",
-		"how many times failed checks are rerun on one head before the failure counts (for flaky CI)").Default(0)
+		"how many times failed checks are rerun on one head before the failure counts (for flaky CI)").Default(0).AtLeast(0)
 )
 
 // Watch keys of wait_for_ci, and what it writes for the agent.

@@ -154,6 +154,9 @@ func (b builder) param(spec stages.HookSpec, p stages.Param) *Schema {
 	} else {
 		s = scalar(paramType(p.Type), p.Enum)
 	}
+	if p.AtLeast != nil {
+		s.Minimum = ptr(float64(*p.AtLeast))
+	}
 	s.Description = p.Doc
 	if p.Default != nil {
 		s.Default = jsonValue(p.Default)

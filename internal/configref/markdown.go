@@ -251,6 +251,9 @@ func paramTypeOf(p stages.Param) string {
 	if p.Type == stages.ParamEnum {
 		return typeOf(Key{Type: TypeEnum, Enum: p.Enum})
 	}
+	if p.AtLeast != nil {
+		return fmt.Sprintf("%s ≥ %d", p.Type, *p.AtLeast)
+	}
 	return string(p.Type)
 }
 

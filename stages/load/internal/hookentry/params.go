@@ -22,20 +22,67 @@ func (r *Reader) params(h *stages.HookEntry, spec stages.HookSpec, value *yaml.N
 	switch {
 	case yamlnode.IsNull(value):
 	case value.Kind == yaml.MappingNode:
+		instead := missingRequired(spec, value)
 		for _, p := range yamlnode.Pairs(value) {
 			if r.isOption(spec, p.Key.Value) {
 				r.option(h, p.Key, p.Val, o)
 				continue
 			}
+			if _, known := spec.Param(p.Key.Value); !known && len(instead) == 1 && !r.d.Lax {
+				// One unknown key where one required parameter is missing
+				// is that parameter misnamed: one error, naming it.
+				r.d.Errorf(r.d.Pos(p.Key), fmt.Sprintf("did you mean `%s`? the hook needs it", instead[0]),
+					"hook `%s` has no parameter `%s`", h.Name, p.Key.Value)
+				given[instead[0]] = p.Key.Value
+				instead = nil
+				continue
+			}
 			r.param(h, spec, p.Key, p.Val, o, given)
 		}
 	case spec.Main == "":
-		r.d.Errorf(r.d.Pos(value), fmt.Sprintf("write `%s:` with no value, or `%s: {param: value}`", h.Name, h.Name), "hook `%s` takes no main parameter", h.Name)
+		r.d.Errorf(r.d.Pos(value), noShortForm(h, spec), "hook `%s` takes no main parameter", h.Name)
 		return nil, false
 	default:
 		r.param(h, spec, yamlnode.ScalarAt(value, "!!str", spec.Main), value, o, given)
 	}
 	return given, true
+}
+
+// missingRequired lists the required parameters of spec that the mapping
+// m gives under no spelling.
+func missingRequired(spec stages.HookSpec, m *yaml.Node) []string {
+	var out []string
+	for _, p := range spec.Params {
+		if !p.Required {
+			continue
+		}
+		given := slices.ContainsFunc(yamlnode.Pairs(m), func(kv yamlnode.Pair) bool {
+			q, ok := spec.Param(kv.Key.Value)
+			return ok && q.Name == p.Name
+		})
+		if !given {
+			out = append(out, p.Name)
+		}
+	}
+	return out
+}
+
+// noShortForm says how to write a hook that takes no single value: with
+// its required parameters named.
+func noShortForm(h *stages.HookEntry, spec stages.HookSpec) string {
+	var required []string
+	for _, p := range spec.Params {
+		if p.Required {
+			required = append(required, p.Name+": ...")
+		}
+	}
+	for _, group := range spec.OneOf {
+		required = append(required, strings.Join(group, " or ")+": ...")
+	}
+	if len(required) == 0 {
+		return fmt.Sprintf("write `%s:` with no value, or its parameters as `%s: {name: value}`", h.Name, h.Name)
+	}
+	return fmt.Sprintf("name its parameters: `%s: {%s}`", h.Name, strings.Join(required, ", "))
 }
 
 // isOption says whether key, among a hook's parameters, is an option of
@@ -65,6 +112,11 @@ func (r *Reader) param(h *stages.HookEntry, spec stages.HookSpec, key, val *yaml
 	v, err := paramValue(p.Type, val)
 	if err != nil {
 		r.d.Errorf(r.d.Pos(val), "", "hook `%s` parameter `%s`: %s", h.Name, key.Value, err)
+		return
+	}
+	if n, ok := v.(int); ok && p.AtLeast != nil && n < *p.AtLeast {
+		r.d.Errorf(r.d.Pos(val), fmt.Sprintf("use %d or more", *p.AtLeast),
+			"hook `%s` parameter `%s` must be at least %d, got %d", h.Name, key.Value, *p.AtLeast, n)
 		return
 	}
 	if s, _ := v.(string); p.Type == stages.ParamEnum && !slices.Contains(p.Enum, s) {
