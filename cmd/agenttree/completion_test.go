@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agenttree/agenttree/examples"
 	"github.com/agenttree/agenttree/internal/cli/cmdutil"
 	"github.com/agenttree/agenttree/internal/testpipeline"
 )
@@ -19,19 +20,31 @@ func TestCompletionOffersIssuesAndStages(t *testing.T) {
 	w := newWorkspace(t, testpipeline.Read(t, "cli"))
 	w.create(t, "Add login")
 	w.create(t, "Fix the bug")
-	stages := []string{"backlog", "plan.draft", "plan.review"}
-	issuesOffered := []string{"1\tAdd login (backlog)", "2\tFix the bug (backlog)"}
+	w.create(t, "Ship it")
+	w.create(t, "Quick fix", "--flow", "quick")
+	for _, move := range [][]string{{"move", "2", "plan.review"}, {"move", "3", "accepted"}} {
+		r := w.byHand(t, humanEnv, append(move, "--reason", "for the test")...)
+		require.Equal(t, 0, r.code, r.stderr)
+	}
+	login, bug, ship, quick := "1\tAdd login (backlog)", "2\tFix the bug (plan.review)", "3\tShip it (accepted)", "4\tQuick fix (backlog)"
+	allStages := []string{"backlog", "plan.draft", "plan.review", "implement.code", "implement.feedback", "security",
+		"implementation_review", "accepted", "not_doing"}
 	for _, tt := range []struct {
 		name string
 		args []string
-		want []string
+		want []string // exactly, in order
 	}{
-		{name: "an issue argument", args: []string{"approve", ""}, want: issuesOffered},
-		{name: "an optional issue argument", args: []string{"status", ""}, want: issuesOffered},
-		{name: "a subcommand's", args: []string{"issue", "show", ""}, want: issuesOffered},
-		{name: "a stage after the issue", args: []string{"move", "1", ""}, want: stages},
-		{name: "--to", args: []string{"reject", "1", "--to", ""}, want: stages},
-		{name: "--issue", args: []string{"next", "--issue", ""}, want: issuesOffered},
+		{name: "any issue to show", args: []string{"issue", "show", ""}, want: []string{login, bug, ship, quick}},
+		{name: "an optional issue argument", args: []string{"status", ""}, want: []string{login, bug, ship, quick}},
+		{name: "approve: issues at a review", args: []string{"approve", ""}, want: []string{bug}},
+		{name: "next: unfinished issues", args: []string{"next", "--issue", ""}, want: []string{login, bug, quick}},
+		{name: "move: the issue's flow", args: []string{"move", "1", ""}, want: allStages},
+		{name: "move: a quick issue's flow", args: []string{"move", "4", ""}, want: []string{"backlog", "implement.code", "accepted"}},
+		{name: "reject --to: before the review", args: []string{"reject", "2", "--to", ""}, want: []string{"backlog", "plan.draft"}},
+		{name: "--stage: every stage", args: []string{"issue", "list", "--stage", ""}, want: allStages},
+		{name: "--flow", args: []string{"issue", "create", "T", "--flow", ""}, want: []string{"default", "quick"}},
+		{name: "--role: the roles agents work in", args: []string{"start", "1", "--role", ""}, want: []string{"developer", "reviewer"}},
+		{name: "--format", args: []string{"graph", "--format", ""}, want: []string{"mermaid", "dot"}},
 		{name: "free text", args: []string{"send", "1", ""}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -43,11 +56,13 @@ func TestCompletionOffersIssuesAndStages(t *testing.T) {
 				assert.Empty(t, got)
 				return
 			}
-			assert.Subset(t, got, tt.want)
-			if tt.want[0] == "backlog" {
-				assert.Equal(t, tt.want, got[:3], "in the pipeline's order")
-			}
+			assert.Equal(t, tt.want, got)
 		})
+	}
+	r := w.run(t, humanEnv, "__complete", "init", "--template", "")
+	require.Equal(t, 0, r.code, r.stderr)
+	for _, name := range examples.Names() {
+		assert.Contains(t, r.stdout, name+"\n")
 	}
 }
 
