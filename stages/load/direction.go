@@ -59,6 +59,12 @@ func skips(f *stages.Flow, r *ledger.Ref, from, to int) (msg, hint string) {
 				"a failing hook would finish the work unchecked", r.What, src.Path, dst.Path),
 			"send it to an earlier stage, or to one that abandons the issue"
 	}
+	stepBack := r.Move != stages.MoveRedirect
+	if gate := gateOf(src); gate != "" && !stepBack {
+		return fmt.Sprintf("%s at %s (%s) sends issues forward to %s: "+
+				"a failing hook would move them on without the stage's own gates passing", r.What, src.Path, gate, dst.Path),
+			"send it to an earlier stage"
+	}
 	for _, n := range f.Nodes[from+1 : to] {
 		if n.RedirectOnly() {
 			continue // next never stops there anyway
@@ -69,12 +75,16 @@ func skips(f *stages.Flow, r *ledger.Ref, from, to int) (msg, hint string) {
 				"send it to an earlier stage, or to " + n.Path + " itself"
 		}
 	}
-	// A fix stage reached only by redirect may sit after the stage that
-	// sends issues to it; any other forward step back is a mistake.
-	if r.Move != stages.MoveRedirect && !dst.RedirectOnly() {
+	// A fix stage reached only by redirect may sit after the agent's stage
+	// that sends issues to it; any other forward step back is a mistake.
+	if stepBack && (!dst.RedirectOnly() || gateOf(src) != "") {
+		hint := "name a stage that comes before " + src.Path + " in the flow"
+		if gateOf(src) == "" {
+			hint += ", or a `redirect_only` one"
+		}
 		return fmt.Sprintf("%s at %s goes forward to %s: a %s must go to an earlier stage",
 				r.What, src.Path, dst.Path, moveName(r.Move)),
-			"name a stage that comes before " + src.Path + " in the flow, or a `redirect_only` one; `agenttree graph` shows the order"
+			hint + "; `agenttree graph` shows the order"
 	}
 	return "", ""
 }

@@ -76,6 +76,12 @@ func TestMovesCannotSkipAGate(t *testing.T) {
 		{name: "the controller's on_failure forward",
 			hooks: "pr_ready:          - wait_for_ci: {on_failure: {step_back_to: implementation_review}}\n",
 			err:   "on_failure.step_back_to at pr_ready goes forward to implementation_review: a step back must go to an earlier stage"},
+		{name: "the controller's redirect forward, past its own gates",
+			hooks: "pr_ready:          - section_check: {file: review.md, section: Blocking, expect: empty, on_fail: implementation_review}\n",
+			err: "section_check.on_fail at pr_ready (run by the host controller) sends issues forward to implementation_review: " +
+				"a failing hook would move them on without the stage's own gates passing (send it to an earlier stage)"},
+		{name: "the controller's redirect back",
+			hooks: "pr_ready:          - section_check: {file: review.md, section: Blocking, expect: empty, on_fail: implement.code}\n"},
 		{name: "a stage's on_failure forward",
 			hooks: "          - file_exists: review.md\n        on_failure: {step_back_to: not_doing}\n"},
 	}
