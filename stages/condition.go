@@ -1,6 +1,7 @@
 package stages
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/vm"
 
 	"github.com/agenttree/agenttree/internal/lines"
@@ -22,6 +24,19 @@ type Condition struct {
 	Pos     Pos
 	program *vm.Program
 	idents  []string
+}
+
+// ConditionError says why a condition does not parse, and where.
+type ConditionError struct {
+	Src string
+	// Offset is the byte offset in Src of the token the parser stopped
+	// at; -1 when it is not known.
+	Offset int
+	Msg    string
+}
+
+func (e *ConditionError) Error() string {
+	return fmt.Sprintf("cannot parse condition %q: %s", e.Src, e.Msg)
 }
 
 // jinjaRE matches one `{{ ... }}` placeholder of the earlier spelling.
@@ -42,7 +57,17 @@ func ParseCondition(src string) (*Condition, error) {
 	}
 	tree, err := expr.Compile(body, expr.AllowUndefinedVariables())
 	if err != nil {
-		return nil, fmt.Errorf("cannot parse condition %q: %s", src, lines.First(err.Error()))
+		ce := &ConditionError{Src: src, Offset: -1, Msg: lines.First(err.Error())}
+		var fe *file.Error
+		if errors.As(err, &fe) {
+			ce.Msg = fe.Message
+			// Where in src the parser stopped, when src is what it read
+			// (no placeholders rewritten): the byte offset of its token.
+			if lead := len(src) - len(strings.TrimLeft(src, " \t")); strings.TrimSpace(src) == body && fe.From >= 0 {
+				ce.Offset = lead + fe.From
+			}
+		}
+		return nil, ce
 	}
 	c := &Condition{Src: src, program: tree}
 	seen := map[string]bool{}

@@ -1,10 +1,12 @@
 package diag
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
@@ -118,7 +120,7 @@ func (d *Collector) Condition(n *yaml.Node, hint string) *stages.Condition {
 	}
 	c, err := stages.ParseCondition(src)
 	if err != nil {
-		d.Errorf(d.Pos(n), hint, "%s", err)
+		d.Errorf(conditionPos(d.Pos(n), n, err), hint, "%s", err)
 		return nil
 	}
 	c.Pos = d.Pos(n)
@@ -170,4 +172,26 @@ func atLeast[T int | time.Duration](d *Collector, n *yaml.Node, dst *T, min T, w
 	}
 	*dst = v
 	return true
+}
+
+// conditionPos is where in the file a condition's parse error is: at the
+// token the parser stopped at, when the condition is written on its own
+// line as a plain or quoted scalar; else at the condition.
+func conditionPos(pos stages.Pos, n *yaml.Node, err error) stages.Pos {
+	var ce *stages.ConditionError
+	if !errors.As(err, &ce) || ce.Offset < 0 || strings.Contains(n.Value, "\n") {
+		return pos
+	}
+	switch n.Style {
+	case 0:
+	case yaml.DoubleQuotedStyle, yaml.SingleQuotedStyle:
+		if strings.ContainsAny(ce.Src, `\'"`) {
+			return pos // escapes: the columns no longer line up
+		}
+		pos.Col++ // the opening quote
+	default:
+		return pos
+	}
+	pos.Col += utf8.RuneCountInString(ce.Src[:min(ce.Offset, len(ce.Src))])
+	return pos
 }
