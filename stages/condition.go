@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/expr-lang/expr"
@@ -89,6 +90,9 @@ func (f identCollector) Visit(n *ast.Node) {
 		f(id.Value)
 	}
 }
+
+// Names are the variables the condition reads, in the order written.
+func (c *Condition) Names() []string { return slices.Clone(c.idents) }
 
 // Eval evaluates the condition. A variable the issue does not define is
 // false, so `needs_ui_review` on an issue that never set it skips the stage.

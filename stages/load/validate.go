@@ -38,6 +38,7 @@ func validate(d *diag.Collector, cfg *stages.Config, cat stages.HookCatalog, led
 	v.resolveRefs()
 	v.checkFlowTargets()
 	v.checkDirections()
+	v.checkGateConditions()
 	v.led.CheckTemplates(d)
 	v.checkWaysOut()
 }

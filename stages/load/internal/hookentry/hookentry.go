@@ -92,7 +92,7 @@ func (r *Reader) entry(item *yaml.Node, o ledger.Owner) *stages.HookEntry {
 	if !known {
 		return r.unknownHook(h)
 	}
-	r.led.Provide(spec.Outputs...)
+	r.led.Output(spec.Outputs...)
 	given, ok := r.params(h, spec, value, o)
 	if !ok {
 		return nil
@@ -100,7 +100,7 @@ func (r *Reader) entry(item *yaml.Node, o ledger.Owner) *stages.HookEntry {
 	r.checkGiven(h, spec, given)
 	r.check(h, spec)
 	if names, ok := h.Params[spec.OutputsParam].([]string); ok {
-		r.led.Provide(names...)
+		r.led.Output(names...)
 	}
 	return h
 }

@@ -19,6 +19,9 @@ type Ledger struct {
 	Refs      []*Ref
 	templates []template
 	outputs   map[string]bool
+	// hookOutputs are the outputs the config's hooks give: values worked
+	// out from what agents write.
+	hookOutputs map[string]bool
 }
 
 // Owner is the stage, or substage, whose keys are being read.
@@ -88,6 +91,21 @@ func (l *Ledger) Refer(r *Ref) { l.Refs = append(l.Refs, r) }
 func (l *Ledger) Template(pos stages.Pos, text, what string, extra ...string) {
 	l.templates = append(l.templates, template{pos: pos, text: text, what: what, extra: extra})
 }
+
+// Output records the outputs a hook of the config gives, which later
+// messages may use.
+func (l *Ledger) Output(names ...string) {
+	l.Provide(names...)
+	if l.hookOutputs == nil {
+		l.hookOutputs = map[string]bool{}
+	}
+	for _, n := range names {
+		l.hookOutputs[n] = true
+	}
+}
+
+// IsHookOutput reports whether a hook of the config gives name.
+func (l *Ledger) IsHookOutput(name string) bool { return l.hookOutputs[name] }
 
 // Provide records variables a hook of the config provides to messages.
 func (l *Ledger) Provide(names ...string) {
