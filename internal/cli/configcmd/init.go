@@ -40,7 +40,8 @@ const starterHead = SchemaLine + `#
 # Issues move through the stages below in order. Whoever acts at a stage (an
 # agent, the host controller, or a person) runs ` + "`agenttree next`" + ` when it is done;
 # the gates under pre_completion must pass first, and each failing one is
-# listed. ` + "`agenttree validate`" + ` checks this file; ` + "`agenttree graph`" + ` draws every move.
+# listed. ` + "`agenttree validate`" + ` checks this file; ` + "`agenttree graph`" + ` draws the
+# moves the pipeline makes itself (a person's move, reject and abort go further).
 `
 
 const starterBody = `default_branch: main
