@@ -50,6 +50,9 @@ func New(flow *stages.Flow, specs stages.HookCatalog) *Machine {
 		} else if to := StepBackTarget(flow, n); to != "" && len(n.Hooks()) > 0 {
 			m.add(n.Path, to, stages.MoveStepBack)
 		}
+		if to := RejectTarget(flow, n, AgentStage); to != "" && n.HumanReview() {
+			m.add(n.Path, to, stages.MoveReject) // a person's verdict, drawn where it goes
+		}
 		if to := RecheckTarget(flow, n); to != "" && mergesAtEntry(n, specs) {
 			// A merge refused for a conflict that a rebase resolved sends
 			// the rebased head back through CI and review.
@@ -111,6 +114,32 @@ func StepBackTarget(flow *stages.Flow, n *stages.Node) string {
 		}
 	}
 	return ""
+}
+
+// RejectTarget is where a person's reject at the review n sends the
+// issue when it names no stage: n's own on_failure.step_back_to when that
+// comes before n, else the nearest node before n where works says an
+// agent works; "" when none.
+func RejectTarget(flow *stages.Flow, n *stages.Node, works func(*stages.Node) bool) string {
+	at := flow.Index(n.Path)
+	if of := n.OnFailure(); of != nil && of.StepBackTo != "" {
+		if i := flow.Index(of.StepBackTo); i >= 0 && i < at {
+			return of.StepBackTo
+		}
+	}
+	for i := at - 1; i >= 0; i-- {
+		if works(flow.Nodes[i]) {
+			return flow.Nodes[i].Path
+		}
+	}
+	return ""
+}
+
+// AgentStage reports whether n is a stage where an agent works, whatever
+// its condition says: not the controller's, a review, a parking lot, a
+// stage reached only by redirect, or an end.
+func AgentStage(n *stages.Node) bool {
+	return !n.Controller() && !n.HumanReview() && !n.ParkingLot() && !n.RedirectOnly() && n.Terminal() == stages.TerminalNone
 }
 
 // RecheckTarget is where a head rebased after the merge at n refused it

@@ -75,3 +75,25 @@ func TestEdgesAreInFlowOrder(t *testing.T) {
 		assert.LessOrEqual(t, flow.Index(edges[i-1].From), flow.Index(edges[i].From))
 	}
 }
+
+// A person's reject at a review is drawn where it sends the issue: the
+// review's own on_failure.step_back_to when it comes before it, else the
+// nearest stage before it where an agent works.
+func TestRejectEdges(t *testing.T) {
+	m := planned(t)
+	var rejects []machine.Edge
+	for _, e := range m.Edges() {
+		if e.Kind == stages.MoveReject {
+			rejects = append(rejects, e)
+		}
+	}
+	assert.Equal(t, []machine.Edge{
+		{From: "plan.review", To: "plan.draft", Kind: stages.MoveReject},
+		{From: "implementation_review", To: "implement.feedback", Kind: stages.MoveReject},
+	}, rejects, "past pr_ready, the controller's")
+
+	flow := m.Flow()
+	at := func(path string) *stages.Node { return flow.Nodes[flow.Index(path)] }
+	none := func(*stages.Node) bool { return false }
+	assert.Empty(t, machine.RejectTarget(flow, at("plan.review"), none), "no agent stage before it")
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/engine/machine"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -58,14 +59,10 @@ func rejectTarget(e *engine.Engine, p engine.Place, to string) (*stages.Node, []
 		}
 		return n, nil, nil
 	}
-	if of := p.Node.OnFailure(); of != nil && of.StepBackTo != "" {
-		if n, ok := e.Config.Node(of.StepBackTo); ok && p.Flow.Index(n.Path) >= 0 && p.Flow.Index(n.Path) < at {
-			return n, nil, nil
-		}
-	}
 	vars := e.Snapshot(p.Issue).CondVars()
-	for i := at - 1; i >= 0; i-- {
-		if n := p.Flow.Nodes[i]; agentWorks(n, vars) {
+	works := func(n *stages.Node) bool { return agentWorks(n, vars) }
+	if to := machine.RejectTarget(p.Flow, p.Node, works); to != "" {
+		if n, ok := e.Config.Node(to); ok {
 			return n, nil, nil
 		}
 	}
@@ -75,7 +72,7 @@ func rejectTarget(e *engine.Engine, p engine.Place, to string) (*stages.Node, []
 // agentWorks reports whether n is a stage where an agent works that
 // `next` would pass through for an issue with vars.
 func agentWorks(n *stages.Node, vars map[string]any) bool {
-	if n.Controller() || n.HumanReview() || n.ParkingLot() || n.RedirectOnly() || n.Terminal() != stages.TerminalNone {
+	if !machine.AgentStage(n) {
 		return false
 	}
 	if cond := n.Condition(); cond != nil {

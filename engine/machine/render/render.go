@@ -1,8 +1,8 @@
 // Package render draws a flow's stage machine for people: as a Mermaid
 // flowchart (pasteable into a GitHub comment or Markdown file) or a
 // Graphviz dot graph, with controller and human stages marked and every
-// move that is not a step forward (step back, redirect, rollback) dashed;
-// and it describes a node in words for lists.
+// move that is not a step forward (step back, redirect, rollback, a
+// person's reject) dashed; and it describes a node in words for lists.
 package render
 
 import (

@@ -47,6 +47,7 @@ func TestDrawTheReferencePipeline(t *testing.T) {
     pr_ready -.->|step_back| implement__feedback
     pr_ready -->|advance| implementation_review
     implementation_review -.->|step_back| implement__feedback
+    implementation_review -.->|reject| implement__feedback
     implementation_review -->|approve| accepted
     accepted -.->|step_back| implement__feedback
     accepted -.->|step_back| pr_ready
@@ -73,6 +74,7 @@ func TestDrawTheReferencePipeline(t *testing.T) {
     "pr_ready" -> "implement.feedback" [label="step_back", style=dashed];
     "pr_ready" -> "implementation_review" [label="advance"];
     "implementation_review" -> "implement.feedback" [label="step_back", style=dashed];
+    "implementation_review" -> "implement.feedback" [label="reject", style=dashed];
     "implementation_review" -> "accepted" [label="approve"];
     "accepted" -> "implement.feedback" [label="step_back", style=dashed];
     "accepted" -> "pr_ready" [label="step_back", style=dashed];

@@ -41,7 +41,7 @@ const starterHead = SchemaLine + `#
 # agent, the host controller, or a person) runs ` + "`agenttree next`" + ` when it is done;
 # the gates under pre_completion must pass first, and each failing one is
 # listed. ` + "`agenttree validate`" + ` checks this file; ` + "`agenttree graph`" + ` draws the
-# moves the pipeline makes itself (a person's move, reject and abort go further).
+# moves, a person's reject included.
 `
 
 const starterBody = `default_branch: main
