@@ -172,43 +172,85 @@ type postman struct {
 	tmux *tmux.Client
 }
 
-// session is the tmux session m is typed into, if any: the agent's, or
-// the manager's when the config names one.
-func (p *postman) session(m outbox.Message) (string, bool) {
-	switch m.To {
-	case outbox.ToManager:
-		return p.e.Config.Tmux.Manager, p.e.Config.Tmux.Manager != ""
-	case outbox.ToNotify:
-		return "", false
-	}
-	return SessionName(p.e.Config, p.iss), true
-}
+// session is the tmux session the agent's messages are typed into.
+func (p *postman) session() string { return SessionName(p.e.Config, p.iss) }
 
 func text(m outbox.Message) string { return outbox.Marker(m) + " " + m.Text }
 
-// send delivers m: typed into its session (the outbox records it typed
-// before Enter), or run through notify.command. A message for people with
-// no manager's session is delivered by the log line the controller wrote
-// when it queued it.
+// send delivers m: typed into the agent's session (the outbox records it
+// typed before Enter), run through notify.command, or, for people, shown
+// on the status line of the manager's session. People never receive
+// keystrokes (docs/SECURITY.md): a notice typed into a person's shell
+// would run what it quotes. A message for people with no manager's
+// session is delivered by the log line the controller wrote when it
+// queued it.
 func (p *postman) send(ctx context.Context, m outbox.Message, typed func() error) error {
-	if m.To == outbox.ToNotify {
+	switch m.To {
+	case outbox.ToNotify:
 		return notify(ctx, p.e, p.iss, m, p.e.Config.Notify.Command)
+	case outbox.ToManager:
+		return p.display(ctx, m)
 	}
-	session, ok := p.session(m)
-	if !ok {
+	if err := p.sameProgram(ctx); err != nil {
+		return err
+	}
+	return p.named(p.session(), p.tmux.SendTyped(ctx, p.session(), text(m), typed))
+}
+
+// display shows m to the people attached to the manager's session, if the
+// config names one.
+func (p *postman) display(ctx context.Context, m outbox.Message) error {
+	manager := p.e.Config.Tmux.Manager
+	if manager == "" {
 		return nil
 	}
-	return p.named(session, p.tmux.SendTyped(ctx, session, text(m), typed))
+	shown, err := p.tmux.Display(ctx, manager, text(m))
+	if errors.Is(err, tmux.ErrNoSession) {
+		// The person's session is not there: the log line and
+		// notify.command told them; a status line nobody looks at
+		// would not.
+		p.log.Debug("no manager session to show a message in", "session", manager, "issue", p.iss.ID)
+		return nil
+	}
+	if err == nil && shown == 0 {
+		p.log.Debug("nobody attached to the manager session to show a message to", "session", manager, "issue", p.iss.ID)
+	}
+	return err
+}
+
+// sameProgram refuses a delivery into a pane that does not run what
+// agenttree started there: a session made by `agenttree start` whose
+// pane was respawned, or replaced, runs an unknown program. A session
+// agenttree has no record of (made by hand) is held to the check every
+// delivery makes (tmux: no shell, nothing in front of the program).
+func (p *postman) sameProgram(ctx context.Context) error {
+	rec, ok := sessions.Recorded(p.e, p.iss.ID)
+	if !ok || rec.Session != p.session() || rec.PanePID == 0 {
+		return nil
+	}
+	prog, err := p.tmux.Program(ctx, p.session())
+	if err != nil {
+		return p.named(p.session(), err)
+	}
+	if prog.PID != rec.PanePID {
+		return fmt.Errorf("tmux session %s runs process %d, not the agent agenttree started there (process %d); "+
+			"`agenttree start %d --restart` starts it again: %w", p.session(), prog.PID, rec.PanePID, p.iss.ID, tmux.ErrNotAgent)
+	}
+	return nil
 }
 
 // submit finishes the delivery of m, typed before: Enter. A session gone
-// since took what was typed with it.
+// since took what was typed with it. Only an agent's message is ever
+// typed; one for people (typed into the manager's pane by an earlier
+// version) is not pressed Enter on.
 func (p *postman) submit(ctx context.Context, m outbox.Message) error {
-	session, ok := p.session(m)
-	if !ok {
+	if m.To != outbox.ToAgent && m.To != "" {
 		return nil
 	}
-	err := p.named(session, p.tmux.Submit(ctx, session, text(m)))
+	if err := p.sameProgram(ctx); err != nil {
+		return err
+	}
+	err := p.named(p.session(), p.tmux.Submit(ctx, p.session(), text(m)))
 	if errors.Is(err, tmux.ErrNoSession) {
 		return fmt.Errorf("%w: %w", outbox.ErrGone, err)
 	}
@@ -218,10 +260,10 @@ func (p *postman) submit(ctx context.Context, m outbox.Message) error {
 // seen reports whether m reached its pane before a crash kept it from
 // being recorded as typed: its marker is on the screen or in the history.
 func (p *postman) seen(ctx context.Context, m outbox.Message) (bool, error) {
-	session, ok := p.session(m)
-	if !ok {
+	if m.To != outbox.ToAgent && m.To != "" {
 		return false, nil
 	}
+	session := p.session()
 	pane, err := p.tmux.Pane(ctx, session)
 	if err != nil {
 		return false, p.named(session, err)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/internal/atomicfile"
 	"github.com/agenttree/agenttree/internal/statedir"
 	"github.com/agenttree/agenttree/stages"
@@ -20,9 +21,13 @@ type Record struct {
 	Agent string      `yaml:"agent" json:"agent"`
 	// Session is the tmux session's name, Socket its server's (empty:
 	// the default server), Pane the pane the agent runs in.
-	Session  string `yaml:"session" json:"session"`
-	Socket   string `yaml:"socket,omitempty" json:"socket,omitempty"`
-	Pane     string `yaml:"pane" json:"pane"`
+	Session string `yaml:"session" json:"session"`
+	Socket  string `yaml:"socket,omitempty" json:"socket,omitempty"`
+	Pane    string `yaml:"pane" json:"pane"`
+	// PanePID is the process tmux started in Pane: the agent. A pane
+	// whose process is another (respawned, replaced) runs a program
+	// agenttree did not start, and is typed nothing into.
+	PanePID  int    `yaml:"pane_pid,omitempty" json:"pane_pid,omitempty"`
 	Worktree string `yaml:"worktree" json:"worktree"`
 	Branch   string `yaml:"branch" json:"branch"`
 	// Sandbox is where the agent runs (none, user:NAME).
@@ -51,6 +56,13 @@ type Record struct {
 	// TokenHash names the session's token among the stored hashes (the
 	// token itself is kept nowhere), so stopping revokes it.
 	TokenHash string `yaml:"token_hash" json:"-"`
+}
+
+// Recorded is the record of issue id's agent session in e's state
+// directory, if it has one that can be read.
+func Recorded(e *engine.Engine, id int) (*Record, bool) {
+	rec, err := records{layout: e.Store.Layout()}.get(id)
+	return rec, err == nil
 }
 
 // records reads and writes the session records of one state directory.

@@ -176,7 +176,7 @@ func (m *Manager) launch(ctx context.Context, iss *issues.Issue, rec *Record, l 
 	undo = append(undo, func() error { return m.tokens().RevokeHash(rec.TokenHash) })
 
 	l.Env = append(l.Env, "AGENTTREE_ISSUE="+strconv.Itoa(iss.ID), "AGENTTREE_ROLE="+string(rec.Role), "AGENTTREE_TOKEN="+token)
-	if rec.Pane, err = m.newSession(ctx, rec.Session, wt.path, l); err != nil {
+	if rec.Pane, rec.PanePID, err = m.newSession(ctx, rec.Session, wt.path, l); err != nil {
 		return "", err
 	}
 	undo = append(undo, func() error { return m.Tmux.KillSession(cleanup, rec.Session) })

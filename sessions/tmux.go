@@ -22,10 +22,10 @@ func (m *Manager) tmuxRun(ctx context.Context, args ...string) (string, error) {
 }
 
 // newSession starts session name in dir running l, with l's environment,
-// and returns its pane. The pane stays when the agent exits
+// and returns its pane and the pane's process. The pane stays when the agent exits
 // (remain-on-exit), so that its exit status and last output can be read.
-func (m *Manager) newSession(ctx context.Context, name, dir string, l *sandbox.Launch) (string, error) {
-	args := []string{"new-session", "-d", "-s", tmux.Arg(name), "-c", tmux.Arg(dir), "-P", "-F", "#{pane_id}"}
+func (m *Manager) newSession(ctx context.Context, name, dir string, l *sandbox.Launch) (string, int, error) {
+	args := []string{"new-session", "-d", "-s", tmux.Arg(name), "-c", tmux.Arg(dir), "-P", "-F", "#{pane_id} #{pane_pid}"}
 	for _, kv := range l.Env {
 		args = append(args, "-e", tmux.Arg(kv))
 	}
@@ -38,13 +38,14 @@ func (m *Manager) newSession(ctx context.Context, name, dir string, l *sandbox.L
 	args = append(args, ";", "set-option", "-w", "-t", "="+name+":", "remain-on-exit", "on")
 	out, err := m.tmuxRun(ctx, args...)
 	if err != nil {
-		return "", fmt.Errorf("start tmux session %s: %w", name, err)
+		return "", 0, fmt.Errorf("start tmux session %s: %w", name, err)
 	}
-	pane := strings.TrimSpace(out)
-	if !strings.HasPrefix(pane, "%") {
-		return "", fmt.Errorf("start tmux session %s: tmux did not say its pane (%q)", name, out)
+	pane, pidText, _ := strings.Cut(strings.TrimSpace(out), " ")
+	pid, perr := strconv.Atoi(pidText)
+	if !strings.HasPrefix(pane, "%") || perr != nil {
+		return "", 0, fmt.Errorf("start tmux session %s: tmux did not say its pane and process (%q)", name, out)
 	}
-	return pane, nil
+	return pane, pid, nil
 }
 
 // pane is what tmux says of an agent's pane.

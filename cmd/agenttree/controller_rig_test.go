@@ -51,8 +51,15 @@ type rig struct {
 // test when git or tmux is missing.
 func newRig(t *testing.T, pipeline string) *rig {
 	t.Helper()
+	return newRigTmux(t, pipeline, "")
+}
+
+// newRigTmux is newRig with more keys under the config's `tmux:` (each
+// line indented by two spaces).
+func newRigTmux(t *testing.T, pipeline, tmuxKeys string) *rig {
+	t.Helper()
 	server := newTmuxServer(t)
-	config := testpipeline.Read(t, pipeline) + fmt.Sprintf("tmux:\n  socket: %s\n", strconv.Quote(server.socket))
+	config := testpipeline.Read(t, pipeline) + fmt.Sprintf("tmux:\n  socket: %s\n", strconv.Quote(server.socket)) + tmuxKeys
 	w := newForgeRepo(t, config)
 	store, err := issues.Open(filepath.Join(w.dir, "_agenttree"))
 	require.NoError(t, err)

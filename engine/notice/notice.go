@@ -16,6 +16,7 @@ import (
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/internal/outbox"
+	"github.com/agenttree/agenttree/internal/textsafe"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -103,7 +104,7 @@ func (b *Book) Messages(iss *issues.Issue) []outbox.Message {
 	}
 	if p := iss.EntryPending; p != nil && len(p.Failures) > 0 && iss.Escalated == nil {
 		out = append(out, outbox.Message{Key: fmt.Sprintf("%s-entry-%d", key, p.Done), To: outbox.ToManager, Kind: "entry",
-			Text: fmt.Sprintf("issue %d (%s) is at %s, but its entry work did not finish: %s", iss.ID, iss.Title, p.Stage, strings.Join(p.Failures, "; "))})
+			Text: fmt.Sprintf("issue %d (%s) is at %s, but its entry work did not finish: %s", iss.ID, iss.Title, p.Stage, reasons(p.Failures))})
 	}
 	return out
 }
@@ -124,12 +125,12 @@ func (b *Book) Entry(iss *issues.Issue, i int) []outbox.Message {
 		return []outbox.Message{
 			{Key: key, To: outbox.ToManager, Kind: "escalation",
 				Text: fmt.Sprintf("issue %d (%s) needs a person at %s: %s; resolve it: `agenttree resume %d` (try again), `agenttree skip %d --reason TEXT`, `agenttree abort %d`, or `agenttree move %d STAGE --reason TEXT`",
-					iss.ID, iss.Title, h.To, h.Reason, iss.ID, iss.ID, iss.ID, iss.ID)},
+					iss.ID, iss.Title, h.To, textsafe.OneLine(h.Reason), iss.ID, iss.ID, iss.ID, iss.ID)},
 			{Key: key + "-agent", To: outbox.ToAgent, Kind: "escalation",
-				Text: fmt.Sprintf("issue %d is stopped for a person at %s: %s. Do not work on it until you are told it goes on.", iss.ID, h.To, h.Reason)},
+				Text: fmt.Sprintf("issue %d is stopped for a person at %s: %s. Do not work on it until you are told it goes on.", iss.ID, h.To, textsafe.OneLine(h.Reason))},
 		}
 	case stages.MoveResume:
-		text := fmt.Sprintf("issue %d goes on at %s: a person resumed it (%s).", iss.ID, h.To, h.Reason)
+		text := fmt.Sprintf("issue %d goes on at %s: a person resumed it (%s).", iss.ID, h.To, textsafe.OneLine(h.Reason))
 		if node, ok := b.Config.Node(h.To); ok && !node.Controller() {
 			text += "\n" + b.Instructions(node, iss)
 		} else {
@@ -137,7 +138,7 @@ func (b *Book) Entry(iss *issues.Issue, i int) []outbox.Message {
 		}
 		return []outbox.Message{agent(text)}
 	case stages.MoveAbort, stages.MoveSkip, stages.MoveManual:
-		text := fmt.Sprintf("issue %d was moved %s → %s by the %s (%s): %s.", iss.ID, h.From, h.To, h.Actor, h.Kind, h.Reason)
+		text := fmt.Sprintf("issue %d was moved %s → %s by the %s (%s): %s.", iss.ID, h.From, h.To, h.Actor, h.Kind, textsafe.OneLine(h.Reason))
 		if node, ok := b.Config.Node(h.To); ok && node.Terminal() != stages.TerminalNone {
 			text += " It is finished: stop working on it."
 		} else if ok {
@@ -146,6 +147,15 @@ func (b *Book) Entry(iss *issues.Issue, i int) []outbox.Message {
 		return []outbox.Message{agent(text)}
 	}
 	return nil
+}
+
+// reasons are failures' reasons as one line each, joined.
+func reasons(rs []string) string {
+	out := make([]string, len(rs))
+	for i, r := range rs {
+		out[i] = textsafe.OneLine(r)
+	}
+	return strings.Join(out, "; ")
 }
 
 // back is what the agent is told when its work is sent back: why, where
@@ -158,7 +168,12 @@ func (b *Book) back(iss *issues.Issue, h issues.HistoryEntry) string {
 	if h.Kind == stages.MoveReject {
 		verb = "sent back by a reviewer"
 	}
-	fmt.Fprintf(&s, "issue %d was %s %s → %s: %s", iss.ID, verb, h.From, h.To, strings.TrimSpace(h.Reason))
+	reason := textsafe.OneLine(h.Reason)
+	if h.Kind == stages.MoveReject {
+		// A person's review, which may be written over several lines.
+		reason = strings.TrimSpace(h.Reason)
+	}
+	fmt.Fprintf(&s, "issue %d was %s %s → %s: %s", iss.ID, verb, h.From, h.To, reason)
 	if h.Kind == stages.MoveStepBack {
 		if doc := iss.Outputs[OutFeedback]; doc != "" {
 			fmt.Fprintf(&s, "\nSee %s.", filepath.Join(b.IssueDir(iss.ID), doc))

@@ -11,6 +11,7 @@ import (
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/internal/gitx"
+	"github.com/agenttree/agenttree/internal/textsafe"
 )
 
 var (
@@ -298,7 +299,7 @@ func ciFailure(ctx context.Context, f forge.Forge, pr *forge.PR, failed []forge.
 		}
 		logs[i] = readLog(ctx, f, ch)
 	}
-	o.Outputs = map[string]string{"failed_checks": strings.Join(names, ", "), "ci_url": url, "failure_reason": o.Reason,
+	o.Outputs = map[string]string{"failed_checks": textsafe.Names(names), "ci_url": url, "failure_reason": o.Reason,
 		"failure_details": failureDetails(failed, logs)}
 	o.Files = map[string]string{feedbackFile: ciFeedback(pr, failed, logs)}
 	return o
@@ -376,7 +377,7 @@ func ciFeedback(pr *forge.PR, failed []forge.Check, logs []checkLog) string {
 func checkNames(checks []forge.Check) string {
 	names := make([]string, len(checks))
 	for i, ch := range checks {
-		names[i] = fmt.Sprintf("%s (%s)", ch.Name, ch.State)
+		names[i] = fmt.Sprintf("%s (%s)", textsafe.Name(ch.Name), ch.State)
 	}
 	return strings.Join(names, ", ")
 }

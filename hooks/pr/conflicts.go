@@ -10,6 +10,7 @@ import (
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/internal/gitx"
+	"github.com/agenttree/agenttree/internal/textsafe"
 )
 
 var autoRebaseParam = hooks.Bool("auto_rebase",
@@ -187,7 +188,9 @@ func rebaseHead(ctx context.Context, c *hooks.Call, g hooks.Git, pr *forge.PR) (
 // the facts a message about it uses.
 func conflictFailure(reason string, files []string) hooks.Outcome {
 	o := hooks.FailAs(hooks.ClassConflict, "%s", reason)
-	o.Outputs = map[string]string{"conflict_files": strings.Join(files, ", "), "failure_reason": reason}
+	// File names are the agent's: quoted when they hold anything but
+	// plain text (a newline, shell syntax), so they stay names.
+	o.Outputs = map[string]string{"conflict_files": textsafe.Names(files), "failure_reason": reason}
 	return o
 }
 
@@ -195,7 +198,7 @@ func conflictFailure(reason string, files []string) hooks.Outcome {
 func conflictReason(c *hooks.Call, pr *forge.PR, files []string) string {
 	in := ""
 	if len(files) > 0 {
-		in = " in " + strings.Join(files, ", ")
+		in = " in " + textsafe.Names(files)
 	}
 	rem := remote(c)
 	return fmt.Sprintf("PR #%d conflicts with %s%s; on branch %s run `git fetch %s && git rebase %s/%s`, resolve the conflicts, "+

@@ -40,7 +40,8 @@ type Recipient string
 const (
 	// ToAgent: the agent working on the issue, in the issue's session.
 	ToAgent Recipient = "agent"
-	// ToManager: the person running the pipeline, in the manager session.
+	// ToManager: the person running the pipeline: the log, and shown on
+	// the status line of the manager session (never typed into it).
 	ToManager Recipient = "manager"
 	// ToNotify: people, through the config's notify.command (a chat
 	// webhook, a desktop notification).

@@ -2,8 +2,11 @@ package tmux
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // Pane resolves target (a session name, "session:window", or a pane id)
@@ -24,6 +27,7 @@ type paneState struct {
 	inMode   bool // copy mode, view mode, clock mode, ...
 	dead     bool // its program exited; the pane remains
 	inputOff bool
+	program  Program
 }
 
 // paneState reads the state of the pane t names: the pane with that id,
@@ -36,17 +40,20 @@ func (c *Client) paneState(ctx context.Context, t string) (paneState, error) {
 		return paneState{}, fmt.Errorf("find tmux pane %s: name a pane by its id (%%N), not by its position; session names have no '.' (see SessionName)", t)
 	}
 	out, err := c.run(ctx, nil, "list-panes", "-t", targetArg(t), "-F",
-		"#{pane_id} #{pane_active} #{pane_in_mode} #{pane_dead} #{pane_input_off}")
+		"#{pane_id}\t#{pane_active}\t#{pane_in_mode}\t#{pane_dead}\t#{pane_input_off}\t#{pane_pid}\t#{pane_tty}\t#{pane_current_command}")
 	if err != nil {
 		return paneState{}, fmt.Errorf("find tmux pane %s: %w", t, err)
 	}
 	for _, line := range strings.Split(out, "\n") {
-		f := strings.Fields(line)
-		if len(f) != 5 {
+		// Tabs: a command's name may hold spaces.
+		f := strings.SplitN(line, "\t", 8)
+		if len(f) != 8 {
 			continue
 		}
 		if (isPaneID(t) && f[0] == t) || (!isPaneID(t) && f[1] == "1") {
-			return paneState{id: f[0], inMode: f[2] == "1", dead: f[3] == "1", inputOff: f[4] == "1"}, nil
+			pid, _ := strconv.Atoi(f[5])
+			return paneState{id: f[0], inMode: f[2] == "1", dead: f[3] == "1", inputOff: f[4] == "1",
+				program: Program{PID: pid, TTY: f[6], Command: f[7]}}, nil
 		}
 	}
 	return paneState{}, fmt.Errorf("find tmux pane %s%s: %w", t, c.onServer(), ErrNoSession)
@@ -59,8 +66,12 @@ func (c *Client) onServer() string {
 	return " on tmux server " + c.Socket
 }
 
+// startWait bounds the wait for a pane's process to exec its program.
+const startWait = 2 * time.Second
+
 // readyForInput leaves any mode pane is in and checks its program can
-// take input.
+// take input, and is one text may be typed into (not a shell): checked at
+// every delivery, right before typing, as what runs in a pane changes.
 func (c *Client) readyForInput(ctx context.Context, pane string) error {
 	st, err := c.paneState(ctx, pane)
 	if err != nil {
@@ -82,7 +93,22 @@ func (c *Client) readyForInput(ctx context.Context, pane string) error {
 	case st.inMode:
 		return fmt.Errorf("tmux pane %s: stays in a mode after leaving it was asked: %w", pane, ErrPaneBusy)
 	}
-	return nil
+	// A program started a moment ago is given a moment to become itself.
+	for wait := startWait; ; wait -= pollEvery {
+		err := st.program.typable()
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, errStarting) || wait <= 0 {
+			return fmt.Errorf("tmux pane %s: %w", pane, err)
+		}
+		if err := sleep(ctx, pollEvery); err != nil {
+			return err
+		}
+		if st, err = c.paneState(ctx, pane); err != nil {
+			return err
+		}
+	}
 }
 
 // leaveMode takes pane out of copy mode with the copy-mode command cancel;
