@@ -65,6 +65,13 @@ func Duration(name, doc string) Param[time.Duration] {
 // List declares a list-of-strings parameter.
 func List(name, doc string) Param[[]string] { return declare[[]string](name, stages.ParamList, doc) }
 
+// EnvNames declares a list of names of the controller's environment
+// variables to pass to the repository's code, which the loader checks
+// (stages.ParamEnvNames).
+func EnvNames(name, doc string) Param[[]string] {
+	return declare[[]string](name, stages.ParamEnvNames, doc)
+}
+
 // Default returns p with the value a hook gets when the config gives none.
 func (p Param[T]) Default(v T) Param[T] {
 	p.spec.Default = v

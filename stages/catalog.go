@@ -12,6 +12,11 @@ const (
 	ParamDuration ParamType = "duration" // seconds as a number, or "90s", "5m"
 	ParamStageRef ParamType = "stage"    // a node of the pipeline
 	ParamList     ParamType = "list"     // a list of strings
+	// ParamEnvNames is a list of names of the controller's environment
+	// variables that a hook passes to the repository's code (run's env):
+	// the loader refuses what is not a name (package codeenv) and warns
+	// of a name that looks like a credential.
+	ParamEnvNames ParamType = "env_names"
 	ParamEnum     ParamType = "enum"
 	ParamAny      ParamType = "any"
 )

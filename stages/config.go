@@ -209,6 +209,10 @@ type CI struct {
 	Command string
 	// Timeout bounds one CI run (default 30 minutes).
 	Timeout time.Duration
+	// Env names the variables of the controller's environment the command
+	// gets besides those every program needs; it gets no other, since the
+	// agents' code reads what it gets (package codeenv).
+	Env []string
 }
 
 // Defaults is a config with every setting at its default and no stages:

@@ -67,6 +67,11 @@ type Options struct {
 	// result, stays this process's user, which must be root. Empty: this
 	// process's user.
 	CIUser string
+	// CIEnv names the variables of this process's environment CICommand
+	// gets besides those every program needs (PATH, HOME, LANG, ...) and
+	// agenttree's own (CI, AGENTTREE_CI_SHA): `ci.env`. It gets no other,
+	// as the agents' code would read the person's credentials in it.
+	CIEnv []string
 	// CIRefused, when set, is why CICommand may not run on this host (a
 	// container sandbox, whose CI does not run in containers yet):
 	// Checks reports it and runs nothing.
@@ -150,8 +155,8 @@ func New(ctx context.Context, opts Options) (*Forge, error) {
 		return nil, err
 	}
 	f.ci, err = ci.New(ci.Options{Dir: filepath.Join(f.dir, "checks"), LockDir: filepath.Join(f.dir, "locks"), Bare: f.bare,
-		Command: opts.CICommand, Timeout: opts.CITimeout, Grace: opts.CIGrace, User: opts.CIUser, Refused: opts.CIRefused,
-		Runner: opts.Runner, LockTimeout: opts.LockTimeout})
+		Command: opts.CICommand, Timeout: opts.CITimeout, Grace: opts.CIGrace, User: opts.CIUser, Env: opts.CIEnv,
+		Refused: opts.CIRefused, Runner: opts.Runner, LockTimeout: opts.LockTimeout})
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,7 @@ import (
 // a checkout it owns, and cannot write the host's files; the runner,
 // which records the verdict, stays the host's. Without it, CI runs as the
 // host's user, as before. Not parallel: it sets the environment, which
-// reaches CI through the runner.
+// reaches CI through the runner, as ci.env lists it.
 func TestCIRunsAsTheSandboxUser(t *testing.T) {
 	u := ostest.OtherUser(t)
 	host := t.TempDir() // root's, 0755: the host's files
@@ -49,7 +49,7 @@ func TestCIRunsAsTheSandboxUser(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e, f := newForge(t, local.Options{CICommand: tt.command, CIUser: tt.user})
+			e, f := newForge(t, local.Options{CICommand: tt.command, CIUser: tt.user, CIEnv: []string{"HOST_DIR"}})
 			ostest.OpenUp(t, e.bare)
 			sha := e.feature(t)
 			t.Cleanup(func() { _ = os.Remove(filepath.Join(host, "written")) })

@@ -11,7 +11,10 @@
 // $AGENTTREE_VAR_<NAME> for the outputs of earlier hooks and the issue's
 // vars (set for the placeholders the command uses). Every command also
 // gets AGENTTREE_ISSUE (the id), AGENTTREE_STAGE and AGENTTREE_ISSUE_DIR.
-// It runs as the agents' OS user under `sandbox: user:NAME` (HostUser).
+// Of agenttree's own environment it gets only what every program needs
+// and the names its `env` lists (codeenv.Environ): never the person's
+// credentials. It runs as the agents' OS user under `sandbox: user:NAME`
+// (HostUser), with that user's HOME, USER and LOGNAME.
 //
 // A placeholder is one word wherever the shell expands it. Where it would
 // not (single quotes, a here-document with a quoted delimiter, after a
@@ -34,6 +37,7 @@ import (
 	"time"
 
 	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/internal/codeenv"
 	"github.com/agenttree/agenttree/internal/gitx"
 	"github.com/agenttree/agenttree/internal/lines"
 	"github.com/agenttree/agenttree/internal/proc"
@@ -58,13 +62,16 @@ var (
 		"how long the command may run (0: no limit of its own); unset: the entry's `timeout`, else 30s").Default(30 * time.Second)
 	outputsParam  = hooks.List("outputs", "the keys the command reports in a JSON object on its last line of output, as outputs for later hooks")
 	mustPassParam = hooks.Bool("must_pass", "false makes a failure a warning (the earlier tool's spelling of `optional`)").Default(true)
+	envParam      = hooks.EnvNames("env",
+		"names of variables of the controller's environment to pass to the command; of that environment it gets only these and "+
+			"PATH, HOME, USER, LOGNAME, LANG, LC_*, TERM, TMPDIR and TZ. Every agent can read what it gets: list no credentials")
 )
 
 // Defs are the shell hooks.
 func Defs() []hooks.Def {
 	return []hooks.Def{
 		{HookSpec: stages.HookSpec{Name: "run", Main: "command",
-			Params:  hooks.Specs(commandParam, timeoutParam, outputsParam, mustPassParam),
+			Params:  hooks.Specs(commandParam, timeoutParam, outputsParam, mustPassParam, envParam),
 			Outputs: []string{"exit_status", "output_tail"}, OutputsParam: outputsParam.Name(), Check: checkParams,
 			Doc: "Runs a shell command in the issue's work tree and passes when it exits 0. Its exit status, the tail of its output " +
 				"and the keys of a JSON object on its last line become outputs; {{placeholders}} reach it as environment variables, never as code.",
@@ -109,7 +116,10 @@ func runShell(ctx context.Context, c *hooks.Call) hooks.Outcome {
 	}
 	cmd := exec.CommandContext(ctx, "sh", "-c", text)
 	cmd.Dir = dir
-	cmd.Env = append(gitx.Environ(), env...)
+	// The command is the agents' code: it gets an allowlist of this
+	// process's environment, which holds the person's credentials
+	// (docs/SECURITY.md).
+	cmd.Env = codeenv.Environ(gitx.Environ(), envParam.Get(c), env)
 	if err := runAs(cmd, user); err != nil {
 		return hooks.FailAs(hooks.ClassConfig, "run %q: %v", command, err)
 	}

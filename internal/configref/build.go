@@ -15,6 +15,10 @@ import (
 // beside a number of seconds.
 const durationPattern = `^((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+$`
 
+// envNamePattern is the name of an environment variable, as the loader
+// takes it (codeenv.CheckName).
+const envNamePattern = `^[A-Za-z_][A-Za-z0-9_]*$`
+
 // JSONSchema returns the JSON Schema of .agenttree.yaml for the hooks of
 // cat, indented, ending in a newline.
 func JSONSchema(cat Catalog) ([]byte, error) {
@@ -38,6 +42,8 @@ func Build(cat Catalog) *Schema {
 		"text":     describe(&Schema{Type: []string{"string", "number", "boolean"}}, "A string (a number or true/false is read as its text)."),
 		"duration": durationSchema(),
 		"strings":  describe(&Schema{AnyOf: []*Schema{ref("text"), {Type: "array", Items: ref("text")}}}, "A list of strings; one string is a list of one."),
+		"envNames": describe(&Schema{Type: "array", Items: &Schema{Type: "string", Pattern: envNamePattern}},
+			"Names of environment variables (letters, digits and _, not starting with a digit)."),
 		"sandbox": describe(&Schema{Type: "string", Pattern: `^(none|(user|docker|podman):.+)$`},
 			"none, user:NAME, docker:IMAGE or podman:IMAGE."),
 		"action":        actionSchema(),
@@ -255,6 +261,8 @@ func scalar(t Type, enum []string) *Schema {
 		return ref("duration")
 	case TypeList:
 		return ref("strings")
+	case TypeEnvNames:
+		return ref("envNames")
 	case TypeEnum:
 		s := &Schema{}
 		for _, v := range enum {

@@ -190,6 +190,8 @@ func paramType(t stages.ParamType) Type {
 		return TypeStageRef
 	case stages.ParamList:
 		return TypeList
+	case stages.ParamEnvNames:
+		return TypeEnvNames
 	case stages.ParamEnum:
 		return TypeEnum
 	case stages.ParamAny:

@@ -11,8 +11,9 @@ const (
 	TypeInt       Type = "int"
 	TypeNumber    Type = "number"
 	TypeBool      Type = "bool"
-	TypeDuration  Type = "duration" // seconds, or "90s", "5m"
-	TypeList      Type = "list"     // a list of strings; one string is a list of one
+	TypeDuration  Type = "duration"  // seconds, or "90s", "5m"
+	TypeList      Type = "list"      // a list of strings; one string is a list of one
+	TypeEnvNames  Type = "env names" // a list of names of environment variables
 	TypeEnum      Type = "enum"
 	TypeStageRef  Type = "stage"     // a node of the pipeline: `stage` or `stage.substage`
 	TypeCondition Type = "condition" // an expression over issue variables
@@ -85,6 +86,10 @@ func TopLevel() []Key {
 		{Name: "ci", Type: TypeSection, Doc: "The local forge's CI: the command it runs on each pushed head.", Keys: []Key{
 			{Name: "command", Type: TypeString, Example: "make check", Doc: "The shell command CI runs in a checkout of the head; exit 0 passes."},
 			{Name: "timeout_s", Type: TypeDuration, Example: "900", Doc: "How long one CI run may take. Default: 30 minutes."},
+			{Name: "env", Type: TypeEnvNames, Example: "[GOFLAGS]",
+				Doc: "Names of variables of the controller's environment to pass to the command. Of that environment it gets only these, " +
+					"PATH, HOME, USER, LOGNAME, LANG, LC_*, TERM, TMPDIR and TZ (under `sandbox: user:NAME`, that user's HOME, USER and LOGNAME), " +
+					"beside CI=true, AGENTTREE_CI=1 and AGENTTREE_CI_SHA. Every agent can read what it gets: list no credentials (validate warns of a name that looks like one)."},
 		}},
 		{Name: "github", Type: TypeSection, Doc: "The GitHub repository, when `origin` does not say (forge: github).", Keys: []Key{
 			{Name: "repo", Type: TypeString, Example: "octo/app", Doc: "OWNER/NAME. Default: read from the `origin` remote."},

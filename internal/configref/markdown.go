@@ -100,6 +100,8 @@ func typeOf(k Key) string {
 		return "mapping"
 	case TypePolicy:
 		return "failure policy"
+	case TypeEnvNames:
+		return "list of variable names"
 	}
 	return string(k.Type)
 }
@@ -248,8 +250,11 @@ func codes(names []string) string {
 }
 
 func paramTypeOf(p stages.Param) string {
-	if p.Type == stages.ParamEnum {
+	switch p.Type {
+	case stages.ParamEnum:
 		return typeOf(Key{Type: TypeEnum, Enum: p.Enum})
+	case stages.ParamEnvNames:
+		return typeOf(Key{Type: TypeEnvNames})
 	}
 	if p.AtLeast != nil {
 		return fmt.Sprintf("%s ≥ %d", p.Type, *p.AtLeast)

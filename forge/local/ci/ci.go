@@ -38,6 +38,10 @@ type Options struct {
 	// checkout handed over to it; the runner stays this process's user.
 	// Empty: this process's user.
 	User string
+	// Env names the variables of this process's environment Command gets
+	// besides those every program needs (ci.env); it gets no other
+	// (codeenv.Environ), as every agent can read what it gets.
+	Env []string
 	// Refused, when set, is why Command may not run on this host (a
 	// container sandbox): Checks reports it, wrapped in
 	// forge.ErrUnavailable, and runs nothing.

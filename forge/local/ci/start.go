@@ -86,8 +86,7 @@ func (r *Runs) launch(ctx context.Context, rec *record, note string) (int, error
 	if err := atomicfile.Write(r.runPath(rec.SHA, rec.Attempt, ".log"), []byte(header), 0o644); err != nil {
 		return 0, err
 	}
-	ciEnv := []string{"CI=true", "AGENTTREE_CI=1", "AGENTTREE_CI_SHA=" + rec.SHA}
-	pid, err := cirun.Start(r.opts.Runner, r.attempt(rec), ciEnv)
+	pid, err := cirun.Start(r.opts.Runner, r.attempt(rec))
 	if err != nil {
 		return 0, fmt.Errorf("start: %w", err)
 	}
@@ -109,6 +108,7 @@ func (r *Runs) attempt(rec *record) cirun.Attempt {
 		Bare: r.opts.Bare.Dir, Worktree: rec.Worktree, Command: r.opts.Command,
 		LogFile: r.runPath(rec.SHA, rec.Attempt, ".log"), ResultFile: r.resultFile(rec),
 		Timeout: r.opts.Timeout, Grace: r.opts.Grace, User: r.opts.User,
+		Env: r.opts.Env, Vars: []string{"CI=true", "AGENTTREE_CI=1", "AGENTTREE_CI_SHA=" + rec.SHA},
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -35,6 +36,11 @@ type Attempt struct {
 	// User is the OS user the command runs as (`sandbox: user:NAME`),
 	// its work tree handed over to it; empty: the runner's own user.
 	User string
+	// Env names the variables of the runner's environment the command
+	// gets besides those every program needs (ci.env); Vars are
+	// agenttree's own values for it ("NAME=value": CI=true, the commit).
+	// It gets nothing else of the runner's environment (codeenv.Environ).
+	Env, Vars []string
 }
 
 // Args is the command line that hands a to a runner: what follows
@@ -46,6 +52,12 @@ func (a Attempt) Args() []string {
 	}
 	if a.User != "" {
 		args = append(args, "--user", a.User)
+	}
+	for _, name := range a.Env {
+		args = append(args, "--env", name)
+	}
+	for _, kv := range a.Vars {
+		args = append(args, "--set", kv)
 	}
 	return append(args, "--", a.Command)
 }
@@ -62,6 +74,17 @@ func parseAttempt(args []string, stderr io.Writer) (Attempt, error) {
 	fs.DurationVar(&a.Timeout, "timeout", 0, "the CI time limit")
 	fs.DurationVar(&a.Grace, "grace", 0, "how long CI has between TERM and KILL at the limit (Unix)")
 	fs.StringVar(&a.User, "user", "", "the OS `user` CI runs as (default: the runner's)")
+	fs.Func("env", "a `name` of the runner's environment variables CI gets (repeatable)", func(name string) error {
+		a.Env = append(a.Env, name)
+		return nil
+	})
+	fs.Func("set", "a variable CI gets, as `NAME=value` (repeatable)", func(kv string) error {
+		if name, _, ok := strings.Cut(kv, "="); !ok || name == "" {
+			return fmt.Errorf("want NAME=value, got %q", kv)
+		}
+		a.Vars = append(a.Vars, kv)
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return a, err
 	}

@@ -6,9 +6,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strings"
 	"sync/atomic"
 
+	"github.com/agenttree/agenttree/internal/codeenv"
 	"github.com/agenttree/agenttree/internal/gitx"
 	"github.com/agenttree/agenttree/internal/proc"
 )
@@ -19,7 +19,9 @@ import (
 // arguments it cannot use.
 //
 // The CI command runs with `sh -c` in the attempt's work tree, its output
-// appended to the attempt's log; with a user (`sandbox: user:NAME`), as
+// appended to the attempt's log, with the attempt's environment (what
+// every program needs, the variables it names, its own values) and none
+// of the rest of the runner's; with a user (`sandbox: user:NAME`), as
 // that user, in a work tree handed over to it, while the runner stays the
 // host's to write the result. At the time limit its whole process
 // group gets TERM, and KILL after the grace; what it leaves running when
@@ -75,7 +77,10 @@ func (a Attempt) execute(ctx context.Context) (Result, error) {
 	defer cancel()
 	cmd := exec.CommandContext(limited, "sh", "-c", a.Command)
 	cmd.Dir = a.Worktree
-	cmd.Env = withoutMark(os.Environ())
+	// The command is the agents' code: it gets an allowlist of the
+	// runner's environment, which is the controller's and holds its
+	// credentials (docs/SECURITY.md).
+	cmd.Env = codeenv.Environ(os.Environ(), a.Env, a.Vars)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := a.runAsUser(cmd); err != nil {
 		fmt.Fprintf(out, "agenttree: cannot run CI in %s: %v\n", a.Worktree, err)
@@ -101,14 +106,4 @@ func (a Attempt) execute(ctx context.Context) (Result, error) {
 		return Result{}, fmt.Errorf("stopped before CI finished: %w", context.Cause(ctx))
 	}
 	return Result{Exit: proc.ExitStatus(cmd.ProcessState), TimedOut: stopped.Load()}, nil
-}
-
-func withoutMark(env []string) []string {
-	out := make([]string, 0, len(env))
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, mark+"=") {
-			out = append(out, kv)
-		}
-	}
-	return out
 }

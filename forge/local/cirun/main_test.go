@@ -83,6 +83,7 @@ func TestMainRefusesBadArguments(t *testing.T) {
 		{"no work tree", []string{"--bare", "b", "--log", "l", "--result", "r", "--timeout", "1s", "--", "true"}, "--worktree is required"},
 		{"no time limit", []string{"--bare", "b", "--worktree", "w", "--log", "l", "--result", "r", "--", "true"}, "--timeout must be above zero"},
 		{"unknown flag", []string{"--shell", "bash", "--", "true"}, "flag provided but not defined: -shell"},
+		{"a variable without its value", []string{"--set", "CI", "--", "true"}, `invalid value "CI" for flag -set: want NAME=value`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -173,4 +174,22 @@ func TestMainStoppedPublishesNothing(t *testing.T) {
 	noWorkTrees(t, a)
 	pid := readPID(t, bg)
 	require.Eventually(t, func() bool { return !proc.Alive(pid) }, ciWait, 10*time.Millisecond)
+}
+
+// The command gets the variables the attempt names and its own values,
+// which travel on the runner's command line, and nothing else of the
+// runner's environment: the controller's credentials stay out. Not
+// parallel: it sets the environment.
+func TestMainPassesTheAttemptsEnvironmentOnly(t *testing.T) {
+	t.Setenv("GH_TOKEN", "gh-secret")
+	t.Setenv("CI", "the controller's")
+	t.Setenv("CIRUN_LISTED", "listed")
+	a := newAttempt(t, `echo "${GH_TOKEN-unset} $CIRUN_LISTED $CI $AGENTTREE_CI_SHA"`)
+	a.Env = []string{"CIRUN_LISTED"}
+	a.Vars = []string{"CI=true", "AGENTTREE_CI_SHA=abc123"}
+	var stderr bytes.Buffer
+	require.Equal(t, 0, cirun.Main(context.Background(), a.Args(), &stderr), stderr.String())
+	log, err := os.ReadFile(a.LogFile)
+	require.NoError(t, err)
+	assert.Equal(t, "unset listed true abc123\n", string(log))
 }

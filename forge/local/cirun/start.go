@@ -11,8 +11,9 @@ import (
 	"github.com/agenttree/agenttree/internal/proc"
 )
 
-// mark is in the environment of a process Start starts, and Main keeps it
-// from CI. A process that has it and is about to start a runner was
+// mark is in the environment of a process Start starts, and CI never
+// gets it (codeenv.Environ passes no AGENTTREE_* variable of the
+// runner's). A process that has it and is about to start a runner was
 // started as one but did not act as one: a program that does not know
 // Command (a test binary without localtest.RunnerMain) and went on as
 // usual. Refusing stops it there instead of letting runners start
@@ -25,10 +26,10 @@ const mark = "AGENTTREE_CI_RUNNER"
 // its own, on Windows in a process group of its own without a console),
 // so that it outlives the caller and a Ctrl-C meant for the caller does
 // not reach it. It runs in a.Bare (the work tree is removed under it)
-// with this process's environment cleaned by gitx.Environ and env added,
-// which CI inherits. Its own complaints go to a.LogFile, which must
-// exist: that is where a person looks.
-func Start(runner []string, a Attempt, env []string) (int, error) {
+// with this process's environment cleaned by gitx.Environ, of which CI
+// gets only what a allows (Attempt.Env). Its own complaints go to
+// a.LogFile, which must exist: that is where a person looks.
+func Start(runner []string, a Attempt) (int, error) {
 	if os.Getenv(mark) != "" {
 		return 0, fmt.Errorf("%s was started as a local CI runner but did not act as one: the runner program (local.Options.Runner) must handle %q first "+
 			"(a test binary: call localtest.RunnerMain in TestMain)", os.Args[0], Command)
@@ -43,7 +44,7 @@ func Start(runner []string, a Attempt, env []string) (int, error) {
 	defer log.Close()
 	cmd := exec.Command(runner[0], append(slices.Clone(runner[1:]), a.Args()...)...)
 	cmd.Dir = a.Bare
-	cmd.Env = append(append(gitx.Environ(), env...), mark+"=1")
+	cmd.Env = append(gitx.Environ(), mark+"=1")
 	cmd.Stdout, cmd.Stderr = log, log
 	proc.Detach(cmd)
 	if err := cmd.Start(); err != nil {

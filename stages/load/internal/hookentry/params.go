@@ -109,6 +109,13 @@ func (r *Reader) param(h *stages.HookEntry, spec stages.HookSpec, key, val *yaml
 		return
 	}
 	given[p.Name] = key.Value
+	if p.Type == stages.ParamEnvNames {
+		var names []string
+		if r.d.EnvNamesVar(val, fmt.Sprintf("hook `%s` parameter `%s`", h.Name, key.Value), &names) {
+			h.Params[p.Name] = names
+		}
+		return
+	}
 	v, err := paramValue(p.Type, val)
 	if err != nil {
 		r.d.Errorf(r.d.Pos(val), "", "hook `%s` parameter `%s`: %s", h.Name, key.Value, err)

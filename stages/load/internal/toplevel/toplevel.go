@@ -113,6 +113,7 @@ func ciFields(d *diag.Collector, ci *stages.CI) fields {
 	return fields{
 		"command":   func(v *yaml.Node) { d.StringVar(v, &ci.Command) },
 		"timeout_s": func(v *yaml.Node) { d.DurationVar(v, &ci.Timeout) },
+		"env":       func(v *yaml.Node) { d.EnvNamesVar(v, "ci.env", &ci.Env) },
 	}
 }
 
