@@ -33,7 +33,8 @@ func (a Actor) String() string {
 }
 
 // ActorFromEnv is who the environment says acts: AGENTTREE_ROLE naming an
-// agent role, AGENTTREE_CONTAINER=1 or a session token (AGENTTREE_TOKEN)
+// agent role, AGENTTREE_CONTAINER=1 or a session token (AGENTTREE_TOKEN,
+// or AGENTTREE_TOKEN_FILE naming the file holding it)
 // is an agent; otherwise a human. The environment can only lower
 // authority: it is asked only of a process the operating system already
 // takes for a person (cmd/agenttree's remote), which may act as an agent
@@ -41,7 +42,7 @@ func (a Actor) String() string {
 func ActorFromEnv(getenv func(string) string) Actor {
 	role := stages.Role(getenv("AGENTTREE_ROLE"))
 	// A session token is an agent's, whatever else the environment says.
-	container := getenv("AGENTTREE_CONTAINER") == "1" || getenv("AGENTTREE_TOKEN") != ""
+	container := getenv("AGENTTREE_CONTAINER") == "1" || getenv("AGENTTREE_TOKEN") != "" || getenv("AGENTTREE_TOKEN_FILE") != ""
 	switch {
 	case role.Agent():
 		return Actor{Kind: ActorAgent, Role: role}

@@ -95,7 +95,7 @@ func TestCleanRemovesOnlyWhatFinishedIssuesLeaveSafely(t *testing.T) {
 		iss := r.create(tc.name, "work")
 		res, err := r.m.Start(ctx, iss.ID, sessions.Options{})
 		require.NoError(t, err, tc.name)
-		token := r.agentEnv(iss.ID)["AGENTTREE_TOKEN"]
+		token := r.agentEnv(iss.ID)["TOKEN"]
 		tc.work(r, res.Session.Worktree, res.Session.Branch)
 		if tc.finished {
 			_, err := r.e.Settle(ctx, iss.ID, stages.TerminalCompletion, "merged by hand")

@@ -23,7 +23,7 @@ const fakeDocker = `#!/bin/sh
 [ "$1" = image ] && exit 0
 out="${0%/*}/run"
 printf '%s\n' "$@" > "$out.args"
-{ echo "AGENTTREE_ISSUE=$AGENTTREE_ISSUE"; echo "AGENTTREE_ROLE=$AGENTTREE_ROLE"; echo "AGENTTREE_TOKEN=$AGENTTREE_TOKEN"; } > "$out.tmp"
+{ echo "AGENTTREE_ISSUE=$AGENTTREE_ISSUE"; echo "AGENTTREE_ROLE=$AGENTTREE_ROLE"; echo "AGENTTREE_TOKEN=$AGENTTREE_TOKEN"; echo "AGENTTREE_TOKEN_FILE=$AGENTTREE_TOKEN_FILE"; } > "$out.tmp"
 mv "$out.tmp" "$out.env"
 exec cat
 `
@@ -57,14 +57,16 @@ func TestStartRunsTheAgentInAContainer(t *testing.T) {
 		"-v", layout.Docs(iss.ID) + ":/agenttree/docs",
 		"-v", filepath.Dir(layout.Socket()) + ":/agenttree/run",
 		"-e", "AGENTTREE_SOCKET=/agenttree/run/controller.sock",
-		"-e", "AGENTTREE_ISSUE", "-e", "AGENTTREE_ROLE", "-e", "AGENTTREE_TOKEN",
+		"-v", layout.AgentToken(iss.ID) + ":/agenttree/token:ro", "-e", "AGENTTREE_TOKEN_FILE=/agenttree/token",
+		"-e", "AGENTTREE_ISSUE", "-e", "AGENTTREE_ROLE",
 		"agent:1", "sh", "-c", filepath.Join(r.bin, "agent.sh")}, "\n")+"\n", args)
 
 	// The values the container takes by name are in the pane's
-	// environment, not in its arguments.
+	// environment, not in its arguments; the token is in neither: the
+	// container reads it from the file mounted into it alone.
 	got := readAll(t, env)
-	assert.Contains(t, got, "AGENTTREE_ISSUE=1\nAGENTTREE_ROLE=developer\n")
-	token := strings.TrimSpace(got[strings.Index(got, "AGENTTREE_TOKEN=")+len("AGENTTREE_TOKEN="):])
+	assert.Contains(t, got, "AGENTTREE_ISSUE=1\nAGENTTREE_ROLE=developer\nAGENTTREE_TOKEN=\nAGENTTREE_TOKEN_FILE=\n")
+	token := strings.TrimSpace(readAll(t, layout.AgentToken(iss.ID)))
 	sess, err := api.OpenSessions(r.e.Store.Root()).Lookup(token)
 	require.NoError(t, err)
 	assert.Equal(t, iss.ID, sess.Issue)

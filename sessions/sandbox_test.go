@@ -34,7 +34,8 @@ func TestSandboxUserRunsTheAgentAsItsUser(t *testing.T) {
 	assert.Equal(t, id+" "+id+" "+id+" "+id, env["Uid"], "real, effective, saved and filesystem uid are all the user's")
 	assert.Equal(t, u.Name, env["USER"])
 	assert.Equal(t, "1", env["AGENTTREE_ISSUE"])
-	assert.NotEmpty(t, env["AGENTTREE_TOKEN"])
+	assert.Empty(t, env["AGENTTREE_TOKEN"], "the token is in no environment")
+	assert.NotEmpty(t, env["TOKEN"], "the agent's user reads its token file")
 
 	for _, p := range []string{res.Session.Worktree, filepath.Join(res.Session.Worktree, "a.txt")} {
 		fi, err := os.Lstat(p)

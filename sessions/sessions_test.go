@@ -33,10 +33,12 @@ func TestMain(m *testing.M) {
 }
 
 // agentScript is the agent the tests start: it writes its environment,
-// its user and its directory beside itself, then echoes what is typed.
+// its user and its directory beside itself, and the session token it
+// reads from its file as its own user (as TOKEN), then echoes what is
+// typed.
 const agentScript = `#!/bin/sh
 out="$(dirname "$0")/agent-$AGENTTREE_ISSUE"
-{ env; echo "PWD=$(pwd -P)"; grep '^Uid:' /proc/self/status; } > "$out.tmp" && mv "$out.tmp" "$out.env"
+{ env; echo "PWD=$(pwd -P)"; grep '^Uid:' /proc/self/status; echo "TOKEN=$(cat "$AGENTTREE_TOKEN_FILE")"; } > "$out.tmp" && mv "$out.tmp" "$out.env"
 exec cat
 `
 
@@ -186,11 +188,11 @@ func TestStartRunsTheAgentInItsWorktree(t *testing.T) {
 	assert.Equal(t, "1", env["AGENTTREE_ISSUE"])
 	assert.Equal(t, "developer", env["AGENTTREE_ROLE"])
 	assert.Equal(t, rec.Worktree, env["PWD"])
-	sess, err := api.OpenSessions(r.e.Store.Root()).Lookup(env["AGENTTREE_TOKEN"])
+	sess, err := api.OpenSessions(r.e.Store.Root()).Lookup(env["TOKEN"])
 	require.NoError(t, err)
 	assert.Equal(t, 1, sess.Issue)
 	assert.Equal(t, stages.RoleDeveloper, sess.Role)
-	assert.NotContains(t, readAll(t, r.e.Store.Layout().AgentSession(1)), env["AGENTTREE_TOKEN"], "the record keeps no token")
+	assert.NotContains(t, readAll(t, r.e.Store.Layout().AgentSession(1)), env["TOKEN"], "the record keeps no token")
 
 	// Its first message, the stage's instructions, waits in the outbox;
 	// the controller's delivery types it into the pane.
@@ -220,7 +222,7 @@ func TestStartIsIdempotentAndRestartReplaces(t *testing.T) {
 	iss := r.create("Cache", "work")
 	first, err := r.m.Start(ctx, iss.ID, sessions.Options{})
 	require.NoError(t, err)
-	oldToken := r.agentEnv(iss.ID)["AGENTTREE_TOKEN"]
+	oldToken := r.agentEnv(iss.ID)["TOKEN"]
 
 	again, err := r.m.Start(ctx, iss.ID, sessions.Options{})
 	require.NoError(t, err)
@@ -235,7 +237,7 @@ func TestStartIsIdempotentAndRestartReplaces(t *testing.T) {
 	assert.Equal(t, "other", re.Session.Agent)
 	assert.Equal(t, first.Session.Worktree, re.Session.Worktree)
 	assert.FileExists(t, filepath.Join(re.Session.Worktree, "wip.txt"))
-	newToken := r.agentEnv(iss.ID)["AGENTTREE_TOKEN"]
+	newToken := r.agentEnv(iss.ID)["TOKEN"]
 	assert.NotEqual(t, oldToken, newToken)
 	tokens := api.OpenSessions(r.e.Store.Root())
 	_, err = tokens.Lookup(oldToken)
@@ -250,7 +252,7 @@ func TestStopKeepsTheWorktree(t *testing.T) {
 	iss := r.create("Stop me", "work")
 	res, err := r.m.Start(ctx, iss.ID, sessions.Options{})
 	require.NoError(t, err)
-	token := r.agentEnv(iss.ID)["AGENTTREE_TOKEN"]
+	token := r.agentEnv(iss.ID)["TOKEN"]
 
 	rec, err := r.m.Stop(ctx, iss.ID)
 	require.NoError(t, err)

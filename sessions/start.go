@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"time"
 
@@ -49,8 +50,9 @@ type Start struct {
 
 // Start gives issue id an agent session: a worktree on its branch, a tmux
 // session named as the notifier names it running the agent, with
-// AGENTTREE_ISSUE, AGENTTREE_ROLE and a new session token
-// (AGENTTREE_TOKEN) in its environment, and the stage's instructions
+// AGENTTREE_ISSUE and AGENTTREE_ROLE in its environment and a new
+// session token in a file only the agent's user reads
+// (AGENTTREE_TOKEN_FILE), bound to its pane, and the stage's instructions
 // queued as its first message. A live session is reported, not touched,
 // unless opts.Restart. What a failed start made is undone: no worktree,
 // session, token or record is left of it.
@@ -173,10 +175,25 @@ func (m *Manager) launch(ctx context.Context, iss *issues.Issue, rec *Record, l 
 		return "", fmt.Errorf("mint a session token for issue %d: %w", iss.ID, err)
 	}
 	rec.TokenHash = api.Hash(token)
-	undo = append(undo, func() error { return m.tokens().RevokeHash(rec.TokenHash) })
+	undo = append(undo, func() error { return m.revoke(iss.ID, rec.TokenHash) })
+	tokenFile := m.Engine.Store.Layout().AgentToken(iss.ID)
+	if err := handOver(tokenFile, token, l.User); err != nil {
+		return "", err
+	}
 
-	l.Env = append(l.Env, "AGENTTREE_ISSUE="+strconv.Itoa(iss.ID), "AGENTTREE_ROLE="+string(rec.Role), "AGENTTREE_TOKEN="+token)
+	// The token is in no argv (the tmux server that this command may
+	// start keeps its own for good, for every user's ps) and in no
+	// environment (readable in /proc by every process of the agent's
+	// user): the agent reads it from a file only its user may read.
+	l.Env = append(l.Env, "AGENTTREE_ISSUE="+strconv.Itoa(iss.ID), "AGENTTREE_ROLE="+string(rec.Role))
+	if !l.InContainer() {
+		l.Env = append(l.Env, api.TokenFileEnv+"="+tokenFile)
+	}
 	if rec.Pane, rec.PanePID, err = m.newSession(ctx, rec.Session, wt.path, l); err != nil {
+		return "", err
+	}
+	// The token acts only for processes of this pane (docs/SECURITY.md).
+	if err := m.tokens().Bind(rec.TokenHash, rec.PanePID); err != nil {
 		return "", err
 	}
 	undo = append(undo, func() error { return m.Tmux.KillSession(cleanup, rec.Session) })
@@ -220,10 +237,19 @@ func (m *Manager) end(ctx context.Context, id int, name string) error {
 		return err
 	}
 	sandbox.RemoveContainer(ctx, rec.Sandbox, rec.Session)
-	if rec.TokenHash == "" {
+	return m.revoke(id, rec.TokenHash)
+}
+
+// revoke revokes issue id's session token, by its hash (none: "") and
+// removes the file that handed it over.
+func (m *Manager) revoke(id int, hash string) error {
+	if err := os.Remove(m.Engine.Store.Layout().AgentToken(id)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if hash == "" {
 		return nil
 	}
-	return m.tokens().RevokeHash(rec.TokenHash)
+	return m.tokens().RevokeHash(hash)
 }
 
 // tokens are the session tokens of the state directory.
@@ -233,5 +259,6 @@ func (m *Manager) tokens() *api.Sessions { return api.OpenSessions(m.Engine.Stor
 // session, in the configured sandbox, or why it cannot.
 func (m *Manager) plan(ctx context.Context, command string, id int, session string) (*sandbox.Launch, error) {
 	layout := m.Engine.Store.Layout()
-	return sandbox.Plan(ctx, m.cfg().Sandbox, command, session, sandbox.Mounts{Issue: id, Docs: layout.Docs(id), Socket: layout.Socket()})
+	return sandbox.Plan(ctx, m.cfg().Sandbox, command, session,
+		sandbox.Mounts{Issue: id, Docs: layout.Docs(id), Socket: layout.Socket(), Token: layout.AgentToken(id)})
 }

@@ -185,8 +185,9 @@ type Tmux struct {
 	// Socket is the tmux server's socket path, absolute (the file gives
 	// it relative to its own directory); empty: the default server.
 	Socket string
-	// Manager is the session of the person running the pipeline, told
-	// when they are needed; empty: nobody is told by tmux.
+	// Manager is the session of the person running the pipeline, shown
+	// (never typed) what they are needed for; empty: nobody is told by
+	// tmux.
 	Manager string
 }
 

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/agenttree/agenttree/internal/atomicfile"
+	"github.com/agenttree/agenttree/internal/proc"
 	"github.com/agenttree/agenttree/internal/statedir"
 	"github.com/agenttree/agenttree/stages"
 )
@@ -20,6 +22,78 @@ type Session struct {
 	Issue   int         `yaml:"issue" json:"issue"`
 	Role    stages.Role `yaml:"role" json:"role"`
 	Created time.Time   `yaml:"created" json:"created"`
+	// PID binds the token to a process tree: the agent's pane, which
+	// `agenttree start` made. Only that process and its descendants act
+	// with the token; a copy of it elsewhere (another session of the
+	// same OS user read it) does not. 0: unbound (a token a person made
+	// with `agenttree token`).
+	PID int `yaml:"pid,omitempty" json:"pid,omitempty"`
+}
+
+// TokenEnv and TokenFileEnv are how an agent's process holds its session
+// token: the token itself (as a person hands it to an agent they start by
+// hand), or the file it is in (as `agenttree start` hands it over, so it
+// is in no process's environment).
+const (
+	TokenEnv     = "AGENTTREE_TOKEN"
+	TokenFileEnv = "AGENTTREE_TOKEN_FILE"
+)
+
+// SessionToken is the session token the environment getenv reads holds,
+// "" for none.
+func SessionToken(getenv func(string) string) (string, error) {
+	if token := getenv(TokenEnv); token != "" {
+		return token, nil
+	}
+	path := getenv(TokenFileEnv)
+	if path == "" {
+		return "", nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("read the session token (%s): %w", TokenFileEnv, err)
+	}
+	token := strings.TrimSpace(string(data))
+	if token == "" {
+		return "", fmt.Errorf("the session token file %s (%s) is empty", path, TokenFileEnv)
+	}
+	return token, nil
+}
+
+// ErrNotTheSession: a token used by a process outside the process tree it
+// is bound to.
+var ErrNotTheSession = errors.New("the session token is used outside its session")
+
+// Admits says whether process pid, outside any container, may act with
+// s's token: s is unbound, or pid is its pane's process or descends from
+// it. A container's processes are not the host's descendants; the token
+// file mounted into that container alone holds them to it.
+func (s *Session) Admits(pid int) error {
+	if s.PID == 0 {
+		return nil
+	}
+	ok, err := proc.Descends(pid, s.PID)
+	if errors.Is(err, proc.ErrNoProcfs) {
+		return nil // nothing to tell by; docs/SECURITY.md says where
+	}
+	if !ok {
+		return fmt.Errorf("%w: process %d is not of the session of issue %d (its agent is process %d)", ErrNotTheSession, pid, s.Issue, s.PID)
+	}
+	return nil
+}
+
+// Bind binds the token whose Hash is hash to the process tree of pid.
+func (s *Sessions) Bind(hash string, pid int) error {
+	path := filepath.Join(s.dir, hash+".yaml")
+	var sess Session
+	if err := atomicfile.ReadYAML(path, &sess); err != nil {
+		return fmt.Errorf("bind the session token: %w", err)
+	}
+	sess.PID = pid
+	if err := atomicfile.WriteYAML(path, sess, 0o644); err != nil {
+		return fmt.Errorf("bind the session token: %w", err)
+	}
+	return nil
 }
 
 // ErrUnknownToken is returned for a token no session was given.

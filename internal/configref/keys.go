@@ -110,7 +110,7 @@ func TopLevel() []Key {
 			{Name: "socket", Type: TypeString, Example: "_agenttree/run/tmux.sock",
 				Doc: "The tmux server's socket, relative to the config file. Default: tmux's own server."},
 			{Name: "manager", Type: TypeString, Example: "main",
-				Doc: "The tmux session of the person running the pipeline, told when they are needed. Default: nobody is told by tmux."},
+				Doc: "The tmux session of the person running the pipeline: what they are needed for is shown on its status line (display-message), never typed into it. Default: nobody is told by tmux."},
 		}},
 		{Name: "notify", Type: TypeSection, Doc: "How people are told they are needed (an escalation, a review waiting).", Keys: []Key{
 			{Name: "command", Type: TypeTemplate, Example: `"notify-send agenttree '{{issue_title}}'"`,
@@ -153,7 +153,7 @@ func TopLevel() []Key {
 func agentKeys() []Key {
 	return []Key{
 		{Name: "command", Type: TypeString, Example: "claude",
-			Doc: "The shell command that starts the agent in the issue's worktree. It takes no {{placeholders}}: it reads $AGENTTREE_ISSUE, $AGENTTREE_ROLE and $AGENTTREE_TOKEN."},
+			Doc: "The shell command that starts the agent in the issue's worktree. It takes no {{placeholders}}: it reads $AGENTTREE_ISSUE and $AGENTTREE_ROLE (the session token is in the file $AGENTTREE_TOKEN_FILE names, which `agenttree` reads itself)."},
 		{Name: "resume_command", Type: TypeString, Example: "claude --continue",
 			Doc: "The command that starts it again after it exited, continuing its conversation. Default: `command`."},
 	}

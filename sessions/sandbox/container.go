@@ -24,12 +24,13 @@ const (
 	containerDocs   = "/agenttree/docs"
 	containerRun    = "/agenttree/run"
 	containerSocket = containerRun + "/controller.sock"
+	containerToken  = "/agenttree/token"
 )
 
 // passedByName are the variables a container takes from the pane's
-// environment by name (`-e NAME`): their values, the token among them,
-// are never in its argv, where any user's ps shows them.
-var passedByName = []string{"AGENTTREE_ISSUE", "AGENTTREE_ROLE", "AGENTTREE_TOKEN"}
+// environment by name (`-e NAME`). The token is in neither: the container
+// reads it from its token file, mounted read-only.
+var passedByName = []string{"AGENTTREE_ISSUE", "AGENTTREE_ROLE"}
 
 // inspectTimeout bounds the check that the image is here: a runtime whose
 // daemon hangs must not hang `agenttree start`.
@@ -42,8 +43,8 @@ type box struct {
 	// name is the container's, made of the tmux session's.
 	name string
 	// docs and socket are the host's issue documents and controller
-	// socket.
-	docs, socket string
+	// socket, token the file of the session's token.
+	docs, socket, token string
 	// command is the agent's command, run by the image's sh.
 	command string
 }
@@ -60,6 +61,9 @@ func (b *box) argv(dir string) []string {
 		// new socket is seen there.
 		"-v", filepath.Dir(b.socket) + ":" + containerRun,
 		"-e", "AGENTTREE_SOCKET=" + containerSocket}
+	if b.token != "" {
+		argv = append(argv, "-v", b.token+":"+containerToken+":ro", "-e", "AGENTTREE_TOKEN_FILE="+containerToken)
+	}
 	for _, name := range passedByName {
 		argv = append(argv, "-e", name)
 	}

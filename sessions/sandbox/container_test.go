@@ -27,7 +27,8 @@ func TestContainerArgv(t *testing.T) {
 			"-v", "/state/issues/001:/agenttree/docs",
 			"-v", "/state/run:/agenttree/run",
 			"-e", "AGENTTREE_SOCKET=/agenttree/run/controller.sock",
-			"-e", "AGENTTREE_ISSUE", "-e", "AGENTTREE_ROLE", "-e", "AGENTTREE_TOKEN",
+			"-v", "/state/host/agents/001.token:/agenttree/token:ro", "-e", "AGENTTREE_TOKEN_FILE=/agenttree/token",
+			"-e", "AGENTTREE_ISSUE", "-e", "AGENTTREE_ROLE",
 			"agent:latest", "sh", "-c", `claude --model "$MODEL"; echo 'done'`}},
 		{runtime: stages.SandboxPodman, session: "my shop/dev ü+1", want: []string{
 			"podman", "run", "--rm", "-i", "-t", "--name", "agenttree-my-shop-dev---1",
@@ -35,12 +36,13 @@ func TestContainerArgv(t *testing.T) {
 			"-v", "/state/issues/001:/agenttree/docs",
 			"-v", "/state/run:/agenttree/run",
 			"-e", "AGENTTREE_SOCKET=/agenttree/run/controller.sock",
-			"-e", "AGENTTREE_ISSUE", "-e", "AGENTTREE_ROLE", "-e", "AGENTTREE_TOKEN",
+			"-v", "/state/host/agents/001.token:/agenttree/token:ro", "-e", "AGENTTREE_TOKEN_FILE=/agenttree/token",
+			"-e", "AGENTTREE_ISSUE", "-e", "AGENTTREE_ROLE",
 			"agent:latest", "sh", "-c", `claude --model "$MODEL"; echo 'done'`}},
 	} {
 		t.Run(string(tt.runtime), func(t *testing.T) {
 			b := &box{runtime: tt.runtime, image: "agent:latest", name: containerName(tt.session),
-				docs: "/state/issues/001", socket: "/state/run/controller.sock", command: `claude --model "$MODEL"; echo 'done'`}
+				docs: "/state/issues/001", socket: "/state/run/controller.sock", token: "/state/host/agents/001.token", command: `claude --model "$MODEL"; echo 'done'`}
 			assert.Equal(t, tt.want, b.argv("/wt/issue-1"))
 		})
 	}

@@ -50,6 +50,8 @@ type Mounts struct {
 	Issue  int
 	Docs   string
 	Socket string
+	// Token is the file holding the session's token, mounted read-only.
+	Token string
 }
 
 // Plan is how command runs in tmux session session, in sandbox, or why
@@ -92,7 +94,7 @@ func inContainer(ctx context.Context, sandbox stages.Sandbox, command, session s
 		return nil, err
 	}
 	b := &box{runtime: sandbox.Kind, image: sandbox.Name, name: containerName(session),
-		docs: mounts.Docs, socket: mounts.Socket, command: command}
+		docs: mounts.Docs, socket: mounts.Socket, token: mounts.Token, command: command}
 	if err := checkMount(fmt.Sprintf("issue %d's documents", mounts.Issue), b.docs, false); err != nil {
 		return nil, err
 	}
@@ -101,6 +103,9 @@ func inContainer(ctx context.Context, sandbox stages.Sandbox, command, session s
 	}
 	return &Launch{box: b}, nil
 }
+
+// InContainer reports whether l runs the agent in a container.
+func (l *Launch) InContainer() bool { return l.box != nil }
 
 // At finishes l for the worktree at dir, where its session starts: a
 // container mounts it as its working directory.

@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/agenttree/agenttree/controller/api"
@@ -28,8 +29,12 @@ func StateDirOf(config string) string { return filepath.Join(filepath.Dir(config
 func (a *App) Remote() (*api.Client, error) { return once(&a.asks, a.findRemote) }
 
 func (a *App) findRemote() (*api.Client, error) {
+	token, err := a.token()
+	if err != nil {
+		return nil, err
+	}
 	if socket := a.Getenv("AGENTTREE_SOCKET"); socket != "" {
-		return api.NewClient(socket, a.Getenv("AGENTTREE_TOKEN")), nil
+		return api.NewClient(socket, token), nil
 	}
 	stateDir, err := a.StateDir()
 	if err != nil {
@@ -38,7 +43,17 @@ func (a *App) findRemote() (*api.Client, error) {
 	if a.OSAgent(stateDir) == "" {
 		return nil, nil
 	}
-	return api.NewClient(statedir.Layout{Root: stateDir}.Socket(), a.Getenv("AGENTTREE_TOKEN")), nil
+	return api.NewClient(statedir.Layout{Root: stateDir}.Socket(), token), nil
+}
+
+// token is the session token this process holds, "" for none; a token
+// file it cannot read is a usage error.
+func (a *App) token() (string, error) {
+	token, err := api.SessionToken(a.Getenv)
+	if err != nil {
+		return "", &ExitError{Code: exitcode.Usage, Err: err}
+	}
+	return token, nil
 }
 
 // StateDir is the state directory of the config this command uses.
@@ -104,9 +119,9 @@ func (a *App) Ask(c *api.Client, route string, req any) error {
 // the controller does for agents it answers.
 func (a *App) Actor(e *engine.Engine, id int) (engine.Actor, error) {
 	actor := engine.ActorFromEnv(a.Getenv)
-	token := a.Getenv("AGENTTREE_TOKEN")
-	if token == "" {
-		return actor, nil
+	token, err := a.token()
+	if err != nil || token == "" {
+		return actor, err
 	}
 	sess, err := api.OpenSessions(e.Store.Root()).Lookup(token)
 	if errors.Is(err, api.ErrUnknownToken) {
@@ -114,6 +129,13 @@ func (a *App) Actor(e *engine.Engine, id int) (engine.Actor, error) {
 	}
 	if err != nil {
 		return engine.Actor{}, err
+	}
+	// The same check the controller makes of its peers: this process
+	// must be of the session's pane. It holds agents of the person's
+	// own user to their session; it cannot stop one that drops its
+	// token (docs/SECURITY.md, the same-user deployment).
+	if err := sess.Admits(os.Getpid()); err != nil {
+		return engine.Actor{}, &ExitError{Code: exitcode.Usage, Err: err}
 	}
 	if id != 0 && id != sess.Issue {
 		return engine.Actor{}, &ExitError{Code: exitcode.Waiting, Err: fmt.Errorf("this agent's session is for issue %d; issue %d is not its own", sess.Issue, id)}

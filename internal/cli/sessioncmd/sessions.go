@@ -58,8 +58,9 @@ func (a cmds) startCmd() *cobra.Command {
 		Short: "Start the agent of an issue in a tmux session, in the issue's worktree (people only)",
 		Long: "Fetch, then make or reuse issue ID's worktree on its branch (under worktrees.dir),\n" +
 			"start a tmux session named by tmux.session running the agent its role declares\n" +
-			"(roles: and agents: in the config), with AGENTTREE_ISSUE, AGENTTREE_ROLE and a\n" +
-			"session token (AGENTTREE_TOKEN) in its environment, and give it the stage's\n" +
+			"(roles: and agents: in the config), with AGENTTREE_ISSUE and AGENTTREE_ROLE in its\n" +
+			"environment and a session token in a file only the agent's user can read\n" +
+			"(AGENTTREE_TOKEN_FILE; it acts only for the session's processes), and give it the stage's\n" +
 			"instructions as its first message. A live session is left alone and reported;\n" +
 			"--restart replaces it. A start that fails leaves nothing behind.\n\n" +
 			"Exit status: 0 started or running, 2 bad usage or config, 3 not a person.",

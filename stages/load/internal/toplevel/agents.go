@@ -70,7 +70,7 @@ func agentCommand(d *diag.Collector, v *yaml.Node, what string, dst *string) {
 	case strings.TrimSpace(cmd) == "":
 		d.Errorf(d.Pos(v), "leave it out, or write the shell command", "%s is empty", what)
 	case len(stages.Placeholders(cmd)) > 0:
-		d.Errorf(d.Pos(v), "read $AGENTTREE_ISSUE, $AGENTTREE_ROLE and $AGENTTREE_TOKEN from the environment instead",
+		d.Errorf(d.Pos(v), "read $AGENTTREE_ISSUE and $AGENTTREE_ROLE from the environment instead",
 			"%s %q holds {{placeholders}}, which agent commands do not take", what, cmd)
 	default:
 		*dst = cmd

@@ -1,0 +1,84 @@
+package sessions_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenttree/agenttree/controller/api"
+	"github.com/agenttree/agenttree/internal/ostest"
+	"github.com/agenttree/agenttree/sessions"
+)
+
+// The token of a session is in no process's argv nor environment, the
+// tmux server's included when `start` is what starts it (a server keeps
+// its argv for good, for every local user's ps): the agent reads it from
+// a file only its user may read, and it acts only for the pane's
+// processes.
+func TestTheTokenIsInNoArgvNorEnvironment(t *testing.T) {
+	r := newRig(t, "")
+	// No server runs: this start starts it.
+	require.NoError(t, exec.Command("tmux", "-S", r.tmux.Socket, "kill-server").Run())
+	iss := r.create("Secret", "work")
+	res, err := r.m.Start(context.Background(), iss.ID, sessions.Options{})
+	require.NoError(t, err)
+
+	token := r.agentEnv(iss.ID)["TOKEN"]
+	require.True(t, strings.HasPrefix(token, "att_"), "the agent read its token: %q", token)
+	procs, err := filepath.Glob("/proc/[0-9]*")
+	require.NoError(t, err)
+	for _, p := range procs {
+		for _, f := range []string{"cmdline", "environ"} {
+			data, err := os.ReadFile(filepath.Join(p, f))
+			if err != nil {
+				continue // ended meanwhile
+			}
+			assert.NotContains(t, string(data), token, "%s/%s holds the token", p, f)
+		}
+	}
+
+	file := r.e.Store.Layout().AgentToken(iss.ID)
+	fi, err := os.Stat(file)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o400), fi.Mode().Perm(), "only its user reads the token file")
+
+	sess, err := api.OpenSessions(r.e.Store.Root()).Lookup(token)
+	require.NoError(t, err)
+	assert.Equal(t, res.Session.PanePID, sess.PID, "the token is bound to the pane's process")
+	require.NoError(t, sess.Admits(res.Session.PanePID), "the pane's process acts with it")
+	require.ErrorIs(t, sess.Admits(os.Getpid()), api.ErrNotTheSession, "a process outside the pane does not")
+
+	// Stopping the session revokes the token and removes its file.
+	_, err = r.m.Stop(context.Background(), iss.ID)
+	require.NoError(t, err)
+	_, err = os.Stat(file)
+	assert.ErrorIs(t, err, os.ErrNotExist)
+	_, err = api.OpenSessions(r.e.Store.Root()).Lookup(token)
+	assert.ErrorIs(t, err, api.ErrUnknownToken)
+}
+
+// Under `sandbox: user:NAME` the token file is NAME's, readable by NAME
+// alone: another OS user cannot read it.
+func TestTheTokenFileIsTheSandboxUsers(t *testing.T) {
+	u := ostest.OtherUser(t)
+	r := newRig(t, "sandbox: user:"+u.Name)
+	ostest.OpenUp(t, filepath.Dir(r.repo))
+	ostest.OpenUp(t, r.bin)
+	require.NoError(t, os.Chmod(r.bin, 0o777)) // the agent writes its environment there
+	iss := r.create("Sandboxed", "work")
+	_, err := r.m.Start(context.Background(), iss.ID, sessions.Options{})
+	require.NoError(t, err)
+	assert.NotEmpty(t, r.agentEnv(iss.ID)["TOKEN"], "the agent's user reads it")
+
+	fi, err := os.Stat(r.e.Store.Layout().AgentToken(iss.ID))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o400), fi.Mode().Perm())
+	assert.Equal(t, uint32(u.UID), fi.Sys().(*syscall.Stat_t).Uid, "the token file is the agent's user's")
+}
