@@ -52,6 +52,8 @@ func TestExamples(t *testing.T) {
 		{name: "python-compat", story: pythonCompatStory, warnings: []string{
 			":18:23: warning: tools.claude.skip_permissions is not read (write the agent's own flag into `command`, e.g. `command: claude --dangerously-skip-permissions`)",
 			":37:9: warning: unknown key `color` in stage implement is ignored",
+			":69:13: warning: `merge_pr` in accepted merges the PRs of flow `quick` with no person's review before it: what passes CI is merged, unreviewed " +
+				"(if that is meant, say so: `merge_pr: {require_review: false}`; else put a human review (`human_review: true`) before accepted in the flow)",
 		}},
 	}
 	var names []string

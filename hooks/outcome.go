@@ -45,6 +45,10 @@ const (
 	ClassNoNewCI        Class = "no_new_ci"
 	ClassPollingTimeout Class = "polling_timeout"
 	ClassConflict       Class = "conflict"
+	// ClassUnverifiedHead: the PR's head is not the commit a person
+	// approved or CI passed (merge_pr refused it). A person decides; the
+	// agent cannot make a person approve, so it is never sent back to it.
+	ClassUnverifiedHead Class = "unverified_head"
 )
 
 // Outcome is the result of one hook call.
@@ -121,12 +125,12 @@ func (o Outcome) Blocking() bool {
 }
 
 // AgentFixable reports whether the failure is one an agent can act on. Bad
-// credentials, outages, rate limits and a forge that is not set up are not:
-// stepping the issue back to the agent for them would only send it in
-// circles.
+// credentials, outages, rate limits, a forge that is not set up and a head
+// no person approved are not: stepping the issue back to the agent for
+// them would only send it in circles.
 func (o Outcome) AgentFixable() bool {
 	switch o.Class {
-	case ClassAuth, ClassRateLimit, ClassConfig, ClassForge:
+	case ClassAuth, ClassRateLimit, ClassConfig, ClassForge, ClassUnverifiedHead:
 		return false
 	}
 	return true

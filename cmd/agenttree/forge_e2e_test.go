@@ -180,7 +180,7 @@ func TestUnverifiedHeadIsNotMerged(t *testing.T) {
 
 	r = w.run(t, humanEnv, "approve", itoa(id))
 	require.Equal(t, 1, r.code, "approved, but the merge did not happen: "+r.stdout+r.stderr)
-	assert.Contains(t, r.stdout, "is not at the commit")
+	assert.Contains(t, r.stdout, "CI passed on "+verified[:12]+", not on it")
 	r = w.run(t, humanEnv, "issue", "show", itoa(id))
 	assert.Contains(t, r.stdout, "unfinished: entering accepted did not finish")
 	bare := filepath.Join(filepath.Dir(w.dir), "origin.git")
@@ -218,6 +218,8 @@ func TestUnapprovedCodeIsNotMerged(t *testing.T) {
 	r := w.run(t, humanEnv, "approve", itoa(id))
 	require.Equal(t, 1, r.code, r.stdout+r.stderr)
 	assert.Contains(t, r.stdout, "cannot be merged")
+	approved := w.issue(t, id).Outputs["approved_sha"]
+	require.NotEmpty(t, approved)
 
 	// The agent resolves it, slips in more, and CI passes on the result.
 	gittest.Run(t, w.dir, "fetch", "-q", "origin")
@@ -229,7 +231,7 @@ func TestUnapprovedCodeIsNotMerged(t *testing.T) {
 
 	r = w.run(t, agentEnv, "next")
 	require.Equal(t, 1, r.code, r.stdout+r.stderr)
-	assert.Contains(t, r.stdout, "not at the commit a person approved")
+	assert.Contains(t, r.stdout, "a person approved "+approved[:12]+", not it")
 	assert.NotContains(t, gittest.Run(t, bare, "ls-tree", "--name-only", "main"), "extra.sh")
 
 	// A person looks at the new commits and approves again: now it merges.

@@ -589,6 +589,7 @@ func TestGitHubMergePR(t *testing.T) {
 	t.Run("merges the verified head", func(t *testing.T) {
 		f := newGitHubFixture(t, github.RetryPolicy{})
 		n, issue := f.addPR(t, shaA)
+		covered(issue)
 		o := runHook(t, f.env, issue, "merge_pr", map[string]any{"method": "squash"})
 		require.Equal(t, hooks.KindPass, o.Kind, "reason: %s", o.Reason)
 		assert.Equal(t, "merged PR #1 into main (squash)", o.Message)
@@ -615,6 +616,7 @@ func TestGitHubMergePR(t *testing.T) {
 	t.Run("keeps the branch", func(t *testing.T) {
 		f := newGitHubFixture(t, github.RetryPolicy{})
 		n, issue := f.addPR(t, shaA)
+		covered(issue)
 		o := runHook(t, f.env, issue, "merge_pr", map[string]any{"method": "rebase", "delete_branch": false})
 		require.Equal(t, hooks.KindPass, o.Kind, "reason: %s", o.Reason)
 		pr, _ := f.srv.PR(n)
@@ -625,14 +627,14 @@ func TestGitHubMergePR(t *testing.T) {
 	t.Run("head moved since CI verified it", func(t *testing.T) {
 		f := newGitHubFixture(t, github.RetryPolicy{})
 		n, issue := f.addPR(t, shaA)
-		issue.Outputs = map[string]string{"ci_passed_sha": shaA}
+		covered(issue)
 		f.srv.SetHead(n, shaB) // a push after the gates passed on shaA
 		o := runHook(t, f.env, issue, "merge_pr", nil)
 		require.Equal(t, hooks.KindFail, o.Kind, "reason: %s", o.Reason)
-		assert.Contains(t, o.Reason, "PR #1 is not at the commit CI verified")
-		assert.Contains(t, o.Reason, shaA[:12])
-		assert.Contains(t, o.Reason, shaB[:12])
-		assert.Contains(t, o.Reason, "needs CI before it merges")
+		assert.Equal(t, hooks.ClassUnverifiedHead, o.Class)
+		assert.Contains(t, o.Reason, "PR #1 was not merged at its head "+shaB[:12])
+		assert.Contains(t, o.Reason, "CI passed on "+shaA[:12]+", not on it")
+		assert.Contains(t, o.Reason, "a person approved "+shaA[:12]+", not it")
 		pr, _ := f.srv.PR(n)
 		assert.Equal(t, "open", pr.State)
 		assert.Equal(t, 0, f.srv.Requests(githubtest.EndpointMergePull))
@@ -640,6 +642,7 @@ func TestGitHubMergePR(t *testing.T) {
 	t.Run("conflict found at merge time", func(t *testing.T) {
 		f := newGitHubFixture(t, github.RetryPolicy{})
 		n, issue := f.addPR(t, shaA)
+		covered(issue)
 		f.srv.SetMergeable(n, "CONFLICTING", 0)
 		o := runHook(t, f.env, issue, "merge_pr", nil)
 		require.Equal(t, hooks.KindFail, o.Kind, "reason: %s", o.Reason)

@@ -348,7 +348,10 @@ func TestLocalMergePR(t *testing.T) {
 		require.Equal(t, hooks.KindFail, o.Kind)
 		assert.Contains(t, o.Reason, "`agenttree approve 7`")
 		require.NoError(t, l.forge.Approve(context.Background(), 1, "reviewer"))
-		require.Equal(t, hooks.KindPass, runHook(t, l.env, l.issue, "pr_approved", nil).Kind)
+		o = runHook(t, l.env, l.issue, "pr_approved", nil)
+		require.Equal(t, hooks.KindPass, o.Kind)
+		record(l.issue, o)
+		record(l.issue, pollUntilDone(t, l, "wait_for_ci"))
 
 		o = runHook(t, l.env, l.issue, "merge_pr", map[string]any{"method": "squash"})
 		require.Equal(t, hooks.KindPass, o.Kind, "reason: %s", o.Reason)
@@ -375,6 +378,7 @@ func TestLocalMergePR(t *testing.T) {
 	t.Run("conflict found at merge time", func(t *testing.T) {
 		l := newLocalPR(t, "")
 		l.openPR(t)
+		covered(l.issue)
 		mainHead := l.pushToMain(t, "f.txt", "one\ntwo (changed on main)\nthree\n")
 
 		o := runHook(t, l.env, l.issue, "merge_pr", map[string]any{"method": "squash"})
@@ -392,15 +396,15 @@ func TestLocalMergePR(t *testing.T) {
 	t.Run("head moved since CI verified it", func(t *testing.T) {
 		l := newLocalPR(t, "")
 		l.openPR(t)
-		l.issue.Outputs = map[string]string{"ci_passed_sha": l.issue.HeadSHA}
+		covered(l.issue)
 		oldMain := branchIn(t, l.bare, "main")
 		moved := gittest.Commit(t, l.work, "late.txt", "late\n", "a late change")
 		gittest.Run(t, l.work, "push", "--quiet", "origin", "issue-7")
 
 		o := runHook(t, l.env, l.issue, "merge_pr", map[string]any{"method": "squash"})
 		require.Equal(t, hooks.KindFail, o.Kind, "reason: %s", o.Reason)
-		assert.Contains(t, o.Reason, "PR #1 is not at the commit CI verified")
-		assert.Contains(t, o.Reason, moved)
+		assert.Equal(t, hooks.ClassUnverifiedHead, o.Class)
+		assert.Contains(t, o.Reason, "PR #1 was not merged at its head "+gitx.ShortSHA(moved))
 		assert.Equal(t, oldMain, branchIn(t, l.bare, "main"), "nothing merged")
 	})
 }

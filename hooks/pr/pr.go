@@ -56,12 +56,13 @@ func Defs() []hooks.Def {
 			Doc: "Rebases the PR's branch onto its base and pushes it. In an on_failure list, its pass ends the list " +
 				"and the failed hook runs again.",
 			Example: "- check_conflicts: {on_conflict: [rebase, step_back]}"}, Run: rebase},
-		{HookSpec: stages.HookSpec{Name: "pr_approved", Approval: true, Outputs: []string{"approved_sha"},
+		{HookSpec: stages.HookSpec{Name: approvalHook, Approval: true, Outputs: []string{"approved_sha"},
 			Doc:     "Gate: passes when a person approved the PR at its current head; the approval is bound to that commit.",
 			Example: "- pr_approved:"}, Run: prApproved},
-		{HookSpec: stages.HookSpec{Name: "merge_pr", Conflicts: true, Params: hooks.Specs(methodParam, deleteBranchParam),
+		{HookSpec: stages.HookSpec{Name: "merge_pr", Conflicts: true, Params: hooks.Specs(methodParam, deleteBranchParam, requireReviewParam),
 			Outputs: []string{"pr_number", "pr_url", "head_sha", "conflict_files", "failure_reason"},
-			Doc:     "Merges the PR, exactly at the head CI verified and a person approved; a push since then must go through CI and review first.",
+			Doc: "Merges the PR only at a head CI passed and, where a person's review comes before it in the issue's flow, a person approved, " +
+				"as the host recorded them; the forge merges that head or nothing. Anything else (a push since, a move past the review) is left for a person.",
 			Example: "- merge_pr: {method: squash, delete_branch: true}"}, Run: mergePR},
 		{HookSpec: stages.HookSpec{Name: "close_pr", Params: hooks.Specs(commentParam),
 			Doc:     "Closes the issue's PR without merging it, with an optional comment.",

@@ -41,6 +41,7 @@ func validate(d *diag.Collector, cfg *stages.Config, cat stages.HookCatalog, led
 	v.checkGateConditions()
 	v.led.CheckTemplates(d)
 	v.checkWaysOut()
+	v.checkMerges()
 }
 
 // checkAgentCreate reports a flow agent_create names that does not exist.

@@ -26,6 +26,9 @@ type ValidateReport struct {
 	Flows    []string            `json:"flows"`
 	Errors   []stages.Diagnostic `json:"errors"`
 	Warnings []stages.Diagnostic `json:"warnings"`
+	// Unreviewed lists where a flow merges PRs no person reviewed, as
+	// the config says it may (`merge_pr: {require_review: false}`).
+	Unreviewed []stages.UnreviewedMerge `json:"unreviewed_merges"`
 	// Diagnostics lists the errors and warnings together in file order,
 	// flat, as the text output prints them.
 	Diagnostics []DiagnosticJSON `json:"diagnostics"`
@@ -93,10 +96,23 @@ func (a cmds) printValidation(rep ValidateReport) {
 		if n := len(rep.Warnings); n > 0 {
 			warned = ", " + plural(n, "warning")
 		}
-		fmt.Fprintf(a.Out, "%s: ok (%s form, %d stages, flows: %s%s)\n", rep.File, rep.Form, rep.Stages, strings.Join(rep.Flows, ", "), warned)
+		fmt.Fprintf(a.Out, "%s: ok (%s form, %d stages, flows: %s%s%s)\n", rep.File, rep.Form, rep.Stages, strings.Join(rep.Flows, ", "), unreviewed(rep.Unreviewed), warned)
 		return
 	}
 	fmt.Fprintf(a.ErrOut, "%s: %s, %s\n", rep.File, plural(len(rep.Errors), "error"), plural(len(rep.Warnings), "warning"))
+}
+
+// unreviewed says, for the ok line, which flows merge PRs no person
+// reviewed: "; merged unreviewed: quick at accepted".
+func unreviewed(ms []stages.UnreviewedMerge) string {
+	if len(ms) == 0 {
+		return ""
+	}
+	where := make([]string, len(ms))
+	for i, m := range ms {
+		where[i] = m.Flow + " at " + m.Node
+	}
+	return "; merged unreviewed: " + strings.Join(where, ", ")
 }
 
 func plural(n int, what string) string {
@@ -109,10 +125,11 @@ func plural(n int, what string) string {
 // validateReport loads the config and reports what was found, problems
 // included; err is for a config that could not be read at all.
 func (a cmds) validateReport() (ValidateReport, error) {
-	rep := ValidateReport{Errors: []stages.Diagnostic{}, Warnings: []stages.Diagnostic{}, Flows: []string{}, Diagnostics: []DiagnosticJSON{}}
+	rep := ValidateReport{Errors: []stages.Diagnostic{}, Warnings: []stages.Diagnostic{}, Flows: []string{}, Diagnostics: []DiagnosticJSON{},
+		Unreviewed: []stages.UnreviewedMerge{}}
 	quiet := *a.App
 	quiet.ErrOut = io.Discard // the warnings go into the report
-	cfg, _, err := quiet.LoadConfig()
+	cfg, reg, err := quiet.LoadConfig()
 	var le *stages.LoadError
 	switch {
 	case errors.As(err, &le):
@@ -130,6 +147,7 @@ func (a cmds) validateReport() (ValidateReport, error) {
 	default:
 		rep.File, rep.Valid, rep.Form, rep.Stages, rep.Flows = cfg.File, true, cfg.Form, len(cfg.Stages), cfg.FlowNames()
 		rep.Warnings = append(rep.Warnings, cfg.Warnings...)
+		rep.Unreviewed = append(rep.Unreviewed, cfg.UnreviewedMerges(stages.Approvals(reg))...)
 	}
 	all := append(slices.Clone(rep.Errors), rep.Warnings...)
 	slices.SortStableFunc(all, func(x, y stages.Diagnostic) int {
