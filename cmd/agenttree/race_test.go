@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agenttree/agenttree/controller/api/apitest"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/forge/local/localtest"
 	"github.com/agenttree/agenttree/internal/testpipeline"
@@ -28,6 +29,8 @@ var binary string
 func TestMain(m *testing.M) {
 	// The local forge runs CI by starting this binary as its runner.
 	localtest.RunnerMain()
+	// A flood of the controller's socket is this binary as another user.
+	apitest.FloodMain()
 	os.Exit(buildAndRun(m))
 }
 

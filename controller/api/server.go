@@ -43,6 +43,9 @@ type Server struct {
 	// ExitCode is the CLI's exit code for a handler's error.
 	ExitCode func(error) int
 	Log      *slog.Logger
+	// Limits bound the connections and how long a request and its answer
+	// may take; zero fields are DefaultLimits'.
+	Limits Limits
 }
 
 // Error is a refusal or failure, with the exit code the CLI ends with.
@@ -113,20 +116,41 @@ func (l *releasing) Close() error {
 	return err
 }
 
-// Serve answers requests on ln until ctx is done; requests in flight are
-// finished, with a bounded wait.
+var errNotUnix = errors.New("not a Unix socket connection")
+
+// Serve answers requests on ln until ctx is done, within s.Limits;
+// requests in flight are finished, with a bounded wait.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	limits := s.Limits.withDefaults()
 	srv := &http.Server{
-		Handler:           s.mux(),
-		ReadHeaderTimeout: 5 * time.Second,
+		Handler: s.mux(limits.Reply),
+		// A request's headers and body arrive within limits.Request of its
+		// first byte; once the body is read there is no read deadline
+		// (net/http clears it), so the work takes what it takes. The write
+		// deadline is set per request, once the work is done (route):
+		// http.Server's WriteTimeout would run from the request's start and
+		// cut off a `next` whose gates take minutes.
+		ReadHeaderTimeout: limits.Request,
+		ReadTimeout:       limits.Request,
+		// Every client sends one request per connection, so keep-alives
+		// are off (below) and a connection is closed once answered; were
+		// they on, an idle one would be closed after this.
+		IdleTimeout: limits.Request,
+		// Requests carry a few short headers (a session token); a bound
+		// well below net/http's 1 MiB default keeps what each of the
+		// connections a peer may hold costs small. Bodies are bounded by
+		// Decode (MaxRequestBytes).
+		MaxHeaderBytes: 8 << 10,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
-			p := peer{err: errors.New("not a Unix socket connection")}
-			if uc, ok := c.(*net.UnixConn); ok {
-				p.proc, p.pid, p.err = identity.Peer(uc)
+			p := peer{err: errNotUnix}
+			if pc, ok := c.(*peerConn); ok {
+				p = pc.peer
 			}
 			return context.WithValue(ctx, peerKey{}, p)
 		},
+		ErrorLog: slog.NewLogLogger(s.log().Handler(), slog.LevelWarn),
 	}
+	srv.SetKeepAlivesEnabled(false)
 	done := make(chan struct{})
 	go func() {
 		select {
@@ -137,7 +161,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		case <-done:
 		}
 	}()
-	err := srv.Serve(ln)
+	err := srv.Serve(newLimitListener(ln, limits, s.Owner, s.log()))
 	close(done)
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
@@ -145,39 +169,52 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
-func (s *Server) mux() *http.ServeMux {
+func (s *Server) mux(replyWithin time.Duration) *http.ServeMux {
 	m := http.NewServeMux()
-	m.HandleFunc("POST "+RouteNext, route(s, s.Handlers.Next))
-	m.HandleFunc("POST "+RouteCreate, route(s, s.Handlers.Create))
-	m.HandleFunc("POST "+RouteShow, route(s, s.Handlers.Show))
-	m.HandleFunc("POST "+RouteStatus, route(s, s.Handlers.Status))
-	m.HandleFunc("POST "+RouteInbox, route(s, s.Handlers.Inbox))
-	m.HandleFunc("POST "+RouteSession, route(s, s.mint))
+	m.HandleFunc("POST "+RouteNext, route(s, replyWithin, s.Handlers.Next))
+	m.HandleFunc("POST "+RouteCreate, route(s, replyWithin, s.Handlers.Create))
+	m.HandleFunc("POST "+RouteShow, route(s, replyWithin, s.Handlers.Show))
+	m.HandleFunc("POST "+RouteStatus, route(s, replyWithin, s.Handlers.Status))
+	m.HandleFunc("POST "+RouteInbox, route(s, replyWithin, s.Handlers.Inbox))
+	m.HandleFunc("POST "+RouteSession, route(s, replyWithin, s.mint))
 	return m
 }
 
 // route decodes a request of type R, works out its caller and hands both
-// to h.
-func route[R any](s *Server, h func(context.Context, Caller, R) (Output, error)) http.HandlerFunc {
+// to h. The answer is written within replyWithin of the work's end: a
+// client that does not read it gives its connection up then.
+func route[R any](s *Server, replyWithin time.Duration, h func(context.Context, Caller, R) (Output, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		answerAs := func(logAs slog.Level, out Output, err error) {
+			_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(replyWithin))
+			s.reply(w, r, out, err, logAs)
+		}
+		answer := func(out Output, err error) { answerAs(slog.LevelInfo, out, err) }
 		caller, err := s.caller(r)
 		if err != nil {
-			s.reply(w, r, Output{}, err)
+			answer(Output{}, err)
 			return
 		}
 		var req R
 		if err := Decode(r.Body, &req); err != nil {
-			s.reply(w, r, Output{}, Refused(2, "%s", err))
+			// A body that did not come is logged at debug only: a flood's
+			// slow connections would each make a line when cut off (the
+			// limits log the peer).
+			logAs := slog.LevelInfo
+			if unread := (*unreadError)(nil); errors.As(err, &unread) {
+				logAs = slog.LevelDebug
+			}
+			answerAs(logAs, Output{}, Refused(2, "%s", err))
 			return
 		}
 		if h == nil {
-			s.reply(w, r, Output{}, Refused(2, "this controller does not answer %s", r.URL.Path))
+			answer(Output{}, Refused(2, "this controller does not answer %s", r.URL.Path))
 			return
 		}
 		// The request's work is finished even if the agent hangs up: a
 		// half-done move helps nobody.
 		res, err := h(context.WithoutCancel(r.Context()), caller, req)
-		s.reply(w, r, res, err)
+		answer(res, err)
 	}
 }
 
@@ -222,7 +259,7 @@ func (s *Server) mint(_ context.Context, c Caller, req SessionRequest) (Output, 
 	return Output{Text: token}, nil
 }
 
-func (s *Server) reply(w http.ResponseWriter, r *http.Request, out Output, err error) {
+func (s *Server) reply(w http.ResponseWriter, r *http.Request, out Output, err error, logAs slog.Level) {
 	resp := Response{Output: out}
 	status := http.StatusOK
 	if err != nil {
@@ -237,7 +274,7 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request, out Output, err e
 			resp.ExitCode = 1
 		}
 		status = http.StatusUnprocessableEntity
-		s.log().Info("request refused", "path", r.URL.Path, "err", err)
+		s.log().Log(r.Context(), logAs, "request refused", "path", r.URL.Path, "err", err)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

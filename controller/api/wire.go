@@ -94,7 +94,7 @@ type Response struct {
 func Decode(r io.Reader, v any) error {
 	data, err := io.ReadAll(io.LimitReader(r, MaxRequestBytes+1))
 	if err != nil {
-		return err
+		return &unreadError{err}
 	}
 	if len(data) > MaxRequestBytes {
 		return fmt.Errorf("request larger than %d bytes", MaxRequestBytes)
@@ -109,3 +109,10 @@ func Decode(r io.Reader, v any) error {
 	}
 	return nil
 }
+
+// unreadError is a request body that did not arrive whole: the client
+// hung up, or did not send it in time.
+type unreadError struct{ err error }
+
+func (e *unreadError) Error() string { return "reading the request: " + e.err.Error() }
+func (e *unreadError) Unwrap() error { return e.err }

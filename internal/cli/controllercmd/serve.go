@@ -34,7 +34,7 @@ func (a cmds) serveAgents(ctx context.Context, c *controller.Controller, stateDi
 	if err != nil {
 		return nil, err
 	}
-	srv := &api.Server{Sessions: api.OpenSessions(stateDir), Owner: owner, ExitCode: cmdutil.ExitCode, Log: log,
+	srv := &api.Server{Sessions: api.OpenSessions(stateDir), Owner: owner, ExitCode: cmdutil.ExitCode, Log: log, Limits: api.DefaultLimits(),
 		Handlers: api.Handlers{
 			Next: func(ctx context.Context, who api.Caller, req api.NextRequest) (api.Output, error) {
 				return serve(a, ctx, c, who, req.Issue, true, req, serveNext)
@@ -59,7 +59,7 @@ func (a cmds) serveAgents(ctx context.Context, c *controller.Controller, stateDi
 			log.Error("the agents' socket stopped", "socket", socket, "err", err)
 		}
 	}()
-	log.Info("answering agents", "socket", socket)
+	log.Info("answering agents", "socket", socket, "max_conns", srv.Limits.Conns, "max_conns_per_peer", srv.Limits.PerPeer)
 	return func() { <-done }, nil
 }
 
