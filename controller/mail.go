@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -97,6 +98,13 @@ func (c *Controller) mail(ctx context.Context, e *engine.Engine, scanned *issues
 		c.markQueued(id, m.Key)
 		if m.To == outbox.ToManager {
 			log.Warn("a person is needed", "kind", m.Kind, "message", m.Text)
+		}
+	}
+	if pending, perr := box.Pending(); perr == nil && slices.ContainsFunc(pending, func(m outbox.Message) bool { return m.To == outbox.ToAgent }) {
+		// What the agent is told to rebase on is what it fetches from
+		// the host, when it works in a clone of its own.
+		if err := sessions.New(e, nil).Refresh(ctx, id); err != nil {
+			log.Warn("fetching the remote for the agent's clone", "err", err)
 		}
 	}
 	sent, err := Deliver(ctx, e, iss, c.tmuxClient(e), c.log())

@@ -116,6 +116,8 @@ type leftover struct {
 	err error
 	rec *Record
 	wt  *gitx.Worktree
+	// clone is the agent's own clone (Record.Clone) when it is there.
+	clone string
 	// branchAt is the local branch's commit; empty: no branch here.
 	branchAt string
 	// heldBy is a checkout other than the issue's worktree that has the
@@ -141,6 +143,11 @@ func (m *Manager) leftovers(ctx context.Context, repo *gitx.Repo) ([]*leftover, 
 		l := &leftover{id: iss.ID, iss: iss, rec: recOf[iss.ID]}
 		delete(recOf, iss.ID)
 		l.match(trees)
+		if l.rec != nil && l.rec.Clone {
+			if _, err := os.Lstat(l.rec.Worktree); err == nil {
+				l.clone = l.rec.Worktree
+			}
+		}
 		if l.rec == nil && l.wt == nil {
 			continue
 		}
@@ -196,6 +203,9 @@ func (m *Manager) clean(ctx context.Context, repo *gitx.Repo, l *leftover, saved
 	if l.wt != nil {
 		c.Worktree = l.wt.Path
 	}
+	if l.clone != "" {
+		c.Worktree = l.clone
+	}
 	if l.err != nil {
 		c.KeptFor, c.Why = Failed, l.err.Error()
 		return c
@@ -244,6 +254,11 @@ func (m *Manager) unsaved(ctx context.Context, repo *gitx.Repo, l *leftover, sav
 	if len(saved) > 0 {
 		elsewhere = fmt.Sprintf("%s nor on %s", elsewhere, m.cfg().DefaultBranch)
 	}
+	if l.clone != "" {
+		if why, err := m.unsavedInClone(ctx, l, elsewhere); err != nil || why.kind != "" {
+			return why, err
+		}
+	}
 	if wt := l.wt; wt != nil && !wt.Prunable {
 		todo := "commit and push, or remove it yourself with `git worktree remove --force " + shellQuote(wt.Path) + "`"
 		changes, err := (&gitx.Repo{Dir: wt.Path}).Changes(ctx)
@@ -282,6 +297,13 @@ func (m *Manager) remove(ctx context.Context, repo *gitx.Repo, l *leftover) erro
 	if l.rec != nil {
 		if err := m.end(ctx, l.id, l.rec.Session); err != nil {
 			return fmt.Errorf("end tmux session %s: %w", l.rec.Session, err)
+		}
+	}
+	if l.clone != "" {
+		// os.RemoveAll follows no symlink the agent put there; nothing
+		// of the clone runs.
+		if err := os.RemoveAll(l.clone); err != nil {
+			return fmt.Errorf("remove clone %s: %w", l.clone, err)
 		}
 	}
 	if wt := l.wt; wt != nil {

@@ -227,6 +227,8 @@ func TestKeepAliveRespectsStopAndFinishedIssues(t *testing.T) {
 	stopped := r.create("Stopped", "work")
 	_, err := r.m.Start(ctx, stopped.ID, sessions.Options{})
 	require.NoError(t, err)
+	// Stopped once it ran: a stop before its first line is not what is tried.
+	require.Eventually(t, func() bool { return len(r.runs(stopped.ID)) == 1 }, 10*time.Second, 20*time.Millisecond)
 	_, err = r.m.Stop(ctx, stopped.ID)
 	require.NoError(t, err)
 	done := r.create("Done", "work")

@@ -29,7 +29,10 @@ type Record struct {
 	// agenttree did not start, and is typed nothing into.
 	PanePID  int    `yaml:"pane_pid,omitempty" json:"pane_pid,omitempty"`
 	Worktree string `yaml:"worktree" json:"worktree"`
-	Branch   string `yaml:"branch" json:"branch"`
+	// Clone: Worktree is the agent's own clone (an agent of another OS
+	// user), not a linked worktree of the host's repository.
+	Clone  bool   `yaml:"clone,omitempty" json:"clone,omitempty"`
+	Branch string `yaml:"branch" json:"branch"`
 	// Sandbox is where the agent runs (none, user:NAME).
 	Sandbox string    `yaml:"sandbox" json:"sandbox"`
 	Started time.Time `yaml:"started" json:"started"`

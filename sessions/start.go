@@ -10,7 +10,6 @@ import (
 
 	"github.com/agenttree/agenttree/controller/api"
 	"github.com/agenttree/agenttree/engine/issues"
-	"github.com/agenttree/agenttree/internal/gitx"
 	"github.com/agenttree/agenttree/internal/outbox"
 	"github.com/agenttree/agenttree/internal/tmux"
 	"github.com/agenttree/agenttree/sessions/sandbox"
@@ -151,23 +150,19 @@ func (m *Manager) launch(ctx context.Context, iss *issues.Issue, rec *Record, l 
 	}()
 	cleanup := context.WithoutCancel(ctx)
 
-	wt, err := m.worktree(ctx, iss)
+	var wt *worktree
+	if l.User != nil {
+		wt, err = m.agentClone(ctx, iss, l.User)
+	} else {
+		wt, err = m.worktree(ctx, iss)
+	}
 	if err != nil {
 		return "", err
 	}
 	undo = append(undo, func() error { return wt.undo(cleanup, iss.Branch) })
-	rec.Worktree = wt.path
+	rec.Worktree, rec.Clone = wt.path, wt.clone
 	if err := l.At(wt.path); err != nil {
 		return "", err
-	}
-	if l.User != nil {
-		gitDir, err := (&gitx.Repo{Dir: wt.path}).Run(ctx, "rev-parse", "--absolute-git-dir")
-		if err != nil {
-			return "", err
-		}
-		if err := sandbox.Chown(wt.path, gitDir, l.User); err != nil {
-			return "", err
-		}
 	}
 
 	token, err := m.tokens().Mint(iss.ID, rec.Role)
@@ -188,6 +183,11 @@ func (m *Manager) launch(ctx context.Context, iss *issues.Issue, rec *Record, l 
 	l.Env = append(l.Env, "AGENTTREE_ISSUE="+strconv.Itoa(iss.ID), "AGENTTREE_ROLE="+string(rec.Role))
 	if !l.InContainer() {
 		l.Env = append(l.Env, api.TokenFileEnv+"="+tokenFile)
+	}
+	if wt.clone {
+		// The clone holds no state directory: the agent's commands ask
+		// the controller, at its socket.
+		l.Env = append(l.Env, "AGENTTREE_SOCKET="+m.Engine.Store.Layout().Socket())
 	}
 	if rec.Pane, rec.PanePID, err = m.newSession(ctx, rec.Session, wt.path, l); err != nil {
 		return "", err

@@ -19,6 +19,8 @@ type worktree struct {
 	// that commit.
 	added    bool
 	branchAt string
+	// clone: the worktree is an agent's clone of its own (clone.go).
+	clone bool
 }
 
 // worktree fetches, then finds the worktree that has iss's branch checked
@@ -103,6 +105,12 @@ func (m *Manager) startPoint(ctx context.Context, repo *gitx.Repo, branch string
 func (w *worktree) undo(ctx context.Context, branch string) error {
 	if !w.added {
 		return nil
+	}
+	if w.clone {
+		// os.RemoveAll follows no symlink the agent may have put there.
+		err := os.RemoveAll(w.path)
+		_ = os.Remove(filepath.Dir(w.path)) // only when empty
+		return err
 	}
 	err := w.repo.WorktreeRemove(ctx, w.path)
 	if w.branchAt != "" {

@@ -240,6 +240,16 @@ func (s *Server) caller(r *http.Request) (Caller, error) {
 	if err != nil {
 		return Caller{}, err
 	}
+	// A token acts only for the session it was given to: a process of
+	// its pane's tree, told by the kernel's pid of the peer. Another
+	// session's agent of the same OS user that read it acts as nobody.
+	// A container's processes are no host process's descendants: the
+	// token file mounted into that container alone binds them.
+	if !p.proc.Container {
+		if err := sess.Admits(p.pid); err != nil {
+			return Caller{}, Refused(2, "%s; every agent session has a token of its own (its AGENTTREE_TOKEN_FILE)", err)
+		}
+	}
 	c.Session = sess
 	// A token lowers a person to the session's agent: people try things
 	// as agents.

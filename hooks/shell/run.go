@@ -110,7 +110,7 @@ func runShell(ctx context.Context, c *hooks.Call) hooks.Outcome {
 	if err != nil {
 		return hooks.FailAs(hooks.ClassConfig, "run %q: %v", command, err)
 	}
-	dir, err := issueWorkTree(ctx, c.Issue)
+	dir, err := issueWorkTree(ctx, c.Issue, c.Settings().WorktreesDir(), user)
 	if err != nil {
 		return hooks.Failf("run %q: %v", command, err)
 	}

@@ -4,17 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/internal/gitx"
+	"github.com/agenttree/agenttree/internal/proc"
 )
 
 // issueWorkTree is where the issue's code is checked out: the directory
 // commands run in (runDir) when it is on the issue's branch, else the
-// linked worktree that has the branch. A gate must test the issue's code,
-// never whatever another branch happens to hold.
-func issueWorkTree(ctx context.Context, i *hooks.Issue) (string, error) {
+// linked worktree that has the branch, else the clone of the agent of
+// another OS user (agent, under worktrees; sessions' agentClone). A gate
+// must test the issue's code, never whatever another branch happens to
+// hold.
+func issueWorkTree(ctx context.Context, i *hooks.Issue, worktrees, agent string) (string, error) {
 	dir := runDir(i)
 	if i.Branch == "" {
 		return dir, nil
@@ -31,6 +35,11 @@ func issueWorkTree(ctx context.Context, i *hooks.Issue) (string, error) {
 	}
 	if wt, ok, err := repo.WorktreeFor(ctx, i.Branch); err == nil && ok {
 		return wt.Path, nil
+	}
+	if agent != "" {
+		if clone, err := agentClone(ctx, filepath.Join(worktrees, filepath.Base(i.Branch)), agent, i.Branch); err == nil {
+			return clone, nil
+		}
 	}
 	return "", fmt.Errorf("%s is on branch %s, and no worktree has issue %d's branch %s checked out; check it out (`git switch %s`, or `git worktree add ../%s %s`) so its gates test its code",
 		dir, head, i.ID, i.Branch, i.Branch, i.Branch, i.Branch)
@@ -62,4 +71,29 @@ func absPath(p string) string {
 		return abs
 	}
 	return p
+}
+
+// agentClone is dir when it is a clone owned by the OS user agent on
+// branch, asked of git running as that user: the clone's config and
+// hooks are the agent's, never run as the host.
+func agentClone(ctx context.Context, dir, agent, branch string) (string, error) {
+	u, err := proc.LookupUser(agent)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return "", err
+	}
+	if uid, ok := proc.OwnerUID(fi); !fi.IsDir() || !ok || uid != u.UID {
+		return "", fmt.Errorf("%s is not a directory of %s", dir, agent)
+	}
+	head, err := (&gitx.Repo{Dir: dir, As: &u}).CurrentBranch(ctx)
+	if err != nil {
+		return "", err
+	}
+	if head != branch {
+		return "", fmt.Errorf("%s is on branch %s, not %s", dir, head, branch)
+	}
+	return dir, nil
 }

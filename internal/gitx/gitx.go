@@ -51,6 +51,11 @@ type Repo struct {
 	Timeout time.Duration
 	// Env is added to every command's environment (identity, GIT_CONFIG_*).
 	Env []string
+	// As, when set, runs git as that OS user (needs root), with its HOME:
+	// how the host touches a repository an agent of another user owns,
+	// so that what the repository's config and hooks run, runs as the
+	// agent (docs/SECURITY.md). nil: this process's user.
+	As *proc.User
 }
 
 // Open returns the repository containing dir, or an error saying how to
@@ -164,6 +169,11 @@ func (r *Repo) run(ctx context.Context, args ...string) (string, error) {
 	cmd.Dir = r.Dir
 	cmd.Env = append(Environ(), "GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=never")
 	cmd.Env = append(cmd.Env, r.Env...)
+	if r.As != nil {
+		if err := proc.AsUser(cmd, *r.As); err != nil {
+			return "", &Error{Args: args, Dir: r.Dir, ExitCode: -1, Err: fmt.Errorf("run git as %s: %w", r.As.Name, err)}
+		}
+	}
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	// Cancellation kills git and, on Unix, everything it started (hooks,
 	// ssh, aliases), which would otherwise outlive it and hold its pipes.

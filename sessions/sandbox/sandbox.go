@@ -193,25 +193,3 @@ func firstProgram(command string) (string, error) {
 	}
 	return name, nil
 }
-
-// Chown hands the worktree at dir to u: its files (symlinks themselves,
-// never what they point at) and git's administrative directory for it,
-// where the agent's commits write the index and HEAD.
-func Chown(dir, gitDir string, u *proc.User) error {
-	uid, gid := int(u.UID), int(u.GID)
-	for _, root := range []string{dir, gitDir} {
-		if root == "" {
-			continue
-		}
-		err := filepath.WalkDir(root, func(p string, _ fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			return os.Lchown(p, uid, gid)
-		})
-		if err != nil {
-			return fmt.Errorf("hand the worktree to %s: %w", u.Name, err)
-		}
-	}
-	return nil
-}

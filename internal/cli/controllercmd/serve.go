@@ -20,6 +20,7 @@ import (
 	"github.com/agenttree/agenttree/internal/exitcode"
 	"github.com/agenttree/agenttree/internal/identity"
 	"github.com/agenttree/agenttree/internal/statedir"
+	"github.com/agenttree/agenttree/sessions"
 )
 
 // serveAgents answers agents' requests on the state directory's socket
@@ -124,6 +125,11 @@ func serveNext(h *cmdutil.App, r request, req api.NextRequest) error {
 			fmt.Fprintf(h.Out, "issue %d: this request was already done: %s → %s (%s); it is now at %s\n", iss.ID, done.From, done.To, done.Kind, iss.Stage)
 			return nil
 		}
+	}
+	// An agent of another OS user commits in a clone of its own: its
+	// work is taken in first, for the gates to see.
+	if err := sessions.New(r.e, nil).TakeWork(h.Ctx, r.issue); err != nil {
+		return err
 	}
 	actor := r.actor
 	actor.Request = req.RequestID

@@ -12,6 +12,7 @@ import (
 	"github.com/agenttree/agenttree/controller/api"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/internal/cli/cmdutil"
+	"github.com/agenttree/agenttree/sessions"
 )
 
 func (a cmds) nextCmd() *cobra.Command {
@@ -66,6 +67,11 @@ func (a cmds) nextCmd() *cobra.Command {
 					}
 					return a.Report(res, asJSON)
 				}
+			}
+			// An agent of another OS user commits in a clone of its own:
+			// its work is taken in first, for the gates to see.
+			if err := sessions.New(e, nil).TakeWork(a.Ctx, id); err != nil {
+				return err
 			}
 			s := a.Spin(fmt.Sprintf("checking the gates of issue %d", id))
 			res, err := e.Next(a.Ctx, id, actor, dryRun)

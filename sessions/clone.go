@@ -1,0 +1,214 @@
+package sessions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/internal/gitx"
+	"github.com/agenttree/agenttree/internal/proc"
+)
+
+// An agent of another OS user (`sandbox: user:NAME`) works in a clone of
+// its own, not a linked worktree: a linked worktree shares the host's
+// object store and refs, which the agent cannot write without the host's
+// repository being opened to it. The clone is the agent's from the first
+// byte (its directory made empty by the host and given to the agent, then
+// filled by git running as the agent); the host never runs git in it as
+// itself (its config and hooks are the agent's), and takes the agent's
+// commits by fetching them with upload-pack running as the agent
+// (gitx.FetchFromAgent). docs/SECURITY.md, "Agents as another OS user".
+
+// agentUploadPack is what the agent's git runs to read the host's
+// repository, which another user (the host) owns: upload-pack is the
+// part of git made to serve repositories one does not trust, and this is
+// the agent's own process trusting the host's, never the other way round.
+const agentUploadPack = "git -c safe.directory=* upload-pack"
+
+// agentClone finds or makes the clone issue iss's agent, OS user u, works
+// in: at the worktrees directory, named as a worktree would be, on the
+// issue's branch.
+func (m *Manager) agentClone(ctx context.Context, iss *issues.Issue, u *proc.User) (*worktree, error) {
+	host := &gitx.Repo{Dir: m.repo()}
+	if err := m.fetch(ctx, host); err != nil {
+		return nil, err
+	}
+	dir := m.cfg().WorktreesDir()
+	path := filepath.Join(dir, filepath.Base(iss.Branch))
+	agent := &gitx.Repo{Dir: path, As: u}
+	switch err := ownedBy(path, u); {
+	case err == nil:
+		branch, err := agent.CurrentBranch(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("issue %d's clone %s: %w", iss.ID, path, err)
+		}
+		if branch != iss.Branch {
+			return nil, fmt.Errorf("issue %d's clone %s is on branch %s, not the issue's %s; switch it back (`git switch %s` there, as %s)",
+				iss.ID, path, branch, iss.Branch, iss.Branch, u.Name)
+		}
+		return &worktree{repo: host, path: path, clone: true}, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("make the worktrees directory: %w", err)
+	}
+	// Made empty here and given to the agent at once: the only tree root
+	// hands over is one it has just made, with nothing in it to follow.
+	if err := os.Mkdir(path, 0o755); err != nil {
+		return nil, fmt.Errorf("make issue %d's clone: %w", iss.ID, err)
+	}
+	wt := &worktree{repo: host, path: path, clone: true, added: true}
+	if err := os.Lchown(path, int(u.UID), int(u.GID)); err != nil {
+		_ = wt.undo(ctx, iss.Branch)
+		return nil, fmt.Errorf("give issue %d's clone to %s: %w", iss.ID, u.Name, err)
+	}
+	if err := m.fillClone(ctx, host, agent, iss.Branch); err != nil {
+		_ = wt.undo(ctx, iss.Branch)
+		return nil, fmt.Errorf("clone the repository for issue %d as %s: %w", iss.ID, u.Name, err)
+	}
+	return wt, nil
+}
+
+// fillClone makes the agent's clone in agent.Dir, running git as the
+// agent: its origin is the host's repository, whose view of the remote
+// (refs/remotes/<remote>/*) it mirrors, so that `git fetch origin && git
+// rebase origin/main` there rebases on what the host fetched; it starts
+// on branch from the host's copy of it, else where a worktree would.
+func (m *Manager) fillClone(ctx context.Context, host, agent *gitx.Repo, branch string) error {
+	mirror := "+refs/heads/*:refs/remotes/origin/*"
+	if _, err := host.RemoteURL(ctx, m.remote()); err == nil {
+		mirror = "+refs/remotes/" + m.remote() + "/*:refs/remotes/origin/*"
+	}
+	start, err := m.startPoint(ctx, host, branch)
+	if err != nil {
+		return err
+	}
+	steps := [][]string{
+		{"init", "--quiet"},
+		{"config", "remote.origin.url", host.Dir},
+		{"config", "remote.origin.fetch", mirror},
+		{"config", "remote.origin.uploadpack", agentUploadPack},
+		{"fetch", "--quiet", "origin"},
+		// The host's start point, under the name the agent's clone has
+		// for it; the host's own branch (work taken in before) first.
+		{"fetch", "--quiet", "origin", "+" + start + ":refs/agenttree/start"},
+		{"checkout", "--quiet", "-b", branch, "refs/agenttree/start"},
+		{"update-ref", "-d", "refs/agenttree/start"},
+	}
+	if local, _ := host.RefExists(ctx, "refs/heads/"+branch); local {
+		steps[5] = []string{"fetch", "--quiet", "origin", "+refs/heads/" + branch + ":refs/agenttree/start"}
+	}
+	for _, args := range steps {
+		if _, err := agent.Run(ctx, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ownedBy checks that path is a directory (not a symlink) that u owns;
+// fs.ErrNotExist when there is nothing there.
+func ownedBy(path string, u *proc.User) error {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	uid, ok := proc.OwnerUID(fi)
+	switch {
+	case !fi.IsDir():
+		return fmt.Errorf("%s is not a directory (%s); remove it, and start the agent again", path, fi.Mode().Type())
+	case ok && uid != u.UID:
+		return fmt.Errorf("%s is owned by uid %d, not the agent's user %s; move it aside, and start the agent again", path, uid, u.Name)
+	}
+	return nil
+}
+
+// TakeWork fetches the work on issue id's branch from its agent's clone
+// into the host's repository (refs/heads/<branch>), when its agent is of
+// another OS user: the host's gates, pushes and PR see what the agent
+// committed. It does nothing for an agent that works in a linked
+// worktree, whose commits are the host's already. Call it before the
+// gates of the agent's `next`.
+func (m *Manager) TakeWork(ctx context.Context, id int) error {
+	rec, err := m.records().get(id)
+	if errors.Is(err, ErrNoSession) {
+		return nil
+	}
+	if err != nil || !rec.Clone {
+		return err
+	}
+	u, err := proc.LookupUser(sandboxUser(rec.Sandbox))
+	if err != nil {
+		return fmt.Errorf("take issue %d's work from %s: %w", id, rec.Worktree, err)
+	}
+	if err := ownedBy(rec.Worktree, &u); err != nil {
+		return fmt.Errorf("take issue %d's work: %w", id, err)
+	}
+	host := &gitx.Repo{Dir: m.repo()}
+	if err := host.FetchFromAgent(ctx, rec.Worktree, u, "+refs/heads/"+rec.Branch+":refs/heads/"+rec.Branch); err != nil {
+		return fmt.Errorf("take issue %d's work from its agent's clone %s: %w", id, rec.Worktree, err)
+	}
+	return nil
+}
+
+// sandboxUser is the user a record's sandbox ("user:NAME") names.
+func sandboxUser(sandbox string) string {
+	name, _ := strings.CutPrefix(sandbox, "user:")
+	return name
+}
+
+// unsavedInClone says what work exists only in l's clone, asked of git
+// running as the agent (its config and hooks are the agent's): changes
+// not committed, or commits on none of the remote's branches as the
+// clone last fetched them from the host (fetched again first).
+func (m *Manager) unsavedInClone(ctx context.Context, l *leftover, elsewhere string) (refusal, error) {
+	u, err := proc.LookupUser(sandboxUser(l.rec.Sandbox))
+	if err != nil {
+		return refusal{}, err
+	}
+	if err := ownedBy(l.clone, &u); err != nil {
+		return refusal{}, err
+	}
+	agent := &gitx.Repo{Dir: l.clone, As: &u}
+	todo := "commit, and run `agenttree next` for the controller to take it, or remove it yourself (`rm -rf " + shellQuote(l.clone) + "`)"
+	changes, err := agent.Changes(ctx)
+	if err != nil {
+		return refusal{}, err
+	}
+	if len(changes) > 0 {
+		return refusal{Uncommitted, fmt.Sprintf("uncommitted work in %s (%s); %s", l.clone, files(changes), todo)}, nil
+	}
+	if err := agent.Fetch(ctx, "origin"); err != nil {
+		return refusal{}, err
+	}
+	n, err := agent.Unpushed(ctx, "HEAD")
+	if err != nil {
+		return refusal{}, err
+	}
+	if n > 0 {
+		return refusal{Unpushed, fmt.Sprintf("%s in %s on none of %s; %s", commits(n), l.clone, elsewhere, todo)}, nil
+	}
+	return refusal{}, nil
+}
+
+// Refresh brings the host's view of the remote up to date when issue
+// id's agent works in a clone of its own, whose `origin` is the host's
+// repository: before the agent is told to rebase on origin/main, that
+// must be the remote's main, not what the host last fetched. Nothing for
+// an agent in a linked worktree, which fetches from the remote itself.
+func (m *Manager) Refresh(ctx context.Context, id int) error {
+	rec, err := m.records().get(id)
+	if errors.Is(err, ErrNoSession) {
+		return nil
+	}
+	if err != nil || !rec.Clone {
+		return err
+	}
+	return m.fetch(ctx, &gitx.Repo{Dir: m.repo()})
+}
