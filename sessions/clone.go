@@ -212,3 +212,35 @@ func (m *Manager) Refresh(ctx context.Context, id int) error {
 	}
 	return m.fetch(ctx, &gitx.Repo{Dir: m.repo()})
 }
+
+// handDocs gives issue id's documents directory to the agent's OS user u,
+// who writes its stage documents there: owned by u, written by u alone
+// (0755), rather than written by a group the agent would have to join.
+// Only a directory the host owns (or u already does) is handed over; the
+// host reads what u writes there beneath the directory, following no
+// symlink out of it (hooks' os.Root).
+func handDocs(dir string, mkdir func() error, u *proc.User) error {
+	fi, err := os.Lstat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := mkdir(); err != nil {
+			return err
+		}
+		fi, err = os.Lstat(dir)
+	}
+	if err != nil {
+		return err
+	}
+	uid, ok := proc.OwnerUID(fi)
+	switch {
+	case !fi.IsDir():
+		return fmt.Errorf("%s is not a directory (%s); move it aside, and start the agent again", dir, fi.Mode().Type())
+	case !ok || uid == u.UID:
+		return nil
+	case int(uid) != os.Geteuid():
+		return fmt.Errorf("%s is owned by uid %d, neither the host's nor the agent's user %s; move it aside, and start the agent again", dir, uid, u.Name)
+	}
+	if err := os.Lchown(dir, int(u.UID), int(u.GID)); err != nil {
+		return fmt.Errorf("give the documents directory %s to %s: %w", dir, u.Name, err)
+	}
+	return os.Chmod(dir, 0o755)
+}

@@ -161,6 +161,12 @@ func (m *Manager) launch(ctx context.Context, iss *issues.Issue, rec *Record, l 
 	}
 	undo = append(undo, func() error { return wt.undo(cleanup, iss.Branch) })
 	rec.Worktree, rec.Clone = wt.path, wt.clone
+	if l.User != nil {
+		layout := m.Engine.Store.Layout()
+		if err := handDocs(layout.Docs(iss.ID), func() error { return layout.MkdirDocs(iss.ID) }, l.User); err != nil {
+			return "", err
+		}
+	}
 	if err := l.At(wt.path); err != nil {
 		return "", err
 	}

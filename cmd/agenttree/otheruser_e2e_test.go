@@ -132,8 +132,16 @@ func TestAnotherUsersAgentDoesItsWholeJob(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, uint32(agent.user.UID), fi.Sys().(*syscall.Stat_t).Uid, "the clone is the agent's")
 
+	// Its documents are its own to write, and no one else's.
+	docs := layout.Docs(id)
+	out, code := agent.do(t, id, "echo notes > "+filepath.Join(docs, "notes.md"))
+	require.Equal(t, 0, code, out)
+	fi, err = os.Stat(docs)
+	require.NoError(t, err)
+	assert.Zero(t, fi.Mode().Perm()&0o022, "%s is %s", docs, fi.Mode())
+
 	// The work, without what CI wants: CI fails, and the agent is told.
-	out, code := agent.do(t, id, fmt.Sprintf(`printf %q > a.txt && echo checkout > checkout.txt && git add -A && git commit -qm work && "$AT" next`, agentLines))
+	out, code = agent.do(t, id, fmt.Sprintf(`printf %q > a.txt && echo checkout > checkout.txt && git add -A && git commit -qm work && "$AT" next`, agentLines))
 	require.Equal(t, 0, code, out)
 	assert.Contains(t, out, "implement.feedback → pr_ready")
 	r.waitFor(t, id, "stepped back for CI", steppedBack(1))
