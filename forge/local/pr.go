@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/forge/local/records"
 	"github.com/agenttree/agenttree/internal/chain"
 	"github.com/agenttree/agenttree/internal/gitx"
 )
@@ -65,7 +66,22 @@ func prName(n int) string { return strconv.Itoa(n) + ".yaml" }
 // state changed) is not taken for one agenttree wrote. Records from
 // before logs got theirs when their state directory was migrated
 // (statedir.Layout.Migrate).
-func (f *Forge) prRecords() chain.Records { return chain.Records{Dir: filepath.Join(f.dir, "prs")} }
+func (f *Forge) prRecords() records.Kind { return prKind(f.dir) }
+
+// prKind is the PR records of the forge whose records are in dir.
+func prKind(dir string) records.Kind {
+	return records.Kind{Records: chain.Records{Dir: filepath.Join(dir, "prs")},
+		Name: func(file string) string {
+			if n, err := strconv.Atoi(strings.TrimSuffix(file, ".yaml")); err == nil {
+				return fmt.Sprintf("local PR #%d", n)
+			}
+			return "local PR record " + file
+		},
+		Unlogged: "with its log gone nothing holds what agenttree wrote, so a person removes the record (create_pr then opens the PR again, " +
+			"to be reviewed again)",
+		Changed: "a person puts back the version agenttree last wrote (the content of the last line of %s)",
+	}
+}
 
 // Record returns PR number's stored record (comments, review threads and
 // approvals included); its HeadSHA may be older than the live one PR
@@ -74,19 +90,13 @@ func (f *Forge) Record(ctx context.Context, number int) (*Record, error) {
 	return f.read(number)
 }
 
+// read reads PR n's record. One changed outside agenttree is a
+// *forge.TamperedError.
 func (f *Forge) read(n int) (*Record, error) {
 	data, err := f.prRecords().Read(prName(n))
-	var changed *chain.ChangedError
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return nil, fmt.Errorf("local PR #%d: %w (PRs are in %s)", n, forge.ErrNotFound, filepath.Join(f.dir, "prs"))
-	case errors.Is(err, chain.ErrUnlogged):
-		return nil, fmt.Errorf("local PR #%d: its record was changed outside agenttree, which does not use it (%w): %w; "+
-			"with its log gone nothing holds what agenttree wrote, so a person removes the record (create_pr then opens the PR again, "+
-			"to be reviewed again)", n, forge.ErrTampered, err)
-	case errors.As(err, &changed):
-		return nil, fmt.Errorf("local PR #%d: its record was changed outside agenttree, which does not use it (%w): %w; "+
-			"a person puts back the version agenttree last wrote (the content of the last line of %s)", n, forge.ErrTampered, err, changed.Log)
 	case err != nil:
 		return nil, err
 	}
@@ -124,26 +134,56 @@ func (f *Forge) update(ctx context.Context, n int, change func(*Record) error) e
 	return f.write(rec)
 }
 
-// all reads every PR record, in number order.
-func (f *Forge) all() ([]*Record, error) {
-	names, err := filepath.Glob(filepath.Join(f.dir, "prs", "*.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	var recs []*Record
-	for _, name := range names {
-		n, err := strconv.Atoi(strings.TrimSuffix(filepath.Base(name), ".yaml"))
+// all reads every PR record, in number order: each record file, and each
+// log whose record is gone. A record changed outside agenttree is not
+// among them: it is in tampered, by number, with its error, so that it
+// holds up only the issue whose PR it is.
+func (f *Forge) all() (recs []*Record, tampered map[int]error, err error) {
+	var numbers []int
+	for _, ext := range []string{".yaml", ".chain.jsonl"} {
+		names, err := filepath.Glob(filepath.Join(f.dir, "prs", "*"+ext))
 		if err != nil {
-			continue
+			return nil, nil, err
 		}
+		for _, name := range names {
+			if n, err := strconv.Atoi(strings.TrimSuffix(filepath.Base(name), ext)); err == nil {
+				numbers = append(numbers, n)
+			}
+		}
+	}
+	slices.Sort(numbers)
+	for _, n := range slices.Compact(numbers) {
 		rec, err := f.read(n)
-		if err != nil {
-			return nil, err
+		switch {
+		case errors.Is(err, forge.ErrTampered):
+			if tampered == nil {
+				tampered = map[int]error{}
+			}
+			tampered[n] = err
+			continue
+		case err != nil:
+			return nil, nil, err
 		}
 		recs = append(recs, rec)
 	}
-	sort.Slice(recs, func(i, j int) bool { return recs[i].Number < recs[j].Number })
-	return recs, nil
+	return recs, tampered, nil
+}
+
+// branchOf is the branch a PR record changed outside agenttree is for:
+// the one the version its log holds last names, else the one it names
+// now; "" when neither says.
+func branchOf(err error) string {
+	var changed *chain.ChangedError
+	if !errors.As(err, &changed) {
+		return ""
+	}
+	for _, data := range [][]byte{changed.Logged, changed.Found} {
+		var rec Record
+		if data != nil && yaml.Unmarshal(data, &rec) == nil && rec.Branch != "" {
+			return rec.Branch
+		}
+	}
+	return ""
 }
 
 // branchHead is the bare repository's head of branch, "" if it has none.
@@ -225,11 +265,19 @@ func (f *Forge) openOrFind(ctx context.Context, req forge.NewPR, head string) (r
 		return nil, false, err
 	}
 	defer unlock()
-	recs, err := f.all()
+	recs, tampered, err := f.all()
 	if err != nil {
 		return nil, false, err
 	}
 	next := 1
+	for n, err := range tampered {
+		// Its number stays its own; and were it this branch's PR, a new
+		// one would hide what was done to it.
+		if branchOf(err) == req.Branch {
+			return nil, false, err
+		}
+		next = max(next, n+1)
+	}
 	for _, rec := range recs {
 		if rec.State == forge.StateOpen && rec.Branch == req.Branch {
 			return rec, false, nil
@@ -346,13 +394,17 @@ func (f *Forge) PR(ctx context.Context, number int) (*forge.PR, error) {
 
 // PRs returns the state of many PRs. Checks holds recorded CI results only:
 // nil when the head's CI has not been started (call Checks to start it),
-// one skipped check when no CI is configured.
+// one skipped check when no CI is configured. A PR whose record (or its
+// head's CI result) was changed outside agenttree is left out, as one
+// not found: whoever asks for it alone (the issue's hooks, the
+// controller's watch of it) meets the error and stops that issue for a
+// person, and the other PRs are not held up by it.
 func (f *Forge) PRs(ctx context.Context, numbers []int) (map[int]*forge.PR, error) {
 	f.requests.Add(int64(len(numbers)+49) / 50)
 	out := make(map[int]*forge.PR, len(numbers))
 	for _, n := range numbers {
 		pr, err := f.PR(ctx, n)
-		if errors.Is(err, forge.ErrNotFound) {
+		if errors.Is(err, forge.ErrNotFound) || errors.Is(err, forge.ErrTampered) {
 			continue
 		}
 		if err != nil {

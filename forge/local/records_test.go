@@ -223,3 +223,40 @@ func rewriteFile(t *testing.T, path, from, to string) {
 	require.Contains(t, string(data), from)
 	require.NoError(t, os.WriteFile(path, []byte(strings.Replace(string(data), from, to, 1)), 0o644))
 }
+
+// A PR record changed outside agenttree holds up only its own branch:
+// opening a PR for another branch goes on, under a number of its own
+// (never the changed record's, nor a removed one's, whose log stays);
+// opening one for its branch again is the error, not a second PR that
+// would hide what was done to the first.
+func TestTamperedRecordHoldsUpOnlyItsBranch(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e, f := newForge(t, local.Options{})
+	prs := filepath.Join(e.state, "host", "forge", "prs")
+	for _, b := range []string{"one", "two", "three", "four"} {
+		e.branch(t, b, map[string]string{b + ".txt": b + "\n"})
+	}
+	for _, b := range []string{"one", "two"} {
+		_, _, err := f.EnsurePR(ctx, forge.NewPR{Branch: b})
+		require.NoError(t, err)
+	}
+	rewriteFile(t, filepath.Join(prs, "1.yaml"), "state: open", "state: open\napprovals:\n    - by: alice\n      sha: abc\n      at: 2026-01-01T00:00:00Z")
+	require.NoError(t, f.Comment(ctx, 2, "a second version"))
+	require.NoError(t, os.Remove(filepath.Join(prs, "2.yaml")))
+
+	three, created, err := f.EnsurePR(ctx, forge.NewPR{Branch: "three"})
+	require.NoError(t, err)
+	assert.True(t, created)
+	assert.Equal(t, 3, three.Number, "numbers 1 and 2 stay their records'")
+
+	_, _, err = f.EnsurePR(ctx, forge.NewPR{Branch: "one"})
+	require.ErrorIs(t, err, forge.ErrTampered)
+	assert.ErrorContains(t, err, "local PR #1")
+	_, _, err = f.EnsurePR(ctx, forge.NewPR{Branch: "two"})
+	require.ErrorIs(t, err, forge.ErrTampered, "a removed record is no PR to open again")
+	assert.ErrorContains(t, err, "it was removed")
+	four, _, err := f.EnsurePR(ctx, forge.NewPR{Branch: "four"})
+	require.NoError(t, err)
+	assert.Equal(t, 4, four.Number)
+}

@@ -52,6 +52,11 @@ type ChangedError struct {
 	Path, Log string
 	// Err says how: ErrUnlogged, or a reason for a person.
 	Err error
+	// Found is the file's content (nil when it was removed); Logged is
+	// the content of the version its log holds last (nil when it holds
+	// none that checks out). A caller that knows the format says from
+	// the two what changed.
+	Found, Logged []byte
 }
 
 func (e *ChangedError) Error() string {
@@ -79,8 +84,12 @@ func (f File) Read() ([]byte, error) {
 		if rerr != nil {
 			return nil, rerr
 		}
-		return data, &ChangedError{Path: f.Path, Log: f.Log.Path, Err: ErrUnlogged}
+		return data, &ChangedError{Path: f.Path, Log: f.Log.Path, Err: ErrUnlogged, Found: data}
 	case err != nil:
+		var ce *ChangedError
+		if errors.As(err, &ce) && rerr == nil {
+			ce.Found = data
+		}
 		return nil, err
 	}
 	sum := hashOf(data)
@@ -92,9 +101,13 @@ func (f File) Read() ([]byte, error) {
 		// replaced: the log holds the version.
 		return []byte(last.Content), nil
 	case rerr != nil:
-		return nil, f.changed("it was removed")
+		ce := f.changed("it was removed")
+		ce.Logged = []byte(last.Content)
+		return nil, ce
 	}
-	return nil, f.changed("its content is not the last version its log holds")
+	ce := f.changed("its content is not the last version its log holds")
+	ce.Found, ce.Logged = data, []byte(last.Content)
+	return nil, ce
 }
 
 // last is the log's last version, checked.

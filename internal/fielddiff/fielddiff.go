@@ -30,6 +30,11 @@ func Of[T any](was, now *T, skip ...string) []string {
 	return diffMaps("", a, b, fieldOrder[T]())
 }
 
+// Maps lists how now differs from was, objects as encoding/json decodes
+// them into map[string]any (a record read from a file, whose type the
+// caller does not have): top-level members in the order of their names.
+func Maps(was, now map[string]any) []string { return diffMaps("", was, now, nil) }
+
 // fields is v as a map of its JSON members.
 func fields(v any) map[string]any {
 	var m map[string]any

@@ -41,3 +41,21 @@ func TestOf(t *testing.T) {
 		})
 	}
 }
+
+func TestMaps(t *testing.T) {
+	was := map[string]any{"state": "failure", "attempt": 1.0, "approvals": []any{map[string]any{"by": "alice"}}}
+	for _, tt := range []struct {
+		name string
+		now  map[string]any
+		want []string
+	}{
+		{"same", map[string]any{"state": "failure", "attempt": 1.0, "approvals": []any{map[string]any{"by": "alice"}}}, nil},
+		{"members by name", map[string]any{"state": "success", "attempt": 2.0, "approvals": []any{map[string]any{"by": "alice"}, map[string]any{"by": "bob"}}, "note": "x"},
+			[]string{"approvals: 1 → 2 entries", "attempt: 1 → 2", "note added", "state: failure → success"}},
+		{"removed", map[string]any{"state": "failure", "attempt": 1.0}, []string{"approvals removed"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, fielddiff.Maps(was, tt.now))
+		})
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/forge/local/records"
 	"github.com/agenttree/agenttree/internal/atomicfile"
 	"github.com/agenttree/agenttree/internal/chain"
 	"github.com/agenttree/agenttree/internal/gitx"
@@ -64,21 +65,25 @@ func (r *Runs) lock(ctx context.Context, sha string) (func(), error) {
 // (SHA.chain.jsonl), so a result written by hand (state: success) is not
 // taken for one the CI run gave. Records from before logs got theirs
 // when their state directory was migrated (statedir.Layout.Migrate).
-func (r *Runs) records() chain.Records { return chain.Records{Dir: r.opts.Dir} }
+func (r *Runs) records() records.Kind { return Records(r.opts.Dir) }
 
+// Records are the CI records in dir.
+func Records(dir string) records.Kind {
+	return records.Kind{Records: chain.Records{Dir: dir},
+		Name:     func(file string) string { return "local CI of " + gitx.ShortSHA(strings.TrimSuffix(file, ".yaml")) },
+		Unlogged: "with its log gone nothing holds what the CI run gave, so a person removes the record to run CI again",
+		Changed: "a person puts back the version agenttree last wrote (the content of the last line of %s), " +
+			"or removes both to run CI again",
+	}
+}
+
+// read reads sha's CI record, nil when there is none. One changed
+// outside agenttree is a *forge.TamperedError.
 func (r *Runs) read(sha string) (*record, error) {
 	data, err := r.records().Read(sha + ".yaml")
-	var changed *chain.ChangedError
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return nil, nil
-	case errors.Is(err, chain.ErrUnlogged):
-		return nil, fmt.Errorf("local CI of %s: its record was changed outside agenttree, which does not use it (%w): %w; "+
-			"with its log gone nothing holds what the CI run gave, so a person removes the record to run CI again", gitx.ShortSHA(sha), forge.ErrTampered, err)
-	case errors.As(err, &changed):
-		return nil, fmt.Errorf("local CI of %s: its record was changed outside agenttree, which does not use it (%w): %w; "+
-			"a person puts back the version agenttree last wrote (the content of the last line of %s), or removes both to run CI again",
-			gitx.ShortSHA(sha), forge.ErrTampered, err, changed.Log)
 	case err != nil:
 		return nil, err
 	}
