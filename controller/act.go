@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/internal/atomicfile"
@@ -25,6 +27,12 @@ func (b *prBatch) pr(number int) *forge.PR {
 		return nil
 	}
 	return b.prs[number]
+}
+
+// left reports whether the forge answered the batch but left PR number
+// out of it (see missedPR).
+func (b *prBatch) left(number int) bool {
+	return b != nil && b.err == nil && b.prs != nil && number != 0 && b.prs[number] == nil
 }
 
 // batchSize is how many PRs one batch of a tick fetches: one GraphQL
@@ -93,6 +101,8 @@ func (c *Controller) act(ctx context.Context, e *engine.Engine, d dueIssue, batc
 				res, err = watched, werr
 			}
 		}
+	case batch.left(d.iss.PRNumber):
+		res, err = c.missedPR(ctx, e, d)
 	default:
 		res, err = c.watchPR(ctx, e, d, pr)
 	}
@@ -103,9 +113,18 @@ func (c *Controller) act(ctx context.Context, e *engine.Engine, d dueIssue, batc
 	if err != nil {
 		return pass{err: err, again: c.interval()}
 	}
-	if res != nil && moved(res) {
+	switch {
+	case res != nil && res.Status == engine.StatusEscalated && res.Escalated != nil:
+		// A person is needed: above the passes' routine, and a record
+		// changed outside agenttree above that.
+		level := slog.LevelWarn
+		if res.Escalated.Kind == issues.EscalatedTampered {
+			level = slog.LevelError
+		}
+		log.Log(ctx, level, describe(res), "from", res.From, "to", res.To, "status", res.Status, "kind", res.Escalated.Kind)
+	case res != nil && moved(res):
 		log.Info(describe(res), "from", res.From, "to", res.To, "status", res.Status)
-	} else if res != nil {
+	case res != nil:
 		log.Debug(describe(res), "stage", res.From, "status", res.Status)
 	}
 	for _, n := range notes(res) {

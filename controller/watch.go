@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -11,6 +12,24 @@ import (
 	"github.com/agenttree/agenttree/internal/outbox"
 	"github.com/agenttree/agenttree/stages"
 )
+
+// missedPR looks alone at the PR of d, which the forge left out of the
+// tick's batch: on the local forge, one whose record (or its head's CI
+// result) was changed outside agenttree, which stops the issue for a
+// person, as it does when a hook meets it. Any other answer is a PR the
+// forge does not report: nothing to watch.
+func (c *Controller) missedPR(ctx context.Context, e *engine.Engine, d dueIssue) (*engine.Result, error) {
+	_, err := e.Forge.PR(ctx, d.iss.PRNumber)
+	if !errors.Is(err, forge.ErrTampered) {
+		return nil, nil
+	}
+	why := err.Error()
+	var te *forge.TamperedError
+	if errors.As(err, &te) {
+		why = te.Escalation(d.iss.ID)
+	}
+	return e.Escalate(ctx, d.iss.ID, issues.EscalatedTampered, fmt.Sprintf("watching PR #%d: %s", d.iss.PRNumber, why))
+}
 
 // watchPR looks at the PR of an issue an agent or a person works on: a PR
 // merged outside agenttree completes the issue, one closed abandons it,

@@ -49,6 +49,11 @@ const (
 	// approved or CI passed (merge_pr refused it). A person decides; the
 	// agent cannot make a person approve, so it is never sent back to it.
 	ClassUnverifiedHead Class = "unverified_head"
+	// ClassTampered: a record agenttree keeps (a forge's PR record or CI
+	// result) was changed outside agenttree. It is no verdict on the
+	// code: the issue stops for a person (an escalation), never sent
+	// back to the agent.
+	ClassTampered Class = "tampered"
 )
 
 // Outcome is the result of one hook call.
@@ -130,7 +135,7 @@ func (o Outcome) Blocking() bool {
 // them would only send it in circles.
 func (o Outcome) AgentFixable() bool {
 	switch o.Class {
-	case ClassAuth, ClassRateLimit, ClassConfig, ClassForge, ClassUnverifiedHead:
+	case ClassAuth, ClassRateLimit, ClassConfig, ClassForge, ClassUnverifiedHead, ClassTampered:
 		return false
 	}
 	return true

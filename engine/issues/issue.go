@@ -88,6 +88,10 @@ const (
 	// EscalatedAgent: the issue's agent cannot go on (its credentials
 	// fail, it keeps dying, it stalled) and its restarts are spent.
 	EscalatedAgent EscalationKind = "agent"
+	// EscalatedTampered: a record agenttree keeps about the issue (its
+	// PR's record or a CI result on the local forge) was changed outside
+	// agenttree, and agenttree does not use it.
+	EscalatedTampered EscalationKind = "tampered"
 )
 
 // Breaker states.

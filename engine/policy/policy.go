@@ -107,6 +107,9 @@ func (r *Runner) Run(ctx context.Context, h *stages.HookEntry, snap *hooks.Issue
 		}
 	}
 	if o.Kind == hooks.KindEscalate {
+		if o.Class == hooks.ClassTampered {
+			return o, Called{Kind: issues.EscalatedTampered}
+		}
 		return o, Called{Kind: issues.EscalatedHook}
 	}
 	return r.bound(o, snap, node)

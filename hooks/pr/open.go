@@ -49,7 +49,7 @@ func createPR(ctx context.Context, c *hooks.Call) hooks.Outcome {
 		Title: stages.Render(titleParam.Get(c), vars), Body: stages.Render(bodyParam.Get(c), vars),
 		Draft: draftParam.Get(c), Labels: labelsParam.Get(c)})
 	if err != nil {
-		if errors.Is(err, forge.ErrAuth) || errors.Is(err, forge.ErrRateLimit) {
+		if errors.Is(err, forge.ErrAuth) || errors.Is(err, forge.ErrRateLimit) || errors.Is(err, forge.ErrTampered) {
 			return forgeFailure(c, "opening the PR", err)
 		}
 		return hooks.Failf("opening a PR for %s: %v", branch, err)

@@ -104,8 +104,12 @@ func gitOf(c *hooks.Call) (hooks.Git, *hooks.Outcome) {
 }
 
 // forgeFailure turns an error talking to the forge into an outcome. It is
-// never a CI failure: a rate limit or an outage is waited out.
+// never a CI failure: a rate limit or an outage is waited out; a record
+// changed outside agenttree stops the issue for a person (tampered).
 func forgeFailure(c *hooks.Call, what string, err error) hooks.Outcome {
+	if o, ok := tampered(c, what, err); ok {
+		return o
+	}
 	var rl *forge.RateLimitError
 	switch {
 	case errors.As(err, &rl):
@@ -117,7 +121,7 @@ func forgeFailure(c *hooks.Call, what string, err error) hooks.Outcome {
 			wait = time.Minute
 		}
 		return pendingAs(hooks.ClassRateLimit, wait, fmt.Sprintf("%s: %v", what, err))
-	case errors.Is(err, forge.ErrUnavailable), errors.Is(err, forge.ErrTampered):
+	case errors.Is(err, forge.ErrUnavailable):
 		// A person puts it right: trying again changes nothing.
 		return hooks.FailAs(hooks.ClassConfig, "%s: %v", what, err)
 	case errors.Is(err, forge.ErrAuth):
