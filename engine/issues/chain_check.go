@@ -150,24 +150,21 @@ func (s *Store) tampered(iss *Issue, problem string) *TamperedError {
 }
 
 // missing says what issue id is, whose issue.yaml is gone: not found
-// when its log holds nothing; a Create cut short (in progress, or
+// (or missing, its directory gone: see Store.notFound) when its log holds
+// nothing; a Create cut short (in progress, or
 // stopped by a crash) when its log holds a create line only, and then
 // the issue that line holds, for load to finish; tampered otherwise.
 func (s *Store) missing(id int) (*Issue, error) {
 	r := s.replay(id)
 	switch {
 	case r.last == nil:
-		return nil, notFound(id)
+		return nil, s.notFound(id)
 	case len(r.events) == 1 && r.events[0].Op == OpCreate && r.problem == "":
 		iss := r.last
 		iss.Chain = r.lastLine().Hash
 		return iss, nil
 	}
 	return nil, &TamperedError{ID: id, Problem: fmt.Sprintf("its issue.yaml is missing (its events.jsonl holds version %d)", r.last.Version)}
-}
-
-func notFound(id int) error {
-	return fmt.Errorf("issue %d: %w (list issues with `agenttree issue list`)", id, ErrNotFound)
 }
 
 // load reads issue.yaml under the lock and checks its head: it finishes a

@@ -26,6 +26,9 @@ type Report struct {
 	// Notes are worth knowing but not wrong: a write a crash interrupted
 	// (finished by the next command), a chain started late.
 	Notes []string `json:"notes,omitempty"`
+	// Missing: the issue's directory was removed outside agenttree
+	// (MissingError); Problems say so.
+	Missing bool `json:"missing,omitempty"`
 	// Interrupted: the log's last line is a write issue.yaml does not
 	// have yet; Torn: the log ends in an incomplete line. The next
 	// command that locks the issue sets each right.
@@ -137,8 +140,15 @@ func (r *replayed) lastLine() chain.Line {
 // Verify checks issue id's whole log, every line's hash, link, version
 // and state, and its issue.yaml against the last line. It reads issue.yaml
 // before the log, so a write made meanwhile reads as interrupted, never
-// as a mismatch. It takes no lock and changes nothing.
+// as a mismatch. It takes no lock and changes nothing. An issue whose
+// directory is gone is reported missing (MissingError); an id not given
+// yet is not found.
 func (s *Store) Verify(id int) (*Report, error) {
+	if gone, err := s.gone(id); err != nil {
+		return nil, err
+	} else if gone {
+		return s.verifyMissing(id)
+	}
 	rep := &Report{ID: id}
 	path := s.path(id)
 	data, err := os.ReadFile(path)

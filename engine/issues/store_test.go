@@ -110,7 +110,76 @@ func TestIDsAreNeverReused(t *testing.T) {
 	second, err := s.Create(context.Background(), &issues.Issue{Title: "Second", Slug: "second", Flow: "default", Stage: "implement.code"}, "human")
 	require.NoError(t, err)
 	require.NoError(t, os.RemoveAll(s.Dir(second.ID)))
+	require.NoError(t, os.RemoveAll(s.HostDir(second.ID)))
 	third, err := s.Create(context.Background(), &issues.Issue{Title: "Third", Slug: "third", Flow: "default", Stage: "implement.code"}, "human")
 	require.NoError(t, err)
 	assert.Equal(t, first.ID+2, third.ID, "issue %d's id stays its own", second.ID)
+}
+
+// An issue whose directory was removed outside agenttree is missing, never
+// silently absent: ids are never given twice and agenttree never removes
+// an issue's directory. Missing lists it (the top one too, whose id only
+// .last-id remembers), Get and Verify say so; an id not given yet, and
+// one whose directory is being created, are not missing.
+func TestMissingIssues(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newStore(t)
+	for _, title := range []string{"Two", "Three", "Four"} {
+		_, err := s.Create(ctx, &issues.Issue{Title: title, Slug: "x", Flow: "default", Stage: "implement.code"}, "human")
+		require.NoError(t, err)
+	}
+	ids, err := s.IDs()
+	require.NoError(t, err)
+	missing, err := s.Missing(ids)
+	require.NoError(t, err)
+	assert.Empty(t, missing)
+
+	for _, id := range []int{2, 4} {
+		require.NoError(t, os.RemoveAll(s.HostDir(id)))
+	}
+	ids, err = s.IDs()
+	require.NoError(t, err)
+	assert.Equal(t, []int{1, 3}, ids)
+	for _, present := range [][]int{ids, nil} {
+		missing, err = s.Missing(present)
+		require.NoError(t, err)
+		assert.Equal(t, []int{2, 4}, missing, "present %v", present)
+	}
+
+	_, err = s.Get(2)
+	require.ErrorIs(t, err, issues.ErrNotFound)
+	var me *issues.MissingError
+	require.ErrorAs(t, err, &me)
+	assert.Equal(t, 2, me.ID)
+	assert.Contains(t, err.Error(), "issue 2 is missing: its directory "+s.HostDir(2)+" was removed outside agenttree")
+	_, err = s.Lock(ctx, 4)
+	require.ErrorAs(t, err, &me, "nothing acts on it")
+
+	rep, err := s.Verify(4)
+	require.NoError(t, err)
+	assert.False(t, rep.OK)
+	assert.True(t, rep.Missing)
+	require.Len(t, rep.Problems, 1)
+	assert.Contains(t, rep.Problems[0], "was removed outside agenttree")
+
+	_, err = s.Verify(5)
+	require.ErrorIs(t, err, issues.ErrNotFound, "id 5 was never given")
+	assert.NotErrorAs(t, err, &me)
+	_, err = s.Get(5)
+	assert.NotErrorAs(t, err, &me)
+
+	// A directory being created (no log yet) is not missing.
+	require.NoError(t, os.MkdirAll(s.HostDir(5), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(s.HostDir(1), "..", ".last-id"), []byte("5\n"), 0o644))
+	missing, err = s.Missing(ids)
+	require.NoError(t, err)
+	assert.Equal(t, []int{2, 4}, missing)
+
+	// A counter far past the last issue (.last-id edited) is listed from
+	// its first missing ids, not without end.
+	require.NoError(t, os.WriteFile(filepath.Join(s.HostDir(1), "..", ".last-id"), []byte("1000000000\n"), 0o644))
+	missing, err = s.Missing(ids)
+	require.NoError(t, err)
+	assert.Len(t, missing, 1000)
+	assert.Equal(t, []int{2, 4, 6, 7}, missing[:4])
 }

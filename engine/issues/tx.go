@@ -69,7 +69,7 @@ func (s *Store) lockRaw(ctx context.Context, id int) (*Tx, error) {
 			return nil, err
 		}
 		if _, lerr := os.Stat(s.events(id).Path); lerr != nil {
-			return nil, notFound(id)
+			return nil, s.notFound(id)
 		}
 	}
 	unlock, err := s.lock(ctx, filepath.Join(s.HostDir(id), ".lock"), fmt.Sprintf("issue %d", id))

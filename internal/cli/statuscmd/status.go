@@ -49,6 +49,9 @@ type Row struct {
 	Resolve []string `json:"resolve,omitempty"`
 	// Error is why the issue's issue.yaml could not be read.
 	Error string `json:"error,omitempty"`
+	// Missing: the issue's directory was removed outside agenttree
+	// (issues.MissingError); Error says so.
+	Missing bool `json:"missing,omitempty"`
 
 	// wait is WaitingOn with its clock, for people.
 	wait waiting
@@ -123,17 +126,36 @@ const statusMemoryLimit = 256 << 20
 
 // statusRows reads every issue into a row: escalated ones first, then by
 // stage in pipeline order. An issue that cannot be read is a row saying
-// why, never a failure of the whole list.
+// why, never a failure of the whole list; so is one whose directory was
+// removed (issues.Store.Missing).
 func statusRows(e *engine.Engine) ([]Row, error) {
 	listed, err := e.Store.Scan()
 	if err != nil {
 		return nil, fmt.Errorf("list the issues in %s: %w", e.Store.Root(), err)
 	}
+	present := make([]int, len(listed))
+	for i, l := range listed {
+		present[i] = l.ID
+	}
+	missing, err := e.Store.Missing(present)
+	if err != nil {
+		return nil, fmt.Errorf("list the issues in %s: %w", e.Store.Root(), err)
+	}
 	// Each row is worked out on its own (the config is only read), so on
 	// every CPU: with thousands of issues this is a third of status.
-	rows := make([]Row, len(listed))
+	rows := make([]Row, len(listed), len(listed)+len(missing))
 	parallel.For(len(listed), func(i int) { rows[i] = rowOf(e, listed[i]) })
+	for _, id := range missing {
+		rows = append(rows, missingRow(e, id))
+	}
 	return sortRows(rows, stageRanks(e.Config)), nil
+}
+
+// missingRow is the row of issue id, whose directory is gone.
+func missingRow(e *engine.Engine, id int) Row {
+	me := &issues.MissingError{ID: id, Dir: e.Store.HostDir(id)}
+	w := waiting{who: WaiterPerson, what: fmt.Sprintf("a person: its directory was removed outside agenttree (`agenttree verify %d`)", id)}
+	return Row{ID: id, Missing: true, Error: "missing: " + me.Problem(), WaitingOn: w.what, WaitingFor: w.who, wait: w}
 }
 
 // rowOf is the status row of one listed issue.
@@ -265,7 +287,10 @@ func tableLine(r Row, now time.Time) string {
 	if r.Unfinished {
 		stage += " (unfinished)"
 	}
-	if r.Error != "" {
+	switch {
+	case r.Missing:
+		stage = "missing"
+	case r.Error != "":
 		stage = "?"
 	}
 	return strconv.Itoa(r.ID) + "\t" + cmdutil.SafeText(stage) + "\t" + r.Owner + "\t" + r.wait.clipped(80).text(now) + "\t" +

@@ -3,51 +3,50 @@ package trustcmd
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/forge/local"
 	"github.com/agenttree/agenttree/internal/cli/cmdutil"
 	"github.com/agenttree/agenttree/internal/exitcode"
 )
 
-// verifyCmd checks issues against their hash-chained logs.
+// verifyCmd checks issues, and the local forge's records, against their
+// hash-chained logs.
 func (a cmds) verifyCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "verify [ID]",
-		Short: "Check that issues were changed only by agenttree (their tamper-evident logs)",
+		Short: "Check that issues and forge records were changed only by agenttree (their tamper-evident logs)",
 		Example: `  agenttree verify
   agenttree verify 3 --json`,
 		Long: "Check issue ID's (or every issue's) events.jsonl, a hash chain with one line per\n" +
 			"write of issue.yaml, line by line, and issue.yaml against its last line. Say\n" +
 			"what is wrong: a line changed, removed or reordered, or issue.yaml changed\n" +
-			"outside agenttree, field by field. Changes nothing.\n\n" +
-			"Exit status: 0 every issue checked is consistent, 1 one is not, 2 bad usage.",
+			"outside agenttree, field by field. An issue whose directory was removed is\n" +
+			"missing: ids are never given twice, and agenttree never removes one.\n\n" +
+			"Without ID, also check every record of the local forge, its PR records and CI\n" +
+			"results, against the log beside each (prs/N.chain.jsonl, checks/SHA.chain.jsonl).\n" +
+			"Changes nothing.\n\n" +
+			"Exit status: 0 everything checked is consistent, 1 something is not, 2 bad usage.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			e, ids, err := a.verifyTargets(args)
+			out, err := a.verify(args)
 			if err != nil {
 				return err
 			}
-			reports := make([]*issues.Report, 0, len(ids))
-			for _, id := range ids {
-				rep, err := e.Store.Verify(id)
-				if err != nil {
-					return err
-				}
-				reports = append(reports, rep)
-			}
-			ok := allOK(reports)
 			if asJSON {
-				if err := a.PrintJSON(map[string]any{"ok": ok, "issues": reports}); err != nil {
+				if err := a.PrintJSON(out); err != nil {
 					return err
 				}
 			} else {
-				a.printReports(reports)
+				a.printReports(out.Issues)
+				a.printRecords(out.Forge)
 			}
-			if !ok {
+			if !out.OK {
 				return cmdutil.SilentExit(exitcode.Blocked)
 			}
 			return nil
@@ -57,8 +56,43 @@ func (a cmds) verifyCmd() *cobra.Command {
 	return cmd
 }
 
+// verified is what verify found: every issue asked about, and, without
+// an ID, every record of the local forge (nil with one).
+type verified struct {
+	OK     bool                 `json:"ok"`
+	Issues []*issues.Report     `json:"issues"`
+	Forge  []local.RecordReport `json:"forge,omitempty"`
+}
+
+// verify checks the issue args name, or every issue (those missing
+// included) and every record of the local forge.
+func (a cmds) verify(args []string) (*verified, error) {
+	e, ids, err := a.verifyTargets(args)
+	if err != nil {
+		return nil, err
+	}
+	out := &verified{Issues: make([]*issues.Report, 0, len(ids))}
+	for _, id := range ids {
+		rep, err := e.Store.Verify(id)
+		if err != nil {
+			return nil, err
+		}
+		out.Issues = append(out.Issues, rep)
+	}
+	if len(args) == 0 {
+		if out.Forge, err = local.Verify(e.Store.Root()); err != nil {
+			return nil, fmt.Errorf("check the local forge's records: %w", err)
+		}
+		if out.Forge == nil {
+			out.Forge = []local.RecordReport{}
+		}
+	}
+	out.OK = allOK(out.Issues) && recordsOK(out.Forge)
+	return out, nil
+}
+
 // verifyTargets opens the engine and lists the issues args name: the one
-// given, or all.
+// given, or all, those whose directory is missing among them.
 func (a cmds) verifyTargets(args []string) (*engine.Engine, []int, error) {
 	if len(args) == 1 {
 		e, id, err := a.EngineFor(args[0])
@@ -69,7 +103,14 @@ func (a cmds) verifyTargets(args []string) (*engine.Engine, []int, error) {
 		return nil, nil, err
 	}
 	ids, err := e.Store.IDs()
-	return e, ids, err
+	if err != nil {
+		return nil, nil, err
+	}
+	missing, err := e.Store.Missing(ids)
+	if err != nil {
+		return nil, nil, err
+	}
+	return e, slices.Sorted(slices.Values(append(ids, missing...))), nil
 }
 
 func allOK(reports []*issues.Report) bool {
@@ -81,12 +122,25 @@ func allOK(reports []*issues.Report) bool {
 	return true
 }
 
-func (a cmds) printReports(reports []*issues.Report) {
-	bad := 0
+func recordsOK(reports []local.RecordReport) bool {
 	for _, r := range reports {
-		if r.OK {
+		if !r.OK {
+			return false
+		}
+	}
+	return true
+}
+
+func (a cmds) printReports(reports []*issues.Report) {
+	bad, missing := 0, 0
+	for _, r := range reports {
+		switch {
+		case r.OK:
 			fmt.Fprintf(a.Out, "issue %d: ok (%d events, version %d)\n", r.ID, r.Lines, r.Version)
-		} else {
+		case r.Missing:
+			missing++
+			fmt.Fprintf(a.Out, "issue %d: MISSING\n", r.ID)
+		default:
 			bad++
 			fmt.Fprintf(a.Out, "issue %d: CHANGED OUTSIDE AGENTTREE\n", r.ID)
 		}
@@ -99,13 +153,47 @@ func (a cmds) printReports(reports []*issues.Report) {
 		for _, n := range r.Notes {
 			fmt.Fprintf(a.Out, "  note: %s\n", cmdutil.SafeText(n))
 		}
-		if !r.OK {
+		if !r.OK && !r.Missing {
 			fmt.Fprintf(a.Out, "  a person restores its last consistent state with `agenttree repair %d`\n", r.ID)
 		}
 	}
 	if len(reports) > 1 {
-		fmt.Fprintf(a.Out, "%d issues: %d consistent, %d changed outside agenttree\n", len(reports), len(reports)-bad, bad)
+		fmt.Fprintf(a.Out, "%d issues: %d consistent, %d changed outside agenttree", len(reports), len(reports)-bad-missing, bad)
+		if missing > 0 {
+			fmt.Fprintf(a.Out, ", %d missing", missing)
+		}
+		fmt.Fprintln(a.Out)
 	}
+}
+
+// printRecords prints what verify found of the local forge's records,
+// one line each, then the problems of those that are not consistent.
+func (a cmds) printRecords(reports []local.RecordReport) {
+	if len(reports) == 0 {
+		return
+	}
+	bad := 0
+	for _, r := range reports {
+		if r.OK {
+			fmt.Fprintf(a.Out, "%s: ok (%d versions)\n", cmdutil.SafeText(r.Record), r.Versions)
+		} else {
+			bad++
+			fmt.Fprintf(a.Out, "%s: CHANGED OUTSIDE AGENTTREE (%s)\n", cmdutil.SafeText(r.Record), cmdutil.SafeText(r.Path))
+		}
+		for _, p := range r.Problems {
+			fmt.Fprintf(a.Out, "  %s\n", cmdutil.SafeText(p))
+		}
+		for _, c := range r.Changes {
+			fmt.Fprintf(a.Out, "    %s\n", cmdutil.SafeText(c))
+		}
+		for _, n := range r.Notes {
+			fmt.Fprintf(a.Out, "  note: %s\n", cmdutil.SafeText(n))
+		}
+		if !r.OK {
+			fmt.Fprintf(a.Out, "  %s\n", cmdutil.SafeText(r.Fix))
+		}
+	}
+	fmt.Fprintf(a.Out, "%d forge records: %d consistent, %d changed outside agenttree\n", len(reports), len(reports)-bad, bad)
 }
 
 // repairCmd restores an issue from its log (people only).
