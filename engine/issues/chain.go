@@ -236,11 +236,16 @@ func (s *Store) adoptPreChainsLocked(ctx context.Context) error {
 }
 
 // adoptPreChain starts the chain of the issue if it is from before
-// chains (preChain), its old log set aside in events.pre-chain.jsonl.
+// chains (preChain), its old log set aside in events.pre-chain.jsonl, and
+// only the host could have written it (hostOnly).
 func (t *Tx) adoptPreChain() error {
 	iss, err := t.s.read(t.id)
 	if err != nil || iss.ID != t.id || !t.s.preChain(t.id, iss) {
 		return nil // chained, or damaged: every Lock checks it
+	}
+	if path, why := t.s.hostOnly(t.id); why != "" {
+		t.s.leftAlone(path, why) // never adopted: every Lock refuses it
+		return nil
 	}
 	_, _, err = t.startChain(iss, OpMigrate, preChainFile)
 	return err

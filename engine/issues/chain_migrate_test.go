@@ -82,9 +82,9 @@ func TestFirstLayoutIsAdopted(t *testing.T) {
 	assert.Contains(t, strings.Join(rep.Notes, "\n"), "migrate")
 	require.NoError(t, forgeRecord(l.ForgePRs(), "1.yaml"))
 	require.NoError(t, forgeRecord(l.ForgeChecks(), "0abc.yaml"))
-	adopt, err := l.Migrate(context.Background())
+	m, err := l.Migrate(context.Background())
 	require.NoError(t, err)
-	assert.False(t, adopt, "the migration is done")
+	assert.False(t, m.Adopt, "the migration is done")
 	_, err = s.Update(context.Background(), got.ID, got.Version, func(*issues.Issue) error { return nil })
 	require.NoError(t, err)
 }
@@ -152,9 +152,9 @@ func TestFirstLayoutIsAdoptedOnlyOnce(t *testing.T) {
 // adoption is due until it is done.
 func TestFirstLayoutAdoptionResumesAfterACrash(t *testing.T) {
 	l, old := firstLayout(t)
-	adopt, err := l.Migrate(context.Background()) // the files move, then the crash
+	m, err := l.Migrate(context.Background()) // the files move, then the crash
 	require.NoError(t, err)
-	require.True(t, adopt)
+	require.True(t, m.Adopt)
 	require.FileExists(t, filepath.Join(l.Issue(old.ID), "issue.yaml"))
 
 	s, err := issues.Open(l.Root)
@@ -163,9 +163,9 @@ func TestFirstLayoutAdoptionResumesAfterACrash(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotEmpty(t, got.Chain)
 	require.NoError(t, forgeRecord(l.ForgePRs(), "1.yaml"))
-	adopt, err = l.Migrate(context.Background())
+	m, err = l.Migrate(context.Background())
 	require.NoError(t, err)
-	assert.False(t, adopt)
+	assert.False(t, m.Adopt)
 }
 
 // A host/ without its marker is no first-layout directory: an issue

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -43,22 +44,26 @@ type Store struct {
 	// settle is how long before a Scan an issue's files must have last
 	// changed for the scan cache to keep what it read (settleTime).
 	settle time.Duration
+
+	warnMu   sync.Mutex
+	warnings []string // Warnings
 }
 
 // Open opens the state directory root, moving a first-layout directory's
 // host files under host/ (statedir.Layout.Migrate); while that migration
 // is under way, the issues from before hash-chained logs get theirs
-// (adoptPreChains). Nothing is created until the first issue is.
+// (adoptPreChains). Nothing is created until the first issue is. What the
+// migration did not take as the host's is in Warnings.
 func Open(root string) (*Store, error) {
 	layout := statedir.Layout{Root: root}
 	// The migration holds its locks for a few writes, once per state
 	// directory: a bounded wait needs no caller's context.
 	ctx := context.Background()
-	adopt, err := layout.Migrate(ctx)
+	s := &Store{root: root, layout: layout, LockTimeout: 30 * time.Second, now: time.Now, settle: settleTime}
+	adopt, err := s.migrate(ctx)
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{root: root, layout: layout, LockTimeout: 30 * time.Second, now: time.Now, settle: settleTime}
 	if !adopt {
 		return s, nil
 	}
@@ -168,7 +173,7 @@ func (s *Store) Create(ctx context.Context, iss *Issue, actor string) (*Issue, e
 		return nil, fmt.Errorf("create state directory: %w", err)
 	}
 	// A new state directory records its layout and its host now.
-	adopt, err := s.layout.Migrate(ctx)
+	adopt, err := s.migrate(ctx)
 	if err != nil {
 		return nil, err
 	}

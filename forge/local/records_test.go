@@ -198,9 +198,9 @@ func TestRecordsFromBeforeLogsAreAdopted(t *testing.T) {
 func (e *env) reopen(t *testing.T, opts local.Options) *local.Forge {
 	t.Helper()
 	l := statedir.Layout{Root: e.state}
-	adopt, err := l.Migrate(context.Background())
+	m, err := l.Migrate(context.Background())
 	require.NoError(t, err)
-	if adopt { // no issues here to adopt
+	if m.Adopt { // no issues here to adopt
 		require.NoError(t, l.Adopted(context.Background()))
 	}
 	return e.forge(t, opts)

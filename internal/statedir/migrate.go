@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -33,6 +34,46 @@ type marker struct {
 // ownFiles are the host's files of an issue in the first layout.
 var ownFiles = []string{"issue.yaml", "events.jsonl", "watch.yaml", "outbox", ".lock"}
 
+// Migration is what Migrate did.
+type Migration struct {
+	// Adopt says the state from before hash chains is to be adopted: the
+	// forge records without a log have theirs, and the caller gives the
+	// issues without a chain theirs, then calls Adopted.
+	Adopt bool
+	// LeftAlone is what of the first layout was neither moved under
+	// host/ nor adopted, as someone other than the host could have
+	// written it or put it there.
+	LeftAlone []LeftAlone
+	// NotMigrated says why nothing was moved or adopted this time (the
+	// state directory, or a directory above it, is not the host's alone);
+	// the next Migrate tries again. "" when it was not so.
+	NotMigrated string
+}
+
+// LeftAlone is a file or directory a migration did not take as the host's.
+type LeftAlone struct {
+	Path string
+	// Why says who else could have written it or put it there.
+	Why string
+}
+
+// Warnings are m's messages for people: what was not migrated or left
+// alone, why, and what to do.
+func (m Migration) Warnings() []string {
+	var out []string
+	if m.NotMigrated != "" {
+		out = append(out, "the state directory was not migrated to the layout with host/, and nothing of it was adopted: "+
+			m.NotMigrated+", so what it holds may not be yours; make it yours alone (`agenttree doctor --fix`), "+
+			"check what it holds, and run the command again")
+	}
+	for _, l := range m.LeftAlone {
+		out = append(out, l.Path+": left where it is, not adopted as the host's ("+l.Why+"), so it may not be yours: "+
+			"an agent could have put it there. If it is yours, check it, make it yours alone and move it under host/ yourself "+
+			"(an issue's then takes `agenttree repair ID --adopt`); else remove it")
+	}
+	return out
+}
+
 // Migrate moves a first-layout state directory's host files under host/,
 // and reports whether the state from before hash chains is to be
 // adopted: then it has given the forge records without a log theirs, and
@@ -47,45 +88,104 @@ var ownFiles = []string{"issue.yaml", "events.jsonl", "watch.yaml", "outbox", ".
 // state from before chains. (Deleting host/ whole does, with every issue's
 // chain and record lost: no edit that goes unseen.)
 //
+// It takes as the host's only what the host alone could have written
+// (docs/SECURITY.md): nothing at all while the state directory, or a
+// directory above it, is writable by others (an agent could have moved
+// host/ aside and planted a first layout), and no file another user owns
+// or that sits in a directory others may write; each is left where it is,
+// in LeftAlone.
+//
 // It runs under a lock and is safe to run again: each file moves by one
 // rename, one already moved is left alone. A state directory that does
 // not exist yet is left alone.
-func (l Layout) Migrate(ctx context.Context) (adopt bool, err error) {
+func (l Layout) Migrate(ctx context.Context) (Migration, error) {
 	m, found := l.readMarker()
 	if found && !m.AdoptUnchained {
-		return false, nil
+		return Migration{}, nil
 	}
 	if !found {
 		if _, err := os.Stat(l.Root); errors.Is(err, fs.ErrNotExist) {
-			return false, nil
+			return Migration{}, nil
 		}
+	}
+	host, err := l.HostUID()
+	if err != nil {
+		return Migration{}, fmt.Errorf("migrate %s to the layout with host/: %w", l.Root, err)
+	}
+	// Only the host may change what this checks (the modes and owners of
+	// its own directories), so it holds for the rest of the migration.
+	// While it does not, no adoption starts or goes on; a host/ there
+	// without its marker never starts one, so it gets its marker (and
+	// the host's namespace) whatever others may write.
+	exposed := l.rootExposure(host)
+	if _, err := os.Lstat(l.Host()); exposed != "" && (found || errors.Is(err, fs.ErrNotExist)) {
+		return Migration{NotMigrated: exposed}, nil
+	}
+	if !found {
 		if err := l.startMigration(); err != nil {
-			return false, fmt.Errorf("migrate %s to the layout with host/: %w", l.Root, err)
+			return Migration{}, fmt.Errorf("migrate %s to the layout with host/: %w", l.Root, err)
 		}
 	}
 	unlock, err := l.lock(ctx)
 	if err != nil {
-		return false, err
+		return Migration{}, err
 	}
 	defer unlock()
 	m, found = l.readMarker() // as another process may have left it
 	if found && !m.AdoptUnchained {
-		return false, nil
+		return Migration{}, nil
 	}
-	if err := l.moveFirstLayout(); err != nil {
-		return false, fmt.Errorf("migrate %s to the layout with host/: %w", l.Root, err)
+	if found && exposed != "" {
+		return Migration{NotMigrated: exposed}, nil // host/ appeared meanwhile, with the marker
+	}
+	var left []LeftAlone
+	if exposed == "" {
+		left, err = l.moveFirstLayout(host)
+		if err != nil {
+			return Migration{}, fmt.Errorf("migrate %s to the layout with host/: %w", l.Root, err)
+		}
+	} else {
+		for _, m := range l.firstLayoutMoves() {
+			left = append(left, LeftAlone{Path: m[0], Why: exposed})
+		}
 	}
 	if !found {
 		// Its host/ was there without the marker: what it holds is the
 		// current layout's, checked as ever, never adopted.
-		return false, atomicfile.WriteYAML(l.marker(), newMarker(false), 0o644)
+		return Migration{LeftAlone: left}, atomicfile.WriteYAML(l.marker(), newMarker(false), 0o644)
 	}
 	for _, dir := range []string{l.ForgePRs(), l.ForgeChecks()} {
-		if err := (chain.Records{Dir: dir}).Adopt(); err != nil {
-			return false, fmt.Errorf("migrate %s to the layout with host/: %w", l.Root, err)
+		more, err := l.adoptRecords(host, dir)
+		left = append(left, more...)
+		if err != nil {
+			return Migration{LeftAlone: left}, fmt.Errorf("migrate %s to the layout with host/: %w", l.Root, err)
 		}
 	}
-	return true, nil
+	return Migration{Adopt: true, LeftAlone: left}, nil
+}
+
+// adoptRecords gives each record in dir without a log its log, if only
+// the host could have written it.
+func (l Layout) adoptRecords(host int, dir string) ([]LeftAlone, error) {
+	names, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	var left []LeftAlone
+	for _, name := range names {
+		rec := chain.FileAt(name)
+		if _, err := os.Lstat(rec.Log.Path); err == nil {
+			continue // logged: nothing to adopt
+		}
+		if why := l.within(host, name); why != "" {
+			left = append(left, LeftAlone{Path: name, Why: why})
+			continue
+		}
+		if err := rec.Adopt(); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return left, fmt.Errorf("start the log of %s: %w", name, err)
+		}
+	}
+	return left, nil
 }
 
 // Adopted records that the state from before hash chains has its logs:
@@ -166,18 +266,16 @@ func (l Layout) startMigration() error {
 	return err
 }
 
-// moveFirstLayout moves the first layout's host files under host/.
-func (l Layout) moveFirstLayout() error {
+// firstLayoutMoves are the first layout's host files there are outside
+// host/, each with where it goes under host/.
+func (l Layout) firstLayoutMoves() [][2]string {
 	docs := filepath.Join(l.Root, "issues")
-	entries, err := os.ReadDir(docs)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
 	moves := [][2]string{
 		{filepath.Join(docs, ".last-id"), filepath.Join(l.HostIssues(), ".last-id")},
 		{filepath.Join(l.Root, "forge"), l.Forge()},
 		{filepath.Join(l.Root, "controller.lock"), l.ControllerLock()},
 	}
+	entries, _ := os.ReadDir(docs)
 	for _, e := range entries {
 		id, err := strconv.Atoi(e.Name())
 		if err != nil || id <= 0 || !e.IsDir() {
@@ -187,28 +285,70 @@ func (l Layout) moveFirstLayout() error {
 			moves = append(moves, [2]string{filepath.Join(docs, e.Name(), name), filepath.Join(l.Issue(id), name)})
 		}
 	}
-	for _, m := range moves {
+	return slices.DeleteFunc(moves, func(m [2]string) bool {
+		_, err := os.Lstat(m[0])
+		return errors.Is(err, fs.ErrNotExist)
+	})
+}
+
+// moveFirstLayout moves the first layout's host files under host/, each
+// only if the host alone could have written it and put it there (within);
+// the others are left where they are.
+func (l Layout) moveFirstLayout(host int) ([]LeftAlone, error) {
+	if _, err := os.ReadDir(filepath.Join(l.Root, "issues")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	var left []LeftAlone
+	for _, m := range l.firstLayoutMoves() {
+		if _, err := os.Lstat(m[1]); err == nil {
+			continue // never over what the current layout holds
+		}
+		why := l.within(host, m[0])
+		if why == "" {
+			why = l.treeExposure(host, m[0])
+		}
+		if why != "" {
+			left = append(left, LeftAlone{Path: m[0], Why: why})
+			continue
+		}
 		if err := move(m[0], m[1]); err != nil {
-			return err
+			return left, err
 		}
 	}
-	return nil
+	return left, nil
+}
+
+// treeExposure is within for what a directory holds: "" when it is no
+// directory, or everything in it is the host's alone (a directory of it
+// may be root's).
+func (l Layout) treeExposure(host int, dir string) string {
+	var why string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if path == dir {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if w := Exposed(fi, host, fi.IsDir()); w != "" {
+			why = fmt.Sprintf("it holds %s, and %s", path, w)
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	if err != nil && why == "" {
+		why = fmt.Sprintf("what it holds cannot be read (%v)", err)
+	}
+	return why
 }
 
 // move renames src to dst, making dst's directory; a src that is gone
-// (never there, or moved by another process) is no error.
+// (moved meanwhile by another process) is no error.
 func move(src, dst string) error {
-	fi, err := os.Lstat(src)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err == nil && fi.Mode()&os.ModeSymlink != 0 {
-		// agenttree never made a symlink there: host/ takes none in.
-		return nil
-	}
-	if _, err := os.Lstat(dst); err == nil {
-		return nil // never over what the current layout holds
-	}
 	if err := os.MkdirAll(filepath.Dir(dst), HostMode); err != nil {
 		return err
 	}

@@ -32,7 +32,25 @@ func firstLayout(t *testing.T) statedir.Layout {
 	write(t, filepath.Join(root, "issues", ".last-id"), "3\n")
 	write(t, filepath.Join(root, "forge", "prs", "1.yaml"), "number: 1\n")
 	write(t, filepath.Join(root, "forge", "checks", "abc.yaml"), "state: failure\n")
+	hostsAlone(t, root)
 	return statedir.Layout{Root: root}
+}
+
+// hostsAlone makes what is under root writable by its owner alone, as
+// agenttree made it, whatever the umask.
+func hostsAlone(t *testing.T, root string) {
+	t.Helper()
+	require.NoError(t, filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.Type()&fs.ModeSymlink != 0:
+			return nil
+		case d.IsDir():
+			return os.Chmod(path, 0o755)
+		}
+		return os.Chmod(path, 0o644)
+	}))
 }
 
 // A first-layout state directory keeps every file: the host's move under
@@ -42,9 +60,10 @@ func firstLayout(t *testing.T) statedir.Layout {
 func TestMigrateMovesTheHostFilesAndKeepsTheDocuments(t *testing.T) {
 	l := firstLayout(t)
 	for range 2 {
-		adopt, err := l.Migrate(t.Context())
+		m, err := l.Migrate(t.Context())
 		require.NoError(t, err)
-		assert.True(t, adopt, "adoption stays due until Adopted")
+		assert.True(t, m.Adopt, "adoption stays due until Adopted")
+		assert.Empty(t, m.Warnings(), "all of it is the host's")
 		for path, want := range map[string]string{
 			filepath.Join(l.Issue(1), "issue.yaml"):       "id: 1\n",
 			filepath.Join(l.Issue(1), "events.jsonl"):     "{}\n",
@@ -66,9 +85,9 @@ func TestMigrateMovesTheHostFilesAndKeepsTheDocuments(t *testing.T) {
 	}
 
 	require.NoError(t, l.Adopted(t.Context()))
-	adopt, err := l.Migrate(t.Context())
+	m, err := l.Migrate(t.Context())
 	require.NoError(t, err)
-	assert.False(t, adopt)
+	assert.False(t, m.Adopt)
 	assert.NotEmpty(t, l.HostNamespace(), "the marker keeps the host's namespace")
 }
 
@@ -89,9 +108,9 @@ func TestMigrateAdoptsOnce(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			l := firstLayout(t)
-			adopt, err := l.Migrate(t.Context())
+			m, err := l.Migrate(t.Context())
 			require.NoError(t, err)
-			require.True(t, adopt)
+			require.True(t, m.Adopt)
 			require.NoError(t, l.Adopted(t.Context()))
 
 			for _, path := range tt.delete(l) {
@@ -101,9 +120,9 @@ func TestMigrateAdoptsOnce(t *testing.T) {
 			write(t, filepath.Join(l.Root, "forge", "prs", "3.yaml"), "number: 3\n") // as if first layout
 			logs := chainLogs(t, l.Root)
 			for range 2 {
-				adopt, err = l.Migrate(t.Context())
+				m, err = l.Migrate(t.Context())
 				require.NoError(t, err)
-				assert.False(t, adopt)
+				assert.False(t, m.Adopt)
 			}
 			assert.FileExists(t, filepath.Join(l.Host(), "layout"), "the marker is written again")
 			assert.Equal(t, logs, chainLogs(t, l.Root), "no log was started")
@@ -135,9 +154,9 @@ func TestMigrateResumesAfterACrash(t *testing.T) {
 	require.NoError(t, os.MkdirAll(l.Issue(1), 0o755))
 	require.NoError(t, os.Rename(filepath.Join(l.Docs(1), "issue.yaml"), filepath.Join(l.Issue(1), "issue.yaml")))
 
-	adopt, err := l.Migrate(t.Context())
+	m, err := l.Migrate(t.Context())
 	require.NoError(t, err)
-	assert.True(t, adopt)
+	assert.True(t, m.Adopt)
 	assert.FileExists(t, filepath.Join(l.Issue(1), "events.jsonl"))
 	assert.FileExists(t, filepath.Join(l.ForgePRs(), "1.chain.jsonl"))
 	entries, err := os.ReadDir(l.Root)
@@ -152,15 +171,15 @@ func TestMigrateResumesAfterACrash(t *testing.T) {
 func TestMigrateLeavesANewRepositoryAlone(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "_agenttree")
 	l := statedir.Layout{Root: root}
-	adopt, err := l.Migrate(t.Context())
+	m, err := l.Migrate(t.Context())
 	require.NoError(t, err)
-	assert.False(t, adopt)
+	assert.False(t, m.Adopt)
 	assert.NoDirExists(t, root)
 
 	require.NoError(t, os.MkdirAll(l.HostIssues(), statedir.HostMode))
-	adopt, err = l.Migrate(t.Context())
+	m, err = l.Migrate(t.Context())
 	require.NoError(t, err)
-	assert.False(t, adopt)
+	assert.False(t, m.Adopt)
 	assert.FileExists(t, filepath.Join(l.Host(), "layout"))
 }
 
@@ -180,9 +199,12 @@ func TestMigrateTakesNoSymlinkIntoHost(t *testing.T) {
 	elsewhere := t.TempDir()
 	require.NoError(t, os.Symlink(elsewhere, filepath.Join(root, "issues", "001", "outbox")))
 	l := statedir.Layout{Root: root}
-	_, err := l.Migrate(t.Context())
+	m, err := l.Migrate(t.Context())
 	require.NoError(t, err)
 	assert.FileExists(t, filepath.Join(l.Issue(1), "issue.yaml"))
 	_, err = os.Lstat(filepath.Join(l.Issue(1), "outbox"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
+	require.Len(t, m.LeftAlone, 1, "it says so")
+	assert.Equal(t, filepath.Join(root, "issues", "001", "outbox"), m.LeftAlone[0].Path)
+	assert.Contains(t, m.LeftAlone[0].Why, "symbolic link")
 }

@@ -110,6 +110,11 @@ func (a *App) Engine() (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	// What a migration from the first layout left alone, which only a
+	// person can settle (docs/SECURITY.md).
+	for _, w := range store.Warnings() {
+		fmt.Fprintln(a.ErrOut, "warning:", w)
+	}
 	e := engine.New(cfg, store, reg, a.Logger())
 	if a.WorkDir != "" {
 		e.WorkDir = a.WorkDir // hooks check the work tree the command ran in
