@@ -214,8 +214,8 @@ func (s *Store) Create(ctx context.Context, iss *Issue, actor string) (*Issue, e
 	}
 	// Remembered apart from the directories, so the id of an issue
 	// deleted later is never given to another: its history, branch and
-	// PR stay its own.
-	if err := atomicfile.Write(s.lastIDPath(), []byte(strconv.Itoa(next)+"\n"), 0o644); err != nil {
+	// PR stay its own, and it is listed as missing (Missing).
+	if err := s.setLastID(next); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
 	}
@@ -223,17 +223,31 @@ func (s *Store) Create(ctx context.Context, iss *Issue, actor string) (*Issue, e
 	// first line and its issue.yaml.
 	unlockIssue, err := s.lock(ctx, filepath.Join(dir, ".lock"), fmt.Sprintf("issue %d", next))
 	if err != nil {
-		os.RemoveAll(dir)
+		s.uncreate(next)
 		return nil, err
 	}
 	defer unlockIssue()
 	if data, err := s.commit("", &created, OpCreate, created.History, nil); err != nil {
 		if data == nil {
-			os.RemoveAll(dir)
+			s.uncreate(next)
 		}
 		return nil, err
 	}
 	return &created, nil
+}
+
+func (s *Store) setLastID(id int) error {
+	return atomicfile.Write(s.lastIDPath(), []byte(strconv.Itoa(id)+"\n"), 0o644)
+}
+
+// uncreate undoes a Create of id that logged nothing, under the list
+// lock: id was never an issue's, so it is given back before its directory
+// goes, and is never listed as missing. Were it not given back, the
+// directory stays, as one being created.
+func (s *Store) uncreate(id int) {
+	if s.setLastID(id-1) == nil {
+		os.RemoveAll(s.HostDir(id))
+	}
 }
 
 // listLock serializes the writers of the issue list: Create, adoptPreChains.
