@@ -44,10 +44,6 @@ func (p Process) Person(owner int) bool {
 	return !p.Container && (p.UID == owner || p.UID == 0)
 }
 
-// containerMarkers are files container runtimes put in a container's
-// root: Docker's and Podman's.
-var containerMarkers = []string{"/.dockerenv", "/run/.containerenv"}
-
 // Self describes the running process. hostNS is the mount namespace of
 // the state directory's host (statedir records it): a process in another
 // one runs in a container the host started, an agent's. A person's whole
@@ -60,15 +56,4 @@ func Self(hostNS string) Process {
 		p.Container, p.Why = true, "its mount namespace "+ns+" is not the host's, "+hostNS
 	}
 	return p
-}
-
-// InContainer says whether this process runs in a container at all, and
-// how that shows, for `doctor`.
-func InContainer() (bool, string) {
-	for _, m := range containerMarkers {
-		if _, err := os.Stat(m); err == nil {
-			return true, m + " exists"
-		}
-	}
-	return false, ""
 }

@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"os/user"
-	"path/filepath"
 	"slices"
-	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -22,50 +19,59 @@ import (
 	"github.com/agenttree/agenttree/stages"
 )
 
-// Deployment is how agents are kept apart from the state (docs/SECURITY.md).
-type Deployment string
-
-const (
-	DeployContainers Deployment = "containers"
-	DeployOtherUser  Deployment = "another OS user"
-	DeploySameUser   Deployment = "same user"
-)
-
 // finding is one thing doctor checked.
 type finding struct {
 	Check  string `json:"check"`
 	OK     bool   `json:"ok"`
 	Detail string `json:"detail"`
 	Fix    string `json:"fix,omitempty"`
+	// Path is the file or directory found, if one is.
+	Path string `json:"path,omitempty"`
 }
 
-// DoctorReport is what `doctor --json` prints: the deployment, and each
-// check of it.
+// DoctorReport is what `doctor --json` prints: who runs it, the
+// deployment, and each check of it.
 type DoctorReport struct {
-	StateDir   string     `json:"state_dir"`
-	Owner      string     `json:"owner"`
-	You        string     `json:"you"`
-	Person     bool       `json:"person"`
+	StateDir string `json:"state_dir"`
+	Owner    string `json:"owner"`
+	You      string `json:"you"`
+	Person   bool   `json:"person"`
+	// Agent says what makes this process an agent, if it is one.
+	Agent []string `json:"agent,omitempty"`
+	// Deployment is the caller's own when it is an agent, else the one
+	// the repository's config gives its agents (Configured).
 	Deployment Deployment `json:"deployment"`
+	Configured Deployment `json:"configured,omitempty"`
 	Guarantees string     `json:"guarantees"`
 	Findings   []finding  `json:"findings"`
+	// Fixed is what `doctor --fix` changed; NotFixed what it could not.
+	Fixed    []string `json:"fixed,omitempty"`
+	NotFixed []string `json:"not_fixed,omitempty"`
+	fixed    bool     // --fix ran
 }
 
 func (a cmds) doctorCmd() *cobra.Command {
-	var asJSON bool
+	var asJSON, doFix bool
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Say which trust deployment this repository is in, what it guarantees, and what is wrong",
 		Example: `  agenttree doctor
-  agenttree doctor --json`,
-		Long: "Say who you are to agenttree (a person or an agent, and why), which deployment the\n" +
-			"repository's agents are in (containers, another OS user, or the same user: advisory),\n" +
-			"what that guarantees (docs/SECURITY.md), and check the state directory's permissions,\n" +
-			"the controller's socket and every issue's event chain.\n\n" +
-			"Exit status: 0 nothing wrong, 1 something to fix (each with how).",
+  agenttree doctor --json
+  agenttree doctor --fix   # as the state directory's owner, or root`,
+		Long: "Say who you are to agenttree (a person or an agent, and why), which deployment you are in\n" +
+			"(an agent: its own; a person: the one the repository's config gives its agents: containers,\n" +
+			"another OS user, or the same user: advisory), what that guarantees (docs/SECURITY.md), and\n" +
+			"check who may write each directory on the way to the host's files and the repository's .git,\n" +
+			"the agents' OS user, the controller's socket.\n\n" +
+			"--fix (people only) makes that setup: the group and world write bits off what of the state\n" +
+			"directory, host/ and .git you or root own, and off the directories above it you own (never\n" +
+			"another user's); the state directory and issues/ where missing; with `sandbox: user:NAME`,\n" +
+			"NAME (as root) and its group for the stage documents. It prints what it changed; run again,\n" +
+			"it changes nothing.\n\n" +
+			"Exit status: 0 nothing wrong, 1 something to fix (each with how), 3 --fix run by an agent.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rep, err := a.doctor()
+			rep, err := a.doctor(doFix)
 			if err != nil {
 				return err
 			}
@@ -85,10 +91,11 @@ func (a cmds) doctorCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	cmd.Flags().BoolVar(&doFix, "fix", false, "make the setup doctor describes (people only)")
 	return cmd
 }
 
-func (a cmds) doctor() (*DoctorReport, error) {
+func (a cmds) doctor(doFix bool) (*DoctorReport, error) {
 	stateDir, err := a.StateDir()
 	if err != nil {
 		return nil, err
@@ -98,107 +105,63 @@ func (a cmds) doctor() (*DoctorReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &DoctorReport{StateDir: stateDir, Owner: userName(owner), You: userName(os.Getuid())}
-	why := a.OSAgent(stateDir)
-	rep.Person = why == ""
-	if !rep.Person {
-		rep.You += " — an agent: " + why
+	who := a.whoCalls(stateDir, owner)
+	if doFix && !who.person() {
+		return nil, &cmdutil.ExitError{Code: exitcode.Waiting, Err: errors.New("doctor --fix is for people, and this process is an agent: " +
+			strings.Join(who.why, "; ") + "; a person (the state directory's owner, or root) runs it")}
 	}
-	var found []finding
-	rep.Deployment, rep.Guarantees, found = a.deployment(stateDir)
-	rep.Findings = append(found, hostPermissions(layout)...)
-	rep.Findings = append(rep.Findings, socketFinding(layout))
+	cfg, _, cfgErr := a.LoadConfig()
+	sandbox := ""
+	if cfgErr == nil && cfg.Sandbox.Kind == stages.SandboxUser {
+		sandbox = cfg.Sandbox.Name
+	}
+	rep := &DoctorReport{StateDir: stateDir, Owner: statedir.UserName(owner), You: statedir.UserName(os.Getuid()),
+		Person: who.person(), Agent: who.why, fixed: doFix}
+	if doFix {
+		f := fix(layout, owner, sandbox)
+		rep.Fixed, rep.NotFixed = f.changed, f.failed
+	}
+	switch {
+	case cfgErr != nil:
+		rep.Configured, rep.Guarantees = DeploySameUser, advisory
+		rep.Findings = append(rep.Findings, finding{Check: "config", Detail: cfgErr.Error(), Fix: "fix the config (`agenttree validate`)"})
+	default:
+		rep.Configured, rep.Guarantees = configured(cfg)
+		if sandbox != "" {
+			rep.Findings = append(rep.Findings, agentUserFinding(sandbox, layout, owner))
+		}
+	}
+	rep.Deployment = rep.Configured
+	if !who.person() {
+		rep.Deployment, rep.Guarantees = who.deployment, who.guarantees(sandbox)
+	}
+	if who.deployment == DeployContainers {
+		// A container has its worktree, documents and socket, none of
+		// the host's directories to check.
+		return rep, nil
+	}
+	perms := permissionFindings(layout, owner)
+	rep.Findings = append(rep.Findings, perms...)
+	rep.Findings = append(rep.Findings, leftoverFinding(layout), socketFinding(layout))
+	if rep.Deployment != DeploySameUser && slices.ContainsFunc(perms, func(f finding) bool { return !f.OK }) {
+		rep.Guarantees = "NOT while what is marked FAIL below stands (others may write what only the host should); then " + rep.Guarantees
+	}
 	return rep, nil
 }
 
-// deployment says how this repository's agents are kept from the state:
-// the config's `sandbox:`, or this process being in an agent's container.
-func (a cmds) deployment(stateDir string) (Deployment, string, []finding) {
-	if in, why := identity.InContainer(); in && a.OSAgent(stateDir) != "" {
-		return DeployContainers, "this process is in an agent's container (" + why + "): it reaches the state only through the controller's socket", nil
+// leftoverFinding names what of the first layout is still outside host/
+// once the state directory has the current layout: never adopted, and
+// possibly planted.
+func leftoverFinding(l statedir.Layout) finding {
+	f := finding{Check: "no first-layout files outside host/", OK: true, Detail: "none"}
+	left := l.FirstLayoutLeftovers()
+	if len(left) > 0 {
+		f.OK, f.Path = false, left[0]
+		f.Detail = fmt.Sprintf("%d files of the first layout beside the documents, never adopted as the host's: %s; "+
+			"if they are not yours, an agent may have put them there", len(left), strings.Join(left, ", "))
+		f.Fix = "check them, then remove them or set them aside; one of yours goes under host/ by hand, an issue's then with `agenttree repair ID --adopt`"
 	}
-	cfg, _, err := a.LoadConfig()
-	if err != nil {
-		return DeploySameUser, advisory, []finding{{Check: "config", Detail: err.Error(), Fix: "fix the config (`agenttree validate`)"}}
-	}
-	switch cfg.Sandbox.Kind {
-	case stages.SandboxUser:
-		return DeployOtherUser, "enforced: agents run as " + cfg.Sandbox.Name + ", who can write the stage documents " +
-			"and nothing else of the state; their commands are requests to the controller, which holds them to the " +
-			"repository's config, their session's issue and role", []finding{agentUserFinding(cfg.Sandbox.Name, stateDir)}
-	case stages.SandboxDocker, stages.SandboxPodman:
-		return DeployContainers, "enforced: agents run in " + cfg.Sandbox.String() + " containers that get their worktree, " +
-			"their documents and the controller's socket, nothing else of the state", nil
-	}
-	return DeploySameUser, advisory, nil
-}
-
-const advisory = "advisory: agents that run as the state directory's owner can write its files. " +
-	"The engine holds their commands to the rules (an agent cannot approve, leave a review, move a controller stage, " +
-	"act on another issue, or name another config), and the hash chain of every issue's events catches a hand edit " +
-	"(`agenttree verify`), but a process of that user that sets no agent variables, or recomputes the chain, is not " +
-	"stopped. Set `sandbox: user:NAME` (agents as another OS user) or run them in containers to enforce it (docs/SECURITY.md)"
-
-// agentUserFinding checks that the agents' OS user exists, is not the
-// state's owner, and is in the state directory's group (to write the
-// stage documents).
-func agentUserFinding(name, stateDir string) finding {
-	f := finding{Check: "agents' OS user " + name}
-	u, err := user.Lookup(name)
-	if err != nil {
-		f.Detail, f.Fix = err.Error(), "create it: useradd --create-home "+name
-		return f
-	}
-	owner, _ := identity.Owner(stateDir)
-	if u.Uid == strconv.Itoa(owner) {
-		f.Detail, f.Fix = name+" owns the state directory: it is a person to agenttree", "run agents as a user that does not own "+stateDir
-		return f
-	}
-	gid, err := identity.Group(stateDir)
-	if err != nil {
-		f.Detail = err.Error()
-		return f
-	}
-	groups, _ := u.GroupIds()
-	if !slices.Contains(groups, strconv.Itoa(gid)) {
-		f.Detail = fmt.Sprintf("%s is not in group %d of %s: it cannot write its stage documents", name, gid, stateDir)
-		f.Fix = fmt.Sprintf("usermod -aG %d %s", gid, name)
-		return f
-	}
-	f.OK, f.Detail = true, fmt.Sprintf("uid %s, in the state directory's group %d", u.Uid, gid)
 	return f
-}
-
-// hostPermissions checks that only the owner can write the host's files.
-func hostPermissions(l statedir.Layout) []finding {
-	var writable []string
-	err := filepath.WalkDir(l.Host(), func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return nil // gone meanwhile
-		}
-		if fi.Mode().Type() == 0 || fi.IsDir() {
-			if fi.Mode().Perm()&0o022 != 0 {
-				writable = append(writable, path)
-			}
-		}
-		return nil
-	})
-	f := finding{Check: "host files written by the host only", OK: true, Detail: l.Host() + ": no file or directory others can write"}
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		f.Detail = l.Host() + " does not exist yet (made with the first issue)"
-	case err != nil:
-		f.OK, f.Detail = false, err.Error()
-	case len(writable) > 0:
-		f.OK = false
-		f.Detail = fmt.Sprintf("%d paths others can write, first %s", len(writable), writable[0])
-		f.Fix = "chmod -R go-w " + l.Host()
-	}
-	return []finding{f}
 }
 
 func socketFinding(l statedir.Layout) finding {
@@ -221,21 +184,27 @@ func socketFinding(l statedir.Layout) finding {
 	return f
 }
 
-func userName(uid int) string {
-	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
-		return fmt.Sprintf("%s (uid %d)", u.Username, uid)
-	}
-	return fmt.Sprintf("uid %d", uid)
-}
-
 func (a cmds) printDoctor(rep *DoctorReport) {
-	fmt.Fprintf(a.Out, "state directory: %s, owned by %s\n", rep.StateDir, rep.Owner)
-	who := "a person"
-	if !rep.Person {
-		who = "an agent"
+	for _, line := range rep.Fixed {
+		fmt.Fprintln(a.Out, "fixed: "+line)
 	}
-	fmt.Fprintf(a.Out, "you:             %s — %s\n", rep.You, who)
-	fmt.Fprintf(a.Out, "deployment:      %s\n  %s\n\n", rep.Deployment, rep.Guarantees)
+	for _, line := range rep.NotFixed {
+		fmt.Fprintln(a.Out, "not fixed: "+line)
+	}
+	if rep.fixed && len(rep.Fixed) == 0 {
+		fmt.Fprintln(a.Out, "fixed: nothing (nothing --fix changes was wrong)")
+	}
+	if rep.fixed {
+		fmt.Fprintln(a.Out)
+	}
+	fmt.Fprintf(a.Out, "state directory: %s, owned by %s\n", rep.StateDir, rep.Owner)
+	if rep.Person {
+		fmt.Fprintf(a.Out, "you:             %s — a person\n", rep.You)
+		fmt.Fprintf(a.Out, "deployment:      %s (the repository's agents')\n  %s\n\n", rep.Deployment, rep.Guarantees)
+	} else {
+		fmt.Fprintf(a.Out, "you:             %s — an agent: %s\n", rep.You, strings.Join(rep.Agent, "; "))
+		fmt.Fprintf(a.Out, "deployment:      %s (yours; the repository's config says %s)\n  %s\n\n", rep.Deployment, rep.Configured, rep.Guarantees)
+	}
 	for _, f := range rep.Findings {
 		mark := "ok  "
 		if !f.OK {
