@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"io/fs"
 	"os"
+	"os/exec"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,6 +16,7 @@ import (
 
 	"github.com/agenttree/agenttree/internal/cli/trustcmd"
 	"github.com/agenttree/agenttree/internal/gittest"
+	"github.com/agenttree/agenttree/internal/identity"
 	"github.com/agenttree/agenttree/internal/ostest"
 	"github.com/agenttree/agenttree/internal/testpipeline"
 )
@@ -198,4 +202,43 @@ func TestDoctorFindsAndFixesWhatOthersMayWrite(t *testing.T) {
 	require.Error(t, err, "the agent moved host/ aside: %s", out)
 	assert.Contains(t, string(out), "Permission denied")
 	gittest.Run(t, w.dir, "status") // git still works for the person
+}
+
+// With `sandbox: user:NAME` and no such user, `doctor --fix` run by root
+// makes it, with a group of its own that the stage documents take; run
+// again, it changes nothing.
+func TestDoctorFixMakesTheAgentsUser(t *testing.T) {
+	ostest.OtherUser(t) // root, useradd and setpriv, or skipped
+	const name = "agenttree-doctor"
+	userdel := func() { _ = exec.Command("userdel", "--remove", name).Run() }
+	userdel()
+	t.Cleanup(userdel)
+	w := newWorkspace(t, "sandbox: user:"+name+"\n"+testpipeline.Read(t, "cli"))
+
+	res := w.run(t, humanEnv, "doctor")
+	assert.Equal(t, exitBlocked, res.code, res.stdout)
+	assert.Contains(t, res.stdout, "FAIL agents' OS user "+name)
+	assert.Contains(t, res.stdout, "useradd --system")
+
+	res = w.run(t, humanEnv, "doctor", "--fix")
+	assert.Equal(t, exitOK, res.code, "stdout %s stderr %s", res.stdout, res.stderr)
+	assert.Contains(t, res.stdout, "fixed: made the agents' user "+name)
+	assert.Contains(t, res.stdout, "fixed: made "+filepath.Join(w.dir, "_agenttree", "issues"))
+	assert.Contains(t, res.stdout, "ok   agents' OS user "+name)
+	_, err := user.Lookup(name)
+	require.NoError(t, err)
+
+	res = w.run(t, humanEnv, "doctor", "--fix")
+	assert.Equal(t, exitOK, res.code, res.stdout)
+	assert.Contains(t, res.stdout, "fixed: nothing")
+
+	// The first issue's documents are the agent's to write.
+	id := w.create(t, "One")
+	fi, err := os.Stat(w.issueDir(id))
+	require.NoError(t, err)
+	g, err := user.LookupGroup(name)
+	require.NoError(t, err)
+	_, gid, _ := identity.FileOwner(fi)
+	assert.Equal(t, g.Gid, strconv.Itoa(gid))
+	assert.NotZero(t, fi.Mode().Perm()&0o020)
 }
