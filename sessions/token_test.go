@@ -1,3 +1,5 @@
+//go:build unix
+
 package sessions_test
 
 import (
