@@ -60,6 +60,9 @@ func Open(root string) (*Store, error) {
 	// directory: a bounded wait needs no caller's context.
 	ctx := context.Background()
 	s := &Store{root: root, layout: layout, LockTimeout: 30 * time.Second, now: time.Now, settle: settleTime}
+	if err := hostIsTheHosts(layout); err != nil {
+		return nil, err
+	}
 	adopt, err := s.migrate(ctx)
 	if err != nil {
 		return nil, err
@@ -275,4 +278,29 @@ func (s *Store) write(iss *Issue) ([]byte, error) {
 		return data, err
 	}
 	return data, nil
+}
+
+// hostIsTheHosts refuses a host/ that someone other than the state
+// directory's owner (or root) could have put in place: another user's,
+// writable by its group or everyone, or a symbolic link. An agent that may
+// write _agenttree could otherwise move the host's state aside and put
+// its own in its place, chains recomputed (docs/SECURITY.md). A state
+// directory without host/ yet has nothing to refuse.
+func hostIsTheHosts(layout statedir.Layout) error {
+	fi, err := os.Lstat(layout.Host())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	host, err := layout.HostUID()
+	if err != nil {
+		return err
+	}
+	if why := statedir.Exposed(fi, host, true); why != "" {
+		return fmt.Errorf("%s is not the host's alone: %s; someone else may have put their own state in its place. "+
+			"Nothing was read from it; `agenttree doctor` (run by the person who owns %s) says what to do", layout.Host(), why, layout.Root)
+	}
+	return nil
 }
