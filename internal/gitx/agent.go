@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/exec"
 	"strconv"
+	"strings"
 
 	"github.com/agenttree/agenttree/internal/proc"
 )
@@ -28,10 +29,61 @@ func (r *Repo) FetchFromAgent(ctx context.Context, src string, u proc.User, refs
 	if err != nil {
 		return err
 	}
+	return r.fetchWith(ctx, src, uploadPack, refspec)
+}
+
+// FetchUntrusted fetches refspec from the repository at src, which the
+// host does not trust (an agent's container writes it), into r, with
+// git's upload-pack run by the program uploadPack names (its argv; git
+// adds src's path as the last argument). git holds a fetch from an
+// untrusted repository over its transport within its security boundary
+// (gitsecurityboundary(7): `git clone --no-local` of one is safe):
+// nothing of src's config or hooks runs on the fetching side, which runs
+// hardened besides (no hooks, no fsmonitor, every object checked). The
+// serving side is another matter. An upload-pack the host ran would
+// read src as the host, following whatever src points at on the host's
+// filesystem (objects/info/alternates, a `.git` file, symlinked refs),
+// and serve as src's the history of any repository the host can read.
+// So uploadPack must run where src can reach nothing of the host's: the
+// agent's own sandbox (docs/SECURITY.md, "Agents in containers").
+func (r *Repo) FetchUntrusted(ctx context.Context, src string, uploadPack []string, refspec string) error {
+	if len(uploadPack) == 0 {
+		return fmt.Errorf("fetch from %s: no upload-pack to serve it", src)
+	}
+	quoted := make([]string, len(uploadPack))
+	for i, arg := range uploadPack {
+		quoted[i] = shellQuote(arg)
+	}
+	return r.fetchWith(ctx, src, strings.Join(quoted, " "), refspec)
+}
+
+// fetchWith fetches refspec from src into r, hardened, with uploadPack
+// (shell text) serving it.
+func (r *Repo) fetchWith(ctx context.Context, src, uploadPack, refspec string) error {
 	args := append(append([]string(nil), hardened...),
 		"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--upload-pack="+uploadPack, "--", src, refspec)
-	_, err = r.Run(ctx, args...)
+	_, err := r.Run(ctx, args...)
 	return err
+}
+
+// ParseStatus is the paths `git status --porcelain -z` names in out, as
+// Changes gives them: for what a sandbox's git said of a repository the
+// host runs no git in.
+func ParseStatus(out string) []string { return parseStatus(out) }
+
+// shellQuote is s as one word of sh: single-quoted unless it is plain.
+func shellQuote(s string) string {
+	plain := s != ""
+	for _, c := range s {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.ContainsRune("/._-:,+@", c)) {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // uploadPackAs is the command git runs (through sh) to serve a fetch as
