@@ -255,7 +255,7 @@ func (m *Manager) unsaved(ctx context.Context, repo *gitx.Repo, l *leftover, sav
 		elsewhere = fmt.Sprintf("%s nor on %s", elsewhere, m.cfg().DefaultBranch)
 	}
 	if l.clone != "" {
-		if why, err := m.unsavedInClone(ctx, l, elsewhere); err != nil || why.kind != "" {
+		if why, err := m.unsavedInClone(ctx, repo, l, saved, elsewhere); err != nil || why.kind != "" {
 			return why, err
 		}
 	}

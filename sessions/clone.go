@@ -12,6 +12,7 @@ import (
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/internal/gitx"
 	"github.com/agenttree/agenttree/internal/proc"
+	"github.com/agenttree/agenttree/sessions/sandbox"
 )
 
 // An agent of another OS user (`sandbox: user:NAME`) works in a clone of
@@ -68,19 +69,23 @@ func (m *Manager) agentClone(ctx context.Context, iss *issues.Issue, u *proc.Use
 		_ = wt.undo(ctx, iss.Branch)
 		return nil, fmt.Errorf("give issue %d's clone to %s: %w", iss.ID, u.Name, err)
 	}
-	if err := m.fillClone(ctx, host, agent, iss.Branch); err != nil {
+	if err := m.fillClone(ctx, host, agent, iss.Branch, ""); err != nil {
 		_ = wt.undo(ctx, iss.Branch)
 		return nil, fmt.Errorf("clone the repository for issue %d as %s: %w", iss.ID, u.Name, err)
 	}
 	return wt, nil
 }
 
-// fillClone makes the agent's clone in agent.Dir, running git as the
-// agent: its origin is the host's repository, whose view of the remote
+// fillClone makes the agent's clone in clone.Dir, running git as
+// clone.As (the agent, or the host in an empty directory of its own):
+// its origin is the host's repository, whose view of the remote
 // (refs/remotes/<remote>/*) it mirrors, so that `git fetch origin && git
 // rebase origin/main` there rebases on what the host fetched; it starts
 // on branch from the host's copy of it, else where a worktree would.
-func (m *Manager) fillClone(ctx context.Context, host, agent *gitx.Repo, branch string) error {
+// With origin, the clone's origin is that path at the end (where a
+// container finds the host's repository); else the host's repository's
+// own path.
+func (m *Manager) fillClone(ctx context.Context, host, clone *gitx.Repo, branch, origin string) error {
 	mirror := "+refs/heads/*:refs/remotes/origin/*"
 	if _, err := host.RemoteURL(ctx, m.remote()); err == nil {
 		mirror = "+refs/remotes/" + m.remote() + "/*:refs/remotes/origin/*"
@@ -89,23 +94,34 @@ func (m *Manager) fillClone(ctx context.Context, host, agent *gitx.Repo, branch 
 	if err != nil {
 		return err
 	}
+	// The host's start point, under the name the clone has for it; the
+	// host's own branch (work taken in before) first.
+	from := "+" + start + ":refs/agenttree/start"
+	if local, _ := host.RefExists(ctx, "refs/heads/"+branch); local {
+		from = "+refs/heads/" + branch + ":refs/agenttree/start"
+	}
+	uploadPack := []string{"config", "remote.origin.uploadpack", agentUploadPack}
 	steps := [][]string{
 		{"init", "--quiet"},
 		{"config", "remote.origin.url", host.Dir},
 		{"config", "remote.origin.fetch", mirror},
-		{"config", "remote.origin.uploadpack", agentUploadPack},
-		{"fetch", "--quiet", "origin"},
-		// The host's start point, under the name the agent's clone has
-		// for it; the host's own branch (work taken in before) first.
-		{"fetch", "--quiet", "origin", "+" + start + ":refs/agenttree/start"},
-		{"checkout", "--quiet", "-b", branch, "refs/agenttree/start"},
-		{"update-ref", "-d", "refs/agenttree/start"},
 	}
-	if local, _ := host.RefExists(ctx, "refs/heads/"+branch); local {
-		steps[5] = []string{"fetch", "--quiet", "origin", "+refs/heads/" + branch + ":refs/agenttree/start"}
+	if origin == "" {
+		// The agent reads the host's repository with it from the start.
+		steps = append(steps, uploadPack)
+	}
+	steps = append(steps,
+		[]string{"fetch", "--quiet", "origin"},
+		[]string{"fetch", "--quiet", "origin", from},
+		[]string{"checkout", "--quiet", "-b", branch, "refs/agenttree/start"},
+		[]string{"update-ref", "-d", "refs/agenttree/start"})
+	if origin != "" {
+		// The host's own fetches above used its own upload-pack; the
+		// agent's, in its container, reads a repository it may not own.
+		steps = append(steps, uploadPack, []string{"config", "remote.origin.url", origin})
 	}
 	for _, args := range steps {
-		if _, err := agent.Run(ctx, args...); err != nil {
+		if _, err := clone.Run(ctx, args...); err != nil {
 			return err
 		}
 	}
@@ -131,10 +147,10 @@ func ownedBy(path string, u *proc.User) error {
 
 // TakeWork fetches the work on issue id's branch from its agent's clone
 // into the host's repository (refs/heads/<branch>), when its agent is of
-// another OS user: the host's gates, pushes and PR see what the agent
-// committed. It does nothing for an agent that works in a linked
-// worktree, whose commits are the host's already. Call it before the
-// gates of the agent's `next`.
+// another OS user or in a container: the host's gates, pushes and PR see
+// what the agent committed. It does nothing for an agent that works in a
+// linked worktree, whose commits are the host's already. Call it before
+// the gates of the agent's `next`.
 func (m *Manager) TakeWork(ctx context.Context, id int) error {
 	rec, err := m.records().get(id)
 	if errors.Is(err, ErrNoSession) {
@@ -142,6 +158,9 @@ func (m *Manager) TakeWork(ctx context.Context, id int) error {
 	}
 	if err != nil || !rec.Clone {
 		return err
+	}
+	if box, ok := sandbox.ContainerOf(rec.Sandbox); ok {
+		return m.takeFromBox(ctx, box, rec)
 	}
 	u, err := proc.LookupUser(sandboxUser(rec.Sandbox))
 	if err != nil {
@@ -166,8 +185,12 @@ func sandboxUser(sandbox string) string {
 // unsavedInClone says what work exists only in l's clone, asked of git
 // running as the agent (its config and hooks are the agent's): changes
 // not committed, or commits on none of the remote's branches as the
-// clone last fetched them from the host (fetched again first).
-func (m *Manager) unsavedInClone(ctx context.Context, l *leftover, elsewhere string) (refusal, error) {
+// clone last fetched them from the host (fetched again first). A
+// container's clone is unsavedInBox's.
+func (m *Manager) unsavedInClone(ctx context.Context, repo *gitx.Repo, l *leftover, saved []string, elsewhere string) (refusal, error) {
+	if box, ok := sandbox.ContainerOf(l.rec.Sandbox); ok {
+		return m.unsavedInBox(ctx, repo, box, l, saved, elsewhere)
+	}
 	u, err := proc.LookupUser(sandboxUser(l.rec.Sandbox))
 	if err != nil {
 		return refusal{}, err
@@ -199,9 +222,10 @@ func (m *Manager) unsavedInClone(ctx context.Context, l *leftover, elsewhere str
 
 // Refresh brings the host's view of the remote up to date when issue
 // id's agent works in a clone of its own, whose `origin` is the host's
-// repository: before the agent is told to rebase on origin/main, that
-// must be the remote's main, not what the host last fetched. Nothing for
-// an agent in a linked worktree, which fetches from the remote itself.
+// repository (a container's, read-only at sandbox.ContainerOrigin):
+// before the agent is told to rebase on origin/main, that must be the
+// remote's main, not what the host last fetched. Nothing for an agent in
+// a linked worktree, which fetches from the remote itself.
 func (m *Manager) Refresh(ctx context.Context, id int) error {
 	rec, err := m.records().get(id)
 	if errors.Is(err, ErrNoSession) {

@@ -16,17 +16,110 @@ import (
 	"github.com/agenttree/agenttree/sessions"
 )
 
-// fakeDocker stands for a docker whose daemon has every image: it
-// writes the arguments of `run` and what the container would get of its
-// environment beside itself, then echoes what is typed, as an agent.
-const fakeDocker = `#!/bin/sh
-[ "$1" = image ] && exit 0
-out="${0%/*}/run"
-printf '%s\n' "$@" > "$out.args"
-{ echo "AGENTTREE_ISSUE=$AGENTTREE_ISSUE"; echo "AGENTTREE_ROLE=$AGENTTREE_ROLE"; echo "AGENTTREE_TOKEN=$AGENTTREE_TOKEN"; echo "AGENTTREE_TOKEN_FILE=$AGENTTREE_TOKEN_FILE"; } > "$out.tmp"
-mv "$out.tmp" "$out.env"
-exec cat
+// standInRuntime is docker as this machine has none: `image inspect`
+// finds every image, `rm` removes nothing, and `run` writes its
+// arguments beside itself (run.args for the agent's run, the one with a
+// terminal; a line of runs for every run) and the AGENTTREE_ variables
+// of its own environment (run.env), then runs the command in a container
+// of its own making: a private mount namespace (unshare; root only)
+// whose root, a tmpfs, holds the host's system directories and the
+// image's, read-only, and what -v mounts, nothing else. The host's
+// repository, the state and the test's directories are not there. It
+// passes the environment -e names and a PATH and HOME, works in -w, and
+// with --network=none has no network.
+const standInRuntime = `#!/bin/sh
+here=${0%/*}
+image_dirs=@IMAGE@
+case $1 in
+image|rm) exit 0 ;;
+run) ;;
+*) echo "stand-in runtime: no command $1" >&2; exit 125 ;;
+esac
+echo "$*" >> "$here/runs"
+case " $* " in
+*" -t "*)
+	printf '%s\n' "$@" > "$here/run.args"
+	{ echo "AGENTTREE_ISSUE=$AGENTTREE_ISSUE"; echo "AGENTTREE_ROLE=$AGENTTREE_ROLE"; echo "AGENTTREE_TOKEN=$AGENTTREE_TOKEN"; echo "AGENTTREE_TOKEN_FILE=$AGENTTREE_TOKEN_FILE"; } > "$here/run.tmp"
+	mv "$here/run.tmp" "$here/run.env" ;;
+esac
+shift
+if [ "$(id -u)" != 0 ] || ! command -v unshare >/dev/null || ! command -v chroot >/dev/null; then
+	echo "stand-in runtime: a container needs root, unshare and chroot" >&2
+	exit 125
+fi
+q() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
+envs="'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' 'HOME=/root'"
+mounts=
+wd=/
+net=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--rm|-i|-t|--pull=never) ;;
+	--network=none) net=--net ;;
+	--name) shift ;;
+	-w) shift; wd=$1 ;;
+	-e) shift
+		case $1 in
+		*=*) envs="$envs $(q "$1")" ;;
+		*) if v=$(printenv "$1"); then envs="$envs $(q "$1=$v")"; fi ;;
+		esac ;;
+	-v) shift
+		src=${1%%:*}; rest=${1#*:}; dst=${rest%%:*}; mode=
+		[ "$rest" != "$dst" ] && mode=${rest#*:}
+		mounts="$mounts
+bind $(q "$src") $(q "$dst") $(q "$mode")" ;;
+	-*) echo "stand-in runtime: unknown option $1" >&2; exit 125 ;;
+	*) break ;;
+	esac
+	shift
+done
+[ $# -gt 1 ] || { echo "stand-in runtime: no image, or no command" >&2; exit 125; }
+shift
+cmd=
+for a; do cmd="$cmd $(q "$a")"; done
+root=$(mktemp -d "$here/root.XXXXXX") || exit 125
+{
+	echo 'set -e'
+	echo "R=$(q "$root")"
+	cat <<'SETUP'
+ro() { mount -o remount,bind,ro "$1"; }
+sys() {
+	if [ -L "$1" ]; then ln -s "$(readlink "$1")" "$R$1"
+	elif [ -d "$1" ]; then mkdir -p "$R$1"; mount --rbind "$1" "$R$1"; ro "$R$1"; fi
+}
+bind() {
+	if [ -d "$1" ]; then mkdir -p "$R$2"; else mkdir -p "$R${2%/*}"; : > "$R$2"; fi
+	mount --bind "$1" "$R$2"
+	if [ "$3" = ro ]; then ro "$R$2"; fi
+}
+mount -t tmpfs stand-in "$R"
+for d in /usr /bin /sbin /lib /lib32 /lib64 /libx32 /etc; do sys "$d"; done
+mkdir -p "$R/dev" "$R/proc" "$R/tmp" "$R/root"
+chmod 1777 "$R/tmp"
+mount --rbind /dev "$R/dev"
+mount -t proc proc "$R/proc"
+SETUP
+	for d in $image_dirs; do echo "bind $(q "$d") $(q "$d") ro"; done
+	echo "$mounts"
+	echo "exec chroot \"\$R\" /usr/bin/env -i $envs /bin/sh -c 'cd \"\$1\" && shift && exec \"\$@\"' container $(q "$wd")$cmd"
+} > "$root.sh"
+unshare --mount --propagation private $net sh "$root.sh"
+rc=$?
+rmdir "$root"
+rm -f "$root.sh"
+exit $rc
 `
+
+// standIn writes standInRuntime as docker in a directory of its own,
+// with image the directories of the image's own files, and returns the
+// directory.
+func standIn(t *testing.T, image ...string) string {
+	t.Helper()
+	bin := t.TempDir()
+	script := strings.Replace(standInRuntime, "@IMAGE@", "'"+strings.Join(image, " ")+"'", 1)
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "docker"), []byte(script), 0o755))
+	return bin
+}
 
 // listenController opens the controller's socket of r's state, as a
 // running controller does; the state is made with the first issue.
@@ -37,16 +130,16 @@ func (r *rig) listenController() {
 }
 
 func TestStartRunsTheAgentInAContainer(t *testing.T) {
-	bin := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(bin, "docker"), []byte(fakeDocker), 0o755))
-	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	r := newRig(t, "sandbox: docker:agent:1")
+	bin := standIn(t, r.bin)
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	iss := r.create("Boxed", "work")
 	r.listenController()
 
 	res, err := r.m.Start(context.Background(), iss.ID, sessions.Options{})
 	require.NoError(t, err)
 	assert.Equal(t, "docker:agent:1", res.Session.Sandbox)
+	assert.True(t, res.Session.Clone, "the agent works in a clone of its own, not a linked worktree")
 
 	env := filepath.Join(bin, "run.env")
 	require.Eventually(t, func() bool { _, err := os.Stat(env); return err == nil }, 10*time.Second, 20*time.Millisecond)
@@ -54,6 +147,7 @@ func TestStartRunsTheAgentInAContainer(t *testing.T) {
 	args := readAll(t, filepath.Join(bin, "run.args"))
 	assert.Equal(t, strings.Join([]string{"run", "--rm", "-i", "-t", "--name", "agenttree-shop-developer-1",
 		"-v", res.Session.Worktree + ":/work", "-w", "/work",
+		"-v", filepath.Join(r.repo, ".git") + ":/agenttree/origin:ro",
 		"-v", layout.Docs(iss.ID) + ":/agenttree/docs",
 		"-v", filepath.Dir(layout.Socket()) + ":/agenttree/run",
 		"-e", "AGENTTREE_SOCKET=/agenttree/run/controller.sock",
@@ -82,8 +176,7 @@ func TestStartInAContainerThatCannotRunLeavesNothing(t *testing.T) {
 		}
 		require.NoError(t, os.Symlink(path, filepath.Join(tools, tool)))
 	}
-	withDocker := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(withDocker, "docker"), []byte(fakeDocker), 0o755))
+	withDocker := standIn(t)
 
 	for _, tt := range []struct {
 		name    string

@@ -30,10 +30,12 @@ type Record struct {
 	PanePID  int    `yaml:"pane_pid,omitempty" json:"pane_pid,omitempty"`
 	Worktree string `yaml:"worktree" json:"worktree"`
 	// Clone: Worktree is the agent's own clone (an agent of another OS
-	// user), not a linked worktree of the host's repository.
+	// user, or in a container), not a linked worktree of the host's
+	// repository.
 	Clone  bool   `yaml:"clone,omitempty" json:"clone,omitempty"`
 	Branch string `yaml:"branch" json:"branch"`
-	// Sandbox is where the agent runs (none, user:NAME).
+	// Sandbox is where the agent runs (none, user:NAME, docker:IMAGE,
+	// podman:IMAGE).
 	Sandbox string    `yaml:"sandbox" json:"sandbox"`
 	Started time.Time `yaml:"started" json:"started"`
 	// Restarts counts the times the agent was started again since

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agenttree/agenttree/controller/api"
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/internal/gitx"
 	"github.com/agenttree/agenttree/internal/outbox"
 	"github.com/agenttree/agenttree/internal/tmux"
 	"github.com/agenttree/agenttree/sessions/sandbox"
@@ -151,9 +152,12 @@ func (m *Manager) launch(ctx context.Context, iss *issues.Issue, rec *Record, l 
 	cleanup := context.WithoutCancel(ctx)
 
 	var wt *worktree
-	if l.User != nil {
+	switch {
+	case l.User != nil:
 		wt, err = m.agentClone(ctx, iss, l.User)
-	} else {
+	case l.InContainer():
+		wt, err = m.containerClone(ctx, iss)
+	default:
 		wt, err = m.worktree(ctx, iss)
 	}
 	if err != nil {
@@ -190,9 +194,9 @@ func (m *Manager) launch(ctx context.Context, iss *issues.Issue, rec *Record, l 
 	if !l.InContainer() {
 		l.Env = append(l.Env, api.TokenFileEnv+"="+tokenFile)
 	}
-	if wt.clone {
+	if wt.clone && !l.InContainer() {
 		// The clone holds no state directory: the agent's commands ask
-		// the controller, at its socket.
+		// the controller, at its socket (a container's is in its argv).
 		l.Env = append(l.Env, "AGENTTREE_SOCKET="+m.Engine.Store.Layout().Socket())
 	}
 	if rec.Pane, rec.PanePID, err = m.newSession(ctx, rec.Session, wt.path, l); err != nil {
@@ -265,6 +269,14 @@ func (m *Manager) tokens() *api.Sessions { return api.OpenSessions(m.Engine.Stor
 // session, in the configured sandbox, or why it cannot.
 func (m *Manager) plan(ctx context.Context, command string, id int, session string) (*sandbox.Launch, error) {
 	layout := m.Engine.Store.Layout()
-	return sandbox.Plan(ctx, m.cfg().Sandbox, command, session,
-		sandbox.Mounts{Issue: id, Docs: layout.Docs(id), Socket: layout.Socket(), Token: layout.AgentToken(id)})
+	mounts := sandbox.Mounts{Issue: id, Docs: layout.Docs(id), Socket: layout.Socket(), Token: layout.AgentToken(id)}
+	if _, ok := sandbox.ContainerOf(m.cfg().Sandbox.String()); ok {
+		// The origin of the agent's clone.
+		gitDir, err := (&gitx.Repo{Dir: m.repo()}).Run(ctx, "rev-parse", "--path-format=absolute", "--git-common-dir")
+		if err != nil {
+			return nil, fmt.Errorf("find the git directory of %s, which the agent's container gets read-only: %w", m.repo(), err)
+		}
+		mounts.Origin = gitDir
+	}
+	return sandbox.Plan(ctx, m.cfg().Sandbox, command, session, mounts)
 }

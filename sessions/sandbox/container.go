@@ -17,10 +17,13 @@ import (
 	"github.com/agenttree/agenttree/stages"
 )
 
-// Where a container finds what it gets of the host: its worktree (its
+// Where a container finds what it gets of the host: its clone (its
 // working directory), its issue's documents and the controller's socket.
 const (
-	containerWork   = "/work"
+	containerWork = "/work"
+	// ContainerOrigin is where a container finds the host's repository
+	// (its git directory), read-only: the origin of the agent's clone.
+	ContainerOrigin = "/agenttree/origin"
 	containerDocs   = "/agenttree/docs"
 	containerRun    = "/agenttree/run"
 	containerSocket = containerRun + "/controller.sock"
@@ -43,8 +46,9 @@ type box struct {
 	// name is the container's, made of the tmux session's.
 	name string
 	// docs and socket are the host's issue documents and controller
-	// socket, token the file of the session's token.
-	docs, socket, token string
+	// socket, token the file of the session's token, origin the host
+	// repository's git directory (empty: not mounted).
+	docs, socket, token, origin string
 	// command is the agent's command, run by the image's sh.
 	command string
 }
@@ -55,12 +59,18 @@ type box struct {
 // into text.
 func (b *box) argv(dir string) []string {
 	argv := []string{string(b.runtime), "run", "--rm", "-i", "-t", "--name", b.name,
-		"-v", dir + ":" + containerWork, "-w", containerWork,
-		"-v", b.docs + ":" + containerDocs,
+		"-v", dir + ":" + containerWork, "-w", containerWork}
+	if b.origin != "" {
+		// Read-only: the agent fetches from it and writes nothing of the
+		// host's (its object store, its refs).
+		argv = append(argv, "-v", b.origin+":"+ContainerOrigin+":ro")
+	}
+	argv = append(argv,
+		"-v", b.docs+":"+containerDocs,
 		// The socket's directory, not the socket: a restarted controller's
 		// new socket is seen there.
-		"-v", filepath.Dir(b.socket) + ":" + containerRun,
-		"-e", "AGENTTREE_SOCKET=" + containerSocket}
+		"-v", filepath.Dir(b.socket)+":"+containerRun,
+		"-e", "AGENTTREE_SOCKET="+containerSocket)
 	if b.token != "" {
 		argv = append(argv, "-v", b.token+":"+containerToken+":ro", "-e", "AGENTTREE_TOKEN_FILE="+containerToken)
 	}
@@ -158,4 +168,90 @@ func RemoveContainer(ctx context.Context, sandbox, session string) {
 	ctx, cancel := context.WithTimeout(ctx, inspectTimeout)
 	defer cancel()
 	_ = exec.CommandContext(ctx, runtime, "rm", "-f", containerName(session)).Run()
+}
+
+// Box is the container sandbox an agent runs in, as its session's record
+// names it (stages.Sandbox's text, "docker:IMAGE"): where the host runs
+// git on the agent's clone. Whatever the container writes there (the
+// clone's config, hooks, alternates, symlinks) is the agent's: git the
+// host ran there would run the agent's hooks and follow its pointers to
+// the host's files, so the host's git never runs in it. What the host
+// must ask of the clone, it asks git in a throwaway container of the
+// agent's own image that gets the clone alone, read-only, and no network
+// (docs/SECURITY.md, "Agents in containers").
+type Box struct {
+	Runtime stages.SandboxKind // docker or podman
+	Image   string
+}
+
+// ContainerOf is the container sandbox names; false when it names none.
+func ContainerOf(sandbox string) (Box, bool) {
+	runtime, image, ok := strings.Cut(sandbox, ":")
+	kind := stages.SandboxKind(runtime)
+	if !ok || image == "" || (kind != stages.SandboxDocker && kind != stages.SandboxPodman) {
+		return Box{}, false
+	}
+	return Box{Runtime: kind, Image: image}, true
+}
+
+func (b Box) String() string { return string(b.Runtime) + ":" + b.Image }
+
+// UploadPack is the argv that serves a fetch from the clone at dir
+// (gitx.FetchUntrusted, which adds dir as the last argument): git's
+// upload-pack in a throwaway container, with the clone at the same path
+// as on the host, so that the path git adds names it there.
+func (b Box) UploadPack(dir string) ([]string, error) {
+	argv, err := b.run(dir, dir, "-i")
+	if err != nil {
+		return nil, err
+	}
+	return append(argv, "git", "upload-pack"), nil
+}
+
+// Git runs git with args in a throwaway container on the clone at dir
+// (at /work, its working directory, as the agent sees it) and returns
+// what git printed; an error says what the runtime or git said.
+func (b Box) Git(ctx context.Context, dir string, args ...string) (string, error) {
+	argv, err := b.run(dir, containerWork, "-w", containerWork)
+	if err != nil {
+		return "", err
+	}
+	argv = append(append(argv, "git"), args...)
+	ctx, cancel := context.WithTimeout(ctx, helperTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	proc.Group(cmd)
+	cmd.WaitDelay = time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if ctx.Err() != nil {
+			err = fmt.Errorf("no answer within %s: %w", helperTimeout, ctx.Err())
+		}
+		if said := strings.Join(lines.Last(stderr.String(), 3), "; "); said != "" {
+			err = fmt.Errorf("%w: %s", err, said)
+		}
+		return "", fmt.Errorf("git %s on %s, in a container of %s: %w", strings.Join(args, " "), dir, b, err)
+	}
+	return stdout.String(), nil
+}
+
+// helperTimeout bounds one run of git in a throwaway container: the
+// image is here, so it is a start and one git command.
+const helperTimeout = 2 * time.Minute
+
+// run is the argv of a throwaway container of b's image, up to the
+// image, with the clone at dir mounted read-only at target and opts.
+// --pull=never: an image gone since the agent started is an error, not
+// a download.
+func (b Box) run(dir, target string, opts ...string) ([]string, error) {
+	if err := checkMount("the agent's clone", dir, false); err != nil {
+		return nil, err
+	}
+	if strings.HasPrefix(b.Image, "-") {
+		return nil, fmt.Errorf("%w: sandbox %s: an image name cannot start with '-'", ErrUnavailable, b)
+	}
+	argv := []string{string(b.Runtime), "run", "--rm", "--network=none", "--pull=never"}
+	argv = append(argv, opts...)
+	return append(argv, "-v", dir+":"+target+":ro", b.Image), nil
 }

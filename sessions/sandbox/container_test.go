@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -24,6 +25,7 @@ func TestContainerArgv(t *testing.T) {
 		{runtime: stages.SandboxDocker, session: "shop-developer-1", want: []string{
 			"docker", "run", "--rm", "-i", "-t", "--name", "agenttree-shop-developer-1",
 			"-v", "/wt/issue-1:/work", "-w", "/work",
+			"-v", "/repo/.git:/agenttree/origin:ro",
 			"-v", "/state/issues/001:/agenttree/docs",
 			"-v", "/state/run:/agenttree/run",
 			"-e", "AGENTTREE_SOCKET=/agenttree/run/controller.sock",
@@ -33,6 +35,7 @@ func TestContainerArgv(t *testing.T) {
 		{runtime: stages.SandboxPodman, session: "my shop/dev ü+1", want: []string{
 			"podman", "run", "--rm", "-i", "-t", "--name", "agenttree-my-shop-dev---1",
 			"-v", "/wt/issue-1:/work", "-w", "/work",
+			"-v", "/repo/.git:/agenttree/origin:ro",
 			"-v", "/state/issues/001:/agenttree/docs",
 			"-v", "/state/run:/agenttree/run",
 			"-e", "AGENTTREE_SOCKET=/agenttree/run/controller.sock",
@@ -42,7 +45,8 @@ func TestContainerArgv(t *testing.T) {
 	} {
 		t.Run(string(tt.runtime), func(t *testing.T) {
 			b := &box{runtime: tt.runtime, image: "agent:latest", name: containerName(tt.session),
-				docs: "/state/issues/001", socket: "/state/run/controller.sock", token: "/state/host/agents/001.token", command: `claude --model "$MODEL"; echo 'done'`}
+				docs: "/state/issues/001", socket: "/state/run/controller.sock", token: "/state/host/agents/001.token", origin: "/repo/.git",
+				command: `claude --model "$MODEL"; echo 'done'`}
 			assert.Equal(t, tt.want, b.argv("/wt/issue-1"))
 		})
 	}
@@ -172,4 +176,56 @@ func TestEndRemovesTheContainer(t *testing.T) {
 	podman := fakeRuntime(t, "podman", "", 0)
 	RemoveContainer(context.Background(), "none", "shop-developer-2")
 	assert.NoFileExists(t, podman, "a host session asks no runtime")
+}
+
+func TestContainerOf(t *testing.T) {
+	for _, tt := range []struct {
+		sandbox string
+		want    Box
+		ok      bool
+	}{
+		{sandbox: "docker:agent:1", want: Box{Runtime: stages.SandboxDocker, Image: "agent:1"}, ok: true},
+		{sandbox: "podman:registry.example/agent@sha256:ab", want: Box{Runtime: stages.SandboxPodman, Image: "registry.example/agent@sha256:ab"}, ok: true},
+		{sandbox: "docker:"},
+		{sandbox: "user:agent"},
+		{sandbox: "none"},
+		{sandbox: ""},
+	} {
+		t.Run(tt.sandbox, func(t *testing.T) {
+			got, ok := ContainerOf(tt.sandbox)
+			assert.Equal(t, tt.ok, ok)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+// The host asks git about an agent's clone only in a throwaway container
+// of the agent's image that gets the clone alone, read-only, and no
+// network; an image gone meanwhile is not pulled.
+func TestBoxRunsGitOnTheCloneAlone(t *testing.T) {
+	clone := t.TempDir()
+	b := Box{Runtime: stages.SandboxPodman, Image: "agent:1"}
+
+	argv, err := b.UploadPack(clone)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"podman", "run", "--rm", "--network=none", "--pull=never", "-i",
+		"-v", clone + ":" + clone + ":ro", "agent:1", "git", "upload-pack"}, argv)
+
+	args := fakeRuntime(t, "podman", "", 0)
+	_, err = b.Git(t.Context(), clone, "status", "--porcelain")
+	require.NoError(t, err)
+	assert.Equal(t, strings.Join([]string{"run", "--rm", "--network=none", "--pull=never", "-w", "/work",
+		"-v", clone + ":/work:ro", "agent:1", "git", "status", "--porcelain"}, "\n")+"\n", readFile(t, args))
+
+	fakeRuntime(t, "podman", "Error: agent:1: image not known", 125)
+	_, err = b.Git(t.Context(), clone, "status")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "git status on "+clone+", in a container of podman:agent:1: exit status 125: Error: agent:1: image not known")
+
+	colon := filepath.Join(t.TempDir(), "a:b")
+	require.NoError(t, os.Mkdir(colon, 0o755))
+	_, err = b.UploadPack(colon)
+	assert.ErrorContains(t, err, "its path holds a ':'")
+	_, err = Box{Runtime: stages.SandboxDocker, Image: "--privileged"}.UploadPack(clone)
+	assert.ErrorContains(t, err, "an image name cannot start with '-'")
 }

@@ -52,6 +52,9 @@ type Mounts struct {
 	Socket string
 	// Token is the file holding the session's token, mounted read-only.
 	Token string
+	// Origin is the host repository's git directory, mounted read-only
+	// at ContainerOrigin: the origin of the agent's clone. Empty: none.
+	Origin string
 }
 
 // Plan is how command runs in tmux session session, in sandbox, or why
@@ -83,8 +86,9 @@ func onHost(command string, sandbox stages.Sandbox) (*Launch, error) {
 }
 
 // inContainer is how command runs in a container of the sandbox's image,
-// which gets the issue's worktree, its documents and the controller's
-// socket, nothing else of the state (docs/SECURITY.md). The program the
+// which gets the agent's clone, the host's git directory read-only (the
+// clone's origin), the issue's documents and the controller's socket,
+// nothing else of the state (docs/SECURITY.md). The program the
 // command runs is the image's, so the host's PATH is not searched.
 func inContainer(ctx context.Context, sandbox stages.Sandbox, command, session string, mounts Mounts) (*Launch, error) {
 	if _, err := firstProgram(command); err != nil {
@@ -94,9 +98,14 @@ func inContainer(ctx context.Context, sandbox stages.Sandbox, command, session s
 		return nil, err
 	}
 	b := &box{runtime: sandbox.Kind, image: sandbox.Name, name: containerName(session),
-		docs: mounts.Docs, socket: mounts.Socket, token: mounts.Token, command: command}
+		docs: mounts.Docs, socket: mounts.Socket, token: mounts.Token, origin: mounts.Origin, command: command}
 	if err := checkMount(fmt.Sprintf("issue %d's documents", mounts.Issue), b.docs, false); err != nil {
 		return nil, err
+	}
+	if b.origin != "" {
+		if err := checkMount("the repository's git directory", b.origin, false); err != nil {
+			return nil, err
+		}
 	}
 	if err := checkMount("the controller's socket", b.socket, true); err != nil {
 		return nil, err
@@ -108,7 +117,7 @@ func inContainer(ctx context.Context, sandbox stages.Sandbox, command, session s
 func (l *Launch) InContainer() bool { return l.box != nil }
 
 // At finishes l for the worktree at dir, where its session starts: a
-// container mounts it as its working directory.
+// container mounts it (the agent's clone) as its working directory.
 func (l *Launch) At(dir string) error {
 	if l.box == nil {
 		return nil
