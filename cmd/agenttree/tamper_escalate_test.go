@@ -194,7 +194,10 @@ func TestApprovalAddedByHandEscalates(t *testing.T) {
 			r.checkoutAndCommit(t, id)
 			stage := tt.before(t, r, id)
 			spent := r.issue(t, id).Attempts
-			sent := r.stepBacksSent(t, id)
+			// The controller queues a step back's message just after the
+			// step back: counted once it is there, not before.
+			require.Eventually(t, func() bool { return r.stepBacksSent(t, id) == tt.backs }, settleWithin, lookEvery, "one message per step back")
+			sent := tt.backs
 
 			head := strings.TrimSpace(gittest.Run(t, r.dir, "rev-parse", "HEAD"))
 			path := filepath.Join(r.forgeDir(), "prs", "1.yaml")
