@@ -170,15 +170,20 @@ func TestAnotherUsersAgentDoesItsWholeJob(t *testing.T) {
 	// A token another session of the same user reads acts for nobody.
 	other := r.create(t, "Someone else's issue", "--stage", "implement.feedback")
 	agent.fifo(t, other)
-	res = r.run(t, humanEnv, "start", itoa(other))
+	res = r.run(t, humanEnv, "start", itoa(other), "--json")
 	require.Equal(t, exitOK, res.code, "stdout %s stderr %s", res.stdout, res.stderr)
 	before := r.issue(t, other)
+	stolen, err := os.ReadFile(layout.AgentToken(other))
+	require.NoError(t, err)
 	out, code = agent.do(t, other, fmt.Sprintf(`AGENTTREE_TOKEN=$(cat %q) "$AT" next -i %d`, layout.AgentToken(other), other))
 	assert.Contains(t, out, "issue 2 is blocked at implement.feedback", "its own token, read from its file, acts (its gates are checked): %s", out)
 	out, code = agent.do(t, id, fmt.Sprintf(`AGENTTREE_TOKEN=$(cat %q) AGENTTREE_TOKEN_FILE= "$AT" next -i %d`, layout.AgentToken(other), other))
 	assert.NotEqual(t, 0, code, out)
 	assert.Contains(t, out, "is not of the session of issue")
 	assert.Equal(t, before.Version, r.issue(t, other).Version, "the stolen token changed nothing")
+	for what, text := range map[string]string{"start --json": res.stdout + res.stderr, "the controller's log": r.controllerLog(t), "the refusal": out} {
+		assert.NotContains(t, text, strings.TrimSpace(string(stolen)), "%s shows the token", what)
+	}
 
 	// The host runs nothing of the agents' clones: with an fsmonitor
 	// hook in each clone's config, `start --restart` and `clean` (which
