@@ -49,7 +49,7 @@ func notify(ctx context.Context, e *engine.Engine, iss *issues.Issue, m outbox.M
 	cmd.Dir = e.WorkDir
 	// {{project}} and {{role}} are the controller's, beside the issue's own.
 	cmd.Env = append(append(gitx.Environ(), env...),
-		"AGENTTREE_VAR_PROJECT="+e.Config.Project, "AGENTTREE_VAR_ROLE="+string(sessions.AgentRole(e.Config, iss)),
+		"AGENTTREE_VAR_PROJECT="+e.Config.ProjectName(), "AGENTTREE_VAR_ROLE="+string(sessions.AgentRole(e.Config, iss)),
 		"AGENTTREE_EVENT="+m.Kind, "AGENTTREE_MESSAGE="+m.Text)
 	cmd.Stdin = bytes.NewReader(payload)
 	var out bytes.Buffer

@@ -97,10 +97,13 @@ func AgentRole(cfg *stages.Config, iss *issues.Issue) stages.Role {
 }
 
 // Name is the tmux session of iss's agent of role: the config's
-// tmux.session template over the project, the role and the issue. For
-// AgentRole it is the session the controller delivers iss's messages to.
+// tmux.session template over the project (without `project:`, the
+// repository's directory name, as worktrees are named: two repositories
+// on one tmux server must not share their agents' sessions), the role and
+// the issue. For AgentRole it is the session the controller delivers iss's
+// messages to.
 func Name(cfg *stages.Config, iss *issues.Issue, role stages.Role) string {
-	vars := map[string]string{"project": cfg.Project, "role": string(role), "issue_id": strconv.Itoa(iss.ID),
+	vars := map[string]string{"project": cfg.ProjectName(), "role": string(role), "issue_id": strconv.Itoa(iss.ID),
 		"issue_title": iss.Title, "stage": iss.Stage, "branch": iss.Branch}
 	return tmux.SessionName(stages.Render(cfg.Tmux.Session, vars))
 }
