@@ -106,7 +106,7 @@ func TopLevel() []Key {
 		}},
 		{Name: "tmux", Type: TypeSection, Doc: "Where agents' tmux sessions are.", Keys: []Key{
 			{Name: "session", Type: TypeTemplate, Default: `"{{project}}-{{role}}-{{issue_id}}"`,
-				Doc: "The name of an agent's session; it must hold {{issue_id}}, and may not hold `.` or `:`."},
+				Doc: "The name of an agent's session; it should hold {{issue_id}} (validate warns when it does not: agents of different issues would share a session), and may not hold `.` or `:`."},
 			{Name: "socket", Type: TypeString, Example: "_agenttree/run/tmux.sock",
 				Doc: "The tmux server's socket, relative to the config file. Default: tmux's own server."},
 			{Name: "manager", Type: TypeString, Example: "main",

@@ -282,7 +282,7 @@ func (w *mdWriter) placeholders(cat Catalog) {
 	w.p("## Placeholders")
 	w.p("Messages, template parameters and `run` commands use `{{name}}` placeholders. The loader refuses a placeholder " +
 		"that nothing provides. A `run` command gets each value as an environment variable, never as shell text. " +
-		"Beside these, a template may use the issue's own variables (`agenttree issue create --var`) and the keys " +
+		"Beside these, a template may use the issue's own variables (`agenttree issue create --set NAME=VALUE`) and the keys " +
 		"`run` reports through its `outputs:`.")
 	w.table("Placeholder", "Provided by", "Description")
 	for _, ph := range Placeholders(cat) {

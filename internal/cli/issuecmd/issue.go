@@ -16,6 +16,7 @@ import (
 	"github.com/agenttree/agenttree/engine/machine/render"
 	"github.com/agenttree/agenttree/internal/cli/cmdutil"
 	"github.com/agenttree/agenttree/internal/exitcode"
+	"github.com/agenttree/agenttree/stages"
 )
 
 func (a cmds) issueCmd() *cobra.Command {
@@ -112,6 +113,11 @@ func (a cmds) issueListCmd() *cobra.Command {
 			e, err := a.Engine()
 			if err != nil {
 				return err
+			}
+			if stage != "" {
+				if _, ok := e.Config.Node(stage); !ok {
+					return &cmdutil.ExitError{Code: exitcode.Usage, Err: unknownStage(e.Config, stage)}
+				}
 			}
 			all, err := e.Store.List()
 			if err != nil && len(all) == 0 {
@@ -232,4 +238,21 @@ func (a cmds) printIssue(e *engine.Engine, iss *issues.Issue) {
 		}
 		fmt.Fprintln(a.Out, line)
 	}
+}
+
+// unknownStage says that stage is none of cfg's, with the closest one and
+// where the stages are.
+func unknownStage(cfg *stages.Config, stage string) error {
+	var names []string
+	for _, s := range cfg.Stages {
+		names = append(names, s.Name)
+		for _, sub := range s.Substages {
+			names = append(names, s.Name+"."+sub.Name)
+		}
+	}
+	hint := "the stages are " + strings.Join(names, ", ")
+	if best := stages.Closest(stage, names); best != "" {
+		hint = "did you mean " + best + "? " + hint
+	}
+	return fmt.Errorf("no stage %q in %s; %s", stage, cfg.File, hint)
 }
