@@ -84,7 +84,7 @@ func TopLevel() []Key {
 			{Name: "max_conflict_retries", Type: TypeInt, Default: "3", Doc: "Conflicts (step backs) on one issue before a person is called."},
 		}},
 		{Name: "ci", Type: TypeSection, Doc: "The local forge's CI: the command it runs on each pushed head.", Keys: []Key{
-			{Name: "command", Type: TypeString, Example: "make check", Doc: "The shell command CI runs in a checkout of the head; exit 0 passes."},
+			{Name: "command", Type: TypeString, Example: "make check", Doc: "The shell command CI runs in a checkout of the head; exit 0 passes. Without it the local forge's CI runs nothing: its one check is skipped, which counts as passed, so every head passes untested (validate warns where a hook takes CI's verdict)."},
 			{Name: "timeout_s", Type: TypeDuration, Example: "900", Doc: "How long one CI run may take. Default: 30 minutes."},
 			{Name: "env", Type: TypeEnvNames, Example: "[GOFLAGS]",
 				Doc: "Names of variables of the controller's environment to pass to the command. Of that environment it gets only these, " +

@@ -55,7 +55,7 @@ func TestMergesTheConfigDoesNotGuardAsItSeems(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			text := "stages:\n  - name: implement\n" + tt.stages + strings.Replace(accepted, "%s", tt.merge, 1) + tt.flows
+			text := "stages:\n  - name: implement\n" + tt.stages + strings.Replace(accepted, "%s", tt.merge, 1) + tt.flows + "ci: {command: \"true\"}\n"
 			cfg, err := parseYAML(t, text)
 			require.NoError(t, err)
 			line := 1 + strings.Count(text[:strings.Index(text, "- merge_pr:")], "\n")

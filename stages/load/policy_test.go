@@ -18,10 +18,12 @@ import (
 // line indented 8 spaces). The keys of pr stand at the same line and
 // column in both forms, so a diagnostic's position is the same.
 func withStagePR(form stages.Form, keys string) string {
+	// CI that tests something, last: the lines above keep their numbers.
+	const ci = "ci: {command: \"true\"}\n"
 	if form == stages.Compatible {
-		return "flows:\n  default:\n    stages:\n      implement:\n        substages: {code: ~, feedback: ~}\n      pr:\n" + keys
+		return "flows:\n  default:\n    stages:\n      implement:\n        substages: {code: ~, feedback: ~}\n      pr:\n" + keys + ci
 	}
-	return "# the list form\n#\nstages:\n      - name: implement\n        substages: [code, feedback]\n      - name: pr\n" + keys
+	return "# the list form\n#\nstages:\n      - name: implement\n        substages: [code, feedback]\n      - name: pr\n" + keys + ci
 }
 
 // hookOfPR loads keys as stage pr's (see withStagePR) and returns its

@@ -42,6 +42,7 @@ func validate(d *diag.Collector, cfg *stages.Config, cat stages.HookCatalog, led
 	v.led.CheckTemplates(d)
 	v.checkWaysOut()
 	v.checkMerges()
+	v.checkLocalCI()
 }
 
 // checkAgentCreate reports a flow agent_create names that does not exist.

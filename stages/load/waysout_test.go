@@ -99,6 +99,7 @@ func TestFailuresLeadToAnEarlierStepBack(t *testing.T) {
       - create_pr:
 flows:
   quick: [implement.ci, pr]
+ci: {command: "true"}
 `), policyCatalog())
 	require.NoError(t, err)
 	assert.Equal(t, []string{
