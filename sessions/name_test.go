@@ -1,6 +1,8 @@
 package sessions_test
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -31,4 +33,17 @@ func TestSessionNamesAreUniquePerRepository(t *testing.T) {
 		names[repo] = sessions.Name(cfg, &issues.Issue{ID: 1, Stage: "work"}, stages.RoleDeveloper)
 	}
 	assert.Equal(t, map[string]string{"shop": "shop-developer-1", "blog": "blog-developer-1"}, names)
+}
+
+// No agent is started on a parked issue, which no agent can move: the
+// person is told to start the issue first.
+func TestStartRefusesAParkedIssue(t *testing.T) {
+	r := newRig(t, "")
+	iss := r.create("Parked", "backlog")
+	_, err := r.m.Start(context.Background(), iss.ID, sessions.Options{})
+	require.ErrorIs(t, err, sessions.ErrNotYet)
+	assert.Contains(t, err.Error(), fmt.Sprintf("`agenttree next -i %d`", iss.ID))
+	list, err := r.m.List(context.Background())
+	require.NoError(t, err)
+	assert.Empty(t, list, "nothing was started")
 }

@@ -24,6 +24,9 @@ import (
 var (
 	// ErrFinished: the issue is at a terminal stage; no agent works on it.
 	ErrFinished = errors.New("issue is finished")
+	// ErrNotYet: no agent works on the issue where it is now (parked, or
+	// at the controller's stage); the error says when one does.
+	ErrNotYet = errors.New("no agent works on the issue now")
 	// ErrNoAgent: the role or the agent asked for cannot run (unknown,
 	// no `roles:` entry, no agents listed, its program not found).
 	ErrNoAgent = sandbox.ErrCommand

@@ -100,8 +100,16 @@ func (m *Manager) Start(ctx context.Context, id int, opts Options) (*Start, erro
 // choose is the role and agent opts ask for on iss, or why there is none.
 func (m *Manager) choose(iss *issues.Issue, opts Options) (stages.Role, *stages.Agent, error) {
 	cfg := m.cfg()
-	if node, ok := cfg.Node(iss.Stage); ok && node.Terminal() != stages.TerminalNone {
+	node, ok := cfg.Node(iss.Stage)
+	switch {
+	case ok && node.Terminal() != stages.TerminalNone:
 		return "", nil, fmt.Errorf("issue %d is at %s, where it ends: %w; no agent works on it", iss.ID, iss.Stage, ErrFinished)
+	case ok && node.ParkingLot() && opts.Role == "":
+		return "", nil, fmt.Errorf("%w: issue %d is parked at %s, where no agent can move it; a person starts it (`agenttree next -i %d`), then `agenttree start %d`",
+			ErrNotYet, iss.ID, iss.Stage, iss.ID, iss.ID)
+	case ok && node.Controller() && opts.Role == "":
+		return "", nil, fmt.Errorf("%w: issue %d is at %s, which the controller works on; its agent is needed again only if work comes back (`agenttree start %d` then, or roles' auto_start), or name the role (`--role`) to start one now",
+			ErrNotYet, iss.ID, iss.Stage, iss.ID)
 	}
 	role := opts.Role
 	if role == "" {
