@@ -75,6 +75,9 @@ func prBase(c *hooks.Call) string {
 }
 
 func closePR(ctx context.Context, c *hooks.Call) hooks.Outcome {
+	if prNumber(c) == 0 {
+		return hooks.Pass() // dropped before it had a PR: nothing to close
+	}
 	f, pr, o := openPR(ctx, c)
 	if o != nil {
 		return *o

@@ -109,10 +109,13 @@ stages:
     terminal: completion
     post_start:
       - merge_pr:
-  # Dropped: reached only with ` + "`agenttree move ID not_doing --reason ...`" + `.
+  # Dropped: reached only with ` + "`agenttree move ID not_doing --reason ...`" + ` or ` + "`agenttree abort ID`" + `;
+  # its PR, if it has one, is closed.
   - name: not_doing
     terminal: abandon
     redirect_only: true
+    post_start:
+      - close_pr:
 `
 
 // starterSkills are the instructions the starter's stages name; with the
