@@ -25,7 +25,8 @@ import (
 type Options struct {
 	// Self is the agenttree program the demo runs for every command.
 	Self string
-	// Keep leaves the repository, the controller and the session behind.
+	// Keep leaves the repository and the session behind (the controller
+	// is stopped), and says how to attach and to start it again.
 	Keep bool
 	// Fast shortens every wait.
 	Fast bool
@@ -152,7 +153,7 @@ func (d *run) setup(ctx context.Context) error {
 			return err
 		}
 	}
-	d.tl.say(d.since(), "a repository with a bare origin, the local forge and the reference pipeline, in %s", d.dir)
+	d.tl.say(d.since(), "a repository with a bare origin, the local forge and the reference pipeline, shortened, in %s", d.dir)
 	return nil
 }
 

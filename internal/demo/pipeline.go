@@ -5,7 +5,8 @@ import (
 	"strconv"
 )
 
-// pipeline is the reference pipeline of DESIGN §1 on the local forge, with
+// pipeline is the reference pipeline (README.md), shortened, on
+// the local forge, with
 // the scripted agent as the developer (`agenttree` is on the PATH the demo
 // gives its commands). CI wants ok.txt, which the agent adds when told CI
 // failed.
@@ -14,7 +15,8 @@ func pipeline(tmuxSocket string, fast bool) string {
 	if fast {
 		poll = 1
 	}
-	return fmt.Sprintf(`# The demo's pipeline: the reference pipeline, on the local forge.
+	return fmt.Sprintf(`# The demo's pipeline: the reference pipeline shortened (no backlog, implement
+# in one stage, no abandon stage), on the local forge.
 project: shop
 forge: local
 ci:

@@ -16,7 +16,7 @@ func (a cmds) demoCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Play the whole pipeline on this machine: real git, tmux, local forge, controller and a scripted agent",
-		Long: "Play the reference pipeline with no network and no account, with real parts only: a\n" +
+		Long: "Play the reference pipeline, shortened, with no network and no account, with real parts only: a\n" +
 			"throwaway git repository with a bare origin, the local forge running real CI, the real\n" +
 			"controller as a process, and a real tmux session started by `agenttree start`, where a\n" +
 			"scripted agent reads what it is told and acts. The story: the agent implements and runs\n" +
@@ -38,7 +38,7 @@ func (a cmds) demoCmd() *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&opts.Keep, "keep", false, "leave the repository, the controller and the agent's session, and say how to attach")
+	cmd.Flags().BoolVar(&opts.Keep, "keep", false, "leave the repository and the agent's session (the controller is stopped), and say how to attach and how to start the controller again")
 	cmd.Flags().BoolVar(&opts.Fast, "fast", false, "shorten every wait")
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 3*time.Minute, "give up after this long")
 	return cmd
