@@ -98,7 +98,11 @@ type Check struct {
 	// Kind is "check_run" or "status" on GitHub, "local" on the local forge.
 	Kind string `json:"kind"`
 	// JobID names a GitHub Actions job whose log can be fetched.
-	JobID       int64     `json:"job_id,omitempty"`
+	JobID int64 `json:"job_id,omitempty"`
+	// Queued: the check waits to start (for a runner, an approval, the
+	// checks before it). Pending and not queued is running. A forge that
+	// starts CI at once (the local forge) never sets it.
+	Queued      bool      `json:"queued,omitempty"`
 	StartedAt   time.Time `json:"started_at,omitempty"`
 	CompletedAt time.Time `json:"completed_at,omitempty"`
 }

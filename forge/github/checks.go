@@ -71,7 +71,8 @@ func checkRun(r ghapi.CheckRun, sha string) forge.Check {
 		url = r.DetailsURL
 	}
 	c := forge.Check{ID: r.ID, Name: r.Name, SHA: sha, State: checkRunState(r.Status, conclusion),
-		URL: url, Kind: "check_run", JobID: actionsJobID(slug, r.DetailsURL+" "+r.HTMLURL, r.ID)}
+		URL: url, Kind: "check_run", JobID: actionsJobID(slug, r.DetailsURL+" "+r.HTMLURL, r.ID),
+		Queued: checkRunQueued(r.Status)}
 	if r.StartedAt != nil {
 		c.StartedAt = *r.StartedAt
 	}
@@ -79,6 +80,18 @@ func checkRun(r ghapi.CheckRun, sha string) forge.Check {
 		c.CompletedAt = *r.CompletedAt
 	}
 	return c
+}
+
+// checkRunQueued reports whether a check run of status has not started:
+// it waits for a runner (queued), an approval or a deployment (waiting,
+// requested) or a concurrency group (pending). in_progress and completed
+// have started.
+func checkRunQueued(status string) bool {
+	switch status {
+	case "queued", "waiting", "requested", "pending":
+		return true
+	}
+	return false
 }
 
 // appendStatuses maps the commit statuses of commit sha.

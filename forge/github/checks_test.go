@@ -20,26 +20,28 @@ func TestCheckRunStateClassification(t *testing.T) {
 	tests := []struct {
 		status, conclusion string
 		want               forge.CheckState
+		queued             bool // not started yet
 	}{
-		{"queued", "", forge.CheckPending},
-		{"in_progress", "", forge.CheckPending},
-		{"waiting", "", forge.CheckPending},
-		{"requested", "", forge.CheckPending},
-		{"pending", "", forge.CheckPending},
-		{"completed", "success", forge.CheckSuccess},
-		{"completed", "neutral", forge.CheckNeutral},
-		{"completed", "skipped", forge.CheckSkipped},
-		{"completed", "failure", forge.CheckFailure},
-		{"completed", "startup_failure", forge.CheckFailure},
-		{"completed", "cancelled", forge.CheckCancelled},
-		{"completed", "timed_out", forge.CheckTimedOut},
-		{"completed", "action_required", forge.CheckActionRequired},
-		{"completed", "stale", forge.CheckStale},
-		{"completed", "something_new", forge.CheckFailure},
+		{"queued", "", forge.CheckPending, true},
+		{"in_progress", "", forge.CheckPending, false},
+		{"waiting", "", forge.CheckPending, true},
+		{"requested", "", forge.CheckPending, true},
+		{"pending", "", forge.CheckPending, true},
+		{"completed", "success", forge.CheckSuccess, false},
+		{"completed", "neutral", forge.CheckNeutral, false},
+		{"completed", "skipped", forge.CheckSkipped, false},
+		{"completed", "failure", forge.CheckFailure, false},
+		{"completed", "startup_failure", forge.CheckFailure, false},
+		{"completed", "cancelled", forge.CheckCancelled, false},
+		{"completed", "timed_out", forge.CheckTimedOut, false},
+		{"completed", "action_required", forge.CheckActionRequired, false},
+		{"completed", "stale", forge.CheckStale, false},
+		{"completed", "something_new", forge.CheckFailure, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.status+"/"+tt.conclusion, func(t *testing.T) {
 			assert.Equal(t, tt.want, checkRunState(tt.status, tt.conclusion))
+			assert.Equal(t, tt.queued, checkRunQueued(tt.status), "queued")
 		})
 	}
 	for state, want := range map[string]forge.CheckState{
@@ -63,6 +65,17 @@ func TestChecksPendingToSuccess(t *testing.T) {
 	require.NoError(t, err)
 	sum := forge.Summarize(checks)
 	assert.Equal(t, forge.Summary{Total: 3, Pending: 3}, sum)
+	queued := map[string]bool{}
+	for _, ch := range checks {
+		queued[ch.Name] = ch.Queued
+	}
+	assert.Equal(t, map[string]bool{"build": true, "test": false, "ci/external": false}, queued,
+		"a queued check run has not started; one in progress and a posted status have")
+	prs, err := c.PRs(ctx, []int{n})
+	require.NoError(t, err)
+	for _, ch := range prs[n].Checks {
+		assert.Equal(t, queued[ch.Name], ch.Queued, "the batched query: %s", ch.Name)
+	}
 
 	srv.CompleteCheckRun(build, "success")
 	srv.CompleteCheckRun(test, "skipped")
@@ -86,7 +99,7 @@ func TestChecksPendingToSuccess(t *testing.T) {
 	assert.Equal(t, "https://ci.example/1", byName["ci/external"].URL)
 
 	// The batched query sees the same.
-	prs, err := c.PRs(ctx, []int{n})
+	prs, err = c.PRs(ctx, []int{n})
 	require.NoError(t, err)
 	assert.Equal(t, forge.Summary{Total: 3, Passing: 3}, forge.Summarize(prs[n].Checks))
 }

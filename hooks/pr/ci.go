@@ -16,9 +16,9 @@ import (
 
 var (
 	ciTimeoutParam = hooks.Duration("timeout",
-		"how long CI may run on one head before the wait ends (polling_timeout); unset: ci_polling.timeout_s")
+		"how long one CI run on the head may take, from when it starts, before the wait ends (polling_timeout); unset: ci_polling.timeout_s")
 	newRunTimeoutParam = hooks.Duration("new_run_timeout",
-		"how long after a push CI may take to start before the wait ends (no_new_ci); unset: ci_polling.new_run_timeout_s")
+		"how long after a push CI may take to start (report, or leave the queue) before the wait ends (no_new_ci); unset: ci_polling.new_run_timeout_s")
 	pollIntervalParam = hooks.Duration("poll_interval", "how soon to look again while CI runs; unset: ci_polling.poll_interval_s")
 	rerunFailedParam  = hooks.Int("rerun_failed",
 		"how many times failed checks are rerun on one head before the failure counts (for flaky CI)").Default(0).AtLeast(0)
@@ -28,6 +28,7 @@ var (
 const (
 	watchHead    = "ci.head"
 	watchSince   = "ci.head_seen_at"
+	watchStarted = "ci.started_seen_at"
 	watchReruns  = "ci.reruns"
 	watchRerunAt = "ci.rerun_at"
 	feedbackFile = "ci_feedback.md"
@@ -55,8 +56,10 @@ func waitForCI(ctx context.Context, c *hooks.Call) hooks.Outcome {
 
 // ciWatch is what wait_for_ci remembers of the head it waits on.
 type ciWatch struct {
-	head    string
-	since   time.Time // when the head was first seen
+	head  string
+	since time.Time // when the head was first seen, or the wait restarted
+	// started is when this wait first saw CI started on the head.
+	started time.Time
 	reruns  int
 	rerunAt time.Time // when the last rerun was asked for
 	// update holds the changes for Outcome.Watch.
@@ -70,18 +73,31 @@ func readWatch(state map[string]string, head string, now time.Time) ciWatch {
 	since, err := time.Parse(time.RFC3339Nano, state[watchSince])
 	if state[watchHead] != head || err != nil {
 		w.since = now
-		w.update = map[string]string{watchHead: head, watchSince: stamp(now), watchReruns: "", watchRerunAt: ""}
+		w.update = map[string]string{watchHead: head, watchSince: stamp(now), watchStarted: "", watchReruns: "", watchRerunAt: ""}
 		return w
 	}
 	w.since = since
+	w.started, _ = time.Parse(time.RFC3339Nano, state[watchStarted])
 	w.reruns, _ = strconv.Atoi(state[watchReruns])
 	w.rerunAt, _ = time.Parse(time.RFC3339Nano, state[watchRerunAt])
 	return w
 }
 
-// restart starts a new wait on the same head, with its own budget.
+// restart starts a new wait on the same head, with its own budget: its
+// clock runs from now, whenever CI started.
 func (w *ciWatch) restart(now time.Time) {
-	w.update[watchHead], w.update[watchSince] = w.head, stamp(now)
+	w.update[watchHead], w.update[watchSince], w.update[watchStarted] = w.head, stamp(now), ""
+	w.since, w.started = now, time.Time{}
+}
+
+// sawStarted is when this wait first saw CI started on the head: now, the
+// first time it is asked.
+func (w *ciWatch) sawStarted(now time.Time) time.Time {
+	if w.started.IsZero() {
+		w.started = now
+		w.update[watchHead], w.update[watchStarted] = w.head, stamp(now)
+	}
+	return w.started
 }
 
 // rerun counts a rerun the forge accepted.
@@ -118,14 +134,25 @@ func (p *ciPoll) poll(ctx context.Context) hooks.Outcome {
 	case sum.Total == 0:
 		return p.notStarted()
 	case sum.Pending > 0:
-		return p.running(sum)
+		return p.running(sum, checks)
 	case sum.Failing == 0:
 		return ciPassed(p.watch.head)
 	}
 	return p.failed(ctx, sum.Failed)
 }
 
-func (p *ciPoll) waited() time.Duration { return p.now.Sub(p.watch.since) }
+func (p *ciPoll) waited() time.Duration { return p.now.Sub(p.began()) }
+
+// began is when this wait began: the head first seen, the wait restarted
+// after a timeout, or a person resuming the issue since, whichever is
+// last. A resumed wait has its whole time again.
+func (p *ciPoll) began() time.Time {
+	resumed, err := time.Parse(time.RFC3339Nano, p.c.Issue.Watch[hooks.WatchResumedAt])
+	if err == nil && resumed.After(p.watch.since) && !resumed.After(p.now) {
+		return resumed
+	}
+	return p.watch.since
+}
 
 func (p *ciPoll) short() string { return gitx.ShortSHA(p.watch.head) }
 
@@ -145,19 +172,65 @@ func (p *ciPoll) notStarted() hooks.Outcome {
 	if p.waited() >= p.newRun {
 		o := hooks.FailAs(hooks.ClassNoNewCI, "no CI run started on %s within %s of the push (no_new_ci); check that the CI workflow runs on pull requests to %s",
 			p.short(), p.newRun, p.pr.Base)
+		p.watch.restart(p.now) // a resumed wait looks again from then
 		return withOutputs(o, map[string]string{"failure_reason": o.Reason})
 	}
 	return hooks.Pending(p.interval, fmt.Sprintf("waiting for CI to start on %s (%s so far)", p.short(), p.waited().Round(time.Second)))
 }
 
-func (p *ciPoll) running(sum forge.Summary) hooks.Outcome {
-	if p.timeout > 0 && p.waited() >= p.timeout {
-		o := hooks.FailAs(hooks.ClassPollingTimeout, "CI on %s is still running after %s (polling_timeout); %d of %d checks pending",
-			p.short(), p.timeout, sum.Pending, sum.Total)
+// running is a poll while checks are pending. CI's time runs from when it
+// started, not from the push: a run that waited in a queue for a runner
+// has all of its timeout once it runs. Until then the wait is bounded by
+// new_run_timeout, as CI that never reported is.
+func (p *ciPoll) running(sum forge.Summary, checks []forge.Check) hooks.Outcome {
+	start, ok := p.ciStart(checks)
+	if !ok {
+		if p.waited() >= p.newRun {
+			o := hooks.FailAs(hooks.ClassNoNewCI, "CI on %s was queued for %s after the push and never started (no_new_ci); %d of %d checks still queued: check that the CI service has a runner free for it",
+				p.short(), p.newRun, sum.Pending, sum.Total)
+			p.watch.restart(p.now)
+			return withOutputs(o, map[string]string{"failure_reason": o.Reason})
+		}
+		return hooks.Pending(p.interval, fmt.Sprintf("%d of %d checks queued on %s, waiting for CI to start (%s so far)",
+			sum.Pending, sum.Total, p.short(), p.waited().Round(time.Second)))
+	}
+	if ran := p.now.Sub(start); p.timeout > 0 && ran >= p.timeout {
+		o := hooks.FailAs(hooks.ClassPollingTimeout, "CI on %s is still running after %s from its start at %s (polling_timeout); %d of %d checks pending",
+			p.short(), p.timeout, start.UTC().Format(time.RFC3339), sum.Pending, sum.Total)
 		p.watch.restart(p.now) // the next wait is a new one
 		return withOutputs(o, map[string]string{"failure_reason": o.Reason})
 	}
 	return hooks.Pending(p.interval, fmt.Sprintf("%d of %d checks still running on %s", sum.Pending, sum.Total, p.short()))
+}
+
+// ciStart is when CI started on the head, and whether it has: the
+// earliest start of a check that is not queued (one running, or one that
+// finished; a skipped check never ran). It is never before this wait
+// began (a restarted or resumed wait gets a fresh clock), nor after this wait first saw
+// CI started: a check the forge gives no start time, or a forge whose
+// clock is ahead of ours, does not hold the timeout off.
+func (p *ciPoll) ciStart(checks []forge.Check) (time.Time, bool) {
+	var first time.Time
+	started := false
+	for _, ch := range checks {
+		if ch.Queued || ch.State == forge.CheckSkipped {
+			continue
+		}
+		started = true
+		if !ch.StartedAt.IsZero() && (first.IsZero() || ch.StartedAt.Before(first)) {
+			first = ch.StartedAt
+		}
+	}
+	if !started {
+		return time.Time{}, false
+	}
+	if seen := p.watch.sawStarted(p.now); first.IsZero() || first.After(seen) {
+		first = seen
+	}
+	if began := p.began(); first.Before(began) {
+		first = began
+	}
+	return first, true
 }
 
 // failed reruns the failed checks while the rerun budget lasts, and

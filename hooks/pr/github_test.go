@@ -43,7 +43,10 @@ func newGitHubFixture(t *testing.T, retry github.RetryPolicy) *ghFixture {
 	t.Helper()
 	// Keep any gh configuration of the developer out of the client.
 	t.Setenv("GH_CONFIG_DIR", t.TempDir())
-	f := &ghFixture{srv: githubtest.New(t), clock: newTestClock()}
+	// The fake stamps check runs with the hooks' clock: a check's start
+	// and the wait's clock are one time line, as they are on GitHub.
+	clock := newTestClock()
+	f := &ghFixture{srv: githubtest.New(t, githubtest.WithClock(clock.Now)), clock: clock}
 	client, err := github.New(context.Background(), github.Options{
 		Repo: f.srv.Owner + "/" + f.srv.Name, Host: "github.com", Token: f.srv.Token, BaseURL: f.srv.URL,
 		Retry: retry,

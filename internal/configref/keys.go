@@ -71,11 +71,11 @@ func TopLevel() []Key {
 		{Name: "allow_self_approval", Type: TypeBool, Default: "false",
 			Doc: "Let `pr_approved` pass without a reviewer's approval, for a person working alone."},
 		{Name: "ci_polling", Type: TypeSection, Doc: "How the controller waits for CI.", Keys: []Key{
-			{Name: "timeout_s", Type: TypeDuration, Default: "600", Doc: "How long one CI run may take before the wait gives up."},
+			{Name: "timeout_s", Type: TypeDuration, Default: "600", Doc: "How long one CI run may take, from when it starts (a check leaves the queue), before the wait gives up (`polling_timeout`); time queued counts against new_run_timeout_s."},
 			{Name: "min_interval_s", Type: TypeDuration, Default: "30", Doc: "The shortest interval between polls (at least 1s); an event halves the interval down to it."},
 			{Name: "poll_interval_s", Type: TypeDuration, Default: "30", Doc: "The first interval between polls; it adapts between min_interval_s and max_interval_s."},
 			{Name: "max_interval_s", Type: TypeDuration, Default: "300", Doc: "The longest interval between polls, and the one used after a rate-limit answer."},
-			{Name: "new_run_timeout_s", Type: TypeDuration, Default: "1800", Doc: "After a push, how long CI may take to start on the new head (else `no_new_ci`)."},
+			{Name: "new_run_timeout_s", Type: TypeDuration, Default: "1800", Doc: "After a push, how long CI may take to start on the new head, reported nothing or only queued checks (else `no_new_ci`)."},
 			{Name: "max_retries", Type: TypeInt, Default: "5", Doc: "CI failures (step backs) on one issue before a person is called."},
 		}},
 		{Name: "conflict_handling", Type: TypeSection, Doc: "What to do when a PR conflicts with its base.", Keys: []Key{
