@@ -16,6 +16,9 @@ import (
 const (
 	CIFailure     = "ci-failure.md"
 	MergeConflict = "merge-conflict.md"
+	// CIStalled: CI gave no verdict (it did not start, or did not finish
+	// in time); nothing failed.
+	CIStalled = "ci-stalled.md"
 )
 
 //go:embed *.md

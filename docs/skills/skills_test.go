@@ -25,7 +25,8 @@ func TestFailureInstructionsAreTheEngines(t *testing.T) {
 		assert.Same(t, iss, got)
 		return vars
 	}}
-	for name, class := range map[string]hooks.Class{skills.CIFailure: hooks.ClassCIFailed, skills.MergeConflict: hooks.ClassConflict} {
+	for class, name := range map[hooks.Class]string{hooks.ClassCIFailed: skills.CIFailure, hooks.ClassConflict: skills.MergeConflict,
+		hooks.ClassNoNewCI: skills.CIStalled, hooks.ClassPollingTimeout: skills.CIStalled} {
 		data, err := skills.Read(name)
 		require.NoError(t, err)
 		assert.Equal(t, stages.Render(strings.TrimSpace(string(data)), vars), book.Skill(class, iss), name)
@@ -56,10 +57,47 @@ func TestPlaceholdersAreFilled(t *testing.T) {
 func TestEveryFileSaysSomething(t *testing.T) {
 	names, err := fs.Glob(skills.FS(), "*.md")
 	require.NoError(t, err)
-	assert.Len(t, names, 7)
+	assert.Len(t, names, 8)
 	for _, name := range names {
 		data, err := skills.Read(name)
 		require.NoError(t, err)
 		assert.Greater(t, len(strings.Fields(string(data))), 20, name)
 	}
+}
+
+// CI that did not start or did not finish is no failure of the code: the
+// agent is told what happened and to push again, not to read a feedback
+// file that does not exist and reproduce a failure that did not happen.
+func TestAStalledCIIsNoFailureToFix(t *testing.T) {
+	book := &notice.Book{Config: &stages.Config{}, SkillsDir: t.TempDir(), IssueDir: func(int) string { return "/repo/_agenttree/issues/007" },
+		Vars: func(*issues.Issue) map[string]string { return map[string]string{"default_branch": "main"} }}
+	for _, tt := range []struct {
+		class  hooks.Class
+		reason string
+	}{
+		{hooks.ClassNoNewCI, "no CI run started on abc within 30m0s of the push (no_new_ci)"},
+		{hooks.ClassPollingTimeout, "CI on abc is still running after 10m0s from its start (polling_timeout)"},
+	} {
+		t.Run(string(tt.class), func(t *testing.T) {
+			iss := &issues.Issue{ID: 7, Outputs: map[string]string{notice.OutClass: string(tt.class)},
+				History: []issues.HistoryEntry{{Kind: stages.MoveStepBack, From: "pr_ready", To: "implement.code", Reason: tt.reason}}}
+			msgs := book.Entry(iss, 0)
+			require.Len(t, msgs, 1)
+			text := msgs[0].Text
+			assert.Contains(t, text, tt.reason)
+			assert.Contains(t, text, "did not start, or it started and did not finish")
+			assert.Contains(t, text, "nothing in the code to fix")
+			assert.Contains(t, text, "calls a person")
+			assert.NotContains(t, strings.ToLower(text), "feedback file:")
+			assert.NotContains(t, text, "Read the feedback file")
+			assert.NotContains(t, text, "Reproduce")
+			assert.NotContains(t, text, "Fix it and commit")
+		})
+	}
+	// A CI failure still points at its feedback.
+	iss := &issues.Issue{ID: 7, Outputs: map[string]string{notice.OutClass: string(hooks.ClassCIFailed), notice.OutFeedback: "ci_feedback.md"},
+		History: []issues.HistoryEntry{{Kind: stages.MoveStepBack, From: "pr_ready", To: "implement.code", Reason: "CI failed on abc: test (failure)"}}}
+	text := book.Entry(iss, 0)[0].Text
+	assert.Contains(t, text, "See /repo/_agenttree/issues/007/ci_feedback.md.")
+	assert.Contains(t, text, "Read the feedback file")
 }

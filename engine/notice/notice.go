@@ -60,8 +60,10 @@ func (b *Book) Fill(text string, iss *issues.Issue) string {
 // skillFile is the skill file for a kind of failure, or "".
 func skillFile(class hooks.Class) string {
 	switch class {
-	case hooks.ClassCIFailed, hooks.ClassNoNewCI, hooks.ClassPollingTimeout:
+	case hooks.ClassCIFailed:
 		return skills.CIFailure
+	case hooks.ClassNoNewCI, hooks.ClassPollingTimeout:
+		return skills.CIStalled
 	case hooks.ClassConflict:
 		return skills.MergeConflict
 	}
@@ -190,6 +192,11 @@ func (b *Book) back(iss *issues.Issue, h issues.HistoryEntry) string {
 		// Back to be checked again (a head agenttree rebased): nothing
 		// for the agent to fix, but its branch was rewritten.
 		s.WriteString("\nNothing to fix: the controller checks it again. Pull your branch before you change anything (`git pull --rebase`).")
+		return s.String()
+	}
+	if skillFile(hooks.Class(iss.Outputs[OutClass])) == skills.CIStalled && h.Kind == stages.MoveStepBack {
+		// No verdict on the code: nothing to fix.
+		s.WriteString("\nRun `agenttree next` when ready.")
 		return s.String()
 	}
 	s.WriteString("\nFix it and commit, then run `agenttree next` when fixed.")

@@ -40,6 +40,13 @@ func (r *Runner) bound(o hooks.Outcome, snap *hooks.Issue, node *stages.Node) (h
 	return o, Called{}
 }
 
+// StalledRetries is the budget of step backs of one issue for CI that
+// gave no verdict (no_new_ci, polling_timeout), each kind its own: they
+// are no CI failure and do not spend ci_polling.max_retries, but all the
+// agent can do is push again, so the third time calls a person (CI
+// itself needs one).
+const StalledRetries = 2
+
 // Budget is how many step backs for failures of class node allows: the
 // stage's on_failure.max_retries, else the config's budget for the kind.
 func Budget(cfg *stages.Config, node *stages.Node, class hooks.Class) int {
@@ -48,8 +55,11 @@ func Budget(cfg *stages.Config, node *stages.Node, class hooks.Class) int {
 			return of.MaxRetries
 		}
 	}
-	if class == hooks.ClassConflict {
+	switch class {
+	case hooks.ClassConflict:
 		return cfg.Conflicts.MaxConflictRetries
+	case hooks.ClassNoNewCI, hooks.ClassPollingTimeout:
+		return StalledRetries
 	}
 	return cfg.CIPolling.MaxRetries
 }
