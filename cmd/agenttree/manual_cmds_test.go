@@ -133,7 +133,7 @@ func TestPeopleCommandsBadUsage(t *testing.T) {
 		want        string
 	}{
 		{"move to a typo", "implementation_review", "", []string{"move", "1", "implemnt.code", "--reason", "again"}, "did you mean `implement.code`?"},
-		{"move without a stage", "implementation_review", "", []string{"move", "1", "--reason", "again"}, "accepts 2 arg(s)"},
+		{"move without a stage", "implementation_review", "", []string{"move", "1", "--reason", "again"}, "agenttree move needs STAGE"},
 		{"move without a reason", "implementation_review", "", []string{"move", "1", "implement.code"}, "`agenttree move 1 implement.code --reason TEXT`"},
 		{"skip without a reason", "implementation_review", "", []string{"skip", "1"}, "skip needs a reason (--reason)"},
 		{"reject without a message", "implementation_review", "", []string{"reject", "1"}, "reject needs a message for the agent (--message)"},

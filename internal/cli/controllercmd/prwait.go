@@ -31,7 +31,7 @@ func (a cmds) prWaitCmd() *cobra.Command {
 		Long: "Poll an issue's PR until its CI is done, printing each phase.\n\n" +
 			"Exit status: 0 CI passed, 1 CI failed (ci_feedback.md is written in the issue's directory),\n" +
 			"2 bad usage, 4 timed out (ci_polling.timeout_s or the stage's wait_for_ci timeout).",
-		Args: cobra.ExactArgs(1),
+		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.prWait(args[0], interval, asJSON)
 		},

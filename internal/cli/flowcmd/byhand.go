@@ -7,6 +7,7 @@ import (
 
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/people"
+	"github.com/agenttree/agenttree/internal/cli/cmdutil"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -29,7 +30,7 @@ func (a cmds) resumeCmd() *cobra.Command {
 		Example: `  agenttree resume 3 --reason "CI runner fixed"`,
 		Long: "Clear issue ID's escalation, retry budgets and circuit breaker, so the controller\n" +
 			"(or the next `agenttree next`) tries its stage again.\n\n" + byHandExit,
-		Args: cobra.ExactArgs(1),
+		Args: cmdutil.ExactArgs(1),
 	}, func(e *engine.Engine, id int, actor engine.Actor, _ []string) (*engine.Result, error) {
 		return people.Resume(a.Ctx, e, id, actor, reason)
 	})
@@ -45,7 +46,7 @@ func (a cmds) skipCmd() *cobra.Command {
 		Example: `  agenttree skip 3 --reason "docs-only change, no review needed"`,
 		Long: "Move issue ID to the stage `agenttree next` would choose, without checking the\n" +
 			"current stage's gates. The reason is kept in the issue's history.\n\n" + byHandExit,
-		Args: cobra.ExactArgs(1),
+		Args: cmdutil.ExactArgs(1),
 	}, func(e *engine.Engine, id int, actor engine.Actor, _ []string) (*engine.Result, error) {
 		return people.Skip(a.Ctx, e, id, actor, reason)
 	})
@@ -61,7 +62,7 @@ func (a cmds) abortCmd() *cobra.Command {
 		Example: `  agenttree abort 3 --reason "duplicate of 2"`,
 		Long: "Move issue ID to the stage of its flow declared `terminal: abandon`, and run\n" +
 			"that stage's entry hooks.\n\n" + byHandExit,
-		Args: cobra.ExactArgs(1),
+		Args: cmdutil.ExactArgs(1),
 	}, func(e *engine.Engine, id int, actor engine.Actor, _ []string) (*engine.Result, error) {
 		return people.Abort(a.Ctx, e, id, actor, reason)
 	})
@@ -79,7 +80,7 @@ func (a cmds) rejectCmd() *cobra.Command {
 		Long: "Send issue ID, waiting at a human review, back to --to (default: the review's\n" +
 			"on_failure.step_back_to, else the nearest earlier stage where an agent works).\n" +
 			"The message is kept in the issue's history and delivered to the agent.\n\n" + byHandExit,
-		Args: cobra.ExactArgs(1),
+		Args: cmdutil.ExactArgs(1),
 	}, func(e *engine.Engine, id int, actor engine.Actor, _ []string) (*engine.Result, error) {
 		return people.Reject(a.Ctx, e, id, actor, to, message)
 	})
@@ -96,7 +97,7 @@ func (a cmds) moveCmd() *cobra.Command {
 		Example: `  agenttree move 3 implement.code --reason "reopened: the fix was incomplete"`,
 		Long: "Move issue ID to STAGE, any stage of its flow, without gates, and run the\n" +
 			"stage's entry hooks. The reason is kept in the issue's history.\n\n" + byHandExit,
-		Args: cobra.ExactArgs(2),
+		Args: cmdutil.ExactArgs(2),
 	}, func(e *engine.Engine, id int, actor engine.Actor, args []string) (*engine.Result, error) {
 		return people.Move(a.Ctx, e, id, actor, args[1], reason)
 	})

@@ -100,7 +100,7 @@ func (a cmds) approveCmd() *cobra.Command {
 			"process has the issue; 130 interrupted.",
 		Example: `  agenttree approve 3
   agenttree approve 3 --dry-run`,
-		Args: cobra.ExactArgs(1),
+		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			e, id, actor, err := a.EngineActing(args[0])
 			if err != nil {

@@ -34,7 +34,7 @@ func (a cmds) issueCreateCmd() *cobra.Command {
 		Short: "Create an issue at the start of a flow",
 		Example: `  agenttree issue create "Add login page"
   agenttree issue create "Fix typo" --flow quick --json`,
-		Args: cobra.ExactArgs(1),
+		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req.Title = args[0]
 			vars, err := parseSets(sets)
@@ -160,7 +160,7 @@ func (a cmds) issueShowCmd() *cobra.Command {
 		Short: "Show an issue and its history",
 		Example: `  agenttree issue show 3
   agenttree issue show 3 --json`,
-		Args: cobra.ExactArgs(1),
+		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := cmdutil.ParseID(args[0])
 			if err != nil {

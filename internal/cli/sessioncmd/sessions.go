@@ -65,7 +65,7 @@ func (a cmds) startCmd() *cobra.Command {
 			"--restart replaces it. A start that fails leaves nothing behind.\n\n" +
 			"Exit status: 0 started or running, 2 bad usage or config, 3 not a person.",
 		Example: "  agenttree start 3\n  agenttree start 3 --agent codex --restart",
-		Args:    cobra.ExactArgs(1),
+		Args:    cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := cmdutil.ParseID(args[0])
 			if err != nil {
@@ -143,7 +143,7 @@ func (a cmds) attachCmd() *cobra.Command {
 		Example: `  agenttree attach 3`,
 		Long: "Attach to issue ID's agent session, on the config's tmux server. Without a terminal,\n" +
 			"print the command that attaches instead.",
-		Args: cobra.ExactArgs(1),
+		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := cmdutil.ParseID(args[0])
 			if err != nil {
@@ -200,7 +200,7 @@ func (a cmds) stopCmd() *cobra.Command {
 		Example: `  agenttree stop 3`,
 		Long: "End issue ID's agent session and revoke its session token. The worktree stays, with\n" +
 			"whatever work is in it; `agenttree start ID` starts an agent there again.",
-		Args: cobra.ExactArgs(1),
+		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := cmdutil.ParseID(args[0])
 			if err != nil {

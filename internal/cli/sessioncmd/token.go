@@ -22,7 +22,7 @@ func (a cmds) tokenCmd() *cobra.Command {
 			"the controller, on issue ID only and in ROLE only. `agenttree start` makes one for each\n" +
 			"session it starts; this is for agents started by other means. Only its hash is stored.",
 		Example: "  AGENTTREE_TOKEN=$(agenttree token 3 --role developer) my-agent",
-		Args:    cobra.ExactArgs(1),
+		Args:    cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := a.ForPeople("session tokens are made by people; %s cannot"); err != nil {
 				return err

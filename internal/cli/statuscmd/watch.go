@@ -33,7 +33,7 @@ func (a cmds) watchCmd() *cobra.Command {
 			"a terminal stage or escalates.\n\n" +
 			"Exit status: 0 stopped, 2 bad usage or config.",
 		Example: "  agenttree watch 3\n  agenttree watch 3 --until-done --interval 5s",
-		Args:    cobra.ExactArgs(1),
+		Args:    cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if every <= 0 {
 				return fmt.Errorf("--interval must be more than zero, not %s", every)

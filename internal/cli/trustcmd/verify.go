@@ -212,7 +212,7 @@ func (a cmds) repairCmd() *cobra.Command {
 			"issue.yaml as it is (look at it first); the old log is set aside the same way.\n\n" +
 			"Exit status: 0 repaired or nothing to repair, 1 nothing to restore from,\n" +
 			"2 bad usage, 3 only a person can.",
-		Args: cobra.ExactArgs(1),
+		Args: cmdutil.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			if err := a.mayRepair(); err != nil {
 				return err
