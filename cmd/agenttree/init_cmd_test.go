@@ -60,7 +60,7 @@ var starterFiles = []string{
 	".agenttree.yaml", ".gitignore",
 	"_agenttree/skills/backlog.md", "_agenttree/skills/ci-failure.md", "_agenttree/skills/implement-code.md",
 	"_agenttree/skills/implement-feedback.md", "_agenttree/skills/implementation-review.md",
-	"_agenttree/skills/merge-conflict.md", "_agenttree/skills/pr-ready.md",
+	"_agenttree/skills/ci-stalled.md", "_agenttree/skills/merge-conflict.md", "_agenttree/skills/pr-ready.md",
 }
 
 func TestInitInAFreshRepository(t *testing.T) {
@@ -153,7 +153,7 @@ func TestInitTemplates(t *testing.T) {
 			require.NoError(t, err)
 			want = regexp.MustCompile(`(?m)^project: .*$`).ReplaceAll(want, []byte("project: shop"))
 			assert.Equal(t, string(want), read(t, filepath.Join(dir, stages.FileName)), "the example, as it is, named after the repository")
-			assert.ElementsMatch(t, []string{".agenttree.yaml", ".gitignore", "_agenttree/skills/ci-failure.md", "_agenttree/skills/merge-conflict.md"}, tree(t, dir))
+			assert.ElementsMatch(t, []string{".agenttree.yaml", ".gitignore", "_agenttree/skills/ci-failure.md", "_agenttree/skills/ci-stalled.md", "_agenttree/skills/merge-conflict.md"}, tree(t, dir))
 			r = invoke(t, humanEnv, "--config", filepath.Join(dir, stages.FileName), "validate")
 			assert.Equal(t, exitOK, r.code, r.stderr)
 		})
@@ -186,7 +186,7 @@ func TestInitTwice(t *testing.T) {
 	r = invokeIn(t, dir, humanEnv, "init", "--force", "--template", "quick")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.NotEqual(t, starter, read(t, filepath.Join(dir, stages.FileName)), "--force replaces the config")
-	assert.Contains(t, r.stdout, "kept _agenttree/skills/: ci-failure.md, merge-conflict.md")
+	assert.Contains(t, r.stdout, "kept _agenttree/skills/: ci-failure.md, ci-stalled.md, merge-conflict.md")
 	assert.Contains(t, r.stdout, ".gitignore already keeps")
 	assert.Equal(t, gitignore, read(t, filepath.Join(dir, ".gitignore")), "no line twice")
 

@@ -28,7 +28,7 @@ import (
 const SchemaLine = "# yaml-language-server: $schema=https://raw.githubusercontent.com/agenttree/agenttree/main/docs/agenttree.schema.json\n"
 
 // skillsDir is where a repository keeps its instructions, relative to the
-// config: the engine reads ci-failure.md and merge-conflict.md there, and
+// config: the engine reads ci-failure.md, ci-stalled.md and merge-conflict.md there, and
 // the starter's stages name theirs.
 const skillsDir = "_agenttree/skills"
 
@@ -183,7 +183,7 @@ func (a cmds) scaffold(dir, template string, force bool) (*scaffold, error) {
 		return nil, fmt.Errorf("%s already exists, and init does not replace it: edit it (`agenttree validate` checks it), "+
 			"or run `agenttree init --force` to replace it with the starter (`--template NAME` for an example)", s.config())
 	}
-	names := []string{skills.CIFailure, skills.MergeConflict}
+	names := []string{skills.CIFailure, skills.CIStalled, skills.MergeConflict}
 	if template == "" {
 		names = slices.Concat(starterSkills, names)
 	}
