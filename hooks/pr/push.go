@@ -107,8 +107,8 @@ func pushRefused(c *hooks.Call, branch, lease string, err error) string {
 		return fmt.Sprintf("pushing %s to %s was refused: the branch moved there since the forge reported it at %s, so someone else pushed to it. "+
 			"Nothing was overwritten. Bring their commits into your branch (`git pull --rebase %s %s`), then run `agenttree next`",
 			branch, rem, gitx.ShortSHA(lease), rem, branch)
-	case errors.Is(err, gitx.ErrPushRejected):
-		return err.Error() // says what git refused and what to run
+	case errors.Is(err, gitx.ErrPushRejected), errors.Is(err, gitx.ErrNoRef):
+		return err.Error() // says what git refused, or what is missing, and what to run
 	}
 	return fmt.Sprintf("pushing %s to %s: %v; make sure the branch exists and has your commits", branch, rem, err)
 }

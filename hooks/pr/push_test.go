@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -142,4 +143,17 @@ func rebaseResolving(t *testing.T, dir, file, resolved string) string {
 	gittest.Run(t, dir, "add", file)
 	gittest.Run(t, dir, "-c", "core.editor=true", "rebase", "--continue")
 	return revParse(t, dir, "HEAD")
+}
+
+// A branch that is not here is said once, with what to run: the push's
+// own error already names the branch and the remote.
+func TestLocalCreatePRSaysAMissingBranchOnce(t *testing.T) {
+	l := newLocalPR(t, "")
+	gittest.Run(t, l.work, "checkout", "--quiet", "main")
+	gittest.Run(t, l.work, "branch", "--quiet", "-D", "issue-7")
+
+	o := runHook(t, l.env, l.issue, "create_pr", nil)
+	require.Equal(t, hooks.KindFail, o.Kind)
+	assert.Equal(t, 1, strings.Count(o.Reason, "issue-7 to origin"), o.Reason)
+	assert.Contains(t, o.Reason, "create it with `git switch -c issue-7`")
 }
