@@ -735,7 +735,7 @@ func TestGitHubCreatePR(t *testing.T) {
 	gone.Branch = "no-such-branch"
 	o = runHook(t, f.env, &gone, "create_pr", nil)
 	require.Equal(t, hooks.KindFail, o.Kind)
-	assert.Contains(t, o.Reason, "pushing no-such-branch to origin")
+	assert.Contains(t, o.Reason, "push no-such-branch to origin: branch no-such-branch does not exist here")
 	assert.Equal(t, 1, f.srv.PRCount())
 }
 
