@@ -44,10 +44,11 @@ func New(flow *stages.Flow, specs stages.HookCatalog) *Machine {
 		m.add(n.Path, n.Path, stages.MoveEscalate)
 		m.add(n.Path, n.Path, stages.MoveResume)
 		// A stage's own on_failure is an edge; one inherited from an
-		// earlier stage is one only where hooks run that can fail.
+		// earlier stage is one only where hooks run whose failure it
+		// decides (not one that escalates, say, on its own).
 		if of := n.OnFailure(); of != nil && of.StepBackTo != "" {
 			m.add(n.Path, of.StepBackTo, stages.MoveStepBack)
-		} else if to := StepBackTarget(flow, n); to != "" && len(n.Hooks()) > 0 {
+		} else if to := StepBackTarget(flow, n); to != "" && slices.ContainsFunc(n.Hooks(), defersToStage) {
 			m.add(n.Path, to, stages.MoveStepBack)
 		}
 		if to := RejectTarget(flow, n, AgentStage); to != "" && n.HumanReview() {
@@ -232,4 +233,10 @@ func (m *Machine) Check(from, to string, kind stages.Move) error {
 // has one current state, and commands on different issues run at once.
 func (m *Machine) FSM(state string, callbacks fsm.Callbacks) *fsm.FSM {
 	return fsm.NewFSM(state, m.events, callbacks)
+}
+
+// defersToStage reports whether a failure of h is decided by its stage's
+// on_failure: h has none of its own, or only a bare step_back.
+func defersToStage(h *stages.HookEntry) bool {
+	return h.OnFailure == nil || h.OnFailure.Action == stages.ActionStepBack
 }

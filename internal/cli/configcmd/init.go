@@ -115,7 +115,8 @@ stages:
     terminal: abandon
     redirect_only: true
     post_start:
-      - close_pr:
+      # A failure to close it goes to a person, never back to the agent.
+      - close_pr: {on_failure: escalate}
 `
 
 // starterSkills are the instructions the starter's stages name; with the

@@ -29,7 +29,7 @@ func TestStatusBudgets(t *testing.T) {
 		{
 			name: "the config's budgets at a stage without its own",
 			iss:  issues.Issue{Stage: "implement.code"},
-			want: []BudgetUse{{"ci_failed", 0, 3}, {"no_new_ci", 0, 3}, {"polling_timeout", 0, 3}, {"conflict", 0, 3}},
+			want: []BudgetUse{{"ci_failed", 0, 3}, {"no_new_ci", 0, 2}, {"polling_timeout", 0, 2}, {"conflict", 0, 3}},
 		},
 		{
 			name: "the budget of the stage the last step back came from",
