@@ -211,7 +211,7 @@ func (m *Manager) launch(ctx context.Context, iss *issues.Issue, rec *Record, l 
 		return "", err
 	}
 	// The token acts only for processes of this pane (docs/SECURITY.md).
-	if err := m.tokens().Bind(rec.TokenHash, rec.PanePID); err != nil {
+	if err := m.tokens().Bind(rec.TokenHash, rec.PanePID, l.InContainer()); err != nil {
 		return "", err
 	}
 	undo = append(undo, func() error { return m.Tmux.KillSession(cleanup, rec.Session) })

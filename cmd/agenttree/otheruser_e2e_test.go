@@ -180,6 +180,11 @@ func TestAnotherUsersAgentDoesItsWholeJob(t *testing.T) {
 	out, code = agent.do(t, id, fmt.Sprintf(`AGENTTREE_TOKEN=$(cat %q) AGENTTREE_TOKEN_FILE= "$AT" next -i %d`, layout.AgentToken(other), other))
 	assert.NotEqual(t, 0, code, out)
 	assert.Contains(t, out, "is not of the session of issue")
+	// Nor from a mount namespace of its own, which the controller would
+	// otherwise take for a container's.
+	out, code = agent.do(t, id, fmt.Sprintf(`AGENTTREE_TOKEN=$(cat %q) AGENTTREE_TOKEN_FILE= unshare -Urm "$AT" next -i %d`, layout.AgentToken(other), other))
+	assert.NotEqual(t, 0, code, out)
+	assert.Contains(t, out, "is not of the session of issue", "a namespace of its own does not pass for a container")
 	assert.Equal(t, before.Version, r.issue(t, other).Version, "the stolen token changed nothing")
 	for what, text := range map[string]string{"start --json": res.stdout + res.stderr, "the controller's log": r.controllerLog(t), "the refusal": out} {
 		assert.NotContains(t, text, strings.TrimSpace(string(stolen)), "%s shows the token", what)

@@ -241,14 +241,14 @@ func (s *Server) caller(r *http.Request) (Caller, error) {
 		return Caller{}, err
 	}
 	// A token acts only for the session it was given to: a process of
-	// its pane's tree, told by the kernel's pid of the peer. Another
-	// session's agent of the same OS user that read it acts as nobody.
-	// A container's processes are no host process's descendants: the
-	// token file mounted into that container alone binds them.
-	if !p.proc.Container {
-		if err := sess.Admits(p.pid); err != nil {
-			return Caller{}, Refused(2, "%s; every agent session has a token of its own (its AGENTTREE_TOKEN_FILE)", err)
-		}
+	// its pane's tree, told by the kernel's pid of the peer, whatever
+	// mount namespace the peer says it is in (any user can make one of
+	// its own). Another session's agent of the same OS user that read it
+	// acts as nobody. A container session's processes are no host
+	// process's descendants: the token file mounted into that container
+	// alone binds them (Session.Container).
+	if err := sess.Admits(p.pid); err != nil {
+		return Caller{}, Refused(2, "%s; every agent session has a token of its own (its AGENTTREE_TOKEN_FILE)", err)
 	}
 	c.Session = sess
 	// A token lowers a person to the session's agent: people try things

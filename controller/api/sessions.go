@@ -28,6 +28,12 @@ type Session struct {
 	// same OS user read it) does not. 0: unbound (a token a person made
 	// with `agenttree token`).
 	PID int `yaml:"pid,omitempty" json:"pid,omitempty"`
+	// Container: the session's agent runs in a container, whose
+	// processes descend from no host process; the token file mounted
+	// into that container alone binds it. Every other bound session's
+	// token acts only for its pane's process tree, whatever mount
+	// namespace the peer is in (one can make a namespace of one's own).
+	Container bool `yaml:"container,omitempty" json:"container,omitempty"`
 }
 
 // TokenEnv and TokenFileEnv are how an agent's process holds its session
@@ -64,12 +70,12 @@ func SessionToken(getenv func(string) string) (string, error) {
 // is bound to.
 var ErrNotTheSession = errors.New("the session token is used outside its session")
 
-// Admits says whether process pid, outside any container, may act with
-// s's token: s is unbound, or pid is its pane's process or descends from
-// it. A container's processes are not the host's descendants; the token
-// file mounted into that container alone holds them to it.
+// Admits says whether process pid may act with s's token: s is unbound
+// or a container's, or pid is its pane's process or descends from it. A
+// container's processes are not the host's descendants; the token file
+// mounted into that container alone holds them to it.
 func (s *Session) Admits(pid int) error {
-	if s.PID == 0 {
+	if s.PID == 0 || s.Container {
 		return nil
 	}
 	ok, err := proc.Descends(pid, s.PID)
@@ -82,14 +88,15 @@ func (s *Session) Admits(pid int) error {
 	return nil
 }
 
-// Bind binds the token whose Hash is hash to the process tree of pid.
-func (s *Sessions) Bind(hash string, pid int) error {
+// Bind binds the token whose Hash is hash to the process tree of pid, or,
+// for an agent in a container, to that container (see Session.Container).
+func (s *Sessions) Bind(hash string, pid int, container bool) error {
 	path := filepath.Join(s.dir, hash+".yaml")
 	var sess Session
 	if err := atomicfile.ReadYAML(path, &sess); err != nil {
 		return fmt.Errorf("bind the session token: %w", err)
 	}
-	sess.PID = pid
+	sess.PID, sess.Container = pid, container
 	if err := atomicfile.WriteYAML(path, sess, 0o644); err != nil {
 		return fmt.Errorf("bind the session token: %w", err)
 	}
