@@ -1,15 +1,19 @@
 package sessions
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agenttree/agenttree/controller/api"
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/internal/codeenv"
 	"github.com/agenttree/agenttree/internal/gitx"
 	"github.com/agenttree/agenttree/internal/outbox"
 	"github.com/agenttree/agenttree/internal/tmux"
@@ -206,6 +210,14 @@ func (m *Manager) launch(ctx context.Context, iss *issues.Issue, rec *Record, l 
 		// The clone holds no state directory: the agent's commands ask
 		// the controller, at its socket (a container's is in its argv).
 		l.Env = append(l.Env, "AGENTTREE_SOCKET="+m.Engine.Store.Layout().Socket())
+	}
+	if l.User != nil {
+		// The pane's process would get the tmux server's environment
+		// (whoever started it: the person's credentials) and what tmux
+		// copies from the client (SSH_AUTH_SOCK): the agent of another
+		// user gets the allowlist agents' code gets, and its own values.
+		term, _ := m.Tmux.Run(ctx, "show-options", "-gv", "default-terminal")
+		l.OnlyEnv(codeenv.Environ(os.Environ(), nil, append(slices.Clone(l.Env), "TERM="+cmp.Or(strings.TrimSpace(term), "screen"))))
 	}
 	if rec.Pane, rec.PanePID, err = m.newSession(ctx, rec.Session, wt.path, l); err != nil {
 		return "", err

@@ -118,6 +118,10 @@ func (p *paneAgent) received(id int) string {
 // repository is the agent's, and no safe.directory exception is made. A
 // token another agent of the same user reads acts for nobody.
 func TestAnotherUsersAgentDoesItsWholeJob(t *testing.T) {
+	// The person's credentials, in the environment of whoever starts the
+	// tmux server, the controller and the agents: none reaches the agent.
+	const planted = "ghp_planted_in_the_person_s_environment"
+	t.Setenv("GH_TOKEN", planted)
 	agent := newPaneAgent(t)
 	r := newRigTmux(t, "controller", agent.config())
 	ostest.OpenUp(t, r.dir)
@@ -134,9 +138,14 @@ func TestAnotherUsersAgentDoesItsWholeJob(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, uint32(agent.user.UID), fi.Sys().(*syscall.Stat_t).Uid, "the clone is the agent's")
 
+	out, code := agent.do(t, id, "env")
+	require.Equal(t, 0, code, out)
+	assert.NotContains(t, out, planted, "the agent's environment holds the person's credentials")
+	assert.Contains(t, out, "AGENTTREE_TOKEN_FILE=")
+
 	// Its documents are its own to write, and no one else's.
 	docs := layout.Docs(id)
-	out, code := agent.do(t, id, "echo notes > "+filepath.Join(docs, "notes.md"))
+	out, code = agent.do(t, id, "echo notes > "+filepath.Join(docs, "notes.md"))
 	require.Equal(t, 0, code, out)
 	fi, err = os.Stat(docs)
 	require.NoError(t, err)
@@ -195,7 +204,7 @@ func TestAnotherUsersAgentDoesItsWholeJob(t *testing.T) {
 	// looks for work not saved) run git there as the agent only.
 	evil := filepath.Join(agent.dir, "evil.sh")
 	ran := filepath.Join(agent.results, "fsmonitor-ran")
-	require.NoError(t, os.WriteFile(evil, []byte("#!/bin/sh\nid -u >> "+ran+"\n"), 0o755))
+	require.NoError(t, os.WriteFile(evil, []byte("#!/bin/sh\nid -u >> "+ran+"\nenv >> "+ran+".env\n"), 0o755))
 	for _, i := range []int{id, other} {
 		out, code = agent.do(t, i, "git config core.fsmonitor "+evil)
 		require.Equal(t, 0, code, out)
@@ -209,6 +218,8 @@ func TestAnotherUsersAgentDoesItsWholeJob(t *testing.T) {
 	hooks, _ := os.ReadFile(ran)
 	require.NotEmpty(t, strings.Fields(string(hooks)), "the clone's fsmonitor ran: clean looked at the clone")
 	assert.NotContains(t, strings.Fields(string(hooks)), "0", "the clone's fsmonitor ran as root")
+	hookEnv, _ := os.ReadFile(ran + ".env")
+	assert.NotContains(t, string(hookEnv), planted, "the clone's fsmonitor ran with the person's credentials")
 	stopController(t, ctl)
 
 	// Nothing was loosened for it.

@@ -98,14 +98,24 @@ func uploadPackAs(u proc.User) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for _, p := range []string{setpriv, git} {
+	env, err := exec.LookPath("env")
+	if err != nil {
+		return "", err
+	}
+	for _, p := range []string{setpriv, git, env} {
 		if !plainPath(p) {
 			return "", fmt.Errorf("fetch an agent's work: the path %q holds characters a shell would read; install it elsewhere", p)
 		}
 	}
 	uid, gid := strconv.FormatUint(uint64(u.UID), 10), strconv.FormatUint(uint64(u.GID), 10)
-	return setpriv + " --reuid=" + uid + " --regid=" + gid + " --clear-groups " + git + " upload-pack", nil
+	// An empty environment: upload-pack runs as the agent, whose
+	// processes read each other's /proc/PID/environ, and the host's git
+	// would hand it the controller's (its credentials among them).
+	return setpriv + " --reuid=" + uid + " --regid=" + gid + " --clear-groups " + env + " -i " + uploadPackEnv + " " + git + " upload-pack", nil
 }
+
+// uploadPackEnv is all the environment upload-pack gets as the agent.
+const uploadPackEnv = "HOME=/ PATH=/usr/local/bin:/usr/bin:/bin"
 
 // plainPath reports whether p is an absolute path of letters, digits and
 // "/._-" only.

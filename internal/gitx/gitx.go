@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agenttree/agenttree/internal/codeenv"
 	"github.com/agenttree/agenttree/internal/lines"
 	"github.com/agenttree/agenttree/internal/proc"
 )
@@ -170,6 +171,9 @@ func (r *Repo) run(ctx context.Context, args ...string) (string, error) {
 	cmd.Env = append(Environ(), "GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=never")
 	cmd.Env = append(cmd.Env, r.Env...)
 	if r.As != nil {
+		// What runs as the agent (its config's fsmonitor, its hooks) gets
+		// none of the host's credentials: the allowlist agents' code gets.
+		cmd.Env = codeenv.Environ(Environ(), nil, append([]string{"GIT_TERMINAL_PROMPT=0", "GCM_INTERACTIVE=never"}, r.Env...))
 		if err := proc.AsUser(cmd, *r.As); err != nil {
 			return "", &Error{Args: args, Dir: r.Dir, ExitCode: -1, Err: fmt.Errorf("run git as %s: %w", r.As.Name, err)}
 		}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -111,6 +112,23 @@ func inContainer(ctx context.Context, sandbox stages.Sandbox, command, session s
 		return nil, err
 	}
 	return &Launch{box: b}, nil
+}
+
+// OnlyEnv makes the agent of another OS user start with env alone
+// ("NAME=value"), not with what its pane inherits: the command runs
+// through `env -i` after setpriv. Nothing for the other sandboxes: a
+// container gets only what is passed by name, and an agent of the
+// person's own user could read the rest anyway.
+func (l *Launch) OnlyEnv(env []string) {
+	if l.User == nil {
+		return
+	}
+	i := slices.Index(l.Argv, "--")
+	if i < 0 {
+		return
+	}
+	rest := slices.Clone(l.Argv[i+1:])
+	l.Argv = slices.Concat(l.Argv[:i+1], []string{"env", "-i"}, env, rest)
 }
 
 // InContainer reports whether l runs the agent in a container.
