@@ -165,3 +165,16 @@ var valueFlags = map[string]bool{
 	"-o": true, "+o": true, "-O": true, "+O": true, "--rcfile": true, "--init-file": true,
 	"-C": true, "--init-command": true,
 }
+
+// stillTheAgent checks, right before a key is sent, that pane's program
+// is still one text may be typed into.
+func (c *Client) stillTheAgent(ctx context.Context, pane string) error {
+	st, err := c.paneState(ctx, pane)
+	if err != nil {
+		return err
+	}
+	if err := st.program.typable(); err != nil {
+		return fmt.Errorf("tmux pane %s: %w", pane, err)
+	}
+	return nil
+}

@@ -149,6 +149,11 @@ func (c *Client) submit(ctx context.Context, pane, text string) error {
 		if attempt > 0 {
 			c.log().Debug("tmux pane did not take Enter; pressing it again", "pane", pane, "attempt", attempt+1)
 		}
+		// What reads the pane may have changed since the paste: Enter
+		// too goes only to the agent's program (docs/SECURITY.md).
+		if err := c.stillTheAgent(ctx, pane); err != nil {
+			return fmt.Errorf("pasted, not submitted: %w", err)
+		}
 		if _, err := c.run(ctx, nil, "send-keys", "-t", pane, "Enter"); err != nil {
 			return fmt.Errorf("pasted, not submitted: %w: %w", ErrNotConfirmed, err)
 		}
