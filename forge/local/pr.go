@@ -161,6 +161,10 @@ func (f *Forge) all() (recs []*Record, tampered map[int]error, err error) {
 			}
 			tampered[n] = err
 			continue
+		case errors.Is(err, forge.ErrNotFound):
+			// A log with nothing in it and no record: a create a kill cut
+			// short before it recorded anything. Nothing holds the number.
+			continue
 		case err != nil:
 			return nil, nil, err
 		}

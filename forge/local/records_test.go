@@ -260,3 +260,15 @@ func TestTamperedRecordHoldsUpOnlyItsBranch(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 4, four.Number)
 }
+
+// A create killed after it made the PR's log and before it wrote a line
+// there leaves an empty log and no record: the next create goes on, under
+// that number, instead of failing on a PR that was never opened.
+func TestAnEmptyLogLeftByAKillHoldsNothingUp(t *testing.T) {
+	e, f := newForge(t, local.Options{})
+	prs := statedir.Layout{Root: e.state}.ForgePRs()
+	require.NoError(t, os.MkdirAll(prs, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(prs, "1.chain.jsonl"), nil, 0o644))
+	pr := e.openPR(t, f)
+	assert.Equal(t, 1, pr.Number)
+}
