@@ -44,7 +44,10 @@ const (
 	ClassCIFailed       Class = "ci_failed"
 	ClassNoNewCI        Class = "no_new_ci"
 	ClassPollingTimeout Class = "polling_timeout"
-	ClassConflict       Class = "conflict"
+	// ClassCICancelled: CI's run was cancelled or timed out on the CI
+	// service: no verdict on the code, as no_new_ci and polling_timeout.
+	ClassCICancelled Class = "ci_cancelled"
+	ClassConflict    Class = "conflict"
 	// ClassUnverifiedHead: the PR's head is not the commit a person
 	// approved or CI passed (merge_pr refused it). A person decides; the
 	// agent cannot make a person approve, so it is never sent back to it.

@@ -62,7 +62,7 @@ func skillFile(class hooks.Class) string {
 	switch class {
 	case hooks.ClassCIFailed:
 		return skills.CIFailure
-	case hooks.ClassNoNewCI, hooks.ClassPollingTimeout:
+	case hooks.ClassNoNewCI, hooks.ClassPollingTimeout, hooks.ClassCICancelled:
 		return skills.CIStalled
 	case hooks.ClassConflict:
 		return skills.MergeConflict

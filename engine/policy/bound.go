@@ -41,7 +41,8 @@ func (r *Runner) bound(o hooks.Outcome, snap *hooks.Issue, node *stages.Node) (h
 }
 
 // StalledRetries is the budget of step backs of one issue for CI that
-// gave no verdict (no_new_ci, polling_timeout), each kind its own: they
+// gave no verdict (no_new_ci, polling_timeout, ci_cancelled), each kind
+// its own: they
 // are no CI failure and do not spend ci_polling.max_retries, but all the
 // agent can do is push again, so the third time calls a person (CI
 // itself needs one).
@@ -58,7 +59,7 @@ func Budget(cfg *stages.Config, node *stages.Node, class hooks.Class) int {
 	switch class {
 	case hooks.ClassConflict:
 		return cfg.Conflicts.MaxConflictRetries
-	case hooks.ClassNoNewCI, hooks.ClassPollingTimeout:
+	case hooks.ClassNoNewCI, hooks.ClassPollingTimeout, hooks.ClassCICancelled:
 		return StalledRetries
 	}
 	return cfg.CIPolling.MaxRetries
@@ -151,6 +152,8 @@ func classWords(c hooks.Class) string {
 		return "no CI started after a push"
 	case hooks.ClassPollingTimeout:
 		return "CI did not finish in time"
+	case hooks.ClassCICancelled:
+		return "CI's run was cancelled or timed out"
 	}
 	return "failed (" + string(c) + ")"
 }

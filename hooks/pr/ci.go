@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -237,10 +238,21 @@ func (p *ciPoll) ciStart(checks []forge.Check) (time.Time, bool) {
 // reports the failure after.
 func (p *ciPoll) failed(ctx context.Context, failed []forge.Check) hooks.Outcome {
 	maxReruns := rerunFailedParam.Get(p.c)
+	unfinished := !slices.ContainsFunc(failed, func(ch forge.Check) bool {
+		return ch.State != forge.CheckCancelled && ch.State != forge.CheckTimedOut
+	})
+	if unfinished {
+		// A run cancelled or timed out on the CI service said nothing of
+		// the code: it is run once more before anyone hears of it.
+		maxReruns = max(maxReruns, 1)
+	}
 	if p.resumedSince() && rerunnable(failed) {
 		maxReruns = p.watch.reruns + 1 // a person resumed after this failure: try once more
 	}
 	if p.watch.reruns >= maxReruns || !rerunnable(failed) {
+		if unfinished {
+			return p.unfinished(failed)
+		}
 		return ciFailure(ctx, p.f, p.pr, failed)
 	}
 	if p.c.DryRun() {
@@ -249,6 +261,8 @@ func (p *ciPoll) failed(ctx context.Context, failed []forge.Check) hooks.Outcome
 	// Only a rerun the forge accepted is counted: asking again after an
 	// error is safe (a rerun already running is not started twice).
 	switch err := p.f.Rerun(ctx, failed); {
+	case errors.Is(err, forge.ErrNotRerunnable) && unfinished:
+		return p.unfinished(failed)
 	case errors.Is(err, forge.ErrNotRerunnable):
 		return ciFailure(ctx, p.f, p.pr, failed)
 	case err != nil:
@@ -256,6 +270,17 @@ func (p *ciPoll) failed(ctx context.Context, failed []forge.Check) hooks.Outcome
 	}
 	p.watch.rerun(p.now)
 	return hooks.Pending(p.interval, fmt.Sprintf("rerunning %s (rerun %d of %d on %s)", checkNames(failed), p.watch.reruns, maxReruns, p.short()))
+}
+
+// unfinished is CI whose failed checks were all cancelled or timed out on
+// the CI service, run again as far as allowed: no verdict on the code, so
+// no feedback file and no ci_failed (design notes: the CI monitor's
+// canceled and timed-out outcomes are not its failure).
+func (p *ciPoll) unfinished(checks []forge.Check) hooks.Outcome {
+	o := hooks.FailAs(hooks.ClassCICancelled, "CI on %s did not finish: %s (ci_cancelled); nothing failed in the code as far as CI tells, "+
+		"so there is no feedback; its service cancelled or stopped the run", p.short(), checkNames(checks))
+	p.watch.restart(p.now)
+	return withOutputs(o, map[string]string{"failure_reason": o.Reason, "failed_checks": ""})
 }
 
 // resumedSince reports whether a person resumed the issue after the last

@@ -126,3 +126,39 @@ func TestLocalWaitForCITimeout(t *testing.T) {
 	assert.Equal(t, hooks.ClassPollingTimeout, o.Class)
 	assert.Contains(t, o.Reason, "still running after 10m0s")
 }
+
+// A run the CI service cancelled or timed out says nothing of the code: it
+// is run again once, and if it does not finish again the failure is
+// ci_cancelled, with no feedback file and no ci_failed; a real failure
+// beside it is still a failure.
+func TestGitHubWaitForCICancelledIsNoCodeFailure(t *testing.T) {
+	for _, conclusion := range []string{"cancelled", "timed_out"} {
+		t.Run(conclusion, func(t *testing.T) {
+			f := newGitHubFixture(t, github.RetryPolicy{})
+			_, issue := f.addPR(t, shaA)
+			f.srv.AddCheckRun(shaA, githubtest.CheckRun{Name: "test", Status: "completed", Conclusion: conclusion})
+
+			o := runHook(t, f.env, issue, "wait_for_ci", nil)
+			require.Equal(t, hooks.KindPending, o.Kind, "run again once: %s", o.Reason)
+			assert.Len(t, f.srv.Reruns(), 1)
+
+			rerun := f.latestRun(t, shaA, "test")
+			f.srv.CompleteCheckRun(rerun.ID, conclusion)
+			o = runHook(t, f.env, issue, "wait_for_ci", nil)
+			require.Equal(t, hooks.KindFail, o.Kind, "reason: %s", o.Reason)
+			assert.Equal(t, hooks.ClassCICancelled, o.Class)
+			assert.Contains(t, o.Reason, "did not finish")
+			assert.Empty(t, o.Files, "nothing failed: no feedback")
+			assert.Len(t, f.srv.Reruns(), 1, "once")
+		})
+	}
+	t.Run("beside a real failure", func(t *testing.T) {
+		f := newGitHubFixture(t, github.RetryPolicy{})
+		_, issue := f.addPR(t, shaA)
+		f.srv.AddCheckRun(shaA, githubtest.CheckRun{Name: "test", Status: "completed", Conclusion: "failure"})
+		f.srv.AddCheckRun(shaA, githubtest.CheckRun{Name: "lint", Status: "completed", Conclusion: "cancelled"})
+		o := runHook(t, f.env, issue, "wait_for_ci", nil)
+		require.Equal(t, hooks.KindFail, o.Kind, "reason: %s", o.Reason)
+		assert.Equal(t, hooks.ClassCIFailed, o.Class)
+	})
+}

@@ -106,7 +106,7 @@ type Recommendation struct {
 
 // budgetKinds are the failure kinds the engine counts step backs of, in
 // the order they are shown; any other kind an issue has counted follows.
-var budgetKinds = []string{string(hooks.ClassCIFailed), string(hooks.ClassNoNewCI), string(hooks.ClassPollingTimeout), string(hooks.ClassConflict)}
+var budgetKinds = []string{string(hooks.ClassCIFailed), string(hooks.ClassNoNewCI), string(hooks.ClassPollingTimeout), string(hooks.ClassCICancelled), string(hooks.ClassConflict)}
 
 // statusBlock prints iss's status block.
 func (a cmds) statusBlock(e *engine.Engine, iss *issues.Issue, asJSON bool) error {
