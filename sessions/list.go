@@ -3,10 +3,7 @@ package sessions
 import (
 	"context"
 	"errors"
-	"strings"
 	"time"
-
-	"github.com/agenttree/agenttree/internal/lines"
 )
 
 // Status is a session's record and what tmux says of it now.
@@ -67,15 +64,20 @@ func (m *Manager) List(ctx context.Context) ([]Status, error) {
 	return out, rerr
 }
 
-// lastLine is the last line pane shows that is not blank; "" if it cannot
-// be read.
+// lastLine is the last line the agent wrote in pane, not blank and not
+// the note tmux writes at the bottom of a dead pane ("Pane is dead"); ""
+// if it cannot be read.
 func (m *Manager) lastLine(ctx context.Context, pane string) string {
 	screen, err := m.Tmux.Capture(ctx, pane, 0)
 	if err != nil {
 		m.log().Debug("reading an agent's pane", "pane", pane, "err", err)
 		return ""
 	}
-	return strings.TrimSpace(lines.Tail(screen, 1))
+	said := agentLines(screen)
+	if len(said) == 0 {
+		return ""
+	}
+	return said[len(said)-1]
 }
 
 // Record is issue id's session record; ErrNoSession when it has none.

@@ -290,6 +290,7 @@ func TestAgentThatExitedIsListedDead(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, list[0].Alive)
 	assert.Contains(t, []int{0, -1}, list[0].ExitStatus, "0, or -1 until tmux has reaped it")
+	assert.NotContains(t, list[0].LastLine, "Pane is dead", "the last line is the agent's, not tmux's note")
 }
 
 func TestStartAheadOfItsStageQueuesNothing(t *testing.T) {
