@@ -11,7 +11,7 @@ import (
 	"github.com/agenttree/agenttree/stages"
 )
 
-// keepAgents is the tick's step that keeps agents alive (DESIGN §9): for
+// keepAgents is the tick's step that keeps agents alive (docs/ARCHITECTURE.md §9): for
 // each issue, what sessions.Decide says of its agent (restart a dead one,
 // wait out a rate limit, nudge a stalled one, call a person), and a
 // session started where its stage's role has auto_start. It does nothing

@@ -16,7 +16,7 @@ import (
 	"github.com/agenttree/agenttree/internal/tmux"
 )
 
-// Controller is the host's reconcile loop (DESIGN §6). Each tick it finds
+// Controller is the host's reconcile loop (docs/ARCHITECTURE.md §6). Each tick it finds
 // the issues that are due, fetches their PRs in batches, and lets the
 // engine continue each one's work from what is on disk; it keeps no state
 // of its own, so it can be killed at any moment and started again.

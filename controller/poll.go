@@ -31,7 +31,7 @@ const (
 	sigRateLimited        // the forge asked us to slow down
 )
 
-// adapt is the next polling interval after cur (DESIGN §6): additive
+// adapt is the next polling interval after cur (docs/ARCHITECTURE.md §6): additive
 // increase while nothing happens, halve on an event, the maximum on a
 // rate-limit answer; never below the configured minimum.
 func adapt(cur time.Duration, cfg stages.CIPolling, sig signal) time.Duration {

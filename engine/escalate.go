@@ -9,7 +9,7 @@ import (
 	"github.com/agenttree/agenttree/stages"
 )
 
-// Reconcile is the controller's pass over issue id (DESIGN §6): it
+// Reconcile is the controller's pass over issue id (docs/ARCHITECTURE.md §6): it
 // continues entry work that has not finished, from where it stopped (at
 // any stage), and moves an issue at a controller stage on through its
 // gate, as the controller. A pending hook leaves the issue waiting, with

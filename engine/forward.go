@@ -47,7 +47,7 @@ func (t *transition) snapshot(iss *issues.Issue) *hooks.Issue {
 }
 
 // forward is next and approve: it checks who may act, then runs one
-// transition under the issue's lock (DESIGN §4: lock, re-read, compare the
+// transition under the issue's lock (docs/ARCHITECTURE.md §4: lock, re-read, compare the
 // version, gate, commit, complete, enter).
 func (e *Engine) forward(ctx context.Context, id int, actor Actor, dryRun, approve bool) (*Result, error) {
 	seen, err := e.Store.Get(id)

@@ -8,7 +8,7 @@ import (
 	"github.com/agenttree/agenttree/stages"
 )
 
-// The controller keeps agents alive (DESIGN §9) by deciding, each tick,
+// The controller keeps agents alive (docs/ARCHITECTURE.md §9) by deciding, each tick,
 // from what it sees of a session and its issue, what to do next. The
 // decision is a pure function of that sight; the record it returns is
 // what the controller persists, so a controller killed at any moment

@@ -1,4 +1,4 @@
-// Package sessions runs agents in tmux sessions (DESIGN §9): each issue
+// Package sessions runs agents in tmux sessions (docs/ARCHITECTURE.md §9): each issue
 // gets a git worktree on its branch and a session, named as the notifier
 // names it, running the agent its role declares with the issue, the role
 // and a session token in its environment. A record of each session is

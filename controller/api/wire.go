@@ -1,4 +1,4 @@
-// Package api is the controller's socket API (DESIGN §6, §10): agents of
+// Package api is the controller's socket API (docs/ARCHITECTURE.md §6, §10): agents of
 // another OS user, or in a container, cannot write the state; their
 // `next`, `issue create`, `issue show`, `status` and `inbox` are requests
 // to the controller, which knows who asks from the kernel (SO_PEERCRED)

@@ -10,7 +10,7 @@ type WatchFile struct {
 	Poll  *Poll             `yaml:"poll,omitempty"`
 }
 
-// Poll is how the controller watches one PR (DESIGN §6): bound to the
+// Poll is how the controller watches one PR (docs/ARCHITECTURE.md §6): bound to the
 // head it last saw, at an interval that adapts, remembering what it has
 // already told the agent, so a restarted controller repeats nothing.
 type Poll struct {

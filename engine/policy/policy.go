@@ -1,5 +1,5 @@
 // Package policy runs one hook for a move of an issue and decides what its
-// outcome does (DESIGN §5): the hook entry's own on_failure / on_conflict
+// outcome does (docs/ARCHITECTURE.md §5): the hook entry's own on_failure / on_conflict
 // (an action, or a list of hooks then an action), else — for the hooks
 // the controller runs — the stage's on_failure; then the retry budget of
 // the failure's kind and the circuit breaker bound every step back, and a

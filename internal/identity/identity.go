@@ -1,5 +1,5 @@
 // Package identity says who runs a process, from what the operating system
-// tells and nothing the process could set for itself (DESIGN §10): a
+// tells and nothing the process could set for itself (docs/ARCHITECTURE.md §10): a
 // person is the OS user owning the state directory (or root), outside a
 // container; anyone else is an agent.
 package identity

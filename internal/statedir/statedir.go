@@ -1,6 +1,6 @@
 // Package statedir is the layout of a state directory (`_agenttree/`): what
 // agents may write and what only the host writes live apart, so that file
-// permissions can say so (DESIGN §8, §10).
+// permissions can say so (docs/ARCHITECTURE.md §8, §10).
 //
 //	_agenttree/
 //	  issues/NNN/          stage documents, written by agents (group-writable)

@@ -33,7 +33,7 @@ const SchemaLine = "# yaml-language-server: $schema=https://raw.githubuserconten
 const skillsDir = "_agenttree/skills"
 
 // starterHead and starterBody are the starter pipeline around its
-// `project:` line: the reference pipeline (DESIGN §1), each stage's
+// `project:` line: the reference pipeline (docs/ARCHITECTURE.md §1), each stage's
 // instructions in skillsDir.
 const starterHead = SchemaLine + `#
 # agenttree's pipeline for this repository, written by ` + "`agenttree init`" + `.
