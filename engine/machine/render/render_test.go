@@ -25,7 +25,7 @@ func drawn(t *testing.T, config string, f render.Format) string {
 	return out
 }
 
-// The reference pipeline of DESIGN.md §1: the controller stage pr_ready
+// The reference pipeline of docs/ARCHITECTURE.md §1: the controller stage pr_ready
 // steps back to implement.feedback on failure, implementation_review is a
 // human review.
 func TestDrawTheReferencePipeline(t *testing.T) {
