@@ -100,9 +100,10 @@ func (c *Controller) mail(ctx context.Context, e *engine.Engine, scanned *issues
 			log.Warn("a person is needed", "kind", m.Kind, "message", m.Text)
 		}
 	}
-	if pending, perr := box.Pending(); perr == nil && slices.ContainsFunc(pending, func(m outbox.Message) bool { return m.To == outbox.ToAgent }) {
+	if pending, perr := box.Pending(); perr == nil && slices.ContainsFunc(pending, firstTry) {
 		// What the agent is told to rebase on is what it fetches from
-		// the host, when it works in a clone of its own.
+		// the host, when it works in a clone of its own: fetched once
+		// per new message, not at every tick a message waits.
 		if err := sessions.New(e, nil).Refresh(ctx, id); err != nil {
 			log.Warn("fetching the remote for the agent's clone", "err", err)
 		}
@@ -130,6 +131,9 @@ func (c *Controller) mail(ctx context.Context, e *engine.Engine, scanned *issues
 		c.changedMailError(id, "")
 	}
 }
+
+// firstTry reports whether m is a message to the agent not tried yet.
+func firstTry(m outbox.Message) bool { return m.To == outbox.ToAgent && m.Attempts == 0 }
 
 // channels are the messages to queue for msgs: one for people becomes one
 // per way people are told (the manager's session, or the log alone, and
