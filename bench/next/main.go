@@ -1,8 +1,9 @@
 // Command next measures one whole `agenttree next` process: the wall time
 // from starting it to reaping it, and its peak resident memory, over many
-// runs of a move through two file gates.
+// runs of a move through two file gates. -against times a second build
+// (an older commit) in the same rounds, alternating, and prints the ratio.
 //
-//	go run ./bench/next [-n 200] [-warmup 5] [-keep]
+//	go run ./bench/next [-n 200] [-warmup 5] [-bin PATH] [-against PATH] [-keep]
 //
 // See bench/README.md.
 package main
@@ -12,6 +13,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -31,13 +33,14 @@ const (
 )
 
 func main() {
-	n := flag.Int("n", 200, "timed runs")
+	n := flag.Int("n", 200, "timed runs (of each build)")
 	warmup := flag.Int("warmup", 5, "untimed runs before the timed ones")
 	keep := flag.Bool("keep", false, "keep the temp directory and print its path")
-	bin := flag.String("bin", "", "time this agenttree binary instead of building one from the module (to compare two builds side by side)")
+	bin := flag.String("bin", "", "time this agenttree binary instead of building one from the module")
+	against := flag.String("against", "", "also time this agenttree binary (an older build) in the same rounds, alternating with the first, and print the ratio of the medians")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	err := bench(ctx, *n, *warmup, *keep, *bin)
+	err := bench(ctx, *n, *warmup, *keep, *bin, *against)
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -50,7 +53,16 @@ type sample struct {
 	rssKiB int64
 }
 
-func bench(ctx context.Context, n, warmup int, keep bool, bin string) error {
+// build is one binary under test, with a repository of its own: each
+// build makes its issue with its own `issue create`, so an older build
+// reads a state directory it wrote itself.
+type build struct {
+	name, bin string
+	repo      *fixture.Next
+	samples   []sample
+}
+
+func bench(ctx context.Context, n, warmup int, keep bool, bin, against string) error {
 	if n < 1 {
 		return fmt.Errorf("-n must be at least 1")
 	}
@@ -69,51 +81,68 @@ func bench(ctx context.Context, n, warmup int, keep bool, bin string) error {
 			return err
 		}
 	}
-	repo, err := fixture.NewNext(ctx, bin, filepath.Join(tmp, "repo"))
-	if err != nil {
+	builds := []*build{{name: "this build", bin: bin}}
+	if against != "" {
+		builds = append(builds, &build{name: "against", bin: against})
+	}
+	for i, b := range builds {
+		if b.repo, err = fixture.NewNext(ctx, b.bin, filepath.Join(tmp, fmt.Sprintf("repo-%d", i))); err != nil {
+			return fmt.Errorf("%s (%s): %w", b.name, b.bin, err)
+		}
+	}
+	if err := timeRuns(ctx, builds, n, warmup); err != nil {
 		return err
 	}
-	samples, err := timeRuns(ctx, bin, repo, n, warmup)
-	if err != nil {
-		return err
+	fmt.Printf("agenttree next: %d runs of each build (stage a -> b through file_exists + section_check)\n", n)
+	fmt.Printf("machine: %s\n", report.Machine())
+	for _, b := range builds {
+		printFigures(b)
 	}
-	printFigures(samples)
+	if len(builds) == 2 {
+		this, old := median(builds[0].samples), median(builds[1].samples)
+		fmt.Printf("ratio      this build / against: median %.3f×  (%s / %s)\n",
+			float64(this)/float64(old), report.Ms(this), report.Ms(old))
+	}
 	return nil
 }
 
-// timeRuns times n runs of `agenttree next` in repo after warmup untimed
-// ones, putting issue 1 back at stage a before each. It stops between runs
-// once ctx is done; a run itself is started without ctx, so that nothing
-// but the process is timed.
-func timeRuns(ctx context.Context, bin string, repo *fixture.Next, n, warmup int) ([]sample, error) {
+// timeRuns times n rounds after warmup untimed ones. Each round runs every
+// build once, in a random order, so the machine's noise falls on all of
+// them alike; each run starts with its issue put back at stage a. It stops
+// between runs once ctx is done; a run itself is started without ctx, so
+// that nothing but the process is timed.
+func timeRuns(ctx context.Context, builds []*build, n, warmup int) error {
 	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer devnull.Close()
 	env := fixture.HumanEnv()
 
-	samples := make([]sample, 0, n)
+	order := slices.Clone(builds)
 	for i := range warmup + n {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("stopped after %d runs: %w", i, err)
-		}
-		// Put the issue back at a, outside the timed part.
-		if err := repo.Reset(); err != nil {
-			return nil, err
-		}
-		s, err := timeNext(bin, repo.Repo, env, devnull)
-		if err != nil {
-			return nil, fmt.Errorf("run %d: %w", i, err)
-		}
-		if err := repo.CheckMoved(); err != nil {
-			return nil, fmt.Errorf("run %d: %w", i, err)
-		}
-		if i >= warmup {
-			samples = append(samples, s)
+		rand.Shuffle(len(order), func(a, b int) { order[a], order[b] = order[b], order[a] })
+		for _, b := range order {
+			if err := ctx.Err(); err != nil {
+				return fmt.Errorf("stopped after %d rounds: %w", i, err)
+			}
+			// Put the issue back at a, outside the timed part.
+			if err := b.repo.Reset(); err != nil {
+				return err
+			}
+			s, err := timeNext(b.bin, b.repo.Repo, env, devnull)
+			if err != nil {
+				return fmt.Errorf("%s, run %d: %w", b.name, i, err)
+			}
+			if err := b.repo.CheckMoved(); err != nil {
+				return fmt.Errorf("%s, run %d: %w", b.name, i, err)
+			}
+			if i >= warmup {
+				b.samples = append(b.samples, s)
+			}
 		}
 	}
-	return samples, nil
+	return nil
 }
 
 // timeNext runs `agenttree next` once in repo, from starting the process
@@ -133,10 +162,19 @@ func timeNext(bin, repo string, env []string, stdout *os.File) (sample, error) {
 	return sample{wall: wall, rssKiB: proc.PeakRSSKiB(cmd.ProcessState)}, nil
 }
 
-func printFigures(samples []sample) {
+func median(samples []sample) time.Duration {
 	walls := make([]time.Duration, len(samples))
-	rss := make([]int64, len(samples))
 	for i, s := range samples {
+		walls[i] = s.wall
+	}
+	slices.Sort(walls)
+	return report.Percentile(walls, 50)
+}
+
+func printFigures(b *build) {
+	walls := make([]time.Duration, len(b.samples))
+	rss := make([]int64, len(b.samples))
+	for i, s := range b.samples {
 		walls[i], rss[i] = s.wall, s.rssKiB
 	}
 	slices.Sort(walls)
@@ -144,11 +182,10 @@ func printFigures(samples []sample) {
 	median := report.Percentile(walls, 50)
 	maxRSS := float64(rss[len(rss)-1]) / 1024
 
-	fmt.Printf("agenttree next: %d runs (stage a -> b through file_exists + section_check)\n", len(samples))
-	fmt.Printf("machine: %s\n", report.Machine())
-	fmt.Printf("wall time  median %s  p90 %s  min %s  max %s\n",
+	fmt.Printf("%s: %s\n", b.name, b.bin)
+	fmt.Printf("  wall time  median %s  p90 %s  min %s  max %s\n",
 		report.Ms(median), report.Ms(report.Percentile(walls, 90)), report.Ms(walls[0]), report.Ms(walls[len(walls)-1]))
-	fmt.Printf("peak RSS   max %.1f MiB  median %.1f MiB\n", maxRSS, float64(report.Percentile(rss, 50))/1024)
-	fmt.Printf("targets    median < %s: %s   peak RSS < %.0f MiB: %s\n",
+	fmt.Printf("  peak RSS   max %.1f MiB  median %.1f MiB\n", maxRSS, float64(report.Percentile(rss, 50))/1024)
+	fmt.Printf("  targets    median < %s: %s   peak RSS < %.0f MiB: %s\n",
 		report.Ms(targetMedian), report.Verdict(median < targetMedian), targetRSSMiB, report.Verdict(maxRSS < targetRSSMiB))
 }
