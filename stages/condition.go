@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/expr-lang/expr"
 	"github.com/expr-lang/expr/ast"
@@ -40,13 +41,14 @@ func (e *ConditionError) Error() string {
 	return fmt.Sprintf("cannot parse condition %q: %s", e.Src, e.Msg)
 }
 
-// jinjaRE matches one `{{ ... }}` placeholder of the earlier spelling.
-var jinjaRE = regexp.MustCompile(`\{\{(.*?)\}\}`)
+// jinjaRE matches one `{{ ... }}` placeholder of the earlier spelling;
+// compiled on first use, not at every command's start.
+var jinjaRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{(.*?)\}\}`) })
 
 // ParseCondition compiles src. It is exported for tools that check a
 // condition outside a config file.
 func ParseCondition(src string) (*Condition, error) {
-	body := strings.TrimSpace(jinjaRE.ReplaceAllStringFunc(src, func(m string) string {
+	body := strings.TrimSpace(jinjaRE().ReplaceAllStringFunc(src, func(m string) string {
 		// Parenthesised, so `not {{ a or b }}` keeps its meaning.
 		if inner := strings.TrimSpace(m[2 : len(m)-2]); inner != "" {
 			return "(" + inner + ")"

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
@@ -31,9 +30,13 @@ type document struct {
 // markdown is the parser, built on first use and then shared: goldmark's
 // block and inline parsers keep no state between parses (its defaults are
 // package-level values every goldmark instance shares), and each parse gets
-// its own context.
+// its own context. It is goldmark.DefaultParser built here, so that the
+// goldmark package, and with it the HTML renderer nothing here uses, is not
+// linked: its tables were initialised at every command's start.
 var markdown = sync.OnceValue(func() parser.Parser {
-	return goldmark.New().Parser()
+	return parser.NewParser(parser.WithBlockParsers(parser.DefaultBlockParsers()...),
+		parser.WithInlineParsers(parser.DefaultInlineParsers()...),
+		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...))
 })
 
 func parseDocument(src []byte) *document {

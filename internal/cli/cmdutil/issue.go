@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/agenttree/agenttree/internal/gitx"
 )
@@ -18,12 +19,15 @@ func ParseID(s string) (int, error) {
 	return id, nil
 }
 
-var branchIDRE = regexp.MustCompile(`^(?:.*/)?(?:issue-0*([1-9][0-9]*)(?:$|[-_/])|0*([1-9][0-9]*)-)`)
+// branchIDRE is compiled on first use: most commands name their issue.
+var branchIDRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(?:.*/)?(?:issue-0*([1-9][0-9]*)(?:$|[-_/])|0*([1-9][0-9]*)-)`)
+})
 
 // issueFromBranch reads an issue id out of a branch name such as
 // `issue-42`, `issue-042-login` or `042-login`.
 func issueFromBranch(branch string) (int, bool) {
-	m := branchIDRE.FindStringSubmatch(branch)
+	m := branchIDRE().FindStringSubmatch(branch)
 	if m == nil {
 		return 0, false
 	}
