@@ -51,6 +51,10 @@ const (
 	// waitDelay bounds the wait for the output pipe once the shell has
 	// exited or been killed: a background grandchild may hold it open.
 	waitDelay = 500 * time.Millisecond
+	// agentTimeout is the time limit of a command at an agent's stage
+	// unless the config sets one: the agent's `agenttree next` waits for
+	// it.
+	agentTimeout = 30 * time.Second
 )
 
 var (
@@ -59,8 +63,10 @@ var (
 			"or $AGENTTREE_VAR_NAME (outputs), one word, never code; refused where the shell would not expand it (single quotes) "+
 			"or would read the value as code or a name (arithmetic, [[ -eq ]], eval, sh -c, sh <<EOF, | sh, read NAME)").Required()
 	timeoutParam = hooks.Duration("timeout",
-		"how long the command may run (0: no limit of its own); unset: the entry's `timeout`, else 30s").Default(30 * time.Second)
-	outputsParam  = hooks.List("outputs", "the keys the command reports in a JSON object on its last line of output, as outputs for later hooks")
+		"how long the command may run (0: no limit of its own); unset: the entry's `timeout`, else, at a stage the controller runs "+
+			"(`host: controller`), ci_polling.timeout_s (a script there may wait for CI itself), else 30s (an agent's gate waits for it)").Default(agentTimeout)
+	outputsParam = hooks.List("outputs", "the keys the command reports in a JSON object, the last one in its output (on one line or pretty-printed), "+
+		"as outputs for later hooks")
 	mustPassParam = hooks.Bool("must_pass", "false makes a failure a warning (the earlier tool's spelling of `optional`)").Default(true)
 	envParam      = hooks.EnvNames("env",
 		"names of variables of the controller's environment to pass to the command; of that environment it gets only these and "+
@@ -74,7 +80,10 @@ func Defs() []hooks.Def {
 			Params:  hooks.Specs(commandParam, timeoutParam, outputsParam, mustPassParam, envParam),
 			Outputs: []string{"exit_status", "output_tail"}, OutputsParam: outputsParam.Name(), Check: checkParams,
 			Doc: "Runs a shell command in the issue's work tree and passes when it exits 0. Its exit status, the tail of its output " +
-				"and the keys of a JSON object on its last line become outputs; {{placeholders}} reach it as environment variables, never as code.",
+				"and the keys of the last JSON object it prints (on one line or pretty-printed, whatever follows it) become outputs; " +
+				"output that looks like a JSON object but is none is warned of. {{placeholders}} reach it as environment variables, never as code. " +
+				"Unless `timeout` says otherwise it may run 30s at an agent's stage, and ci_polling.timeout_s at a stage the controller runs, " +
+				"where a script may wait for CI itself.",
 			Example: "- run: {command: go test ./..., timeout: 600}"}, Run: run},
 	}
 }
@@ -101,9 +110,9 @@ func runShell(ctx context.Context, c *hooks.Call) hooks.Outcome {
 		return hooks.Failf("command %q: %v", command, err)
 	}
 	timeout := runTimeout(c)
-	if timeout > 0 {
+	if timeout.d > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
+		ctx, cancel = context.WithTimeout(ctx, timeout.d)
 		defer cancel()
 	}
 	user, err := HostUser(c.Settings().Sandbox)
@@ -138,9 +147,9 @@ func runShell(ctx context.Context, c *hooks.Call) hooks.Outcome {
 }
 
 // outcome reads how the command ended.
-func outcome(ctx context.Context, command string, cmd *exec.Cmd, err error, timeout time.Duration, output string) hooks.Outcome {
+func outcome(ctx context.Context, command string, cmd *exec.Cmd, err error, timeout limit, output string) hooks.Outcome {
 	tail := lines.Last(output, tailLines)
-	outputs := jsonOutputs(tail)
+	outputs, warnings := jsonOutputs(output)
 	status := proc.ExitStatus(cmd.ProcessState)
 	outputs["exit_status"] = strconv.Itoa(status)
 	outputs["output_tail"] = strings.Join(tail, "\n")
@@ -149,7 +158,7 @@ func outcome(ctx context.Context, command string, cmd *exec.Cmd, err error, time
 		// ErrWaitDelay with status 0: the command succeeded and left a
 		// background process holding its output.
 		o := hooks.Pass()
-		o.Outputs = outputs
+		o.Outputs, o.Warnings = outputs, warnings
 		return o
 	}
 	var why string
@@ -157,14 +166,14 @@ func outcome(ctx context.Context, command string, cmd *exec.Cmd, err error, time
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		why, class = "timed out", hooks.ClassTimeout
-		if timeout > 0 {
-			why += " after " + timeout.String()
+		if timeout.d > 0 {
+			why += " after " + timeout.d.String()
 		}
 	case ctx.Err() != nil:
 		why, class = "cancelled", hooks.ClassGeneral
 	case cmd.ProcessState == nil:
 		o := hooks.Failf("command %q could not be started in %s: %v", command, cmd.Dir, err)
-		o.Outputs = outputs
+		o.Outputs, o.Warnings = outputs, warnings
 		return o
 	default:
 		why, class = fmt.Sprintf("exit %d", status), classify(status, output)
@@ -175,18 +184,53 @@ func outcome(ctx context.Context, command string, cmd *exec.Cmd, err error, time
 	} else {
 		reason += ":\n" + strings.Join(tail, "\n")
 	}
-	return hooks.Outcome{Kind: hooks.KindFail, Reason: reason, Class: class, Outputs: outputs}
+	if class == hooks.ClassTimeout && timeout.d > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		reason += "\n" + timeout.advice()
+	}
+	return hooks.Outcome{Kind: hooks.KindFail, Reason: reason, Class: class, Outputs: outputs, Warnings: warnings}
 }
 
-// runTimeout is the `timeout` parameter; 0 means no limit of its own. When
-// it is not set, the entry's common `timeout` option (already on ctx)
-// replaces the spec's default.
-func runTimeout(c *hooks.Call) time.Duration {
+// limit is how long a command may run (0: no limit of its own), and what
+// set it, for the message of a command that ran out of it.
+type limit struct {
+	d   time.Duration
+	by  string
+	pos stages.Pos
+}
+
+// runTimeout is the `timeout` parameter. When it is not set, the entry's
+// common `timeout` option (already on ctx) replaces the default, which
+// depends on who waits for the command (docs/CONFIG.md, `run`): at a
+// stage the controller runs, ci_polling.timeout_s, as long as CI may take,
+// because a script there may wait for CI itself; elsewhere 30s, because
+// an agent's `agenttree next` waits for it.
+func runTimeout(c *hooks.Call) limit {
+	l := limit{}
+	if c.Entry != nil {
+		l.pos = c.Entry.Pos
+	}
 	if d, ok := timeoutParam.Lookup(c); ok {
-		return d
+		l.d, l.by = d, "its `timeout`"
+		return l
 	}
 	if c.Entry != nil && c.Entry.Timeout > 0 {
-		return c.Entry.Timeout
+		l.d, l.by = c.Entry.Timeout, "its `timeout`"
+		return l
 	}
-	return timeoutParam.Get(c)
+	if node, ok := c.Settings().Node(c.Issue.Stage); ok && node.Controller() {
+		l.d, l.by = c.Settings().CIPolling.Timeout, "ci_polling.timeout_s, the default at a stage the controller runs"
+		return l
+	}
+	l.d, l.by = timeoutParam.Get(c), "the default at a stage an agent works in"
+	return l
+}
+
+// advice says what to do about a command that ran out of time.
+func (l limit) advice() string {
+	where := "on the hook"
+	if l.pos.File != "" {
+		where += " (" + l.pos.String() + ")"
+	}
+	return fmt.Sprintf("The limit was %s (%s). If the command needs longer (a script that waits for CI itself), set `timeout:` %s, "+
+		"e.g. `- run: {command: ..., timeout: 30m}`; 0 means no limit of its own.", l.d, l.by, where)
 }
