@@ -94,14 +94,15 @@ func TestStatusBlockOfANewIssue(t *testing.T) {
 	assert.Zero(t, b.Iteration)
 	assert.Nil(t, b.PR, "no PR, no forge asked")
 	assert.Empty(t, b.ForgeError)
-	assert.Equal(t, statuscmd.Recommendation{For: statuscmd.WaiterAgent, Role: stages.RoleDeveloper, Run: []string{"agenttree next"}, Why: "agent working (developer)"}, b.Recommendation)
+	assert.Equal(t, statuscmd.Recommendation{For: statuscmd.WaiterPerson, Role: stages.RoleDeveloper, Run: []string{"agenttree start 1"},
+		Why: "no developer agent is running: start one with `agenttree start 1`"}, b.Recommendation, "no agent was started for it")
 	require.NotNil(t, b.LatestAction)
 	assert.Equal(t, "create at implement.code", b.LatestAction.What)
 
 	r := w.run(t, humanEnv, "status", itoa(id), "--block")
 	require.Equal(t, exitOK, r.code, r.stderr)
 	assert.NotContains(t, r.stdout, "checks:")
-	assert.Contains(t, r.stdout, "for the agent (developer), in its session: `agenttree next`")
+	assert.Contains(t, r.stdout, "next:        for a person: `agenttree start 1`")
 }
 
 // The checks come from the forge, as it reports them with the PR: on the

@@ -90,7 +90,7 @@ func TestStatusListsEscalatedIssuesFirst(t *testing.T) {
 	}
 	assert.NotContains(t, table, "Checkout", "an escalated issue is listed once, first")
 	assert.Regexp(t, `1\s+plan.review\s+human review\s+waiting for human review, for \d+s\s+implement.code\s+Add login page`, table)
-	assert.Regexp(t, `2\s+implement.code\s+agent: developer\s+agent working \(developer\), for \d+s\s+implement.feedback\s+Fix logout`, table)
+	assert.Regexp(t, "2\\s+implement.code\\s+agent: developer\\s+no developer agent is running: start one with `agenttree start 2`, for \\d+s\\s+implement.feedback\\s+Fix logout", table)
 
 	r = w.run(t, humanEnv, "status", "--json")
 	require.Equal(t, 0, r.code, r.stderr)

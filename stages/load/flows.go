@@ -1,6 +1,7 @@
 package load
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -114,6 +115,30 @@ func resolveFlow(d *diag.Collector, cfg *stages.Config, src *flowSource) (f *sta
 		}
 	}
 	return f, ok
+}
+
+// Unending is a warning for each flow of cfg when no stage of it has
+// `terminal:`: an issue is then never done, and stays at its flow's last
+// stage with nothing to move it on. A config that declares an end has
+// each flow checked as it loads (checkFlowEnds); one that declares none
+// loads, as the earlier tool's did, and `agenttree validate` says this.
+func Unending(cfg *stages.Config) []stages.Diagnostic {
+	for _, s := range cfg.Stages {
+		if slices.ContainsFunc(s.Nodes(), isTerminal) {
+			return nil
+		}
+	}
+	var out []stages.Diagnostic
+	for _, f := range cfg.Flows {
+		if !slices.ContainsFunc(f.Nodes, isWork) {
+			continue // reported as a flow of parking lots
+		}
+		last := f.Nodes[len(f.Nodes)-1].Path
+		out = append(out, stages.Diagnostic{Pos: f.Pos, Severity: stages.SevWarning,
+			Msg:  fmt.Sprintf("flow %q has no terminal stage, nor has any stage of the pipeline: an issue on it is never done, and stays at %s for good", f.Name, last),
+			Hint: "add the stage issues end in, last in `stages:` (and in each flow of `flows:`): `- name: accepted` with `terminal: completion`"})
+	}
+	return out
 }
 
 // withDefault adds the implicit default flow when the source asks for one,

@@ -139,7 +139,7 @@ func blockOf(ctx context.Context, e *engine.Engine, iss *issues.Issue, now time.
 		poll = w.Poll
 		b.Iteration, b.PollStatus, b.NextLookAt = poll.Iteration, poll.Status, poll.NextAt
 	}
-	wait := waitingOn(e.Config, iss, poll)
+	wait := waitingOn(e.Config, iss, poll, lookAtAgent(ctx, e, iss.ID))
 	b.WaitingOn, b.wait = wait.what, wait
 	b.Recommendation = Recommendation{For: wait.who, Role: wait.role, Run: wait.run, Why: wait.what}
 	b.LatestAction = latestAction(iss, poll)

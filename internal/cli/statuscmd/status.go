@@ -3,6 +3,7 @@ package statuscmd
 import (
 	"bufio"
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -94,7 +95,7 @@ func (a cmds) statusCmd() *cobra.Command {
 			// the limit, so a larger store stays bounded.
 			defer debug.SetMemoryLimit(debug.SetMemoryLimit(statusMemoryLimit))
 			defer debug.SetGCPercent(debug.SetGCPercent(-1))
-			rows, err := statusRows(e)
+			rows, err := statusRows(a.Ctx, e)
 			if err != nil {
 				return err
 			}
@@ -126,7 +127,7 @@ const statusMemoryLimit = 256 << 20
 // stage in pipeline order. An issue that cannot be read is a row saying
 // why, never a failure of the whole list; so is one whose directory was
 // removed (issues.Store.Missing).
-func statusRows(e *engine.Engine) ([]Row, error) {
+func statusRows(ctx context.Context, e *engine.Engine) ([]Row, error) {
 	listed, err := e.Store.Scan()
 	if err != nil {
 		return nil, fmt.Errorf("list the issues in %s: %w", e.Store.Root(), err)
@@ -141,8 +142,9 @@ func statusRows(e *engine.Engine) ([]Row, error) {
 	}
 	// Each row is worked out on its own (the config is only read), so on
 	// every CPU: with thousands of issues this is a third of status.
+	agents := lookAtAgents(ctx, e)
 	rows := make([]Row, len(listed), len(listed)+len(missing))
-	parallel.For(len(listed), func(i int) { rows[i] = rowOf(e, listed[i]) })
+	parallel.For(len(listed), func(i int) { rows[i] = rowOf(e, listed[i], agents) })
 	for _, id := range missing {
 		rows = append(rows, missingRow(e, id))
 	}
@@ -157,7 +159,7 @@ func missingRow(e *engine.Engine, id int) Row {
 }
 
 // rowOf is the status row of one listed issue.
-func rowOf(e *engine.Engine, l issues.Listed) Row {
+func rowOf(e *engine.Engine, l issues.Listed, agents *agentLook) Row {
 	if l.Err != nil {
 		w := waiting{who: WaiterPerson, what: fmt.Sprintf("a person: its state is damaged (`agenttree verify %d`, `agenttree repair %d`)", l.ID, l.ID)}
 		return Row{ID: l.ID, Error: l.Err.Error(), WaitingOn: w.what, WaitingFor: w.who, wait: w}
@@ -166,7 +168,7 @@ func rowOf(e *engine.Engine, l issues.Listed) Row {
 	if l.Watch != nil {
 		poll = l.Watch.Poll
 	}
-	return statusOf(e, l.Issue, poll)
+	return statusOf(e, l.Issue, poll, agents)
 }
 
 // watchPoll is the controller's polling state of issue id, nil when there
@@ -181,8 +183,8 @@ func watchPoll(e *engine.Engine, id int) *issues.Poll {
 
 // statusOf is where iss is, who acts there, what it waits on and where
 // `next` would take it.
-func statusOf(e *engine.Engine, iss *issues.Issue, poll *issues.Poll) Row {
-	w := waitingOn(e.Config, iss, poll)
+func statusOf(e *engine.Engine, iss *issues.Issue, poll *issues.Poll, agents *agentLook) Row {
+	w := waitingOn(e.Config, iss, poll, agents)
 	row := Row{ID: iss.ID, Title: iss.Title, Stage: iss.Stage, Unfinished: iss.EntryPending != nil,
 		WaitingOn: w.what, WaitingFor: w.who, Escalated: iss.Escalated, Attempts: iss.Attempts, Breaker: iss.Breaker, wait: w}
 	if iss.Escalated != nil {
@@ -216,7 +218,7 @@ func (a cmds) statusOne(arg string, block, asJSON bool) error {
 	if block {
 		return a.statusBlock(e, iss, asJSON)
 	}
-	row := statusOf(e, iss, watchPoll(e, id))
+	row := statusOf(e, iss, watchPoll(e, id), lookAtAgent(a.Ctx, e, id))
 	if asJSON {
 		return a.PrintJSON(row)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/internal/cli/cmdutil"
 	"github.com/agenttree/agenttree/internal/testpipeline"
+	"github.com/agenttree/agenttree/sessions"
 	"github.com/agenttree/agenttree/stages"
 	"github.com/agenttree/agenttree/stages/load"
 )
@@ -28,14 +29,17 @@ func TestStatusWaitingOn(t *testing.T) {
 	history := func(h ...issues.HistoryEntry) []issues.HistoryEntry {
 		return append([]issues.HistoryEntry{{To: "implement.code", Kind: issues.KindCreate, Actor: "human", At: at}}, h...)
 	}
+	developer := &sessions.Record{Issue: 1, Role: stages.RoleDeveloper, Agent: "claude"}
 	poll := &issues.Poll{PR: 1, Status: "3 of 7 checks still running on abc123def456", PushedAt: at.Add(time.Hour), NextAt: at.Add(2 * time.Hour)}
 	tests := []struct {
 		name string
 		iss  issues.Issue
 		poll *issues.Poll
-		who  Waiter
-		what string
-		run  []string
+		// agent is the issue's session record.
+		agent *sessions.Record
+		who   Waiter
+		what  string
+		run   []string
 	}{
 		{
 			name: "CI running at a controller stage",
@@ -67,19 +71,19 @@ func TestStatusWaitingOn(t *testing.T) {
 		{name: "abandoned", iss: issues.Issue{ID: 1, Stage: "not_doing"}, who: WaiterNobody, what: "abandoned"},
 		{
 			name: "an agent at work",
-			iss:  issues.Issue{ID: 1, Stage: "implement.code", History: history()},
-			who:  WaiterAgent, what: "agent working (developer)", run: []string{"agenttree next"},
+			iss:  issues.Issue{ID: 1, Stage: "implement.code", History: history()}, agent: developer,
+			who: WaiterAgent, what: "agent working (developer)", run: []string{"agenttree next"},
 		},
 		{
 			name: "an agent after a step back",
 			iss: issues.Issue{ID: 1, Stage: "implement.feedback", History: history(issues.HistoryEntry{
-				From: "pr_ready", To: "implement.feedback", Kind: stages.MoveStepBack, Actor: "controller", Reason: "CI failed on abc: test-unit\nlog", At: at})},
+				From: "pr_ready", To: "implement.feedback", Kind: stages.MoveStepBack, Actor: "controller", Reason: "CI failed on abc: test-unit\nlog", At: at})}, agent: developer,
 			who: WaiterAgent, what: "agent working (developer) after a step back: CI failed on abc: test-unit", run: []string{"agenttree next"},
 		},
 		{
 			name: "an agent after a rejection",
 			iss: issues.Issue{ID: 1, Stage: "implement.feedback", History: history(issues.HistoryEntry{
-				From: "implementation_review", To: "implement.feedback", Kind: stages.MoveReject, Actor: "human", Reason: "labels", At: at})},
+				From: "implementation_review", To: "implement.feedback", Kind: stages.MoveReject, Actor: "human", Reason: "labels", At: at})}, agent: developer,
 			who: WaiterAgent, what: "agent working (developer) after a reviewer sent it back: labels", run: []string{"agenttree next"},
 		},
 		{
@@ -104,7 +108,7 @@ func TestStatusWaitingOn(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := waitingOn(cfg, &tt.iss, tt.poll)
+			got := waitingOn(cfg, &tt.iss, tt.poll, lookOf(tt.iss.ID, tt.agent, nil))
 			assert.Equal(t, tt.who, got.who)
 			assert.Equal(t, tt.what, got.what)
 			assert.Equal(t, tt.run, got.run)

@@ -31,7 +31,7 @@ func ShowOne(a *cmdutil.App, arg string, block, asJSON bool) error {
 // this host (the sandbox, a controller not running): that is the asker's
 // to tell, not the controller's.
 func ShowAll(a *cmdutil.App, e *engine.Engine, asJSON bool) error {
-	rows, err := statusRows(e)
+	rows, err := statusRows(a.Ctx, e)
 	if err != nil {
 		return err
 	}

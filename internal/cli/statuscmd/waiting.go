@@ -53,8 +53,8 @@ func (w waiting) clipped(n int) waiting {
 }
 
 // waitingOn is what iss waits on. poll is its watch.yaml's polling state
-// (nil: none).
-func waitingOn(cfg *stages.Config, iss *issues.Issue, poll *issues.Poll) waiting {
+// (nil: none); agents what is known of the agents' sessions.
+func waitingOn(cfg *stages.Config, iss *issues.Issue, poll *issues.Poll, agents *agentLook) waiting {
 	if poll != nil && poll.PR != iss.PRNumber {
 		poll = nil // the state of a PR the issue no longer has
 	}
@@ -76,10 +76,12 @@ func waitingOn(cfg *stages.Config, iss *issues.Issue, poll *issues.Poll) waiting
 			run: []string{fmt.Sprintf("agenttree approve %d", iss.ID), fmt.Sprintf("agenttree reject %d --message TEXT", iss.ID)}}
 	case node.ParkingLot():
 		return waiting{who: WaiterPerson, what: "parked until a person starts it", run: []string{fmt.Sprintf("agenttree next -i %d", iss.ID)}}
+	case atFlowEnd(cfg, iss, node):
+		return flowEndWaiting(iss)
 	case node.Role() == stages.RoleHuman:
 		return waiting{who: WaiterPerson, what: "a person working", since: entered(iss), run: []string{fmt.Sprintf("agenttree next -i %d", iss.ID)}}
 	}
-	return agentWaiting(iss, node.Role(), poll)
+	return agentStageWaiting(cfg, iss, node.Role(), poll, agents)
 }
 
 // controllerWaiting is what an issue the controller works on waits on: a

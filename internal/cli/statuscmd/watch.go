@@ -1,6 +1,7 @@
 package statuscmd
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -57,7 +58,7 @@ func (a cmds) watch(e *engine.Engine, id int, every time.Duration, untilDone boo
 	defer tick.Stop()
 	var prev *sighting
 	for {
-		cur, err := look(e, id)
+		cur, err := look(a.Ctx, e, id)
 		if err != nil {
 			return err
 		}
@@ -86,7 +87,7 @@ type sighting struct {
 	messages []outbox.Message
 }
 
-func look(e *engine.Engine, id int) (*sighting, error) {
+func look(ctx context.Context, e *engine.Engine, id int) (*sighting, error) {
 	iss, err := e.Store.Get(id)
 	if err != nil {
 		return nil, err
@@ -98,7 +99,7 @@ func look(e *engine.Engine, id int) (*sighting, error) {
 	} else {
 		p = nil
 	}
-	s.wait = waitingOn(e.Config, iss, p)
+	s.wait = waitingOn(e.Config, iss, p, lookAtAgent(ctx, e, id))
 	if s.messages, err = e.Outbox(id).Recent(watchedMessages); err != nil {
 		return nil, fmt.Errorf("read the messages of issue %d: %w", id, err)
 	}
