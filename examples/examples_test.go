@@ -51,7 +51,7 @@ func TestExamples(t *testing.T) {
 		{name: "poll-pr-status", story: backgroundCIStory},
 		{name: "python-compat", story: pythonCompatStory, warnings: []string{
 			":18:23: warning: tools.claude.skip_permissions is not read (write the agent's own flag into `command`, e.g. `command: claude --dangerously-skip-permissions`)",
-			":37:9: warning: unknown key `color` in stage implement is ignored",
+			":37:9: warning: 1 key the earlier tool read changes nothing here: stages' `color` (agenttree has no use for it: leave it while the earlier tool still reads this file, or delete it)",
 			":69:13: warning: `merge_pr` in accepted merges the PRs of flow `quick` with no person's review before it: what passes CI is merged, unreviewed " +
 				"(if that is meant, say so: `merge_pr: {require_review: false}`; else put a human review (`human_review: true`) before accepted in the flow)",
 		}},

@@ -2,6 +2,7 @@ package load
 
 import (
 	"fmt"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -22,6 +23,9 @@ type mapForm struct {
 	// top-level `stages:`. inline collects those definitions.
 	fromFlows bool
 	inline    []*entry
+	// inert are the keys dropped as changing nothing here, summed up in
+	// one warning (inert.go).
+	inert []inertKey
 }
 
 // compatKeys maps a key of the earlier tool, when true, to the canonical
@@ -50,6 +54,7 @@ func shapeCompatible(d *diag.Collector, o outline) *source {
 	src.flows = flowSources(d, o.flows, f.inlineFlow)
 	src.stages = append(src.stages, f.inline...)
 	src.implicitDefault = len(src.flows) == 0
+	f.inertSummary()
 	return src
 }
 
@@ -125,6 +130,7 @@ func (f *mapForm) entry(key, val *yaml.Node, what string) *entry {
 // values are read as any other: `is_completion: true` is
 // `terminal: completion` at the same place.
 func (f *mapForm) keys(ps []yamlnode.Pair) []yamlnode.Pair {
+	ps = f.dropInert(ps, inertStage)
 	out := make([]yamlnode.Pair, 0, len(ps))
 	for _, p := range ps {
 		canon, ok := compatKeys[p.Key.Value]
@@ -140,13 +146,27 @@ func (f *mapForm) keys(ps []yamlnode.Pair) []yamlnode.Pair {
 	return out
 }
 
-// settings spells the earlier tool's top-level keys the canonical way. Its
-// controller ticked at `on: {heartbeat: {interval_s: N}}`, which is
-// `controller: {interval_s: N}` at the same place; what it ran at start,
-// stop and each tick has no counterpart, and is ignored with a warning.
+// settings spells the earlier tool's top-level keys the canonical way,
+// dropping those that change nothing here. Its controller ticked at `on:
+// {heartbeat: {interval_s: N}}`, which is `controller: {interval_s: N}`
+// at the same place; what it ran at start, stop and each tick has no
+// counterpart, and is ignored with a warning.
 func (f *mapForm) settings(ps []yamlnode.Pair) []yamlnode.Pair {
+	ps = f.dropInert(ps, inertTop)
 	out := make([]yamlnode.Pair, 0, len(ps))
 	for _, p := range ps {
+		switch p.Key.Value {
+		case "roles":
+			p.Val = f.inertEntries(p.Val, inertRole, f.personRole)
+		case "tools":
+			p.Val = f.inertEntries(p.Val, inertTool, nil)
+		case "merge_strategy":
+			f.mergeStrategy(p)
+			continue
+		case "manager_hooks", "hooks":
+			f.hooksNotRun(p)
+			continue
+		}
 		if p.Key.Value != "on" {
 			out = append(out, p)
 			continue
@@ -206,4 +226,48 @@ func controllerTick(ps []yamlnode.Pair) *yaml.Node {
 		}
 	}
 	return nil
+}
+
+// mergeStrategy reads the earlier tool's merge_strategy, which merge_pr's
+// `method` says here: squash, the default of both, changes nothing; another
+// is warned of, since merge_pr would squash.
+func (f *mapForm) mergeStrategy(p yamlnode.Pair) {
+	var method string
+	if !f.d.StringVar(p.Val, &method) {
+		return
+	}
+	if method == "squash" {
+		f.inert = append(f.inert, inertKey{at: p.Key, group: "`merge_strategy: squash`"})
+		return
+	}
+	f.d.Warnf(f.d.Pos(p.Val), fmt.Sprintf("write it on the hook that merges: `merge_pr: {method: %s}`", method),
+		"merge_strategy %q is not read: merge_pr squashes unless its `method` says otherwise", method)
+}
+
+// hooksNotRun warns of the earlier tool's hooks outside its stages
+// (`manager_hooks:` its controller ran, `hooks:` it ran after a PR was
+// made or merged), naming them: agenttree runs none of them. Empty lists
+// change nothing.
+func (f *mapForm) hooksNotRun(p yamlnode.Pair) {
+	var events []string
+	for _, ev := range yamlnode.Pairs(p.Val) {
+		if ev.Val.Kind != yaml.SequenceNode || len(ev.Val.Content) == 0 {
+			continue
+		}
+		names := make([]string, 0, len(ev.Val.Content))
+		for _, item := range ev.Val.Content {
+			name := item.Value
+			if item.Kind == yaml.MappingNode && len(item.Content) > 0 {
+				name = item.Content[0].Value
+			}
+			names = append(names, "`"+name+"`")
+		}
+		events = append(events, ev.Key.Value+": "+strings.Join(names, ", "))
+	}
+	if len(events) == 0 {
+		f.inert = append(f.inert, inertKey{at: p.Key, group: "`" + p.Key.Value + "`"})
+		return
+	}
+	f.d.Warnf(f.d.Pos(p.Key), "what must still run goes in the `post_start` of the stage an issue reaches then, e.g. `- run: {command: ...}`",
+		"%s is not read: agenttree runs none of the earlier tool's hooks outside its stages (%s)", p.Key.Value, strings.Join(events, "; "))
 }

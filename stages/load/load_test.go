@@ -235,7 +235,7 @@ flows:
   default:
     stages:
       implement:
-        review_doc: review.md
+        review_notes: review.md
         pre_completion:
           - ci_wait_forever: {minutes: 3}
       done:
@@ -249,7 +249,7 @@ tolls: {}
 		all = append(all, w.String())
 	}
 	joined := strings.Join(all, "\n")
-	assert.Contains(t, joined, "unknown key `review_doc` in stage implement is ignored")
+	assert.Contains(t, joined, "unknown key `review_notes` in stage implement is ignored")
 	assert.Contains(t, joined, "hook `ci_wait_forever` is not implemented by agenttree")
 	assert.Contains(t, joined, "unknown key `tolls` in the top level is ignored")
 	n, ok := cfg.Node("implement")

@@ -18,6 +18,10 @@ type agentRef struct {
 	role stages.Role
 	name string
 	at   *yaml.Node
+	// implied says the earlier tool's spelling names it (`tool:`,
+	// `default_tool:`), where a name with no entry is the command of that
+	// name.
+	implied bool
 }
 
 // readAgents reads agents: name → {command, resume_command}.

@@ -45,13 +45,11 @@ func readTools(d *diag.Collector, n *yaml.Node, cfg *stages.Config) {
 }
 
 // toolFields are the keys of a tool, named where, that an agent does not
-// have: each is reported and ignored.
+// have and whose loss changes what the agent does: each is reported and
+// ignored. (Those that change nothing, `startup_prompt`, the map form's
+// shaping drops.)
 func toolFields(d *diag.Collector, where string) fields {
 	return fields{
-		"startup_prompt": func(v *yaml.Node) {
-			d.Warnf(d.Pos(v), "agenttree types who the agent is and the stage's instructions as its first message",
-				"%s.startup_prompt is not read", where)
-		},
 		"skip_permissions": func(v *yaml.Node) {
 			d.Warnf(d.Pos(v), "write the agent's own flag into `command`, e.g. `command: claude --dangerously-skip-permissions`",
 				"%s.skip_permissions is not read", where)
@@ -66,7 +64,7 @@ func (c *compat) roleFields(d *diag.Collector, fs fields, r *stages.RoleSessions
 		var name string
 		if d.StringVar(v, &name) {
 			r.Agents = append(r.Agents, name)
-			*refs = append(*refs, agentRef{role: r.Role, name: name, at: v})
+			*refs = append(*refs, agentRef{role: r.Role, name: name, at: v, implied: true})
 		}
 	}
 	fs["container"] = func(v *yaml.Node) {
@@ -76,19 +74,41 @@ func (c *compat) roleFields(d *diag.Collector, fs fields, r *stages.RoleSessions
 }
 
 // finish gives default_tool to the agent roles that name no agent, and to
-// the developer when no role is declared for it, as the earlier tool did.
-func (c *compat) finish(cfg *stages.Config, refs *[]agentRef) {
-	if c.defaultTool == nil {
-		return
-	}
-	name := c.defaultTool.Value
-	if !has(cfg, stages.RoleDeveloper) {
-		cfg.Roles = append(cfg.Roles, stages.DefaultRoleSessions(stages.RoleDeveloper))
-	}
-	for _, r := range cfg.Roles {
-		if len(r.Agents) == 0 {
-			r.Agents = []string{name}
-			*refs = append(*refs, agentRef{role: r.Role, name: name, at: c.defaultTool})
+// the developer when no role is declared for it, as the earlier tool did;
+// then declares the tools named that `tools:` does not.
+func (c *compat) finish(d *diag.Collector, cfg *stages.Config, refs *[]agentRef) {
+	if c.defaultTool != nil {
+		name := c.defaultTool.Value
+		if !has(cfg, stages.RoleDeveloper) {
+			cfg.Roles = append(cfg.Roles, stages.DefaultRoleSessions(stages.RoleDeveloper))
 		}
+		for _, r := range cfg.Roles {
+			if len(r.Agents) == 0 {
+				r.Agents = []string{name}
+				*refs = append(*refs, agentRef{role: r.Role, name: name, at: c.defaultTool, implied: true})
+			}
+		}
+	}
+	impliedTools(d, cfg, *refs)
+}
+
+// impliedTools declares each tool a role's `tool:` or `default_tool:`
+// names that `tools:` does not: the earlier tool ran a tool it had no
+// entry for as the command of its name (`tool: claude` runs `claude`).
+// A name close to a declared tool's is most likely a typo, and warned of.
+func impliedTools(d *diag.Collector, cfg *stages.Config, refs []agentRef) {
+	declared := cfg.AgentNames()
+	for _, r := range refs {
+		if _, ok := cfg.Agent(r.name); ok || !r.implied {
+			continue
+		}
+		a := &stages.Agent{Name: r.name, Pos: d.Pos(r.at)}
+		if agentCommand(d, r.at, "the command of tool "+r.name, &a.Command); a.Command == "" {
+			continue
+		}
+		if hint := diag.Suggest(r.name, declared); hint != "" {
+			d.Warnf(a.Pos, hint, "tool %q has no entry in `tools:`; it runs as the command `%s`", r.name, a.Command)
+		}
+		cfg.Agents = append(cfg.Agents, a)
 	}
 }

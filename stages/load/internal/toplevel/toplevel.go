@@ -63,7 +63,7 @@ func Read(d *diag.Collector, led *ledger.Ledger, settings []yamlnode.Pair) *stag
 	}
 	topFields(d, led, cfg, c, &refs).read(d, settings, "the top level", shaped...)
 	if c != nil {
-		c.finish(cfg, &refs)
+		c.finish(d, cfg, &refs)
 	}
 	checkAgentRefs(d, cfg, refs)
 	return cfg
