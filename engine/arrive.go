@@ -29,11 +29,13 @@ func (t *transition) commit(iss *issues.Issue, h hop) (*issues.Issue, error) {
 		applyOutputs(cur, h.outputs)
 		switch {
 		case h.failure != nil:
-			policy.Count(cur, h.failure, t.e.Config.CircuitBreaker)
+			policy.Count(cur, h.failure, t.e.Config, from)
 		case h.kind == stages.MoveStepBack:
 			// Sent back on purpose, not for a failure: no failure's
 			// details follow it.
 			applyOutputs(cur, map[string]string{notice.OutClass: "", notice.OutFeedback: ""})
+		case h.kind == stages.MoveAdvance:
+			policy.Passed(cur, h.from)
 		}
 		cur.History = append(cur.History, issues.HistoryEntry{From: from, To: h.to.Path, Kind: h.kind, Actor: string(t.actor.Kind), Request: t.actor.Request,
 			Reason: h.reason, At: time.Now().UTC().Truncate(time.Second)})

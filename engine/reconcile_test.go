@@ -167,8 +167,8 @@ func TestSpentBudgetEscalatesAndOnlyAPersonResumes(t *testing.T) {
 	iss := create(t, e, "implement.feedback", nil)
 	for attempt := 1; attempt <= 3; attempt++ {
 		require.Equal(t, "pr_ready", next(t, e, iss.ID, agent).To)
-		// A new head each time, failing differently: progress, so only the
-		// budget stops it.
+		// A new head each time, failing differently: no progress, but the
+		// breaker's thresholds here are above the budget, so it stops it.
 		s.ci = []hooks.Outcome{ciFailed("head"+string(rune('a'+attempt)), "check"+string(rune('a'+attempt)))}
 		res := reconcile(t, e, iss.ID)
 		require.Equal(t, engine.StatusSteppedBack, res.Status, "attempt %d: %v", attempt, res.Reasons)
@@ -178,7 +178,11 @@ func TestSpentBudgetEscalatesAndOnlyAPersonResumes(t *testing.T) {
 	require.Equal(t, engine.StatusEscalated, res.Status, res.Reasons)
 	require.NotNil(t, res.Escalated)
 	assert.Equal(t, issues.EscalatedBudget, res.Escalated.Kind)
-	assert.Contains(t, res.Escalated.Reason, "CI failed 4 times")
+	assert.Contains(t, res.Escalated.Reason, "CI failed again after 3 step backs for it, its budget (3)")
+
+	got0, err := e.Store.Get(iss.ID)
+	require.NoError(t, err)
+	assert.Equal(t, 3, got0.Attempts[string(hooks.ClassCIFailed)], "the budget is spent, not overspent: the failure that escalated is no step back")
 
 	got, err := e.Store.Get(iss.ID)
 	require.NoError(t, err)

@@ -169,9 +169,10 @@ type Controller struct {
 }
 
 // CircuitBreaker stops an issue that fails without progress
-// (`circuit_breaker:`): closed, half-open after HalfOpenAfter step backs
-// without progress, open (escalated) after NoProgress step backs without
-// progress or SameError step backs with the same failure.
+// (`circuit_breaker:`): closed, half-open after HalfOpenAfter failures
+// without progress, open (escalated) after NoProgress failures without
+// progress or SameError in a row with the same failure. A stage's own
+// (Settings.CircuitBreaker) holds 0 where it keeps the top level's.
 type CircuitBreaker struct {
 	HalfOpenAfter int
 	NoProgress    int
@@ -266,6 +267,9 @@ type Settings struct {
 	PostStart      []*HookEntry
 	PostCompletion []*HookEntry
 	OnFailure      *OnFailure
+	// CircuitBreaker is the node's own thresholds over the top level's
+	// (a stage's `circuit_breaker:`), nil for none.
+	CircuitBreaker *CircuitBreaker
 }
 
 // OnFailure is a stage's answer to a failed hook: a step back (for the

@@ -173,7 +173,7 @@ func TestControllerBudgetEscalates(t *testing.T) {
 	assert.Equal(t, "pr_ready", iss.Stage)
 	assert.Equal(t, "pr_ready", iss.Escalated.Stage)
 	assert.Equal(t, issues.EscalatedBudget, iss.Escalated.Kind)
-	assert.Equal(t, 3, iss.Attempts["ci_failed"], "two step backs were the budget; the third failure spent it")
+	assert.Equal(t, 2, iss.Attempts["ci_failed"], "two step backs were the budget; the third failure found it spent and is no step back")
 	last := iss.History[len(iss.History)-1]
 	assert.Equal(t, []string{"escalate", "controller"}, []string{string(last.Kind), last.Actor})
 	assert.Equal(t, 2, moves(iss, stages.MoveStepBack))

@@ -1,5 +1,5 @@
 // Package breaker is the arithmetic of an issue's circuit breaker: it
-// tells progress from the same failure coming back, counts step backs
+// tells progress from the same failure coming back, counts failures
 // without progress, and says when a person must look. It is pure: the
 // caller keeps the state (issues.Breaker) and acts on the verdict.
 package breaker
@@ -13,52 +13,111 @@ import (
 	"github.com/agenttree/agenttree/stages"
 )
 
-// Settings are the thresholds (`circuit_breaker:`); a threshold of 0
-// never trips.
+// Settings are the thresholds (`circuit_breaker:`, a stage's own over
+// the top level's); a threshold of 0 never trips.
 type Settings = stages.CircuitBreaker
 
-// summaryChecks bounds how many failures a reason quotes.
-const summaryChecks = 3
+// summaryChecks bounds how many failures a reason quotes, and quoteLen
+// how much of each, in runes: a reason is one line a person reads.
+const (
+	summaryChecks = 3
+	quoteLen      = 60
+)
 
-// Record counts one step back of an issue whose PR head is head, with the
+// Record counts one failure of an issue whose PR head is head, with the
 // checks in failing, against the breaker b as it was. It returns the
 // breaker as it is now, whether it is open (escalate), and why, in words
 // a person reads.
 //
-// Progress is a new head whose failing checks differ from the last ones
-// (fewer, or others): it closes the breaker and restarts the counts. Any
-// other step back is one more without progress, and one more with the
-// same failure when its fingerprint is the last one's. The first step
-// back is without progress: nothing was fixed yet.
+// Progress is a new head on which less fails than on any head since the
+// last progress (Fewer): it closes the breaker and restarts the counts.
+// A failure traded for another is no progress, whatever its fingerprint.
+// Any other failure is one more without progress, and one more with the
+// same failure when its fingerprint is the last one's. The first failure
+// is without progress: nothing was fixed yet. A pass closes the breaker
+// too (Passed).
 func Record(b issues.Breaker, head string, failing []Failure, s Settings) (next issues.Breaker, open bool, why string) {
+	now := failureLines(failing)
 	next = issues.Breaker{Fingerprint: Fingerprint(failing), Failing: checkNames(failing), Head: head,
-		NoProgress: b.NoProgress + 1, SameError: 1}
-	if progressed(b, head, failing) {
-		next.NoProgress = 0
+		NoProgress: b.NoProgress + 1, SameError: 1, Fewest: b.Fewest}
+	switch {
+	case len(b.Fewest) == 0:
+		// The first failure since the breaker closed sets the mark.
+		next.Fewest = now
+	case b.Head != "" && head != "" && head != b.Head && Fewer(now, b.Fewest):
+		next.NoProgress, next.Fewest = 0, now
 	}
-	// Progress changes the failing checks, so the fingerprint too.
 	switch next.Fingerprint {
 	case "":
 		// Nothing says what failed: it cannot be the same failure.
 		next.SameError = 0
 	case b.Fingerprint:
-		next.SameError = b.SameError + 1
+		if next.NoProgress > 0 {
+			next.SameError = b.SameError + 1
+		}
 	}
 	next.State, why = state(next, s, failing)
 	return next, next.State == issues.BreakerOpen, why
 }
 
-// progressed reports whether head is a new commit whose failing checks
-// are not the ones b saw fail last.
-func progressed(b issues.Breaker, head string, failing []Failure) bool {
-	if b.Head == "" || head == "" || head == b.Head {
+// Passed is the breaker after what it counted passed: closed, its counts
+// and its mark of the fewest failures cleared.
+func Passed() issues.Breaker { return issues.Breaker{State: issues.BreakerClosed} }
+
+// Fewer reports whether the failures now are fewer than those of least
+// (both as failureLines gives them): the failing checks are a strict
+// subset of least's, or the same checks fail with a strict subset of
+// least's failure lines. It is a strict partial order, so no sequence of
+// failures makes progress forever.
+func Fewer(now, least []string) bool {
+	nc, lc := checksOf(now), checksOf(least)
+	if strictSubset(nc, lc) {
+		return true
+	}
+	return slices.Equal(nc, lc) && strictSubset(now, least)
+}
+
+// strictSubset reports whether the sorted set a is a strict subset of the
+// sorted set b.
+func strictSubset(a, b []string) bool {
+	if len(a) >= len(b) {
 		return false
 	}
-	now := make([]string, len(failing))
-	for i, f := range failing {
-		now[i] = f.Check
+	for _, x := range a {
+		if _, found := slices.BinarySearch(b, x); !found {
+			return false
+		}
 	}
-	return !slices.Equal(normalisedSet(now), normalisedSet(b.Failing))
+	return true
+}
+
+// failureLines are failing as a sorted set of "check<TAB>line", a line
+// per normalised line of each check's detail (the check alone when it
+// printed none).
+func failureLines(failing []Failure) []string {
+	var out []string
+	for _, f := range failing {
+		check := normalise(f.Check)
+		lines := headLines(f.Detail, normalise)
+		if len(lines) == 0 {
+			out = append(out, check+"\t")
+		}
+		for _, l := range lines {
+			out = append(out, check+"\t"+l)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// checksOf are the checks of failure lines, sorted, each once.
+func checksOf(lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i], _, _ = strings.Cut(l, "\t")
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // state is where the counts of next put the breaker, and why when open.
@@ -66,17 +125,44 @@ func progressed(b issues.Breaker, head string, failing []Failure) bool {
 func state(next issues.Breaker, s Settings, failing []Failure) (string, string) {
 	switch {
 	case s.SameError > 0 && next.SameError >= s.SameError:
-		return issues.BreakerOpen, fmt.Sprintf("the same failure %s: %s", count(next.SameError, "time"), summary(failing))
+		return issues.BreakerOpen, fmt.Sprintf("the same failure %s in a row: %s", count(next.SameError, "time"), summary(failing))
 	case s.NoProgress > 0 && next.NoProgress >= s.NoProgress:
-		return issues.BreakerOpen, fmt.Sprintf("%s without progress (no new commit changed the failing checks): %s",
-			count(next.NoProgress, "step back"), summary(failing))
+		return issues.BreakerOpen, fmt.Sprintf("%s without progress (no new commit made fewer checks fail): %s",
+			count(next.NoProgress, "failure"), summary(failing))
 	case s.HalfOpenAfter > 0 && next.NoProgress >= s.HalfOpenAfter:
 		return issues.BreakerHalfOpen, ""
 	}
 	return issues.BreakerClosed, ""
 }
 
-// summary quotes the failures: each check with the first line it printed.
+// HalfOpen is the warning of a half-open breaker b under s: where it
+// stands, and what closes or opens it.
+func HalfOpen(b issues.Breaker, s Settings) string {
+	var opens []string
+	if s.NoProgress > 0 {
+		opens = append(opens, more(s.NoProgress-b.NoProgress, "failure")+" without progress")
+	}
+	if s.SameError > 0 && b.SameError > 0 {
+		opens = append(opens, "the same failure "+more(s.SameError-b.SameError, "time"))
+	}
+	text := fmt.Sprintf("circuit breaker half-open: %s without progress", count(b.NoProgress, "failure"))
+	if len(opens) > 0 {
+		text += "; " + strings.Join(opens, " or ") + " opens it and calls a person"
+	}
+	return text + "; a pass, or a new commit on which fewer checks (or lines of a check) fail, closes it"
+}
+
+// more says n more of what, at least one: "1 more failure", "2 more times".
+func more(n int, what string) string {
+	n = max(n, 1)
+	if n == 1 {
+		return "1 more " + what
+	}
+	return fmt.Sprintf("%d more %ss", n, what)
+}
+
+// summary quotes the failures: each check with the first line it printed
+// that is not noise, bounded.
 func summary(failing []Failure) string {
 	if len(failing) == 0 {
 		return "no failing check was named"
@@ -84,9 +170,9 @@ func summary(failing []Failure) string {
 	sorted := slices.SortedFunc(slices.Values(failing), func(a, b Failure) int { return strings.Compare(a.Check, b.Check) })
 	var out []string
 	for _, f := range sorted[:min(len(sorted), summaryChecks)] {
-		line := f.Check
+		line := truncate(plain(f.Check), quoteLen)
 		if first := headLines(f.Detail, plain); len(first) > 0 {
-			line += ": " + first[0]
+			line += ": " + truncate(first[0], quoteLen)
 		}
 		out = append(out, line)
 	}
@@ -94,6 +180,19 @@ func summary(failing []Failure) string {
 		out = append(out, fmt.Sprintf("and %d more", more))
 	}
 	return strings.Join(out, "; ")
+}
+
+// Line is text as one line of at most n runes, without what only echoes
+// the command that failed: what a person is told in a sentence, the full
+// text being kept where it was.
+func Line(text string, n int) string {
+	var parts []string
+	for line := range strings.Lines(text) {
+		if line = strings.TrimSpace(denoise(plain(line))); line != "" {
+			parts = append(parts, line)
+		}
+	}
+	return truncate(strings.Join(parts, " | "), n)
 }
 
 // count says n of what: "1 time", "3 times".
@@ -112,14 +211,4 @@ func checkNames(failing []Failure) []string {
 	}
 	slices.Sort(names)
 	return slices.Compact(names)
-}
-
-// normalisedSet is names normalised, sorted, each once.
-func normalisedSet(names []string) []string {
-	out := make([]string, len(names))
-	for i, n := range names {
-		out[i] = normalise(n)
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
 }

@@ -2,7 +2,9 @@ package breaker_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -48,19 +50,50 @@ func TestRecord(t *testing.T) {
 				{"h2", unit(2), issues.BreakerHalfOpen, 2, 2},
 				{"h3", unit(3), issues.BreakerOpen, 3, 3},
 			},
-			why: "the same failure 3 times: test-unit: --- FAIL: TestAdd (0.03s)",
+			why: "the same failure 3 times in a row: test-unit: --- FAIL: TestAdd (0.03s)",
 		},
 		{
-			name:     "different failures with progress never open",
+			name:     "fewer failing checks on a new head is progress",
+			settings: defaults,
+			steps: []step{
+				{"h1", both, issues.BreakerClosed, 1, 1},
+				{"h2", unit(2), issues.BreakerClosed, 0, 1},
+				{"h3", unit(3), issues.BreakerClosed, 1, 2},
+			},
+		},
+		{
+			name:     "a failure traded for another is no progress",
 			settings: defaults,
 			steps: []step{
 				{"h1", unit(1), issues.BreakerClosed, 1, 1},
-				{"h2", lint, issues.BreakerClosed, 0, 1},
-				{"h3", both, issues.BreakerClosed, 0, 1},
-				{"h4", unit(4), issues.BreakerClosed, 0, 1},
-				{"h5", lint, issues.BreakerClosed, 0, 1},
-				{"h6", both, issues.BreakerClosed, 0, 1},
+				{"h2", lint, issues.BreakerHalfOpen, 2, 1},
+				{"h3", unit(3), issues.BreakerOpen, 3, 1},
 			},
+			why: "3 failures without progress (no new commit made fewer checks fail): test-unit: --- FAIL: TestAdd (0.03s)",
+		},
+		{
+			name:     "a failure that comes and goes is progress once",
+			settings: defaults,
+			steps: []step{
+				{"h1", both, issues.BreakerClosed, 1, 1},
+				{"h2", unit(2), issues.BreakerClosed, 0, 1},
+				{"h3", both, issues.BreakerClosed, 1, 1},
+				{"h4", unit(4), issues.BreakerHalfOpen, 2, 1},
+				{"h5", both, issues.BreakerOpen, 3, 1},
+			},
+			why: "3 failures without progress",
+		},
+		{
+			name:     "fewer failure lines of the same check is progress, other lines are not",
+			settings: defaults,
+			steps: []step{
+				{"h1", []breaker.Failure{fail("ci", "FAIL TestA\nFAIL TestB")}, issues.BreakerClosed, 1, 1},
+				{"h2", []breaker.Failure{fail("ci", "FAIL TestB")}, issues.BreakerClosed, 0, 1},
+				{"h3", []breaker.Failure{fail("ci", "FAIL TestA")}, issues.BreakerClosed, 1, 1},
+				{"h4", []breaker.Failure{fail("ci", "FAIL TestB")}, issues.BreakerHalfOpen, 2, 1},
+				{"h5", []breaker.Failure{fail("ci", "FAIL TestA")}, issues.BreakerOpen, 3, 1},
+			},
+			why: "3 failures without progress",
 		},
 		{
 			name:     "a new head with the same failing checks is no progress",
@@ -70,13 +103,13 @@ func TestRecord(t *testing.T) {
 				{"h2", []breaker.Failure{fail("test-unit", "nil pointer dereference")}, issues.BreakerHalfOpen, 2, 1},
 				{"h3", []breaker.Failure{fail("test-unit", "index out of range")}, issues.BreakerOpen, 3, 1},
 			},
-			why: "3 step backs without progress",
+			why: "3 failures without progress",
 		},
 		{
-			name:     "other checks failing on the same head is no progress",
+			name:     "fewer checks failing on the same head is no progress",
 			settings: defaults,
 			steps: []step{
-				{"h1", unit(1), issues.BreakerClosed, 1, 1},
+				{"h1", both, issues.BreakerClosed, 1, 1},
 				{"h1", lint, issues.BreakerHalfOpen, 2, 1},
 			},
 		},
@@ -84,13 +117,13 @@ func TestRecord(t *testing.T) {
 			name:     "progress closes a half-open breaker and restarts the counts",
 			settings: defaults,
 			steps: []step{
-				{"h1", unit(1), issues.BreakerClosed, 1, 1},
-				{"h2", unit(2), issues.BreakerHalfOpen, 2, 2},
+				{"h1", both, issues.BreakerClosed, 1, 1},
+				{"h2", both, issues.BreakerHalfOpen, 2, 2},
 				{"h3", lint, issues.BreakerClosed, 0, 1},
 				{"h4", lint, issues.BreakerClosed, 1, 2},
 				{"h5", lint, issues.BreakerOpen, 2, 3},
 			},
-			why: "the same failure 3 times: lint: calc.go:3:1: exported func Add",
+			why: "the same failure 3 times in a row: lint: calc.go:3:1: exported func Add",
 		},
 		{
 			name:     "failures that name nothing are never the same failure",
@@ -119,7 +152,7 @@ func TestRecord(t *testing.T) {
 				{"h1", unit(1), issues.BreakerHalfOpen, 1, 1},
 				{"h1", unit(1), issues.BreakerOpen, 2, 2},
 			},
-			why: "2 step backs without progress (no new commit changed the failing checks): test-unit",
+			why: "2 failures without progress (no new commit made fewer checks fail): test-unit",
 		},
 	}
 	for _, tt := range tests {
@@ -157,6 +190,75 @@ func TestRecordQuotesAFewFailures(t *testing.T) {
 	}
 	_, open, why := breaker.Record(issues.Breaker{}, "h1", failing, breaker.Settings{NoProgress: 1})
 	require.True(t, open)
-	assert.Equal(t, "1 step back without progress (no new commit changed the failing checks): "+
+	assert.Equal(t, "1 failure without progress (no new commit made fewer checks fail): "+
 		"check-0: boom; check-1: boom; check-2: boom; and 2 more", why)
+}
+
+func TestPassedClosesTheBreakerAndForgetsTheFewest(t *testing.T) {
+	b, _, _ := breaker.Record(issues.Breaker{}, "h1", unit(1), defaults)
+	b, _, _ = breaker.Record(b, "h2", unit(2), defaults)
+	require.Equal(t, issues.BreakerHalfOpen, b.State)
+
+	b = breaker.Passed()
+	assert.Equal(t, issues.Breaker{State: issues.BreakerClosed}, b)
+	// After the pass, the next failure is the first again, whatever it is.
+	b, open, _ := breaker.Record(b, "h3", unit(3), defaults)
+	assert.False(t, open)
+	assert.Equal(t, issues.BreakerClosed, b.State)
+	assert.Equal(t, 1, b.NoProgress)
+	assert.Equal(t, 1, b.SameError)
+}
+
+func TestHalfOpenSaysWhatClosesAndOpensIt(t *testing.T) {
+	b, _, _ := breaker.Record(issues.Breaker{}, "h1", unit(1), defaults)
+	b, _, _ = breaker.Record(b, "h2", unit(2), defaults)
+	require.Equal(t, issues.BreakerHalfOpen, b.State)
+	assert.Equal(t, "circuit breaker half-open: 2 failures without progress; 1 more failure without progress "+
+		"or the same failure 1 more time opens it and calls a person; "+
+		"a pass, or a new commit on which fewer checks (or lines of a check) fail, closes it",
+		breaker.HalfOpen(b, defaults))
+
+	wide := breaker.Settings{HalfOpenAfter: 1, NoProgress: 4}
+	assert.Equal(t, "circuit breaker half-open: 1 failure without progress; 3 more failures without progress opens it and calls a person; "+
+		"a pass, or a new commit on which fewer checks (or lines of a check) fail, closes it",
+		breaker.HalfOpen(issues.Breaker{State: issues.BreakerHalfOpen, NoProgress: 1, SameError: 1}, wide))
+}
+
+// A reason quotes each failure in a few words, however long what it
+// printed: the echo of a long command is no part of it.
+func TestRecordQuotesFailuresBriefly(t *testing.T) {
+	script := strings.Repeat("gh pr checks $pr_number --json state -q '.[] | select(.state != \"SUCCESS\")'; ", 8)
+	detail := fmt.Sprintf("command %q failed (exit 1, general):\nCI failed", script)
+	long := []breaker.Failure{
+		fail("general", detail),
+		fail("test-unit", "+ go test -run TestAdd ./...\n--- FAIL: TestAdd: "+strings.Repeat("expected 4 got 5, ", 20)),
+	}
+	_, open, why := breaker.Record(issues.Breaker{}, "h1", long, breaker.Settings{NoProgress: 1})
+	require.True(t, open)
+	assert.NotContains(t, why, "gh pr checks")
+	assert.NotContains(t, why, "go test -run")
+	assert.Contains(t, why, "general: command failed (exit 1, general):")
+	assert.Contains(t, why, "test-unit: --- FAIL: TestAdd: expected 4 got 5")
+	assert.LessOrEqual(t, utf8.RuneCountInString(why), 250, why)
+}
+
+func TestLine(t *testing.T) {
+	tests := []struct {
+		name, text string
+		n          int
+		want       string
+	}{
+		{"one line", "CI failed on abc: ci", 300, "CI failed on abc: ci"},
+		{"lines joined", "first\n\n  second  \nthird", 300, "first | second | third"},
+		{"a quoted command dropped", "command \"make test\\nmake lint\" failed (exit 2, general):\nlint: 3 problems", 300,
+			"command failed (exit 2, general): | lint: 3 problems"},
+		{"a trace dropped", "+ make test\n$ make lint\n##[group]Run make\nboom", 300, "boom"},
+		{"colours dropped", "\x1b[31mFAIL\x1b[0m TestAdd", 300, "FAIL TestAdd"},
+		{"bounded", strings.Repeat("x", 400), 300, strings.Repeat("x", 299) + "…"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, breaker.Line(tt.text, tt.n))
+		})
+	}
 }

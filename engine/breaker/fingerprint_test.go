@@ -24,6 +24,12 @@ func TestFingerprintIgnoresWhatVariesBetweenRuns(t *testing.T) {
 		{"case and spacing", "FAIL   TestAdd  ", "fail testadd"},
 		{"blank lines", "\n\nfirst\n\nsecond\n", "first\nsecond"},
 		{"lines after the third", "one\ntwo\nthree\ngoroutine 7 [running]:", "one\ntwo\nthree\ngoroutine 9 [chan receive]:"},
+		{"a shell's trace of the command", "+ go test -coverprofile=/tmp/tmp.Xa3/c.out ./...\nFAIL TestAdd", "FAIL TestAdd"},
+		{"a prompt and a step header", "$ make test\n##[group]Run make test\nFAIL TestAdd", "FAIL TestAdd"},
+		{"a hook's reason quoting its command", "command \"go test ./... -run 'TestAdd'\" failed (exit 1, general):\nFAIL TestAdd",
+			"command \"make test SEED=4411\\nmake lint\" failed (exit 1, general):\nFAIL TestAdd"},
+		{"temporary directories", "open /tmp/go-build1234/b001/importcfg: no such file", "open /var/folders/x1/ab_cd/T/go-build99/b7/importcfg: no such file"},
+		{"ids", "run 123e4567-e89b-12d3-a456-426614174000 failed", "run 9f0c1d2e-aaaa-4bbb-8ccc-0123456789ab failed"},
 	}
 	for _, tt := range tests {
 		a := breaker.Fingerprint([]breaker.Failure{fail("test-unit", tt.a)})

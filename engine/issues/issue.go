@@ -67,8 +67,11 @@ type EntryPending struct {
 
 // Escalation says why an issue stopped for a person.
 type Escalation struct {
-	Stage  string         `yaml:"stage" json:"stage"`
+	Stage string `yaml:"stage" json:"stage"`
+	// Reason is one line, bounded; Detail is the full text of the
+	// failure it quotes, when it quotes one.
 	Reason string         `yaml:"reason" json:"reason"`
+	Detail string         `yaml:"detail,omitempty" json:"detail,omitempty"`
 	Kind   EscalationKind `yaml:"kind" json:"kind"`
 	At     time.Time      `yaml:"at" json:"at"`
 }
@@ -101,9 +104,10 @@ const (
 	BreakerOpen     = "open"
 )
 
-// Breaker is the circuit breaker of one issue: step backs without
-// progress, and step backs with the same failure, counted since the last
-// progress (a new head that changed or reduced the failing checks).
+// Breaker is the circuit breaker of one issue: failures without
+// progress, and failures in a row with the same fingerprint, counted
+// since the last progress (a pass, or a new head on which less fails
+// than ever since; docs/CONFIG.md, circuit_breaker).
 type Breaker struct {
 	State      string `yaml:"state" json:"state"`
 	NoProgress int    `yaml:"no_progress" json:"no_progress"`
@@ -114,6 +118,10 @@ type Breaker struct {
 	// Failing are the checks that failed last, on Head.
 	Failing []string `yaml:"failing,omitempty" json:"failing,omitempty"`
 	Head    string   `yaml:"head,omitempty" json:"head,omitempty"`
+	// Fewest are the failures of the failure with the fewest since the
+	// last progress, each "check<TAB>normalised line": progress is less
+	// than these failing, so trading one failure for another is none.
+	Fewest []string `yaml:"fewest,omitempty" json:"fewest,omitempty"`
 }
 
 // KindCreate is the history kind of an issue's creation; every other entry

@@ -14,9 +14,15 @@ import (
 	"github.com/agenttree/agenttree/stages"
 )
 
+// ReasonLen bounds the reason an escalation gives, in runes: the one line
+// a person is told; the failure's full text stays in the escalation's
+// detail, the feedback document and the issue's outputs.
+const ReasonLen = 300
+
 // bound lets a step back for a failure through while its retry budget
 // lasts and the circuit breaker is not open; otherwise the issue stops
-// for a person.
+// for a person. The failure that stops it is no step back: the budget
+// shows it spent, not overspent (CountEscalation).
 func (r *Runner) bound(o hooks.Outcome, snap *hooks.Issue, node *stages.Node) (hooks.Outcome, Called) {
 	f := FailureOf(o, snap)
 	if f == nil || r.DryRun {
@@ -29,15 +35,62 @@ func (r *Runner) bound(o hooks.Outcome, snap *hooks.Issue, node *stages.Node) (h
 	limit := Budget(r.Config, node, f.Class)
 	if used := iss.Attempts[string(f.Class)]; used >= limit {
 		o.Kind = hooks.KindEscalate
-		o.Reason = fmt.Sprintf("%s %d times, the budget of step backs for it (%d); last: %s", classWords(f.Class), used+1, limit, o.Reason)
+		o.Reason = breaker.Line(fmt.Sprintf("%s again after %s for it, its budget (%d); last: %s",
+			classWords(f.Class), steps(used), limit, o.Reason), ReasonLen)
 		return o, Called{Kind: issues.EscalatedBudget, Failure: f}
 	}
-	if _, open, why := breaker.Record(deref(iss.Breaker), f.Head, f.Failing, r.Config.CircuitBreaker); open {
+	if _, open, why := breaker.Record(deref(iss.Breaker), f.Head, f.Failing, Thresholds(r.Config, node)); open {
 		o.Kind = hooks.KindEscalate
-		o.Reason = "circuit breaker open: " + why + "; last: " + o.Reason
+		o.Reason = breaker.Line("circuit breaker open: "+why+"; last: "+o.Reason, ReasonLen)
 		return o, Called{Kind: issues.EscalatedBreaker, Failure: f}
 	}
 	return o, Called{}
+}
+
+// steps says n step backs.
+func steps(n int) string {
+	if n == 1 {
+		return "1 step back"
+	}
+	return fmt.Sprintf("%d step backs", n)
+}
+
+// Thresholds are the circuit breaker's at node: the substage's own, else
+// its stage's, else the top level's, key by key (docs/CONFIG.md,
+// circuit_breaker). A threshold of the top level makes way for one the
+// stage sets, as the defaults do in the top level: a stage that opens
+// the breaker after 1 failure half-opens it no later.
+func Thresholds(cfg *stages.Config, node *stages.Node) stages.CircuitBreaker {
+	out := cfg.CircuitBreaker
+	if node == nil {
+		return out
+	}
+	var own stages.CircuitBreaker
+	for _, s := range []*stages.Settings{&node.Stage.Settings, subSettings(node)} {
+		if s == nil || s.CircuitBreaker == nil {
+			continue
+		}
+		own.HalfOpenAfter = cmp.Or(s.CircuitBreaker.HalfOpenAfter, own.HalfOpenAfter)
+		own.NoProgress = cmp.Or(s.CircuitBreaker.NoProgress, own.NoProgress)
+		own.SameError = cmp.Or(s.CircuitBreaker.SameError, own.SameError)
+	}
+	switch {
+	case own.HalfOpenAfter > 0 && own.NoProgress == 0:
+		out.NoProgress = max(out.NoProgress, own.HalfOpenAfter)
+	case own.NoProgress > 0 && own.HalfOpenAfter == 0:
+		out.HalfOpenAfter = min(out.HalfOpenAfter, own.NoProgress)
+	}
+	out.HalfOpenAfter = cmp.Or(own.HalfOpenAfter, out.HalfOpenAfter)
+	out.NoProgress = cmp.Or(own.NoProgress, out.NoProgress)
+	out.SameError = cmp.Or(own.SameError, out.SameError)
+	return out
+}
+
+func subSettings(node *stages.Node) *stages.Settings {
+	if node.Sub == nil {
+		return nil
+	}
+	return &node.Sub.Settings
 }
 
 // StalledRetries is the budget of step backs of one issue for CI that
@@ -83,11 +136,12 @@ func FailureOf(o hooks.Outcome, snap *hooks.Issue) *Failure {
 		return nil
 	}
 	f := &Failure{Class: o.Class, Reason: o.Reason, Head: cmp.Or(o.Outputs["head_sha"], snap.HeadSHA)}
-	// How each check failed (failure_details: "check<TAB>first lines"),
-	// else the failure's reason: the breaker tells failures apart by it.
+	// How each check failed (failure_details: "check<TAB>first lines",
+	// the lines joined by " | "), else the failure's reason: the breaker
+	// tells failures apart by it.
 	for _, line := range strings.Split(o.Outputs["failure_details"], "\n") {
 		if check, detail, ok := strings.Cut(line, "\t"); ok {
-			f.Failing = append(f.Failing, breaker.Failure{Check: check, Detail: detail})
+			f.Failing = append(f.Failing, breaker.Failure{Check: check, Detail: strings.ReplaceAll(detail, " | ", "\n")})
 		}
 	}
 	if len(f.Failing) == 0 {
@@ -109,14 +163,27 @@ func FailureOf(o hooks.Outcome, snap *hooks.Issue) *Failure {
 	return f
 }
 
-// Count records the failure f on the issue, in the write of the step
-// back (or escalation) it caused: its kind's budget, the breaker, and the
-// failure's class and feedback document for what the agent is told.
-func Count(cur *issues.Issue, f *Failure, cb stages.CircuitBreaker) {
+// Count records the failure f, which stepped the issue back from stage,
+// on the issue, in the write of the step back: its kind's budget, the
+// breaker, and the failure's class and feedback document for what the
+// agent is told.
+func Count(cur *issues.Issue, f *Failure, cfg *stages.Config, stage string) {
 	if cur.Attempts == nil {
 		cur.Attempts = map[string]int{}
 	}
 	cur.Attempts[string(f.Class)]++
+	record(cur, f, cfg, stage)
+}
+
+// CountEscalation records the failure f, which stopped the issue for a
+// person at stage, in the write of the escalation: the breaker, which
+// counted it to open, and the failure's class and feedback document. It
+// spends no budget: the budget counts step backs, and there was none.
+func CountEscalation(cur *issues.Issue, f *Failure, cfg *stages.Config, stage string) {
+	record(cur, f, cfg, stage)
+}
+
+func record(cur *issues.Issue, f *Failure, cfg *stages.Config, stage string) {
 	if cur.Outputs == nil {
 		cur.Outputs = map[string]string{}
 	}
@@ -126,8 +193,19 @@ func Count(cur *issues.Issue, f *Failure, cb stages.CircuitBreaker) {
 	} else {
 		cur.Outputs[notice.OutFeedback] = f.Feedback
 	}
-	next, _, _ := breaker.Record(deref(cur.Breaker), f.Head, f.Failing, cb)
+	node, _ := cfg.Node(stage)
+	next, _, _ := breaker.Record(deref(cur.Breaker), f.Head, f.Failing, Thresholds(cfg, node))
 	cur.Breaker = &next
+}
+
+// Passed closes the breaker of an issue that leaves from, a stage the
+// controller checks, forward: what failed there passed, which is
+// progress.
+func Passed(cur *issues.Issue, from *stages.Node) {
+	if cur.Breaker != nil && from != nil && from.Controller() {
+		closed := breaker.Passed()
+		cur.Breaker = &closed
+	}
 }
 
 // Checks are the failing checks of a CI failure.

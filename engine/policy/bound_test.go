@@ -38,6 +38,9 @@ func TestFailureOfAStepBack(t *testing.T) {
 		{"how each check failed", hooks.Outcome{Kind: hooks.KindStepBack, Class: hooks.ClassCIFailed, Reason: "CI failed",
 			Outputs: map[string]string{"failure_details": "unit\tFAIL TestA\nlint\tgofmt", "failed_checks": "unit, lint"}},
 			[]breaker.Failure{{Check: "unit", Detail: "FAIL TestA"}, {Check: "lint", Detail: "gofmt"}}},
+		{"the lines of each check's failure", hooks.Outcome{Kind: hooks.KindStepBack, Class: hooks.ClassCIFailed, Reason: "CI failed",
+			Outputs: map[string]string{"failure_details": "ci\tFAIL TestA | FAIL TestB | exit 1"}},
+			[]breaker.Failure{{Check: "ci", Detail: "FAIL TestA\nFAIL TestB\nexit 1"}}},
 		{"only the names", hooks.Outcome{Kind: hooks.KindStepBack, Class: hooks.ClassCIFailed, Reason: "CI failed",
 			Outputs: map[string]string{"failed_checks": "unit"}},
 			[]breaker.Failure{{Check: "unit", Detail: "CI failed"}}},
@@ -58,10 +61,66 @@ func TestFailureOfAStepBack(t *testing.T) {
 func TestCountKeepsTheFailureWithTheMove(t *testing.T) {
 	iss := &issues.Issue{Outputs: map[string]string{notice.OutFeedback: "old.md"}}
 	f := &policy.Failure{Class: hooks.ClassConflict, Head: "aaa", Failing: []breaker.Failure{{Check: "conflict", Detail: "a.go"}}}
-	policy.Count(iss, f, stages.CircuitBreaker{HalfOpenAfter: 2, NoProgress: 3, SameError: 3})
+	policy.Count(iss, f, stages.Defaults(), "pr_ready")
 	assert.Equal(t, 1, iss.Attempts["conflict"])
 	assert.Equal(t, "conflict", iss.Outputs[notice.OutClass])
 	assert.NotContains(t, iss.Outputs, notice.OutFeedback, "an earlier failure's document is not this one's")
 	require.NotNil(t, iss.Breaker)
 	assert.Equal(t, 1, iss.Breaker.NoProgress)
+}
+
+// The failure that escalates is counted by the breaker, which opened on
+// it, but spends no budget: the budget counts step backs.
+func TestCountEscalationSpendsNoBudget(t *testing.T) {
+	iss := &issues.Issue{Attempts: map[string]int{"ci_failed": 2}}
+	f := &policy.Failure{Class: hooks.ClassCIFailed, Head: "aaa", Failing: []breaker.Failure{{Check: "ci", Detail: "FAIL TestA"}}}
+	policy.CountEscalation(iss, f, stages.Defaults(), "pr_ready")
+	assert.Equal(t, 2, iss.Attempts["ci_failed"])
+	assert.Equal(t, "ci_failed", iss.Outputs[notice.OutClass])
+	require.NotNil(t, iss.Breaker)
+	assert.Equal(t, 1, iss.Breaker.NoProgress)
+}
+
+func TestPassedClosesTheBreakerOnlyLeavingAControllerStage(t *testing.T) {
+	open := &issues.Breaker{State: issues.BreakerOpen, NoProgress: 3, Fewest: []string{"ci\tboom"}}
+	controller := &stages.Node{Path: "pr_ready", Stage: &stages.Stage{Name: "pr_ready", Settings: stages.Settings{Role: stages.RoleController}}}
+	agent := &stages.Node{Path: "implement", Stage: &stages.Stage{Name: "implement"}}
+
+	iss := &issues.Issue{Breaker: open}
+	policy.Passed(iss, agent)
+	assert.Same(t, open, iss.Breaker, "an agent's own `next` passes nothing the breaker counted")
+	policy.Passed(iss, controller)
+	assert.Equal(t, &issues.Breaker{State: issues.BreakerClosed}, iss.Breaker)
+}
+
+func TestThresholdsOfAStage(t *testing.T) {
+	cfg := stages.Defaults() // 2, 3, 3
+	node := func(stage, sub *stages.CircuitBreaker) *stages.Node {
+		n := &stages.Node{Path: "pr_ready", Stage: &stages.Stage{Name: "pr_ready", Settings: stages.Settings{CircuitBreaker: stage}}}
+		if sub != nil {
+			n.Path, n.Sub = "pr_ready.ci", &stages.Substage{Name: "ci", Stage: n.Stage, Settings: stages.Settings{CircuitBreaker: sub}}
+		}
+		return n
+	}
+	tests := []struct {
+		name string
+		node *stages.Node
+		want stages.CircuitBreaker
+	}{
+		{"no node", nil, cfg.CircuitBreaker},
+		{"a stage without its own", node(nil, nil), cfg.CircuitBreaker},
+		{"the stage's own, key by key", node(&stages.CircuitBreaker{SameError: 5}, nil), stages.CircuitBreaker{HalfOpenAfter: 2, NoProgress: 3, SameError: 5}},
+		{"all three", node(&stages.CircuitBreaker{HalfOpenAfter: 4, NoProgress: 6, SameError: 2}, nil), stages.CircuitBreaker{HalfOpenAfter: 4, NoProgress: 6, SameError: 2}},
+		{"a substage's over its stage's", node(&stages.CircuitBreaker{NoProgress: 6, SameError: 5}, &stages.CircuitBreaker{SameError: 2}),
+			stages.CircuitBreaker{HalfOpenAfter: 2, NoProgress: 6, SameError: 2}},
+		{"the top level's half-open makes way for a lower threshold", node(&stages.CircuitBreaker{NoProgress: 1}, nil),
+			stages.CircuitBreaker{HalfOpenAfter: 1, NoProgress: 1, SameError: 3}},
+		{"the top level's threshold makes way for a later half-open", node(&stages.CircuitBreaker{HalfOpenAfter: 5}, nil),
+			stages.CircuitBreaker{HalfOpenAfter: 5, NoProgress: 5, SameError: 3}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, policy.Thresholds(cfg, tt.node))
+		})
+	}
 }

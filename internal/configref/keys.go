@@ -99,11 +99,7 @@ func TopLevel() []Key {
 			{Name: "interval_s", Type: TypeDuration, Default: "10", Doc: "The tick: how often it looks for issues that are due (at least 1s)."},
 			{Name: "concurrency", Type: TypeInt, Default: "4", Doc: "How many issues it works on at once (at least 1)."},
 		}},
-		{Name: "circuit_breaker", Type: TypeSection, Doc: "When an issue that keeps failing without progress is stopped and a person called.", Keys: []Key{
-			{Name: "half_open_after", Type: TypeInt, Default: "2", Doc: "Step backs without progress before the breaker half-opens."},
-			{Name: "no_progress_threshold", Type: TypeInt, Default: "3", Doc: "Step backs without progress before it opens (escalates)."},
-			{Name: "same_error_threshold", Type: TypeInt, Default: "3", Doc: "Step backs with the same failure before it opens (escalates)."},
-		}},
+		{Name: "circuit_breaker", Type: TypeSection, Doc: "When an issue that keeps failing without progress is stopped and a person called.", Keys: BreakerKeys()},
 		{Name: "tmux", Type: TypeSection, Doc: "Where agents' tmux sessions are.", Keys: []Key{
 			{Name: "session", Type: TypeTemplate, Default: `"{{project}}-{{role}}-{{issue_id}}"`,
 				Doc: "The name of an agent's session; it should hold {{issue_id}} (validate warns when it does not: agents of different issues would share a session), and may not hold `.` or `:`."},
@@ -199,11 +195,34 @@ func StageKeys() []Key {
 		{Name: "post_completion", Type: TypeHooks, Example: "[{rollback: {to: implement}}]", Doc: "Hooks run after the issue left the stage; a rollback there wins over the advance."},
 		{Name: "on_failure", Type: TypeOnFailure, Example: "{step_back_to: implement}",
 			Doc: "Where a failing hook of the stage sends the issue when its own on_failure says `step_back` (and the controller's hooks always).", Keys: OnFailureKeys()},
+		{Name: "circuit_breaker", Type: TypeSection, Example: "{no_progress_threshold: 5}",
+			Doc: "The circuit breaker's thresholds for failures at this stage (a substage's over its stage's), each over the top-level one; " +
+				"see [`circuit_breaker`](#circuit_breaker).", Keys: stageBreakerKeys()},
 
 		{Name: "is_parking_lot", Type: TypeBool, Example: "true", Compat: true, Means: "parking_lot: true", Doc: "A waiting place."},
 		{Name: "is_completion", Type: TypeBool, Example: "true", Compat: true, Means: "terminal: completion", Doc: "The issue is done."},
 		{Name: "is_abandon", Type: TypeBool, Example: "true", Compat: true, Means: "terminal: abandon", Doc: "The issue is given up."},
 	}
+}
+
+// BreakerKeys are the keys of the top-level circuit_breaker.
+func BreakerKeys() []Key {
+	return []Key{
+		{Name: "half_open_after", Type: TypeInt, Default: "2", Doc: "Failures without progress before the breaker half-opens: people are warned."},
+		{Name: "no_progress_threshold", Type: TypeInt, Default: "3", Doc: "Failures without progress before it opens: the issue stops for a person."},
+		{Name: "same_error_threshold", Type: TypeInt, Default: "3", Doc: "Failures in a row with the same fingerprint before it opens."},
+	}
+}
+
+// stageBreakerKeys are the keys of a stage's circuit_breaker: the top
+// level's, each defaulting to the top level's value.
+func stageBreakerKeys() []Key {
+	ks := BreakerKeys()
+	for i := range ks {
+		ks[i].Example, ks[i].Default = ks[i].Default, ""
+		ks[i].Doc += " Default: the top level's."
+	}
+	return ks
 }
 
 // OnFailureKeys are the keys of a stage's on_failure.

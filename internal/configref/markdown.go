@@ -145,6 +145,9 @@ func (w *mdWriter) topLevel() {
 			w.p("%s", k.Doc)
 		}
 		w.keyTable(k.Keys)
+		if k.Name == "circuit_breaker" {
+			w.breaker()
+		}
 	}
 	w.p("### `flows`")
 	w.p("```yaml\nflows:\n  quick: [backlog, implement, pr_ready, accepted]\n```")
@@ -360,4 +363,31 @@ func (w *mdWriter) stateFiles() {
 		w.row(code(strings.ReplaceAll(f.Path, "001", "NNN")), f.Writer, f.Doc)
 	}
 	w.endTable()
+}
+
+// breaker says how the circuit breaker counts, after its keys.
+func (w *mdWriter) breaker() {
+	w.p("The breaker counts the failures that step an issue back (and the one that stops it), by the failing checks " +
+		"and the first lines each printed (`failure_details`). It is **closed** until `half_open_after` failures without " +
+		"progress; then **half-open**: people are warned, the way they are told of an escalation (the log, `tmux.manager`, " +
+		"`notify.command`), and `status` shows it, with what closes and what opens it. It **opens** at " +
+		"`no_progress_threshold` failures without progress, or `same_error_threshold` failures in a row with the same " +
+		"fingerprint: the issue stops for a person (escalation kind `breaker`).")
+	w.p("**Progress** is a pass of the stage's checks (the issue leaves the controller's stage forward), or a new commit on " +
+		"which less fails than on any commit since the last progress: the failing checks are a strict subset of the fewest " +
+		"seen, or the same checks fail with a strict subset of their failure lines. A failure traded for another, or one " +
+		"that goes and comes back, is no progress, however its fingerprint changes: an agent that trades failure A for B " +
+		"and back opens the breaker at `no_progress_threshold`. The first failure is one without progress: nothing was " +
+		"fixed yet. Progress closes the breaker and restarts both counts; so does `agenttree resume`.")
+	w.p("The **fingerprint** is a hash of each check's name and its first three lines that are not an echo of the command " +
+		"that ran (a shell's `+ ` trace, a `$ ` prompt, a CI service's `##[group]Run` header, a hook's reason quoting its " +
+		"command), lower case, with timestamps, durations, paths of files and of temporary directories, line numbers, ids, " +
+		"hex and numbers replaced: the same failure fingerprints the same on every commit and in every run. An escalation's " +
+		"reason is one line of at most 300 characters; the failure's full text stays in the escalation's `detail`, the " +
+		"feedback document (`ci_feedback.md`) and the issue's outputs.")
+	w.p("A stage may set its own thresholds (`circuit_breaker:` on the stage or substage, in either form of the file), " +
+		"each over the top-level one; failures at the stage count against them. A top-level threshold makes way for one " +
+		"the stage sets, as a default does at the top level (a stage's `no_progress_threshold: 1` half-opens at 1 too). " +
+		"A budget counts step backs (`ci_polling.max_retries`, a stage's `on_failure.max_retries`): the failure that " +
+		"finds it spent stops the issue and is shown as `ci_failed 2/2, then failed again: escalated`, never as `3/2`.")
 }

@@ -85,6 +85,9 @@ var settingReaders = map[string]setting{
 	"on_failure": func(r *stageReader, v *yaml.Node, st *stages.Settings, o ledger.Owner) {
 		st.OnFailure = r.onFailure(v, o)
 	},
+	"circuit_breaker": func(r *stageReader, v *yaml.Node, st *stages.Settings, _ ledger.Owner) {
+		st.CircuitBreaker = toplevel.StageBreaker(r.d, v)
+	},
 }
 
 // settings reads the keys stages and substages share.
