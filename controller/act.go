@@ -91,20 +91,23 @@ func (c *Controller) act(ctx context.Context, e *engine.Engine, d dueIssue, batc
 	pr := batch.pr(d.iss.PRNumber)
 	var res *engine.Result
 	var err error
+	threads := -1 // not counted by forwarding
 	switch {
 	case d.node.Controller() || d.iss.EntryPending != nil:
 		res, err = e.ReconcileSeen(ctx, d.iss)
 		if err == nil && d.node.HumanReview() && res.Status == engine.StatusWaiting && res.RetryAfter == 0 {
 			// The controller's hooks of a review have run and a person
 			// reviews: the PR is watched meanwhile, as at any review.
-			if watched, werr := c.watchPR(ctx, e, d, pr); werr != nil || watched != nil {
+			watched, n, werr := c.watchPR(ctx, e, d, pr)
+			if werr != nil || watched != nil {
 				res, err = watched, werr
 			}
+			threads = n
 		}
 	case batch.left(d.iss.PRNumber):
 		res, err = c.missedPR(ctx, e, d)
 	default:
-		res, err = c.watchPR(ctx, e, d, pr)
+		res, threads, err = c.watchPR(ctx, e, d, pr)
 	}
 	if errors.Is(err, atomicfile.ErrLocked) {
 		// Someone else is moving the issue: look again soon.
@@ -130,7 +133,12 @@ func (c *Controller) act(ctx context.Context, e *engine.Engine, d dueIssue, batc
 	for _, n := range notes(res) {
 		log.Info(n, "stage", d.iss.Stage) // what hooks did: a PR opened, a branch rebased
 	}
-	again, err := c.schedule(ctx, e, d, pr, res, batch.err)
+	var noted []string
+	if threads < 0 {
+		noted = c.newFeedback(ctx, e, d, pr)
+		threads = len(noted)
+	}
+	again, err := c.schedule(ctx, e, d, pr, res, batch.err, reviews{n: threads, noted: noted})
 	if err != nil {
 		log.Warn("saving polling state", "err", err)
 	}

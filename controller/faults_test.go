@@ -47,12 +47,15 @@ type githubRig struct {
 	now time.Time
 }
 
-func newGitHubRig(t *testing.T) *githubRig {
+func newGitHubRig(t *testing.T) *githubRig { t.Helper(); return newGitHubRigWith(t, onGitHub) }
+
+// newGitHubRigWith is newGitHubRig with config as the pipeline.
+func newGitHubRigWith(t *testing.T, config string) *githubRig {
 	t.Helper()
 	t.Setenv("GH_CONFIG_DIR", t.TempDir())
 	dir := t.TempDir()
 	path := filepath.Join(dir, stages.FileName)
-	require.NoError(t, os.WriteFile(path, []byte(onGitHub), 0o644))
+	require.NoError(t, os.WriteFile(path, []byte(config), 0o644))
 	reg := builtin.Registry()
 	cfg, err := load.File(path, reg)
 	require.NoError(t, err)

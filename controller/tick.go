@@ -8,6 +8,7 @@ import (
 
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -86,6 +87,9 @@ type dueIssue struct {
 	iss  *issues.Issue
 	node *stages.Node
 	poll *issues.Poll
+	// resumed is when a person last resumed the issue (the watch state's
+	// resumed_at); zero: never.
+	resumed time.Time
 	// act: the engine's pass or the PR's watch is due; mail: messages.
 	act, mail bool
 }
@@ -125,6 +129,7 @@ func (c *Controller) due(e *engine.Engine, now time.Time) []dueIssue {
 				w = &issues.WatchFile{}
 			}
 			d.poll = w.Poll
+			d.resumed, _ = time.Parse(time.RFC3339Nano, w.Hooks[hooks.WatchResumedAt])
 		}
 		if d.act, d.mail = c.wants(e, d, now); d.act || d.mail {
 			out = append(out, d)
@@ -134,13 +139,14 @@ func (c *Controller) due(e *engine.Engine, now time.Time) []dueIssue {
 }
 
 // wants says what the controller has to do on d now: act (the engine's
-// pass or the PR's watch, when its polling state says it is time, or the
-// issue moved since the last look) and deliver its mail. Mail alone never
+// pass or the PR's watch, when its polling state says it is time, the
+// issue moved since the last look, or a person resumed it since) and
+// deliver its mail. Mail alone never
 // makes the controller act: a session that is not there yet must not
 // turn every tick into a poll.
 func (c *Controller) wants(e *engine.Engine, d dueIssue, now time.Time) (act, mail bool) {
 	if d.iss.Escalated == nil && active(d) {
-		act = d.poll == nil || d.poll.Stage != d.iss.Stage || !now.Before(d.poll.NextAt) || c.Eager
+		act = d.poll == nil || d.poll.Stage != d.iss.Stage || !now.Before(d.poll.NextAt) || c.Eager || d.resumed.After(d.poll.PolledAt)
 	}
 	return act, c.hasMail(e, d.iss)
 }

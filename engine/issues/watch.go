@@ -31,6 +31,16 @@ type Poll struct {
 	// FeedbackMark is the forge's mark of the PR's review activity when it
 	// was last read: the feedback is read again only when it changes.
 	FeedbackMark string `yaml:"feedback_mark,omitempty"`
+	// ReviewMark is the forge's mark of the PR's review activity at the
+	// last poll, whatever was forwarded: a new comment, review or thread
+	// is an event for the interval at every stage.
+	ReviewMark string `yaml:"review_mark,omitempty"`
+	// Noted are the review comments and threads counted as new at a stage
+	// that forwards nothing (a controller stage): counted once each.
+	Noted []string `yaml:"noted,omitempty"`
+	// PolledAt is when the controller last polled the PR: a resume after
+	// it is looked at at once, from the first interval.
+	PolledAt time.Time `yaml:"polled_at,omitempty"`
 	// FixAttempts counts the step backs per failing check.
 	FixAttempts map[string]int `yaml:"fix_attempts,omitempty"`
 	// ForgeErrors counts consecutive errors talking to the forge, since
