@@ -33,13 +33,32 @@ type WaitOutcome struct {
 	Class    hooks.Class `json:"class,omitempty"`
 	// Feedback is the path of ci_feedback.md when CI failed.
 	Feedback string `json:"feedback,omitempty"`
+	// Iterations counts the polls; ElapsedS is the wait in whole seconds.
+	Iterations int   `json:"iterations"`
+	ElapsedS   int64 `json:"elapsed_s"`
+}
+
+// ForgeErrorsError ends WaitCI after maxForgeErrors polls in a row that
+// could not talk to the forge: an outage is no CI verdict, and it is not
+// waited out forever either.
+type ForgeErrorsError struct {
+	Issue, Errors int
+	// Last is the last poll's reason.
+	Last string
+}
+
+func (e *ForgeErrorsError) Error() string {
+	return fmt.Sprintf("waiting for CI on issue %d: stopped after %d errors in a row talking to the forge (last: %s); this is no CI verdict: check the forge (`gh auth status`, its status page), then run `agenttree pr wait %d` again",
+		e.Issue, e.Errors, e.Last, e.Issue)
 }
 
 // WaitCI polls issue id's PR (engine.PollCI) until its CI is done, calling
 // phase after each poll that is still waiting. The pause between polls is
-// what the hook asks for, at most maxInterval (0: no cap).
+// what the hook asks for, at most maxInterval (0: no cap). Five polls in a
+// row that could not talk to the forge end it with a *ForgeErrorsError.
 func WaitCI(ctx context.Context, e *engine.Engine, id int, maxInterval time.Duration, phase func(WaitPhase)) (*WaitOutcome, error) {
 	start := time.Now()
+	forgeErrs := 0
 	for i := 1; ; i++ {
 		o, polled, err := e.PollCI(ctx, id)
 		switch {
@@ -50,7 +69,19 @@ func WaitCI(ctx context.Context, e *engine.Engine, id int, maxInterval time.Dura
 			return nil, err
 		}
 		if o.Kind != hooks.KindPending {
-			return waitOutcome(polled, e.Store.Dir(id), o)
+			out, err := waitOutcome(polled, e.Store.Dir(id), o)
+			if out != nil {
+				out.Iterations, out.ElapsedS = i, int64(time.Since(start)/time.Second)
+			}
+			return out, err
+		}
+		if forgeWaiting(o.Class) {
+			forgeErrs++
+		} else {
+			forgeErrs = 0
+		}
+		if forgeErrs >= maxForgeErrors {
+			return nil, &ForgeErrorsError{Issue: id, Errors: forgeErrs, Last: o.Reason}
 		}
 		wait := o.RetryAfter
 		if wait <= 0 {
@@ -68,6 +99,12 @@ func WaitCI(ctx context.Context, e *engine.Engine, id int, maxInterval time.Dura
 		case <-time.After(wait):
 		}
 	}
+}
+
+// forgeWaiting reports whether a pending poll of class is the forge's
+// doing (an outage, a rate limit, a request that timed out), not CI's.
+func forgeWaiting(class hooks.Class) bool {
+	return class == hooks.ClassForge || class == hooks.ClassRateLimit || class == hooks.ClassTimeout
 }
 
 // waitOutcome is the verdict of a poll that is not pending, on iss as

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -233,4 +234,54 @@ func pollLines(t *testing.T, log string) []map[string]any {
 		}
 	}
 	return out
+}
+
+// pr wait stops after five polls in a row that could not talk to the
+// forge, saying so, and never takes the outage for a CI verdict.
+func TestWaitCIStopsAfterFiveForgeErrorsInARow(t *testing.T) {
+	r := newGitHubRig(t)
+	id, _, run := r.waitingOnCI(t, 1)
+	// Old code waited on forever: bounded here, it fails instead.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+
+	// A few errors that answers follow stop nothing.
+	r.srv.FailNext(6, githubtest.Fault502)
+	r.srv.CompleteCheckRun(run, "success")
+	out, err := WaitCI(ctx, r.e, id, 10*time.Millisecond, nil)
+	require.NoError(t, err)
+	assert.True(t, out.Passed)
+
+	id2, _, _ := r.waitingOnCI(t, 2)
+	r.srv.FailRate(1, githubtest.Fault502)
+	var phases []WaitPhase
+	out, err = WaitCI(ctx, r.e, id2, 10*time.Millisecond, func(p WaitPhase) { phases = append(phases, p) })
+	assert.Nil(t, out)
+	var fe *ForgeErrorsError
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, 5, fe.Errors)
+	assert.Len(t, phases, 4, "the fifth error ends the wait")
+	assert.Contains(t, err.Error(), "stopped after 5 errors in a row talking to the forge")
+	assert.Contains(t, err.Error(), "this is no CI verdict")
+	assert.Contains(t, err.Error(), fmt.Sprintf("agenttree pr wait %d", id2))
+}
+
+// The outcome says how many polls were made and how long they took.
+func TestWaitCIOutcomeCountsIterationsAndElapsed(t *testing.T) {
+	r := newGitHubRig(t)
+	id, _, run := r.waitingOnCI(t, 1)
+	polls := 0
+	out, err := WaitCI(context.Background(), r.e, id, 10*time.Millisecond, func(p WaitPhase) {
+		if polls++; polls == 3 {
+			r.srv.CompleteCheckRun(run, "success")
+		}
+	})
+	require.NoError(t, err)
+	assert.True(t, out.Passed)
+	assert.Equal(t, 4, out.Iterations, "three polls waiting, the fourth saw the verdict")
+	assert.GreaterOrEqual(t, out.ElapsedS, int64(0))
+	data, err := json.Marshal(out)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `"iterations":4`)
+	assert.Contains(t, string(data), `"elapsed_s":`)
 }

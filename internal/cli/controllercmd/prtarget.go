@@ -1,0 +1,96 @@
+package controllercmd
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// prURLRE reads a PR's number out of its URL: GitHub's (…/pull/45, any
+// host, a trailing path or fragment allowed) or the local forge's
+// (local:PROJECT#45).
+var prURLRE = regexp.MustCompile(`^(?:https?://[^/\s]+/[^/\s]+/[^/\s]+/pull/([1-9][0-9]*)(?:[/?#].*)?|local:[^#\s]+#([1-9][0-9]*))$`)
+
+// waitTarget is the issue `pr wait` waits on: arg is an issue id (a number
+// alone, or #N, is always one) or a PR's URL; prNumber (--pr) is a PR's
+// number.
+func (a cmds) waitTarget(arg string, prNumber int) (*engine.Engine, int, error) {
+	url := ""
+	if m := prURLRE.FindStringSubmatch(arg); m != nil {
+		url = arg
+		prNumber, _ = strconv.Atoi(m[1] + m[2])
+	}
+	if prNumber == 0 && url == "" {
+		return a.EngineFor(arg)
+	}
+	e, err := a.Engine()
+	if err != nil {
+		return nil, 0, err
+	}
+	id, err := issueOfPR(e, prNumber, url)
+	return e, id, err
+}
+
+// issueOfPR finds the issue whose PR is number (and, given one, whose
+// recorded PR URL is url). Several issues may have had the same PR (an
+// issue dropped and its PR taken on by another): the one not at a
+// terminal stage is meant; more than one left is for the person to name.
+func issueOfPR(e *engine.Engine, number int, url string) (int, error) {
+	name := fmt.Sprintf("PR #%d", number)
+	if url != "" {
+		name = url
+	}
+	ids, err := e.Store.IDs()
+	if err != nil {
+		return 0, err
+	}
+	var all, open []int
+	for _, id := range ids {
+		iss, err := e.Store.Get(id)
+		if err != nil || iss.PRNumber != number || (url != "" && iss.PRURL != "" && !sameURL(iss.PRURL, url)) {
+			continue
+		}
+		all = append(all, id)
+		if !finished(e, iss) {
+			open = append(open, id)
+		}
+	}
+	switch {
+	case len(all) == 0:
+		return 0, fmt.Errorf("no issue here has %s (`agenttree status` lists the issues and their PRs); `pr wait` waits on the PRs agenttree opened", name)
+	case len(all) == 1:
+		return all[0], nil
+	case len(open) == 1:
+		return open[0], nil
+	}
+	among := open
+	if len(among) == 0 {
+		among = all
+	}
+	return 0, fmt.Errorf("%s belongs to issues %s; name the issue: `agenttree pr wait %d`", name, joinIDs(among), among[len(among)-1])
+}
+
+// finished reports whether iss is at a terminal stage (done or dropped).
+func finished(e *engine.Engine, iss *issues.Issue) bool {
+	n, ok := e.Config.Node(iss.Stage)
+	return ok && n.Terminal() != stages.TerminalNone
+}
+
+func sameURL(a, b string) bool {
+	trim := func(s string) string { return strings.TrimRight(strings.ToLower(s), "/") }
+	return trim(a) == trim(b) || strings.HasPrefix(trim(b), trim(a)+"/") || strings.HasPrefix(trim(b), trim(a)+"#")
+}
+
+func joinIDs(ids []int) string {
+	s := make([]string, len(ids))
+	for i, id := range slices.Sorted(slices.Values(ids)) {
+		s[i] = strconv.Itoa(id)
+	}
+	return strings.Join(s, ", ")
+}
