@@ -136,6 +136,8 @@ func (e *Engine) stageInstructions(n *stages.Node, iss *issues.Issue) string {
 		return fmt.Sprintf("%s waits for a person: review issue %d, then `agenttree approve %d`.", n.Path, iss.ID, iss.ID)
 	case n.Terminal() != stages.TerminalNone:
 		return fmt.Sprintf("%s is the end of the flow.", n.Path)
+	case n.Controller():
+		return fmt.Sprintf("%s is run by the host controller (`agenttree controller`): nothing to do there; you are told if your work is needed.", n.Path)
 	}
 	return fmt.Sprintf("Work on %s on branch %s (issue documents in %s), then run `agenttree next`.", n.Path, iss.Branch, e.Store.Dir(iss.ID))
 }

@@ -32,6 +32,9 @@ type transition struct {
 	actor  Actor
 	dryRun bool
 	m      *machine.Machine
+	// approving: a dry run of a person's approval on a forge where the
+	// approval is agenttree's to record; the gate counts it as made.
+	approving bool
 }
 
 // snapshot is the hooks' view of iss with the watch state held by the issues.Tx.
@@ -126,6 +129,12 @@ func admit(actor Actor, node *stages.Node, iss *issues.Issue, approve, reviewed 
 			return fmt.Sprintf("only a person can approve; %s cannot (ask a person to run `agenttree approve %d`)", actor, iss.ID), nil
 		}
 		if !node.HumanReview() && (!reviewed || !entryPendingAt(iss, node)) {
+			if node.Controller() {
+				// Sent back through CI, say: nothing to approve until it
+				// is back at the review.
+				return "", fmt.Errorf("issue %d is at %s: %w; the controller runs it (`agenttree next -i %d` runs its pass here), and a person approves once it reaches a review",
+					iss.ID, node.Path, ErrNotReview, iss.ID)
+			}
 			return "", fmt.Errorf("issue %d is at %s: %w; use `agenttree next -i %d`", iss.ID, node.Path, ErrNotReview, iss.ID)
 		}
 	}
@@ -148,6 +157,16 @@ func escalatedReason(iss *issues.Issue) string {
 // returns what it found; findings.result makes the Result of them.
 func (t *transition) move(iss *issues.Issue, flow *stages.Flow, node *stages.Node, approve bool) (findings, error) {
 	f := findings{issue: iss}
+	var pr *forge.PR
+	if t.actor.Kind == ActorHuman && (node.HumanReview() || approve) {
+		// A head CI did not pass goes back through CI, never to a merge
+		// that refuses it.
+		var head string
+		pr, head = t.prHead(iss)
+		if rc := t.e.staleHead(flow, node, iss, head); rc != nil {
+			return t.sendBack(iss, rc)
+		}
+	}
 	if approve && !node.HumanReview() {
 		// A person approves again what changed after the review (the merge
 		// on entering this stage refused unapproved commits).
@@ -196,6 +215,9 @@ func (t *transition) move(iss *issues.Issue, flow *stages.Flow, node *stages.Nod
 	kind := machine.Forward(node)
 	if kind == stages.MoveApprove {
 		f.approval.warn(t.approvePR(f.issue)...)
+		if t.dryRun {
+			f.approval.notes = append(f.approval.notes, t.previewApproval(f.issue, pr, node, to))
+		}
 	}
 	j := t.drive(f.issue, node, hop{from: node, to: to, kind: kind}, true)
 	f.journey = &j

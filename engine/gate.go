@@ -107,6 +107,9 @@ func (t *transition) gate(seq *sequence, node, to *stages.Node) (reasons []strin
 		}
 	}
 	for _, h := range entries {
+		if t.approving && t.checksApproval(h) {
+			continue // the approval a dry run previews (previewApproval)
+		}
 		o := seq.run(h)
 		switch {
 		case jumps(o):

@@ -159,6 +159,16 @@ type findings struct {
 	wait    string
 	skipped []string
 	journey *journey
+	// recheck is the move back through CI of a head pushed during a
+	// review (reviewhead.go), made or, in a dry run, to make.
+	recheck *sentBack
+}
+
+// sentBack is a move back through CI, as a command reports it: where, why,
+// and what a person does next (todo).
+type sentBack struct {
+	StepBack
+	todo string
 }
 
 // result makes the command's Result from base (the issue as the command
@@ -174,6 +184,10 @@ func (f findings) result(r Result, dryRun bool) Result {
 	}
 	r.Skipped = f.skipped
 	switch {
+	case f.recheck != nil && f.journey == nil:
+		// A dry run: what approving would do instead.
+		r.Status, r.To, r.Kind = StatusSteppedBack, f.recheck.To, stages.MoveManual
+		r.Reasons = append(r.Reasons, f.recheck.Reason)
 	case f.unfinished != "":
 		r.Status = StatusBlocked
 		r.Reasons = append(r.Reasons, fmt.Sprintf("the entry hooks of %s did not finish; `agenttree next` runs them again", f.unfinished))
@@ -193,6 +207,14 @@ func (f findings) result(r Result, dryRun bool) Result {
 	default:
 		r.Status = StatusFinal
 		r.Reasons = append(r.Reasons, f.final)
+	}
+	if f.recheck != nil && (r.Status == StatusAdvanced || r.Status == StatusWaiting || r.Status == StatusSteppedBack) {
+		// Not approved: the issue went back through CI (exit status 1).
+		sb := f.recheck.StepBack
+		r.Status, r.StepBack = StatusSteppedBack, &sb
+		if f.recheck.todo != "" {
+			r.Instructions = f.recheck.todo
+		}
 	}
 	r.Reasons = dedupe(r.Reasons)
 	return r

@@ -159,8 +159,8 @@ func TestGitHubForgeSetupErrorsNameTheFix(t *testing.T) {
 	}
 }
 
-// A commit pushed after CI passed is never merged unverified: the merge
-// refuses, and goes through once CI has passed on the new head.
+// A commit pushed after CI passed is never merged unverified: approving it
+// sends the issue back through CI, and the approval after merges it.
 func TestUnverifiedHeadIsNotMerged(t *testing.T) {
 	w := newForgeRepo(t, testpipeline.Read(t, "local-forge"))
 	id := w.create(t, "Add search", "--stage", "implement")
@@ -178,19 +178,21 @@ func TestUnverifiedHeadIsNotMerged(t *testing.T) {
 	gittest.Commit(t, w.dir, "late.txt", "late\n", "late change")
 	gittest.Run(t, w.dir, "push", "-q", "origin", branch)
 
+	// Approving it sends it back through CI: nothing is approved or merged.
 	r = w.run(t, humanEnv, "approve", itoa(id))
-	require.Equal(t, 1, r.code, "approved, but the merge did not happen: "+r.stdout+r.stderr)
-	assert.Contains(t, r.stdout, "CI passed on "+verified[:12]+", not on it")
-	r = w.run(t, humanEnv, "issue", "show", itoa(id))
-	assert.Contains(t, r.stdout, "unfinished: entering accepted did not finish")
+	require.Equal(t, 1, r.code, "not approved: "+r.stdout+r.stderr)
+	assert.Contains(t, r.stdout, "review → pr: a new head "+gittest.Run(t, w.dir, "rev-parse", "--short=12", "HEAD")+" was pushed during review; CI runs on it again")
+	assert.Contains(t, r.stdout, "(CI passed on "+verified[:12]+", the head reviewed)")
+	assert.Equal(t, "pr", w.issue(t, id).Stage)
 	bare := filepath.Join(filepath.Dir(w.dir), "origin.git")
 	assert.NotContains(t, gittest.Run(t, bare, "ls-tree", "--name-only", "main"), "late.txt", "nothing unverified reached main")
 	assert.Equal(t, verified, w.issue(t, id).Outputs["ci_passed_sha"])
 
-	// CI passes on the new head; the next `next` finishes the merge.
-	r = w.run(t, humanEnv, "pr", "wait", itoa(id), "--interval", "10ms")
+	// CI passes on the new head; back at the review, the approval merges it.
+	r = w.run(t, agentEnv, "pr", "wait", itoa(id), "--interval", "10ms")
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)
-	r = w.run(t, humanEnv, "next", "-i", itoa(id))
+	require.Equal(t, 0, w.run(t, agentEnv, "next").code)
+	r = w.run(t, humanEnv, "approve", itoa(id))
 	require.Equal(t, 0, r.code, r.stdout+r.stderr)
 	assert.Contains(t, r.stdout, "merged PR #1")
 	assert.Contains(t, gittest.Run(t, bare, "ls-tree", "--name-only", "main"), "late.txt")

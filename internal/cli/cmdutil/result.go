@@ -74,7 +74,11 @@ func (a *App) PrintResult(res *engine.Result) {
 func (a *App) printSteppedBack(res *engine.Result) {
 	a.Lines("", res.Notes)
 	sb := res.StepBack
-	fmt.Fprintf(a.Out, "issue %d %s %s → %s: %s", res.Issue, a.Paint().Bad("stepped back"), sb.From, sb.To, SafeText(sb.Reason))
+	verb := "stepped back"
+	if res.DryRun {
+		verb = "would step back"
+	}
+	fmt.Fprintf(a.Out, "issue %d %s %s → %s: %s", res.Issue, a.Paint().Bad(verb), sb.From, sb.To, SafeText(sb.Reason))
 	if sb.Feedback != "" {
 		fmt.Fprintf(a.Out, "; see %s", sb.Feedback)
 	}
