@@ -33,44 +33,73 @@ func (c *Controller) missedPR(ctx context.Context, e *engine.Engine, d dueIssue)
 
 // watchPR looks at the PR of an issue an agent or a person works on: a PR
 // merged outside agenttree completes the issue, one closed abandons it,
-// and what reviewers wrote is forwarded to the agent, once each.
-func (c *Controller) watchPR(ctx context.Context, e *engine.Engine, d dueIssue, pr *forge.PR) (*engine.Result, error) {
+// and what reviewers wrote is forwarded to the agent, once each. It also
+// says how many review comments and threads were new.
+func (c *Controller) watchPR(ctx context.Context, e *engine.Engine, d dueIssue, pr *forge.PR) (*engine.Result, int, error) {
 	if pr == nil {
-		return nil, nil
+		return nil, 0, nil
 	}
 	switch pr.State {
 	case forge.StateMerged:
-		return e.Settle(ctx, d.iss.ID, stages.TerminalCompletion, fmt.Sprintf("PR #%d was merged outside agenttree", pr.Number))
+		res, err := e.Settle(ctx, d.iss.ID, stages.TerminalCompletion, fmt.Sprintf("PR #%d was merged outside agenttree", pr.Number))
+		return res, 0, err
 	case forge.StateClosed:
-		return e.Settle(ctx, d.iss.ID, stages.TerminalAbandon, fmt.Sprintf("PR #%d was closed without merging", pr.Number))
+		res, err := e.Settle(ctx, d.iss.ID, stages.TerminalAbandon, fmt.Sprintf("PR #%d was closed without merging", pr.Number))
+		return res, 0, err
 	}
 	if d.node.HumanReview() {
 		// A push while a person reviews goes back through CI.
 		if res, err := e.ReviewHead(ctx, d.iss.ID, pr.HeadSHA); err != nil || res != nil {
-			return res, err
+			return res, 0, err
 		}
 	}
 	var res *engine.Result
 	if e.Watcher(d.node) != nil {
 		var err error
 		if res, err = e.WatchPR(ctx, d.iss.ID); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
-	return res, c.forwardFeedback(ctx, e, d, pr)
+	n, err := c.forwardFeedback(ctx, e, d, pr)
+	return res, n, err
 }
 
-// forwardFeedback puts what reviewers wrote on the PR since the last look
-// in the agent's outbox. Each comment and thread is keyed by its id, so it
-// is queued once whatever crashes; the handled ids are kept in watch.yaml.
-func (c *Controller) forwardFeedback(ctx context.Context, e *engine.Engine, d dueIssue, pr *forge.PR) error {
+// newFeedback lists what reviewers said on the PR since the last poll, at
+// a stage that forwards nothing (a controller stage): the ids of the
+// comments and threads neither forwarded nor counted before. The forge is
+// asked only when the PR's feedback mark moved. The list is for the poll's
+// line; a failure to read it is no failure of the pass.
+func (c *Controller) newFeedback(ctx context.Context, e *engine.Engine, d dueIssue, pr *forge.PR) []string {
 	feed, ok := forge.As[forge.ReviewFeed](e.Forge)
-	if !ok || (pr.FeedbackMark != "" && d.poll != nil && d.poll.FeedbackMark == pr.FeedbackMark) {
-		return nil // nothing new said since the last look
+	if !ok || pr == nil || pr.FeedbackMark == "" || d.poll == nil || d.poll.ReviewMark == "" || d.poll.ReviewMark == pr.FeedbackMark {
+		return nil
 	}
 	items, err := feed.Feedback(ctx, pr.Number)
 	if err != nil {
-		return fmt.Errorf("reading review feedback of PR #%d: %w", pr.Number, err)
+		c.log().Debug("reading review feedback", "issue", d.iss.ID, "pr", pr.Number, "err", err)
+		return nil
+	}
+	var fresh []string
+	for _, f := range items {
+		if !slices.Contains(d.poll.Handled, f.ID) && !slices.Contains(d.poll.Noted, f.ID) {
+			fresh = append(fresh, f.ID)
+		}
+	}
+	return fresh
+}
+
+// forwardFeedback puts what reviewers wrote on the PR since the last look
+// in the agent's outbox, and says how many it put. Each comment and thread
+// is keyed by its id, so it is queued once whatever crashes; the handled
+// ids are kept in watch.yaml.
+func (c *Controller) forwardFeedback(ctx context.Context, e *engine.Engine, d dueIssue, pr *forge.PR) (int, error) {
+	feed, ok := forge.As[forge.ReviewFeed](e.Forge)
+	if !ok || (pr.FeedbackMark != "" && d.poll != nil && d.poll.FeedbackMark == pr.FeedbackMark) {
+		return 0, nil // nothing new said since the last look
+	}
+	items, err := feed.Feedback(ctx, pr.Number)
+	if err != nil {
+		return 0, fmt.Errorf("reading review feedback of PR #%d: %w", pr.Number, err)
 	}
 	var handled []string
 	if d.poll != nil {
@@ -92,11 +121,11 @@ func (c *Controller) forwardFeedback(ctx context.Context, e *engine.Engine, d du
 		}
 		text += "\n" + feedbackAdvice(d.node)
 		if _, err := box.Put(ctx, outbox.Message{Key: "review-" + f.ID, To: outbox.ToAgent, Kind: "review", Text: text}); err != nil {
-			return err
+			return 0, err
 		}
 		fresh = append(fresh, f.ID)
 	}
-	return c.markHandled(ctx, e, d.iss.ID, fresh, pr.FeedbackMark)
+	return len(fresh), c.markHandled(ctx, e, d.iss.ID, fresh, pr.FeedbackMark)
 }
 
 // markHandled keeps the feedback ids forwarded and the mark they were read at.
