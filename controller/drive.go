@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/hooks"
 )
 
 // Progress is one wait of Drive, for a progress line.
@@ -21,7 +22,7 @@ type Progress struct {
 func Drive(ctx context.Context, load func() (*engine.Engine, error), id int, progress func(Progress)) (*engine.Result, error) {
 	c := &Controller{Load: load, Issue: id, Eager: true}
 	start := time.Now()
-	for {
+	for i := 1; ; i++ {
 		sum, err := c.Tick(ctx)
 		if err != nil {
 			return nil, err
@@ -42,6 +43,9 @@ func Drive(ctx context.Context, load func() (*engine.Engine, error), id int, pro
 		if res != nil && res.RetryAfter > 0 {
 			wait = res.RetryAfter
 		}
+		if res == nil || res.Class != hooks.ClassRateLimit {
+			wait = min(wait, foreground(i))
+		}
 		if e := c.engine(); e != nil && e.Config.CIPolling.MaxInterval > 0 {
 			wait = min(wait, e.Config.CIPolling.MaxInterval)
 		}
@@ -59,3 +63,17 @@ func Drive(ctx context.Context, load func() (*engine.Engine, error), id int, pro
 		}
 	}
 }
+
+// foreground is the longest wait before the i-th look again of a pass a
+// person runs at a terminal: a second, a second more each look, at most
+// maxForeground. The hooks' poll_interval is for the background loop; a
+// person waiting on a 3 s CI is not kept 30 s. Only a forge's rate limit
+// is waited out as it asks.
+func foreground(i int) time.Duration {
+	return min(time.Duration(i)*time.Second, maxForeground)
+}
+
+// maxForeground bounds foreground: a long CI run costs a request or two
+// every five seconds while a person watches it, well within GitHub's
+// hourly budget.
+const maxForeground = 5 * time.Second

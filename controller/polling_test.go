@@ -285,3 +285,28 @@ func TestWaitCIOutcomeCountsIterationsAndElapsed(t *testing.T) {
 	assert.Contains(t, string(data), `"iterations":4`)
 	assert.Contains(t, string(data), `"elapsed_s":`)
 }
+
+// A person's `next` at a controller stage waits at their terminal: it
+// looks again within seconds, not at the stage's 60 s poll_interval, and
+// returns as soon as CI has passed.
+func TestAPersonsPassLooksAgainWithinSeconds(t *testing.T) {
+	r := newGitHubRigWith(t, slowGitHub)
+	id, _, run := r.waitingOnCI(t, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var waits []time.Duration
+	res, err := Drive(ctx, func() (*engine.Engine, error) { return r.e, nil }, id, func(p Progress) {
+		waits = append(waits, p.Next)
+		if len(waits) == 2 {
+			r.srv.CompleteCheckRun(run, "success")
+		}
+	})
+	require.NoError(t, err)
+	require.NotNil(t, res)
+	assert.Equal(t, "review", res.To, "CI passed: the pass moved the issue on")
+	require.NotEmpty(t, waits)
+	for _, w := range waits {
+		assert.LessOrEqual(t, w, maxForeground, "a foreground wait is seconds: %v", waits)
+	}
+	assert.Equal(t, time.Second, waits[0], "the first look again is a second away")
+}
