@@ -232,16 +232,19 @@ func (a cmds) statusOne(arg string, block, asJSON bool) error {
 
 // printStatus prints the escalated issues, each with its ways out, then a
 // table of the others, through a buffer: thousands of rows are written in
-// a few writes, not one per cell.
+// a few writes, not one per cell. On a terminal, the table is cut to its
+// width (fitColumns).
 func (a cmds) printStatus(rows []Row, now time.Time) error {
 	w := bufio.NewWriter(a.Out)
-	if err := writeStatus(w, rows, now); err != nil {
+	if err := writeStatus(w, rows, now, terminalWidth(a.Out, a.Getenv)); err != nil {
 		return err
 	}
 	return w.Flush()
 }
 
-func writeStatus(w io.Writer, rows []Row, now time.Time) error {
+// writeStatus writes rows as printStatus prints them, the table at most
+// width runes wide (0: as wide as its cells).
+func writeStatus(w io.Writer, rows []Row, now time.Time, width int) error {
 	if len(rows) == 0 {
 		fmt.Fprintln(w, "no issues; create one with `agenttree issue create TITLE`")
 		return nil
@@ -260,15 +263,16 @@ func writeStatus(w io.Writer, rows []Row, now time.Time) error {
 		}
 		fmt.Fprintln(w)
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTAGE\tWHO ACTS\tWAITING ON\tNEXT\tTITLE")
-	// The lines are made on every CPU (sanitising the stored text is most
-	// of the work), then laid out in order.
+	// The cells are made on every CPU (sanitising the stored text is most
+	// of the work), then fitted and laid out in order.
 	table := rows[n:]
-	lines := make([]string, len(table))
-	parallel.For(len(table), func(i int) { lines[i] = tableLine(table[i], now) })
-	for _, l := range lines {
-		io.WriteString(tw, l)
+	cells := make([][]string, len(table)+1)
+	cells[0] = []string{"ID", "STAGE", "WHO ACTS", "WAITING ON", "NEXT", "TITLE"}
+	parallel.For(len(table), func(i int) { cells[i+1] = tableCells(table[i], now) })
+	fitColumns(cells, tableGap, width)
+	tw := tabwriter.NewWriter(w, 0, 4, tableGap, ' ', 0)
+	for _, row := range cells {
+		io.WriteString(tw, strings.Join(row, "\t")+"\n")
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -281,8 +285,9 @@ func writeStatus(w io.Writer, rows []Row, now time.Time) error {
 	return nil
 }
 
-// tableLine is r's line of the status table, its cells tab-separated.
-func tableLine(r Row, now time.Time) string {
+// tableCells are r's cells in the status table, each one line: what it
+// waits on is cut only by the safety bound of stored text (SafeText).
+func tableCells(r Row, now time.Time) []string {
 	stage := r.Stage
 	if r.Unfinished {
 		stage += " (unfinished)"
@@ -293,8 +298,7 @@ func tableLine(r Row, now time.Time) string {
 	case r.Error != "":
 		stage = "?"
 	}
-	return strconv.Itoa(r.ID) + "\t" + cmdutil.SafeText(stage) + "\t" + r.Owner + "\t" + r.wait.clipped(80).text(now) + "\t" +
-		r.Next + "\t" + cmdutil.SafeTitle(r.Title) + "\n"
+	return []string{strconv.Itoa(r.ID), cmdutil.SafeText(stage), r.Owner, cmdutil.SafeText(r.wait.text(now)), r.Next, cmdutil.SafeTitle(r.Title)}
 }
 
 func printEscalated(w io.Writer, r Row) {

@@ -7,7 +7,6 @@ import (
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/internal/cli/cmdutil"
 	"github.com/agenttree/agenttree/internal/lines"
-	"github.com/agenttree/agenttree/internal/textsafe"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -43,13 +42,6 @@ func (w waiting) text(now time.Time) string {
 		s += fmt.Sprintf("; the controller is %s late (is `agenttree controller` running?)", cmdutil.Age(late))
 	}
 	return s
-}
-
-// clipped is w with what made one line of at most n runes, for a table
-// cell (what quotes stored text: a reason, a hook's failure).
-func (w waiting) clipped(n int) waiting {
-	w.what = textsafe.Line(w.what, n)
-	return w
 }
 
 // waitingOn is what iss waits on. poll is its watch.yaml's polling state
