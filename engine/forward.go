@@ -49,20 +49,47 @@ func (t *transition) snapshot(iss *issues.Issue) *hooks.Issue {
 	return s
 }
 
+// NextFrom is Next of seen, the issue as the caller read it: under tx,
+// the issue's lock, which NextFrom releases (issues.Store.TryBegin), or,
+// with tx nil, without the lock, and then the move is made only if
+// nobody changed the issue since.
+func (e *Engine) NextFrom(ctx context.Context, tx *issues.Tx, seen *issues.Issue, actor Actor, dryRun bool) (*Result, error) {
+	return e.forwardIn(ctx, tx, seen, actor, dryRun, false)
+}
+
 // forward is next and approve: it checks who may act, then runs one
 // transition under the issue's lock (docs/ARCHITECTURE.md §4: lock, re-read, compare the
-// version, gate, commit, complete, enter).
+// version, gate, commit, complete, enter). With the lock free, as it
+// nearly always is, the issue is read once, under the lock, for both;
+// held by another process, it is read without the lock to say who may
+// act, and again under the lock for the move.
 func (e *Engine) forward(ctx context.Context, id int, actor Actor, dryRun, approve bool) (*Result, error) {
-	seen, err := e.Store.Get(id)
+	tx, seen, err := e.Store.TryBegin(id)
 	if err != nil {
 		return nil, err
 	}
-	return e.forwardFrom(ctx, seen, actor, dryRun, approve)
+	if tx == nil {
+		if seen, err = e.Store.Get(id); err != nil {
+			return nil, err
+		}
+	}
+	return e.forwardIn(ctx, tx, seen, actor, dryRun, approve)
 }
 
-// forwardFrom is forward from seen, the issue as the caller read it: the
-// move is made only if nobody changed the issue since.
+// forwardFrom is forward from seen, the issue as the caller read it
+// without the lock: the move is made only if nobody changed the issue
+// since.
 func (e *Engine) forwardFrom(ctx context.Context, seen *issues.Issue, actor Actor, dryRun, approve bool) (*Result, error) {
+	return e.forwardIn(ctx, nil, seen, actor, dryRun, approve)
+}
+
+// forwardIn is forward from seen: read under tx's lock, which it
+// releases, or, with tx nil, without the lock, which is then taken once
+// the actor may act, the issue read again under it.
+func (e *Engine) forwardIn(ctx context.Context, tx *issues.Tx, seen *issues.Issue, actor Actor, dryRun, approve bool) (*Result, error) {
+	if tx != nil {
+		defer tx.Unlock()
+	}
 	id := seen.ID
 	flow, node, err := e.locate(seen)
 	if err != nil {
@@ -82,15 +109,17 @@ func (e *Engine) forwardFrom(ctx context.Context, seen *issues.Issue, actor Acto
 		return &base, nil
 	}
 
-	tx, iss, err := e.Store.Begin(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Unlock()
-	if iss.Version != seen.Version {
-		conflict := &issues.ConflictError{ID: id, Expected: seen.Version, Found: iss.Version}
-		base.Status, base.Conflict, base.Reasons = StatusWaiting, true, []string{conflict.Error() + lastChange(iss)}
-		return &base, nil
+	iss := seen
+	if tx == nil {
+		if tx, iss, err = e.Store.Begin(ctx, id); err != nil {
+			return nil, err
+		}
+		defer tx.Unlock()
+		if iss.Version != seen.Version {
+			conflict := &issues.ConflictError{ID: id, Expected: seen.Version, Found: iss.Version}
+			base.Status, base.Conflict, base.Reasons = StatusWaiting, true, []string{conflict.Error() + lastChange(iss)}
+			return &base, nil
+		}
 	}
 	t := &transition{e: e, ctx: ctx, tx: tx, actor: actor, dryRun: dryRun, m: e.Machine(flow)}
 	f, err := t.move(iss, flow, node, approve)

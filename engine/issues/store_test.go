@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/internal/atomicfile"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -182,4 +184,35 @@ func TestMissingIssues(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, missing, 1000)
 	assert.Equal(t, []int{2, 4, 6, 7}, missing[:4])
+}
+
+func TestTryBeginTakesOnlyAFreeLock(t *testing.T) {
+	s, iss := newStore(t)
+	s.LockTimeout = 20 * time.Millisecond
+
+	tx, got, err := s.TryBegin(iss.ID)
+	require.NoError(t, err)
+	require.NotNil(t, tx, "a free lock is taken")
+	assert.Equal(t, iss.Version, got.Version)
+	_, err = s.Lock(context.Background(), iss.ID)
+	require.ErrorIs(t, err, atomicfile.ErrLocked, "it holds the lock Begin takes")
+
+	other, seen, err := s.TryBegin(iss.ID)
+	require.NoError(t, err, "busy is no error: the caller reads without the lock")
+	assert.Nil(t, other)
+	assert.Nil(t, seen)
+
+	updated, err := tx.Update(iss.Version, func(cur *issues.Issue) error { cur.Title = "changed"; return nil })
+	require.NoError(t, err, "a change through it is a compare-and-swap on what it read")
+	tx.Unlock()
+	assert.Equal(t, iss.Version+1, updated.Version)
+
+	tx, got, err = s.TryBegin(iss.ID)
+	require.NoError(t, err)
+	require.NotNil(t, tx, "free again once released")
+	defer tx.Unlock()
+	assert.Equal(t, "changed", got.Title)
+
+	_, _, err = s.TryBegin(iss.ID + 1)
+	require.ErrorIs(t, err, issues.ErrNotFound)
 }

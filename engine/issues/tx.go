@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -61,23 +62,61 @@ func (s *Store) Begin(ctx context.Context, id int) (*Tx, *Issue, error) {
 	return tx, iss, nil
 }
 
+// TryBegin is Begin when nobody holds issue id's lock now: it takes the
+// lock without waiting and reads the issue under it, once, for a command
+// to decide with and then change. When another process holds the lock,
+// or this one may not take it (an agent of another OS user may read the
+// state, not lock it), it returns a nil Tx and no error: the caller reads
+// the issue without the lock (Get) and takes the lock with Begin only
+// for a change it will make.
+func (s *Store) TryBegin(id int) (*Tx, *Issue, error) {
+	if err := s.exists(id); err != nil {
+		return nil, nil, err
+	}
+	unlock, ok, err := atomicfile.TryLock(s.lockPath(id), fmt.Sprintf("issue %d", id))
+	switch {
+	case errors.Is(err, fs.ErrPermission), err == nil && !ok:
+		return nil, nil, nil
+	case err != nil:
+		return nil, nil, err
+	}
+	tx := &Tx{s: s, id: id, unlock: unlock}
+	iss, err := tx.load()
+	if err != nil {
+		tx.Unlock()
+		return nil, nil, err
+	}
+	return tx, iss, nil
+}
+
 // lockRaw takes issue id's lock without reading the issue: for Repair,
 // which works on an issue Lock refuses.
 func (s *Store) lockRaw(ctx context.Context, id int) (*Tx, error) {
-	if _, err := os.Stat(s.path(id)); err != nil {
-		if !errors.Is(err, os.ErrNotExist) {
-			return nil, err
-		}
-		if _, lerr := os.Stat(s.events(id).Path); lerr != nil {
-			return nil, s.notFound(id)
-		}
+	if err := s.exists(id); err != nil {
+		return nil, err
 	}
-	unlock, err := s.lock(ctx, filepath.Join(s.HostDir(id), ".lock"), fmt.Sprintf("issue %d", id))
+	unlock, err := s.lock(ctx, s.lockPath(id), fmt.Sprintf("issue %d", id))
 	if err != nil {
 		return nil, err
 	}
 	return &Tx{s: s, id: id, unlock: unlock}, nil
 }
+
+// exists says issue id is not found when it has neither an issue.yaml
+// nor a log.
+func (s *Store) exists(id int) error {
+	if _, err := os.Stat(s.path(id)); err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		if _, lerr := os.Stat(s.events(id).Path); lerr != nil {
+			return s.notFound(id)
+		}
+	}
+	return nil
+}
+
+func (s *Store) lockPath(id int) string { return filepath.Join(s.HostDir(id), ".lock") }
 
 // Unlock releases the lock; further use of the Tx is a bug.
 func (t *Tx) Unlock() {

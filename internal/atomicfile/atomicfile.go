@@ -86,16 +86,35 @@ func Lock(ctx context.Context, path string, timeout time.Duration, what string) 
 	ok, err := tryUntil(wait, fl, 2*time.Millisecond)
 	switch {
 	case ok:
-		// Say who holds it, for the error a waiter gives up with. The
-		// lock is on the file, not its content.
-		_ = os.WriteFile(path, []byte(holder()), 0o644)
-		return func() { _ = fl.Unlock() }, nil
+		return taken(path, fl), nil
 	case ctx.Err() != nil && (err == nil || errors.Is(err, ctx.Err())):
 		return nil, fmt.Errorf("stopped waiting for %s, which another agenttree process%s holds (lock %s): %w: %w", what, heldBy(path), path, ErrLocked, ctx.Err())
 	case err == nil || errors.Is(err, context.DeadlineExceeded):
 		return nil, fmt.Errorf("%s is busy: another agenttree process%s is working on it (lock %s); try again when it is done: %w", what, heldBy(path), path, ErrLocked)
 	}
 	return nil, fmt.Errorf("cannot lock %s (%s): %w", what, path, err)
+}
+
+// TryLock takes the lock Lock takes if nobody holds it now, without
+// waiting: ok is false when someone does. A lock that cannot be taken at
+// all is an error naming the file and why, as Lock's.
+func TryLock(path, what string) (unlock func(), ok bool, err error) {
+	fl := newLock(path)
+	if ok, err = fl.TryLock(); err != nil {
+		return nil, false, fmt.Errorf("cannot lock %s (%s): %w", what, path, err)
+	}
+	if !ok {
+		return nil, false, nil
+	}
+	return taken(path, fl), true, nil
+}
+
+// taken is the unlock of a lock just taken, the lock file saying who
+// holds it, for the error a waiter gives up with. The lock is on the
+// file, not its content.
+func taken(path string, fl locker) func() {
+	_ = os.WriteFile(path, []byte(holder()), 0o644)
+	return func() { _ = fl.Unlock() }
 }
 
 // holder is what a lock file says of the process that holds it.

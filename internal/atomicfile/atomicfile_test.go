@@ -57,6 +57,33 @@ func TestLockIsExclusiveAndSaysWhoIsBusy(t *testing.T) {
 	unlock2()
 }
 
+func TestTryLockTakesOnlyAFreeLockAndNeverWaits(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".lock")
+	unlock, ok, err := atomicfile.TryLock(path, "issue 7")
+	require.NoError(t, err)
+	require.True(t, ok, "a free lock is taken")
+	assert.Contains(t, atomicfile.HeldBy(path), fmt.Sprintf("pid %d", os.Getpid()), "the lock file names its holder, as Lock's does")
+
+	start := time.Now()
+	_, ok, err = atomicfile.TryLock(path, "issue 7")
+	require.NoError(t, err)
+	assert.False(t, ok, "a held lock is not taken")
+	_, err = atomicfile.Lock(context.Background(), path, 20*time.Millisecond, "issue 7")
+	require.ErrorIs(t, err, atomicfile.ErrLocked, "TryLock's lock holds against Lock")
+	assert.Less(t, time.Since(start), 10*time.Second)
+
+	unlock()
+	unlock2, ok, err := atomicfile.TryLock(path, "issue 7")
+	require.NoError(t, err)
+	require.True(t, ok, "free again once released")
+	unlock2()
+
+	_, ok, err = atomicfile.TryLock(filepath.Join(path, "missing", ".lock"), "issue 3")
+	require.Error(t, err, "a lock that cannot be taken at all is an error, not busy")
+	assert.False(t, ok)
+	assert.Contains(t, err.Error(), "issue 3")
+}
+
 func TestLockGivesUpWithTheContext(t *testing.T) {
 	path := filepath.Join(t.TempDir(), ".lock")
 	unlock, err := atomicfile.Lock(context.Background(), path, 0, "x")

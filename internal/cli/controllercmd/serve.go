@@ -113,8 +113,15 @@ func serveNext(h *cmdutil.App, r request, req api.NextRequest) error {
 	if r.issue <= 0 {
 		return errors.New("which issue? a person names it (`next -i ID`)")
 	}
-	iss, err := r.e.Store.Get(r.issue)
+	// The issue is read once, under its lock when nobody holds it (as
+	// flowcmd's next does).
+	tx, iss, err := r.e.Store.TryBegin(r.issue)
 	if err != nil {
+		return err
+	}
+	if tx != nil {
+		defer tx.Unlock()
+	} else if iss, err = r.e.Store.Get(r.issue); err != nil {
 		return err
 	}
 	// The controller may have moved the issue and died before answering:
@@ -133,7 +140,7 @@ func serveNext(h *cmdutil.App, r request, req api.NextRequest) error {
 	}
 	actor := r.actor
 	actor.Request = req.RequestID
-	res, err := r.e.Next(h.Ctx, r.issue, actor, req.DryRun)
+	res, err := r.e.NextFrom(h.Ctx, tx, iss, actor, req.DryRun)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/controller/api"
 	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/internal/cli/cmdutil"
 	"github.com/agenttree/agenttree/sessions"
 )
@@ -58,14 +59,41 @@ func (a cmds) nextCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if !dryRun && actor.Kind == engine.ActorHuman {
+			// The issue is read once, under its lock, when nobody holds
+			// it (nearly always): what the command decides with is what it
+			// changes. Held by another process, it is read without the
+			// lock, and the engine reads it again under the lock to move it.
+			tx, iss, err := e.Store.TryBegin(id)
+			if err != nil {
+				return err
+			}
+			unlock := func() {
+				if tx != nil {
+					tx.Unlock()
+					tx = nil
+				}
+			}
+			defer unlock()
+			if tx == nil {
+				if iss, err = e.Store.Get(id); err != nil {
+					return err
+				}
+			}
+			if !dryRun && actor.Kind == engine.ActorHuman && controllerRuns(e, iss) {
 				// A person's next at a controller stage is the controller's
-				// pass, in the foreground: it never skips the controller's work.
-				if res, err := a.controllerPass(e, id); err != nil || res != nil {
+				// pass, in the foreground: it never skips the controller's
+				// work, and takes the issue's lock itself.
+				unlock()
+				if res, err := a.controllerPass(e, iss); err != nil || res != nil {
 					if err != nil {
 						return err
 					}
 					return a.Report(res, asJSON)
+				}
+				// Nothing for the controller to do after all: the issue is
+				// read again, as it is now.
+				if iss, err = e.Store.Get(id); err != nil {
+					return err
 				}
 			}
 			// An agent of another OS user commits in a clone of its own:
@@ -74,7 +102,7 @@ func (a cmds) nextCmd() *cobra.Command {
 				return err
 			}
 			s := a.Spin(fmt.Sprintf("checking the gates of issue %d", id))
-			res, err := e.Next(a.Ctx, id, actor, dryRun)
+			res, err := e.NextFrom(a.Ctx, tx, iss, actor, dryRun)
 			s.Stop()
 			if err != nil {
 				return err
@@ -120,19 +148,20 @@ func (a cmds) approveCmd() *cobra.Command {
 	return cmd
 }
 
-// controllerPass runs the controller's passes over issue id in the
-// foreground when it is at a controller stage (or has entry work the
-// controller finishes), with a progress line on stderr while it waits. It
-// returns nil when the controller has nothing to do there.
-func (a cmds) controllerPass(e *engine.Engine, id int) (*engine.Result, error) {
-	iss, err := e.Store.Get(id)
-	if err != nil {
-		return nil, err
-	}
+// controllerRuns reports whether iss is at a controller stage, where a
+// person's next is the controller's pass (controllerPass).
+func controllerRuns(e *engine.Engine, iss *issues.Issue) bool {
 	node, ok := e.Config.Node(iss.Stage)
-	if !ok || iss.Escalated != nil || !node.Controller() {
-		return nil, nil
-	}
+	return ok && iss.Escalated == nil && node.Controller()
+}
+
+// controllerPass runs the controller's passes over iss, at a controller
+// stage (controllerRuns), in the foreground, with a progress line on
+// stderr while it waits. It returns nil when the controller has nothing
+// to do there.
+func (a cmds) controllerPass(e *engine.Engine, iss *issues.Issue) (*engine.Result, error) {
+	id := iss.ID
+	node, _ := e.Config.Node(iss.Stage)
 	fmt.Fprintf(a.ErrOut, "%s is run by the host controller; running its pass for issue %d here\n", node.Path, id)
 	return controller.Drive(a.Ctx, a.Reloader(e), id, func(p controller.Progress) {
 		fmt.Fprintf(a.ErrOut, "  %s: %s (next look in %s)\n", p.Elapsed.Round(time.Second), cmdutil.SafeText(p.Status), p.Next.Round(time.Second))
