@@ -48,6 +48,12 @@ func newRig(t *testing.T, example string) *rig {
 	t.Helper()
 	config, err := examples.Config(example)
 	require.NoError(t, err)
+	return newRigWith(t, config)
+}
+
+// newRigWith is a rig over the pipeline config.
+func newRigWith(t *testing.T, config []byte) *rig {
+	t.Helper()
 	bare, dir := gittest.NewRemote(t)
 	gittest.Commit(t, dir, ".gitignore", "/_agenttree/*\n!/_agenttree/skills/\n", "ignore agenttree's state")
 	gittest.Commit(t, dir, "Makefile", "test:\n\ttest -f ok.txt\n", "CI wants ok.txt")

@@ -151,6 +151,10 @@ type CIPolling struct {
 	MaxInterval   time.Duration
 	NewRunTimeout time.Duration
 	MaxRetries    int
+	// OnFailure is what a CI failure does where the hook that waits for
+	// CI has no on_failure of its own (and a watch has no on_ci_failure):
+	// an action, nil for the stage's on_failure (`ci_polling.on_failure`).
+	OnFailure *FailurePolicy
 }
 
 // ConflictHandling says what to do when a PR conflicts with its base.
@@ -297,6 +301,9 @@ type FailurePolicy struct {
 	Action FailureAction
 	// Target is the node of ActionStepBackTo.
 	Target string
+	// Message is what the agent is told with the step back, a template
+	// (`{step_back_to: STAGE, message: ...}`); "" tells it the failure.
+	Message string
 }
 
 // HookEntry is one hook call in a stage's hook list.

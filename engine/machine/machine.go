@@ -51,6 +51,12 @@ func New(flow *stages.Flow, specs stages.HookCatalog) *Machine {
 		} else if to := StepBackTarget(flow, n); to != "" && slices.ContainsFunc(n.Hooks(), defersToStage) {
 			m.add(n.Path, to, stages.MoveStepBack)
 		}
+		// A bare step_back with no step back declared goes to the nearest
+		// earlier stage where an agent works (docs/CONFIG.md, "Failure
+		// policies").
+		if to := BareStepBackTarget(flow, n); to != "" && slices.ContainsFunc(n.EveryHook(), stepsBackBare) {
+			m.add(n.Path, to, stages.MoveStepBack)
+		}
 		if to := RejectTarget(flow, n, AgentStage); to != "" && n.HumanReview() {
 			m.add(n.Path, to, stages.MoveReject) // a person's verdict, drawn where it goes
 		}
@@ -109,12 +115,15 @@ func Forward(n *stages.Node) stages.Move {
 // the nearest node before n in flow that declares one (a merge refused at
 // the end of the flow goes back where a CI failure would); "" when none.
 func StepBackTarget(flow *stages.Flow, n *stages.Node) string {
-	for i := flow.Index(n.Path); i >= 0; i-- {
-		if of := flow.Nodes[i].OnFailure(); of != nil && of.StepBackTo != "" {
-			return of.StepBackTo
-		}
-	}
-	return ""
+	return flow.DeclaredStepBack(n.Path)
+}
+
+// BareStepBackTarget is where a bare `step_back` of a hook in n (a
+// policy that names no stage) sends the issue: StepBackTarget, else the
+// nearest node before n where an agent works; "" when neither, which the
+// loader refuses.
+func BareStepBackTarget(flow *stages.Flow, n *stages.Node) string {
+	return flow.BareStepBack(n.Path)
 }
 
 // RejectTarget is where a person's reject at the review n sends the
@@ -139,9 +148,7 @@ func RejectTarget(flow *stages.Flow, n *stages.Node, works func(*stages.Node) bo
 // AgentStage reports whether n is a stage where an agent works, whatever
 // its condition says: not the controller's, a review, a parking lot, a
 // stage reached only by redirect, or an end.
-func AgentStage(n *stages.Node) bool {
-	return !n.Controller() && !n.HumanReview() && !n.ParkingLot() && !n.RedirectOnly() && n.Terminal() == stages.TerminalNone
-}
+func AgentStage(n *stages.Node) bool { return n.AgentWorks() }
 
 // RecheckTarget is where a head rebased after the merge at n refused it
 // goes to be checked again: the nearest controller stage before n in
@@ -239,4 +246,9 @@ func (m *Machine) FSM(state string, callbacks fsm.Callbacks) *fsm.FSM {
 // on_failure: h has none of its own, or only a bare step_back.
 func defersToStage(h *stages.HookEntry) bool {
 	return h.OnFailure == nil || h.OnFailure.Action == stages.ActionStepBack
+}
+
+// stepsBackBare reports whether a policy of h is a bare step_back.
+func stepsBackBare(h *stages.HookEntry) bool {
+	return slices.ContainsFunc(h.Policies(), func(p stages.NamedPolicy) bool { return p.Policy.IsBareStepBack() })
 }

@@ -97,3 +97,43 @@ func TestRejectEdges(t *testing.T) {
 	none := func(*stages.Node) bool { return false }
 	assert.Empty(t, machine.RejectTarget(flow, at("plan.review"), none), "no agent stage before it")
 }
+
+// A bare step_back (the design notes' Option A: `on_failure: step_back`
+// with no step_back_to anywhere) is an edge to the nearest earlier stage
+// where an agent works, and only where such a policy is.
+func TestBareStepBackEdges(t *testing.T) {
+	reg := builtin.Registry()
+	cfg, err := load.Parse("/repo/.agenttree.yaml", []byte(`stages:
+  - name: implement
+    substages: [code, feedback]
+  - name: review
+    human_review: true
+  - name: pr_ready
+    host: controller
+    post_start:
+      - create_pr:
+      - wait_for_ci: {on_failure: step_back}
+  - name: merge
+    host: controller
+    post_start:
+      - create_pr:
+  - name: accepted
+    terminal: completion
+ci: {command: "true"}
+`), reg)
+	require.NoError(t, err)
+	flow, err := cfg.Flow("")
+	require.NoError(t, err)
+	m := machine.New(flow, reg)
+	var backs []machine.Edge
+	for _, e := range m.Edges() {
+		if e.Kind == stages.MoveStepBack {
+			backs = append(backs, e)
+		}
+	}
+	assert.Equal(t, []machine.Edge{{From: "pr_ready", To: "implement.feedback", Kind: stages.MoveStepBack}}, backs,
+		"past the review, to the agent's stage; none from merge, whose failures go to a person")
+	n, _ := cfg.Node("pr_ready")
+	assert.Equal(t, "implement.feedback", machine.BareStepBackTarget(flow, n))
+	assert.Empty(t, machine.StepBackTarget(flow, n), "no step back is declared")
+}

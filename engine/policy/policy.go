@@ -148,8 +148,10 @@ func (r *Runner) keep(snap *hooks.Issue, o hooks.Outcome) (warnings []string) {
 // then its action. A hook that resolves failures and passes ends the
 // policy: the failed hook runs again at the next pass.
 func (r *Runner) apply(ctx context.Context, h *stages.HookEntry, p *stages.FailurePolicy, o hooks.Outcome, snap *hooks.Issue, node *stages.Node) hooks.Outcome {
+	failed := failureSnapshot(snap, o)
 	for _, step := range p.Steps {
-		so := r.run(ctx, step, snap)
+		so := r.run(ctx, step, failed)
+		snap.Watch = failed.Watch
 		o.Send = append(o.Send, so.Send...)
 		o.Warnings = append(o.Warnings, so.Warnings...)
 		o.Outputs = MergeOutputs(o.Outputs, so.Outputs)
@@ -173,11 +175,33 @@ func (r *Runner) apply(ctx context.Context, h *stages.HookEntry, p *stages.Failu
 		o.Kind = hooks.KindEscalate
 	case stages.ActionStepBackTo:
 		o.Kind, o.Target, o.Message = hooks.KindStepBack, p.Target, o.Reason
+		if p.Message != "" {
+			o.Message = r.render(p.Message, node, o, snap)
+		}
 	case stages.ActionStepBack:
 		o.Kind, o.Target = hooks.KindStepBack, ""
-		return r.stepBack(node, o, snap)
+		o = r.stepBack(node, o, snap)
+		if p.Message != "" && o.Kind == hooks.KindStepBack {
+			o.Message = r.render(p.Message, node, o, snap)
+		}
 	}
 	return o
+}
+
+// failureSnapshot is snap as the hooks of a failure policy see it: with
+// the outputs of the failure, and its reason as {{failure_reason}} and
+// {{ci_error}}, for their messages.
+func failureSnapshot(snap *hooks.Issue, o hooks.Outcome) *hooks.Issue {
+	failed := *snap
+	failed.Outputs = MergeOutputs(MergeOutputs(snap.Outputs, o.Outputs), failureVars(o))
+	return &failed
+}
+
+// failureVars are the variables a failure gives messages: its reason, as
+// failure_reason and as ci_error, another name for it (docs/CONFIG.md,
+// "Placeholders").
+func failureVars(o hooks.Outcome) map[string]string {
+	return map[string]string{"failure_reason": o.Reason, "ci_error": o.Reason}
 }
 
 // refusedMerge is entry work refused for a conflict at a stage the
@@ -232,13 +256,14 @@ func (r *Runner) stageFailure(h *stages.HookEntry, o hooks.Outcome, snap *hooks.
 }
 
 // stepBack sends a failure to the step-back target of node (its stage's
-// on_failure, else the nearest earlier one), with the stage's message
-// filled in. Without a target it stays a failure.
+// on_failure, else the nearest earlier one, else the nearest earlier stage
+// where an agent works), with the stage's message filled in. Without a
+// target it stays a failure.
 func (r *Runner) stepBack(node *stages.Node, o hooks.Outcome, snap *hooks.Issue) hooks.Outcome {
 	target, msg := "", ""
 	if node != nil {
 		if flow, err := r.Config.Flow(snap.Flow); err == nil {
-			target = machine.StepBackTarget(flow, node)
+			target = machine.BareStepBackTarget(flow, node)
 		}
 		if of := node.OnFailure(); of != nil {
 			msg = of.Message
@@ -254,20 +279,27 @@ func (r *Runner) stepBack(node *stages.Node, o hooks.Outcome, snap *hooks.Issue)
 	o.Target = target
 	switch {
 	case msg != "":
-		vars := snap.MessageVars()
-		maps.Copy(vars, o.Outputs)
-		vars["failure_reason"] = o.Reason
-		if o.Class != "" && !r.DryRun {
-			if iss, err := r.Tx.Get(); err == nil {
-				vars["attempt"] = strconv.Itoa(iss.Attempts[string(o.Class)] + 1)
-				vars["max_retries"] = strconv.Itoa(Budget(r.Config, node, o.Class))
-			}
-		}
-		o.Message = stages.Render(msg, vars)
+		o.Message = r.render(msg, node, o, snap)
 	case o.Message == "":
 		o.Message = o.Reason
 	}
 	return o
+}
+
+// render fills in the message of a step back from the failure o at node:
+// the issue's variables, the failure's outputs and reason, and which try
+// this is of how many.
+func (r *Runner) render(msg string, node *stages.Node, o hooks.Outcome, snap *hooks.Issue) string {
+	vars := snap.MessageVars()
+	maps.Copy(vars, o.Outputs)
+	maps.Copy(vars, failureVars(o))
+	if o.Class != "" && !r.DryRun && node != nil {
+		if iss, err := r.Tx.Get(); err == nil {
+			vars["attempt"] = strconv.Itoa(iss.Attempts[string(o.Class)] + 1)
+			vars["max_retries"] = strconv.Itoa(Budget(r.Config, node, o.Class))
+		}
+	}
+	return stages.Render(msg, vars)
 }
 
 // MergeOutputs is a with b's outputs added (b's win).

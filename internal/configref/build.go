@@ -115,8 +115,11 @@ func actionSchema() *Schema {
 
 func stepBackTo() *Schema {
 	return &Schema{
-		Type:                 "object",
-		Properties:           map[string]*Schema{"step_back_to": describe(ref("text"), "The stage or substage the issue steps back to: an earlier one, or a `redirect_only` fix stage.")},
+		Type: "object",
+		Properties: map[string]*Schema{
+			"step_back_to": describe(ref("text"), "The stage or substage the issue steps back to: an earlier one, or a `redirect_only` fix stage."),
+			"message":      describe(ref("text"), "What the agent is told with the step back, with {{placeholders}}. Default: the failure."),
+		},
 		Required:             []string{"step_back_to"},
 		AdditionalProperties: Bool(false),
 	}
@@ -139,6 +142,8 @@ func policyStepSchema() *Schema {
 		ref("action"),
 		stepBackTo(),
 		{Type: "object", PropertyNames: &Schema{Enum: soloActions()}, AdditionalProperties: &Schema{Type: "null"}},
+		describe(&Schema{Type: "object", Properties: map[string]*Schema{"on_failure": ref("failurePolicy")}, Required: []string{"on_failure"},
+			AdditionalProperties: Bool(false)}, "Last in the list: what follows when the entries before it did not deal with the failure."),
 		ref("hookEntry"),
 	}}
 }
@@ -180,9 +185,9 @@ func (b builder) addDefs() {
 	b.defs[b.name("stage")] = b.stage(true)
 	b.defs[b.name("substage")] = b.stage(false)
 	b.defs[b.name("config")] = b.config()
+	b.defs[b.name("substageDef")] = b.stageDef(false)
 	if b.lax {
 		b.defs[b.name("stageDef")] = b.stageDef(true)
-		b.defs[b.name("substageDef")] = b.stageDef(false)
 	}
 }
 
@@ -232,10 +237,8 @@ func (b builder) valueOf(k Key) *Schema {
 		}
 		return &Schema{Type: "array", Items: b.ref("stage")}
 	case TypeSubstages:
-		if b.lax {
-			return &Schema{AnyOf: []*Schema{{Type: "array", Items: b.ref("substage")}, {Type: "object", AdditionalProperties: b.ref("substageDef")}}}
-		}
-		return &Schema{Type: []string{"array", "null"}, Items: b.ref("substage")}
+		// Either form reads a mapping of name to settings, in order.
+		return &Schema{AnyOf: []*Schema{{Type: []string{"array", "null"}, Items: b.ref("substage")}, {Type: "object", AdditionalProperties: b.ref("substageDef")}}}
 	case TypeFlows:
 		return b.ref("flows")
 	case TypeHooks:

@@ -77,6 +77,10 @@ func TopLevel() []Key {
 			{Name: "max_interval_s", Type: TypeDuration, Default: "300", Doc: "The longest interval between polls, and the one used after a rate-limit answer."},
 			{Name: "new_run_timeout_s", Type: TypeDuration, Default: "1800", Doc: "After a push, how long CI may take to start on the new head, reported nothing or only queued checks (else `no_new_ci`)."},
 			{Name: "max_retries", Type: TypeInt, Default: "5", Doc: "CI failures (step backs) on one issue before a person is called."},
+			{Name: "on_failure", Type: TypeEnum, Enum: []string{"step_back", "escalate", "fail", "ignore"}, Example: "step_back",
+				Doc: "What a CI failure does where the hook that waits for CI (`wait_for_ci`) has no `on_failure` of its own, and a watch (`poll_pr_status`) no `on_ci_failure`: " +
+					"an action, as in a failure policy. `step_back` goes to the stage's `on_failure.step_back_to`, else to the nearest earlier stage where an agent works. " +
+					"Default: none, the stage's `on_failure` decides (a person is called when it has none)."},
 		}},
 		{Name: "conflict_handling", Type: TypeSection, Doc: "What to do when a PR conflicts with its base.", Keys: []Key{
 			{Name: "auto_rebase", Type: TypeBool, Default: "true", Doc: "Rebase a branch that is behind or conflicts onto its base, and push it."},
@@ -272,7 +276,8 @@ type Action struct {
 // Actions are the failure actions, in the order stages documents them.
 func Actions() []Action {
 	return []Action{
-		{stages.ActionStepBack, "Step back to the stage's `on_failure.step_back_to`, with its message."},
+		{stages.ActionStepBack, "Step back to the stage's `on_failure.step_back_to` (else the nearest one before it), with its message; " +
+			"with none declared, to the nearest earlier stage where an agent works."},
 		{stages.ActionStepBackTo, "Step back to the stage it names: `{step_back_to: implement.code}`."},
 		{stages.ActionEscalate, "Stop and call a person, with the reason."},
 		{stages.ActionFail, "The failure stands: the gate blocks (the default)."},

@@ -21,6 +21,7 @@ func Markdown(cat Catalog) []byte {
 	w.hooks(cat)
 	w.placeholders(cat)
 	w.compatible()
+	w.designNotes()
 	w.exitCodes()
 	w.stateFiles()
 	return w.Bytes()
@@ -76,6 +77,7 @@ func (w *mdWriter) intro() {
 	w.p("`agenttree validate` reports every mistake with its `file:line:col`.")
 	w.p("Contents: [Top-level keys](#top-level-keys) · [Stage keys](#stage-keys) · [Hook entries](#hook-entries) · " +
 		"[Hooks](#hooks) · [Placeholders](#placeholders) · [The earlier tool's spellings](#the-earlier-tools-spellings) · " +
+		"[Spellings from the design notes](#spellings-from-the-design-notes) · [Defaults and the design notes](#defaults-and-the-design-notes) · " +
 		"[Exit codes](#exit-codes) · [State files](#state-files)")
 }
 
@@ -190,6 +192,7 @@ func (w *mdWriter) hookEntries() {
 	w.endTable()
 	w.p("```yaml\n- wait_for_ci:\n    on_failure:\n      - send_message: \"CI failed: {{failed_checks}}\"\n" +
 		"      - step_back_to: implement.code\n```")
+	w.policyForms()
 }
 
 func (w *mdWriter) hooks(cat Catalog) {

@@ -27,9 +27,10 @@ type Placeholder struct {
 }
 
 // EngineVars are the variables agenttree adds itself to messages:
-// failure_reason in a step back's message, attempt and max_retries in
-// what the controller tells an agent after a failure.
-var EngineVars = []string{"failure_reason", "attempt", "max_retries"}
+// failure_reason (and ci_error, another name for it) in a step back's
+// message and a failure policy's hooks, attempt and max_retries in what
+// the controller tells an agent after a failure.
+var EngineVars = []string{"failure_reason", "ci_error", "attempt", "max_retries"}
 
 // ControllerVars are the variables only the templates the controller fills
 // outside a hook may use: tmux.session and notify.command.
@@ -47,6 +48,7 @@ var placeholderDocs = map[string]string{
 	"pr_url":          "The URL of the issue's PR.",
 	"head_sha":        "The commit at the head of the issue's PR.",
 	"failure_reason":  "Why the hook failed, in a sentence.",
+	"ci_error":        "The same as {{failure_reason}}: why the hook failed (the name the design notes give it).",
 	"attempt":         "Which try this is at the failing step (1, 2, ...).",
 	"max_retries":     "How many failures of this kind are allowed before a person is called.",
 	"ci_passed_sha":   "The commit CI last passed on.",

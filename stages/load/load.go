@@ -67,6 +67,7 @@ func loadRoot(d *diag.Collector, root *yaml.Node, catalog stages.HookCatalog) *s
 	cfg := toplevel.Read(d, led, src.settings)
 	cfg.File, cfg.Form = d.File, src.form
 	r := &stageReader{d: d, hooks: hookentry.NewReader(d, catalog, led), led: led}
+	r.hooks.CIFailure = cfg.CIPolling.OnFailure
 	r.addStages(cfg, src.stages)
 	flows, broken := resolveFlows(d, cfg, src.flows)
 	cfg.Flows = flows

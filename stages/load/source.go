@@ -117,9 +117,29 @@ func shapeCanonical(d *diag.Collector, o outline) *source {
 
 func (listForm) keys(ps []yamlnode.Pair) []yamlnode.Pair { return ps }
 
-func (f listForm) substageMap(stage string, n *yaml.Node) []*entry {
-	f.d.Errorf(f.d.Pos(n), "in the list form write substages as `- name: SUBSTAGE` items", "substages of %q must be a list", stage)
-	return nil
+// substageMap shapes substages written as a mapping of name to settings
+// (`feedback: {pre_completion: [...]}`), in the order written, as the map
+// form writes them; their keys are spelled the list form's way.
+func (f listForm) substageMap(_ string, n *yaml.Node) []*entry {
+	var out []*entry
+	for _, p := range yamlnode.Pairs(n) {
+		name, ok := checkName(f.d, p.Key, "substage")
+		if !ok {
+			continue
+		}
+		e := &entry{name: name, at: p.Key}
+		switch {
+		case yamlnode.IsNull(p.Val):
+		case p.Val.Kind == yaml.MappingNode:
+			e.keys = yamlnode.Pairs(p.Val)
+		default:
+			f.d.Errorf(f.d.Pos(p.Val), "write its settings as a mapping (`"+name+": {pre_completion: [...]}`), or nothing",
+				"substage %q must be a mapping or empty, got %s", name, yamlnode.Describe(p.Val))
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 func (f listForm) inlineFlow(flow string, list *yaml.Node) ([]*yaml.Node, bool) {

@@ -12,10 +12,12 @@ import (
 // looks, so the config should say where it goes. The rule is the
 // engine's (machine.StepBackTarget): the hook's own on_failure, else the
 // step back of the node it runs in (its on_failure.step_back_to, else the
-// nearest earlier one of the flow). Each hook is reported once, for the
+// nearest earlier one of the flow); a bare step_back, with neither, goes
+// to the nearest earlier stage where an agent works (checkBareStepBacks). Each hook is reported once, for the
 // first node found. A config with errors is not judged: what it says may
 // be what failed.
 func (v *validator) checkWaysOut() {
+	v.checkBareStepBacks()
 	if v.d.Errors() > 0 {
 		return
 	}
@@ -71,14 +73,42 @@ func leadsNowhere(h *stages.HookEntry, target string) (msg, hint string, ok bool
 		return add + " or an `on_failure` to the hook", "they escalate to a person", true
 	case p == nil:
 		return "", "", false
-	case p.Action == stages.ActionStepBack && target == "":
-		return "its `on_failure: step_back` has no stage to step back to; " + add, stops, true
 	case p.Action == stages.ActionFail:
 		return "its on_failure is `fail`; use `{step_back_to: STAGE}` or `escalate`", stops, true
 	case p.Action == "":
 		return "its on_failure list ends with no action, so the failure stands; end it with `- step_back_to: STAGE` or `- escalate`", stops, true
 	}
 	return "", "", false
+}
+
+// checkBareStepBacks refuses a bare `step_back` (a policy that names no
+// stage) that has nowhere to go: with no on_failure.step_back_to at its
+// node or before it, it goes to the nearest earlier stage where an agent
+// works (stages.Flow.BareStepBack), and a node with no such stage before
+// it in some flow leaves it none. Each policy is reported once.
+func (v *validator) checkBareStepBacks() {
+	refused := map[*stages.FailurePolicy]bool{}
+	for _, f := range v.cfg.Flows {
+		if v.broken[f.Name] {
+			continue
+		}
+		for _, n := range f.Nodes {
+			if f.BareStepBack(n.Path) != "" {
+				continue
+			}
+			for _, h := range n.EveryHook() {
+				for _, p := range h.Policies() {
+					if !p.Policy.IsBareStepBack() || refused[p.Policy] || h.Unsupported {
+						continue
+					}
+					refused[p.Policy] = true
+					v.d.Errorf(p.Policy.Pos, fmt.Sprintf("name the stage it goes back to: `%s: {step_back_to: STAGE}`, or add `on_failure: {step_back_to: STAGE}` to the stage", p.Key),
+						"the `%s: step_back` of `%s` in %s%s has no stage to step back to: no on_failure.step_back_to is declared there or before it, and no stage before it is one where an agent works",
+						p.Key, h.Label(), n.Path, v.inFlow(f))
+				}
+			}
+		}
+	}
 }
 
 // inFlow names f in a message when it is not the default flow.

@@ -46,10 +46,8 @@ func TestFailuresThatLeadNowhere(t *testing.T) {
 				"          - section_check: {file: review.md, section: Blocking, expect: empty, on_fail: implement.code}\n"},
 		{name: "watching is not failing",
 			keys: "        host: controller\n        post_start:\n          - poll_pr_status: {on_ci_failure: step_back}\n"},
-		{name: "a step back with nowhere to go",
-			keys: "        host: controller\n        post_start:\n          - wait_for_ci: {on_failure: step_back}\n",
-			want: []string{":9:13: warning: failures of `wait_for_ci` in pr lead nowhere: its `on_failure: step_back` has no stage to step back to; " +
-				"add `on_failure: {step_back_to: STAGE}` to the stage (the issue stops there until a person moves it)"}},
+		{name: "a bare step back goes to the nearest earlier stage where an agent works",
+			keys: "        host: controller\n        post_start:\n          - wait_for_ci: {on_failure: step_back}\n"},
 		{name: "failing on purpose",
 			keys: "        host: controller\n        on_failure: {step_back_to: implement.feedback}\n        post_start:\n          - wait_for_ci: {on_failure: fail}\n",
 			want: []string{":10:13: warning: failures of `wait_for_ci` in pr lead nowhere: its on_failure is `fail`; use `{step_back_to: STAGE}` or `escalate` " +

@@ -29,6 +29,9 @@ type ValidateReport struct {
 	// Unreviewed lists where a flow merges PRs no person reviewed, as
 	// the config says it may (`merge_pr: {require_review: false}`).
 	Unreviewed []stages.UnreviewedMerge `json:"unreviewed_merges"`
+	// StepBacks says where each bare `step_back` (a failure policy that
+	// names no stage) sends an issue.
+	StepBacks []stages.StepBackRoute `json:"bare_step_backs"`
 	// Diagnostics lists the errors and warnings together in file order,
 	// flat, as the text output prints them.
 	Diagnostics []DiagnosticJSON `json:"diagnostics"`
@@ -97,6 +100,9 @@ func (a cmds) printValidation(rep ValidateReport) {
 			warned = ", " + plural(n, "warning")
 		}
 		fmt.Fprintf(a.Out, "%s: ok (%s form, %d stages, flows: %s%s%s)\n", rep.File, rep.Form, rep.Stages, strings.Join(rep.Flows, ", "), unreviewed(rep.Unreviewed), warned)
+		for _, r := range rep.StepBacks {
+			fmt.Fprintf(a.Out, "%s: note: %s\n", r.Pos, stepBackLine(r, rep))
+		}
 		return
 	}
 	fmt.Fprintf(a.ErrOut, "%s: %s, %s\n", rep.File, plural(len(rep.Errors), "error"), plural(len(rep.Warnings), "warning"))
@@ -115,6 +121,21 @@ func unreviewed(ms []stages.UnreviewedMerge) string {
 	return "; merged unreviewed: " + strings.Join(where, ", ")
 }
 
+// stepBackLine says where a bare step_back sends an issue: "`wait_for_ci`
+// on_failure: step_back at pr_ready steps back to implement.feedback, the
+// nearest earlier stage where an agent works".
+func stepBackLine(r stages.StepBackRoute, rep ValidateReport) string {
+	why := "the nearest earlier stage where an agent works"
+	if r.Declared {
+		why = "the on_failure.step_back_to declared there or before it"
+	}
+	flow := ""
+	if len(rep.Flows) > 1 {
+		flow = " (flow `" + r.Flow + "`)"
+	}
+	return fmt.Sprintf("`%s` %s: step_back at %s%s steps back to %s, %s", r.Hook, r.Policy, r.Node, flow, r.To, why)
+}
+
 func plural(n int, what string) string {
 	if n == 1 {
 		return "1 " + what
@@ -126,7 +147,7 @@ func plural(n int, what string) string {
 // included; err is for a config that could not be read at all.
 func (a cmds) validateReport() (ValidateReport, error) {
 	rep := ValidateReport{Errors: []stages.Diagnostic{}, Warnings: []stages.Diagnostic{}, Flows: []string{}, Diagnostics: []DiagnosticJSON{},
-		Unreviewed: []stages.UnreviewedMerge{}}
+		Unreviewed: []stages.UnreviewedMerge{}, StepBacks: []stages.StepBackRoute{}}
 	quiet := *a.App
 	quiet.ErrOut = io.Discard // the warnings go into the report
 	cfg, reg, err := quiet.LoadConfig()
@@ -148,6 +169,7 @@ func (a cmds) validateReport() (ValidateReport, error) {
 		rep.File, rep.Valid, rep.Form, rep.Stages, rep.Flows = cfg.File, true, cfg.Form, len(cfg.Stages), cfg.FlowNames()
 		rep.Warnings = append(rep.Warnings, cfg.Warnings...)
 		rep.Unreviewed = append(rep.Unreviewed, cfg.UnreviewedMerges(stages.Approvals(reg))...)
+		rep.StepBacks = append(rep.StepBacks, cfg.BareStepBacks()...)
 	}
 	all := append(slices.Clone(rep.Errors), rep.Warnings...)
 	slices.SortStableFunc(all, func(x, y stages.Diagnostic) int {

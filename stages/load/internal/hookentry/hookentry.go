@@ -48,6 +48,14 @@ type Reader struct {
 	d   *diag.Collector
 	cat stages.HookCatalog
 	led *ledger.Ledger
+	// vars are the variables the templates being read may use beside
+	// every message's: in a policy of a hook that watches a PR, the
+	// outputs of the CI poll it runs.
+	vars []string
+	// CIFailure is ci_polling.on_failure: the policy of a CI failure
+	// where a hook list's entry that waits for CI has no on_failure, and
+	// one that watches a PR no on_ci_failure; nil for none.
+	CIFailure *stages.FailurePolicy
 }
 
 // NewReader returns a reader reporting into d.
@@ -68,10 +76,24 @@ func (r *Reader) List(n *yaml.Node, o ledger.Owner, list string) []*stages.HookE
 	var out []*stages.HookEntry
 	for _, item := range n.Content {
 		if h := r.entry(item, o); h != nil {
+			r.ciDefault(h)
 			out = append(out, h)
 		}
 	}
 	return out
+}
+
+// ciDefault gives h the ci_polling.on_failure policy where it waits for
+// CI, or watches a PR, and says nothing of its own about a CI failure.
+func (r *Reader) ciDefault(h *stages.HookEntry) {
+	spec, _ := r.cat.Hook(h.Name)
+	switch {
+	case r.CIFailure == nil:
+	case spec.Waits && h.OnFailure == nil:
+		h.OnFailure = r.CIFailure
+	case spec.Watches && h.OnCIFailure == nil:
+		h.OnCIFailure = r.CIFailure
+	}
 }
 
 // entry reads `- name`, `- name: value` or `- name: {params}`, with

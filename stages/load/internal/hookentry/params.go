@@ -133,7 +133,7 @@ func (r *Reader) param(h *stages.HookEntry, spec stages.HookSpec, key, val *yaml
 	h.Params[p.Name] = v
 	switch p.Type {
 	case stages.ParamTemplate:
-		r.led.Template(r.d.Pos(val), v.(string), h.Name+"."+p.Name)
+		r.led.Template(r.d.Pos(val), v.(string), h.Name+"."+p.Name, r.vars...)
 	case stages.ParamStageRef:
 		r.led.Refer(&ledger.Ref{Pos: r.d.Pos(val), From: o, Ref: v.(string),
 			Set: func(path string) { h.Params[p.Name] = path }, What: h.Name + "." + key.Value, Verb: refVerb(h, spec, p), Move: p.MoveKind()})

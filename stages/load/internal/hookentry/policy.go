@@ -1,6 +1,7 @@
 package hookentry
 
 import (
+	"fmt"
 	"slices"
 
 	"gopkg.in/yaml.v3"
@@ -32,6 +33,12 @@ type policyReader struct {
 func (r *Reader) policy(h *stages.HookEntry, key, val *yaml.Node, o ledger.Owner) *stages.FailurePolicy {
 	pr := policyReader{r: r, h: h, key: key.Value, o: o}
 	fp := &stages.FailurePolicy{Pos: r.d.Pos(val)}
+	if spec, _ := r.cat.Hook(h.Name); spec.Watches {
+		// The watch runs the hook that waits for CI, with these
+		// policies: their messages may use its outputs ({{failed_checks}}).
+		defer func(vars []string) { r.vars = vars }(r.vars)
+		r.vars = append(slices.Clip(r.vars), r.ciOutputs()...)
+	}
 	errs := r.d.Errors()
 	switch val.Kind {
 	case yaml.ScalarNode:
@@ -49,6 +56,16 @@ func (r *Reader) policy(h *stages.HookEntry, key, val *yaml.Node, o ledger.Owner
 	return fp
 }
 
+// ciOutputs are the outputs of the catalog's hook that waits for CI.
+func (r *Reader) ciOutputs() []string {
+	for _, name := range r.cat.HookNames() {
+		if spec, _ := r.cat.Hook(name); spec.Waits {
+			return spec.Outputs
+		}
+	}
+	return nil
+}
+
 // scalar reads `on_failure: ACTION`.
 func (pr policyReader) scalar(fp *stages.FailurePolicy, val *yaml.Node) {
 	d := pr.r.d
@@ -64,15 +81,21 @@ func (pr policyReader) scalar(fp *stages.FailurePolicy, val *yaml.Node) {
 	fp.Action = stages.FailureAction(a)
 }
 
-// mapping reads `on_failure: {step_back_to: STAGE}`.
+// mapping reads `on_failure: {step_back_to: STAGE}`, with the message
+// the agent is told beside it (`message:`, a template).
 func (pr policyReader) mapping(fp *stages.FailurePolicy, val *yaml.Node) {
 	d := pr.r.d
 	for _, p := range yamlnode.Pairs(val) {
-		if p.Key.Value != "step_back_to" {
-			d.UnknownKey(p.Key, pr.key, []string{"step_back_to"}, "")
-			continue
+		switch p.Key.Value {
+		case "step_back_to":
+			pr.stepBackTo(fp, p.Val)
+		case "message":
+			if d.StringVar(p.Val, &fp.Message) {
+				pr.r.led.Template(d.Pos(p.Val), fp.Message, pr.key+".message", pr.r.vars...)
+			}
+		default:
+			d.UnknownKey(p.Key, pr.key, []string{"step_back_to", "message"}, "")
 		}
-		pr.stepBackTo(fp, p.Val)
 	}
 	if fp.Action == "" {
 		d.Errorf(d.Pos(val), "write `"+pr.key+": {step_back_to: STAGE}`", "%s names no stage to step back to", pr.key)
@@ -89,25 +112,75 @@ func (pr policyReader) stepBackTo(fp *stages.FailurePolicy, v *yaml.Node) {
 		Set: func(path string) { fp.Target = path }, What: pr.key + ".step_back_to", Verb: "`" + pr.h.Name + "` " + pr.key, Move: stages.MoveStepBack})
 }
 
-// list reads the list form: hook entries, then at most one action, last.
+// list reads the list form: hook entries and at most one action.
 func (pr policyReader) list(fp *stages.FailurePolicy, seq *yaml.Node) {
 	d := pr.r.d
 	if len(seq.Content) == 0 {
 		d.Errorf(d.Pos(seq), "write an action such as `escalate`, or the hooks to run", "%s is an empty list", pr.key)
 		return
 	}
-	last := len(seq.Content) - 1
-	for i, item := range seq.Content {
+	pr.items(fp, seq.Content)
+}
+
+// items reads entries of the list form into fp. The hooks run first, in
+// order, and the action follows, wherever it is written: `[step_back_to:
+// X, send_message: ...]` sends the message with the step back. Only a
+// hook that resolves the failure (rebase) must come before the action, as
+// its pass ends the list. A last entry `on_failure: ...` says what follows
+// when the entries before it did not deal with the failure: what it holds
+// is the rest of the list (docs/CONFIG.md, "Spellings from the design
+// notes").
+func (pr policyReader) items(fp *stages.FailurePolicy, items []*yaml.Node) {
+	d := pr.r.d
+	for i, item := range items {
+		name, val := entryName(item)
+		if name == "on_failure" && val != nil {
+			if i < len(items)-1 {
+				d.Errorf(d.Pos(item), "move it to the end of the list, or write its entries in the list itself",
+					"`on_failure` inside %s says what happens when the entries before it fail, so it ends the list, and it has entries after it", pr.key)
+				continue
+			}
+			pr.nested(fp, val)
+			continue
+		}
+		had := fp.Action
 		if name, ok := pr.action(fp, item); ok {
-			if i < last {
-				d.Errorf(d.Pos(item), "move it to the end, or drop the entries after it",
-					"%s: an action ends the list, and `%s` has entries after it", pr.key, name)
+			if had != "" {
+				d.Errorf(d.Pos(item), "keep one", "%s has two actions, `%s` and `%s`", pr.key, had, name)
 			}
 			continue
 		}
-		if step := pr.step(item); step != nil {
-			fp.Steps = append(fp.Steps, step)
+		step := pr.step(item)
+		if step == nil {
+			continue
 		}
+		if spec, _ := pr.r.cat.Hook(step.Name); spec.Resolves && fp.Action != "" {
+			d.Errorf(step.Pos, fmt.Sprintf("move `%s` before `%s`", step.Name, fp.Action),
+				"`%s` in %s comes after the action `%s`: the hooks of the list run before its action, and a pass of `%s` ends the list, so it would undo the action", step.Name, pr.key, fp.Action, step.Name)
+			continue
+		}
+		fp.Steps = append(fp.Steps, step)
+	}
+}
+
+// nested reads the value of an `on_failure` that ends a list: an action,
+// `{step_back_to: STAGE}`, or more entries.
+func (pr policyReader) nested(fp *stages.FailurePolicy, val *yaml.Node) {
+	d := pr.r.d
+	had := fp.Action
+	switch val.Kind {
+	case yaml.SequenceNode:
+		pr.items(fp, val.Content)
+		return
+	case yaml.ScalarNode:
+		pr.scalar(fp, val)
+	case yaml.MappingNode:
+		pr.mapping(fp, val)
+	default:
+		d.Errorf(d.Pos(val), "", "on_failure must be an action, {step_back_to: STAGE} or a list, got %s", yamlnode.Describe(val))
+	}
+	if had != "" && fp.Action != "" {
+		d.Errorf(d.Pos(val), "keep one", "%s has two actions, `%s` and `%s`", pr.key, had, fp.Action)
 	}
 }
 

@@ -68,11 +68,11 @@ type template struct {
 // engineVars are the message variables agenttree adds itself, beside
 // every issue's own (the catalog's) and the outputs of the config's hooks:
 //   - failure_reason: the engine's, in the message of a step back (the
-//     failing hook's reason);
+//     failing hook's reason); ci_error is another name for it;
 //   - attempt, max_retries: the host controller's, in the messages it sends
 //     an agent after a failure (the how-many-th try, of the config's
 //     max_retries).
-var engineVars = []string{"failure_reason", "attempt", "max_retries"}
+var engineVars = []string{"failure_reason", "ci_error", "attempt", "max_retries"}
 
 // New returns a ledger that knows the variables every message may use:
 // the issue's own (the catalog's) and the engine's.

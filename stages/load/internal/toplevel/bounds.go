@@ -33,6 +33,7 @@ func ciPollingFields(d *diag.Collector, c *stages.CIPolling, floor, start, ceili
 		"max_interval_s":    func(v *yaml.Node) { ceiling.read(v, d.PositiveDurationVar(v, &c.MaxInterval)) },
 		"new_run_timeout_s": func(v *yaml.Node) { d.DurationVar(v, &c.NewRunTimeout) },
 		"max_retries":       func(v *yaml.Node) { d.IntAtLeast(v, &c.MaxRetries, 0, "ci_polling.max_retries") },
+		"on_failure":        func(v *yaml.Node) { c.OnFailure = readCIFailure(d, v) },
 	}
 }
 
