@@ -14,23 +14,23 @@ import (
 // redirect that jumped over the host controller's stage, a human review
 // or into a completion, would be a way round the pipeline: `on_fail:
 // accepted` would merge unreviewed work. Each reference is checked from
-// every node of every flow its owner's keys apply to.
+// every node of every flow its owner's keys apply to. A flow's nodes are
+// indexed once, so that the check costs what the references and nodes
+// do, not their product (a pipeline of 20,000 stages has as many of both).
 func (v *validator) checkDirections() {
 	reported := map[*ledger.Ref]bool{}
 	for _, f := range v.cfg.Flows {
 		if v.broken[f.Name] {
 			continue
 		}
+		ix := indexFlow(f)
 		for _, r := range v.led.Refs {
 			to := f.Index(r.Target)
 			if r.Target == "" || to < 0 || reported[r] {
 				continue // unresolved, or not in the flow: reported elsewhere
 			}
-			for from, n := range f.Nodes {
-				if !owns(r.From, n) {
-					continue
-				}
-				if msg, hint := skips(f, r, from, to); msg != "" {
+			for _, from := range ix.owned(r.From) {
+				if msg, hint := ix.skips(r, from, to); msg != "" {
 					v.d.Errorf(r.Pos, hint, "%s", msg)
 					reported[r] = true
 					break
@@ -40,17 +40,52 @@ func (v *validator) checkDirections() {
 	}
 }
 
-// owns reports whether o's keys apply at n: a stage's own keys apply in
-// every substage.
-func owns(o ledger.Owner, n *stages.Node) bool {
-	return n.Stage == o.Stage && (o.Sub == nil || n.Sub == o.Sub)
+// flowIndex is what checkDirections asks of a flow, worked out once.
+type flowIndex struct {
+	f *stages.Flow
+	// byStage holds the positions of each stage's nodes, in flow order.
+	byStage map[*stages.Stage][]int
+	// nextGate[i] is the position of the first node at or after i that
+	// next stops at and nothing may jump over; len(f.Nodes) if none.
+	nextGate []int
 }
 
-// skips says why moving from f's node from to its node to by r is refused,
+func indexFlow(f *stages.Flow) *flowIndex {
+	ix := &flowIndex{f: f, byStage: map[*stages.Stage][]int{}, nextGate: make([]int, len(f.Nodes)+1)}
+	for i, n := range f.Nodes {
+		ix.byStage[n.Stage] = append(ix.byStage[n.Stage], i)
+	}
+	ix.nextGate[len(f.Nodes)] = len(f.Nodes)
+	for i := len(f.Nodes) - 1; i >= 0; i-- {
+		ix.nextGate[i] = ix.nextGate[i+1]
+		if n := f.Nodes[i]; !n.RedirectOnly() && gateOf(n) != "" { // next never stops at one reached by redirect only
+			ix.nextGate[i] = i
+		}
+	}
+	return ix
+}
+
+// owned lists the positions of the nodes o's keys apply at: a stage's own
+// keys apply in every substage.
+func (ix *flowIndex) owned(o ledger.Owner) []int {
+	at := ix.byStage[o.Stage]
+	if o.Sub == nil {
+		return at
+	}
+	var out []int
+	for _, i := range at {
+		if ix.f.Nodes[i].Sub == o.Sub {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// skips says why moving from the flow's node from to its node to by r is refused,
 // "" when it is allowed. Going back is always allowed, and so is going to
 // an end that abandons the issue: nothing follows it.
-func skips(f *stages.Flow, r *ledger.Ref, from, to int) (msg, hint string) {
-	src, dst := f.Nodes[from], f.Nodes[to]
+func (ix *flowIndex) skips(r *ledger.Ref, from, to int) (msg, hint string) {
+	src, dst := ix.f.Nodes[from], ix.f.Nodes[to]
 	if to <= from || dst.Terminal() == stages.TerminalAbandon {
 		return "", ""
 	}
@@ -65,15 +100,11 @@ func skips(f *stages.Flow, r *ledger.Ref, from, to int) (msg, hint string) {
 				"a failing hook would move them on without the stage's own gates passing", r.What, src.Path, gate, dst.Path),
 			"send it to an earlier stage"
 	}
-	for _, n := range f.Nodes[from+1 : to] {
-		if n.RedirectOnly() {
-			continue // next never stops there anyway
-		}
-		if gate := gateOf(n); gate != "" {
-			return fmt.Sprintf("%s at %s sends issues forward to %s, past %s (%s): "+
-					"a failing hook would skip it", r.What, src.Path, dst.Path, n.Path, gate),
-				"send it to an earlier stage, or to " + n.Path + " itself"
-		}
+	if g := ix.nextGate[from+1]; g < to {
+		n := ix.f.Nodes[g]
+		return fmt.Sprintf("%s at %s sends issues forward to %s, past %s (%s): "+
+				"a failing hook would skip it", r.What, src.Path, dst.Path, n.Path, gateOf(n)),
+			"send it to an earlier stage, or to " + n.Path + " itself"
 	}
 	// A fix stage reached only by redirect may sit after the agent's stage
 	// that sends issues to it; any other forward step back is a mistake.

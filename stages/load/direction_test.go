@@ -98,3 +98,32 @@ func TestMovesCannotSkipAGate(t *testing.T) {
 		})
 	}
 }
+
+// TestARedirectPastGatesNamesTheFirst checks which gate a forward redirect
+// is said to skip: the first that `next` stops at, a review reached only by
+// redirect being none.
+func TestARedirectPastGatesNamesTheFirst(t *testing.T) {
+	pipeline := func(target string) string {
+		return `stages:
+  - name: a
+    pre_completion:
+      - section_check: {file: r.md, section: X, on_fail: ` + target + `}
+  - name: fix_review
+    human_review: true
+    redirect_only: true
+  - name: review
+    human_review: true
+  - name: ship
+    host: controller
+  - name: after
+  - name: done
+    terminal: completion
+`
+	}
+	_, err := parseYAML(t, pipeline("review"))
+	require.NoError(t, err, "a review reached by redirect only is not skipped")
+	_, err = parseYAML(t, pipeline("after"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), ":4:58: error: section_check.on_fail at a sends issues forward to after, past review (a human review)")
+	assert.Equal(t, 1, strings.Count(err.Error(), "error:"), err.Error())
+}
