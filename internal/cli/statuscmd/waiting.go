@@ -84,6 +84,13 @@ func controllerWaiting(iss *issues.Issue, poll *issues.Poll) waiting {
 	switch {
 	case p != nil && len(p.Failures) > 0:
 		w.what = fmt.Sprintf("controller: the entry work of %s failed and is retried: %s", p.Stage, lines.First(p.Failures[0]))
+	case resumedSince(iss, poll):
+		// What the last poll saw is from before the person said to try
+		// again: the controller looks at once, not at the grown interval.
+		at := iss.History[len(iss.History)-1].At
+		w.what, w.since = "controller: resumed by a person; it looks again at its next pass", at
+		w.nextLook = at
+		return w
 	case poll != nil && poll.Checks != nil && poll.Checks.Pending > 0:
 		c := poll.Checks
 		w.what = fmt.Sprintf("controller: CI running, %d/%d checks done", c.Total-c.Pending, c.Total)
@@ -105,6 +112,13 @@ func controllerWaiting(iss *issues.Issue, poll *issues.Poll) waiting {
 		w.nextLook = poll.NextAt
 	}
 	return w
+}
+
+// resumedSince reports whether a person resumed iss after the
+// controller's last poll of it.
+func resumedSince(iss *issues.Issue, poll *issues.Poll) bool {
+	n := len(iss.History)
+	return poll != nil && !poll.PolledAt.IsZero() && n > 0 && iss.History[n-1].Kind == stages.MoveResume && iss.History[n-1].At.After(poll.PolledAt)
 }
 
 // agentWaiting is what an issue at an agent's stage waits on, saying why
