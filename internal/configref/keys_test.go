@@ -175,3 +175,18 @@ func TestDefaultsAreTheLoaders(t *testing.T) {
 		}
 	}
 }
+
+// The reference names each key of the earlier tool that the map form
+// drops as changing nothing.
+func TestReferenceNamesTheEarlierToolsInertKeys(t *testing.T) {
+	md := string(configref.Markdown(builtin.Registry()))
+	start := strings.Index(md, "## The earlier tool's spellings")
+	require.GreaterOrEqual(t, start, 0)
+	section := md[start:]
+	section = section[:strings.Index(section, "| Key |")]
+	for where, keys := range load.InertKeys() {
+		for _, k := range keys {
+			assert.Contains(t, section, "`"+k+"`", "key %s of %q", k, where)
+		}
+	}
+}

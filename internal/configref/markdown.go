@@ -311,8 +311,16 @@ func (w *mdWriter) compatible() {
 	w.p("A file whose `stages:` is a mapping, or whose flows define their stages inline (`flows.NAME.stages` a mapping), " +
 		"is read as the earlier Python agenttree wrote it: stages and substages are mappings of name to definition " +
 		"(empty for none), the first flow that defines a stage defines it, and later flows reference stages by `stage` or " +
-		"`stage.substage`. Keys and hooks agenttree does not know are warnings, never silently dropped. These keys are read " +
-		"in that form only:")
+		"`stage.substage`. Keys and hooks agenttree does not know are warnings, never silently dropped. The earlier tool's keys " +
+		"that change nothing here are summed up in one warning (\"19 keys the earlier tool read change nothing here: ...\"): " +
+		"at the top level `default_model`, `model_tiers`, `port_range`, `refresh_interval`, `scripts_dir`, `show_issue_yaml`, " +
+		"`save_tmux_history`, `security`, `commands`, `test_commands`, `lint_commands`, `merge_strategy: squash` and empty " +
+		"`hooks` or `manager_hooks`; a role's `description`, `model`, `model_tier` and `process`; a tool's `startup_prompt`; " +
+		"a stage's `color`, `review_doc`, `model` and `model_tier`; and the entry of a role a person plays (`manager`) that " +
+		"names no tool. Those whose loss changes what happens are warned of each: a hook agenttree does not run " +
+		"(`manager_hooks`, `hooks`, a hook it does not have), another `merge_strategy`, a role's `container` or `skill`, a " +
+		"tool's `skip_permissions`. A tool that `tools` does not declare runs as the command of its name, as the earlier tool " +
+		"ran it. These keys are read in that form only:")
 	w.table("Key", "Where", "Write instead", "Description")
 	compat := func(where string, ks []Key) {
 		for _, k := range ks {
