@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agenttree/agenttree/internal/cli/statuscmd"
 	"github.com/agenttree/agenttree/internal/outbox"
 	"github.com/agenttree/agenttree/internal/testpipeline"
 )
@@ -61,6 +63,49 @@ func TestWatchFollowsAnIssueUntilItIsDone(t *testing.T) {
 	assert.Equal(t, exitOK, exited(t, code, out), out.String())
 	assert.Contains(t, out.String(), "approve implementation_review → accepted: gates passed (by human)\n")
 	assert.Equal(t, 3, strings.Count(out.String(), "\n"), "one line per change:\n%s", out.String())
+}
+
+// watch --json prints each change as one JSON object on a line of its own
+// (JSON Lines), as the README says every read command takes --json.
+func TestWatchJSONLines(t *testing.T) {
+	w := newWorkspace(t, testpipeline.Read(t, "cli"))
+	id := w.create(t, "Add login page", "--stage", "implementation_review")
+	out, code := w.background(context.Background(), humanEnv, "watch", itoa(id), "--interval", "10ms", "--until-done", "--json")
+	awaitLine(t, out, `"kind":"state"`)
+
+	_, err := w.box(id).Put(context.Background(), outbox.Message{To: outbox.ToAgent, Kind: "person", Text: "look at the labels\nplease"})
+	require.NoError(t, err)
+	awaitLine(t, out, `"kind":"message"`)
+	r := w.run(t, humanEnv, "approve", itoa(id))
+	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
+	assert.Equal(t, exitOK, exited(t, code, out), out.String())
+
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	require.Len(t, lines, 3, "one line per change:\n%s", out.String())
+	var events []statuscmd.WatchEvent
+	for _, l := range lines {
+		var ev statuscmd.WatchEvent
+		require.NoError(t, json.Unmarshal([]byte(l), &ev), "each line is one JSON object: %q", l)
+		assert.Equal(t, id, ev.Issue)
+		assert.WithinDuration(t, time.Now(), ev.At, time.Minute)
+		events = append(events, ev)
+	}
+	assert.Equal(t, []string{"state", "message", "move"}, []string{events[0].Kind, events[1].Kind, events[2].Kind})
+	assert.Equal(t, "issue 1 (Add login page) at implementation_review: waiting for human review", events[0].Text)
+	assert.Equal(t, statuscmd.WaiterPerson, events[0].WaitingFor)
+	require.NotNil(t, events[1].Message)
+	assert.Equal(t, "look at the labels\nplease", events[1].Message.Text)
+	assert.Equal(t, outbox.ToAgent, events[1].Message.To)
+	require.NotNil(t, events[2].Move)
+	assert.Equal(t, "implementation_review", events[2].Move.From)
+	assert.Equal(t, "accepted", events[2].Move.To)
+	assert.Equal(t, "human", events[2].Move.Actor)
+	assert.Equal(t, "accepted", events[2].Stage)
+	assert.Equal(t, "done", events[2].WaitingOn)
+
+	r = w.run(t, humanEnv, "watch", "--help")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "JSON Lines")
 }
 
 // Watching while the real controller works: CI fails, the issue steps

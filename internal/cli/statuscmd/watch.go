@@ -2,6 +2,7 @@ package statuscmd
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -23,7 +24,7 @@ const watchedMessages = 20
 
 func (a cmds) watchCmd() *cobra.Command {
 	var every time.Duration
-	var untilDone bool
+	var untilDone, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "watch ID",
 		Short: "Follow one issue live, a line for each change",
@@ -32,8 +33,13 @@ func (a cmds) watchCmd() *cobra.Command {
 			"controller's status, each controller action, and each message queued or\n" +
 			"delivered. It runs until Ctrl-C, or with --until-done until the issue reaches\n" +
 			"a terminal stage or escalates.\n\n" +
+			"With --json, each change is one JSON object on a line of its own (JSON Lines), the\n" +
+			"first the issue as watching found it: at, issue, kind (state, move, escalated,\n" +
+			"escalation_cleared, waiting, controller, message), text (the line printed without\n" +
+			"--json), the issue's stage, waiting_on and waiting_for now, and the move or the\n" +
+			"message the change is about.\n\n" +
 			"Exit status: 0 stopped, 2 bad usage or config.",
-		Example: "  agenttree watch 3\n  agenttree watch 3 --until-done --interval 5s",
+		Example: "  agenttree watch 3\n  agenttree watch 3 --until-done --interval 5s\n  agenttree watch 3 --json | jq -r 'select(.kind == \"move\") | .move.to'",
 		Args:    cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if every <= 0 {
@@ -43,28 +49,37 @@ func (a cmds) watchCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.watch(e, id, every, untilDone)
+			return a.watch(e, id, every, untilDone, asJSON)
 		},
 	}
 	cmd.Flags().DurationVar(&every, "interval", time.Second, "how often to read the issue's files")
 	cmd.Flags().BoolVar(&untilDone, "until-done", false, "stop when the issue reaches a terminal stage or escalates")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print each change as one JSON object per line (JSON Lines)")
 	return cmd
 }
 
 // watch prints a line for each change of issue id until a.Ctx is done
-// or, with untilDone, the issue is done or escalated.
-func (a cmds) watch(e *engine.Engine, id int, every time.Duration, untilDone bool) error {
+// or, with untilDone, the issue is done or escalated; asJSON, a JSON
+// object (WatchEvent).
+func (a cmds) watch(e *engine.Engine, id int, every time.Duration, untilDone, asJSON bool) error {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
+	enc := json.NewEncoder(a.Out)
 	var prev *sighting
 	for {
 		cur, err := look(a.Ctx, e, id)
 		if err != nil {
 			return err
 		}
-		now := time.Now().Format(time.TimeOnly)
-		for _, l := range changes(prev, cur) {
-			fmt.Fprintf(a.Out, "%s  %s\n", now, l)
+		now := time.Now()
+		for _, c := range changes(prev, cur) {
+			if !asJSON {
+				fmt.Fprintf(a.Out, "%s  %s\n", now.Format(time.TimeOnly), c.text)
+				continue
+			}
+			if err := enc.Encode(c.event(now, cur)); err != nil {
+				return err
+			}
 		}
 		if untilDone && cur.done(e.Config) {
 			return nil
@@ -116,49 +131,109 @@ func (s *sighting) done(cfg *stages.Config) bool {
 	return ok && n.Terminal() != stages.TerminalNone && s.iss.EntryPending == nil
 }
 
-// changes are the lines saying what changed from prev to cur, each said
-// once; the first look says where the issue is.
-func changes(prev, cur *sighting) []string {
-	if prev == nil {
-		return []string{fmt.Sprintf("issue %d (%s) at %s: %s", cur.iss.ID, cmdutil.SafeTitle(cur.iss.Title), cmdutil.SafeText(cur.iss.Stage), cmdutil.SafeText(cur.wait.what))}
+// WatchEvent is one line of `watch --json`: a change of the issue, the
+// first its state when watching began.
+type WatchEvent struct {
+	At    time.Time `json:"at"`
+	Issue int       `json:"issue"`
+	// Kind is what changed: state (the first line), move, escalated,
+	// escalation_cleared, waiting (what it waits on), controller (its
+	// status or an action it logged), message (queued or delivered).
+	Kind string `json:"kind"`
+	// Text is the line watch prints for it without --json.
+	Text string `json:"text"`
+	// Stage, WaitingOn and WaitingFor are the issue's now.
+	Stage      string `json:"stage"`
+	WaitingOn  string `json:"waiting_on"`
+	WaitingFor Waiter `json:"waiting_for,omitempty"`
+	// Move is the history entry a move is, Message the message queued or
+	// delivered.
+	Move    *issues.HistoryEntry `json:"move,omitempty"`
+	Message *WatchMessage        `json:"message,omitempty"`
+}
+
+// WatchMessage is a message of the issue's outbox, in a WatchEvent.
+type WatchMessage struct {
+	ID    string           `json:"id"`
+	To    outbox.Recipient `json:"to"`
+	Kind  string           `json:"kind,omitempty"`
+	State outbox.State     `json:"state"`
+	Text  string           `json:"text"`
+}
+
+// The kinds of change watch reports (WatchEvent.Kind).
+const (
+	changeState      = "state"
+	changeMove       = "move"
+	changeEscalated  = "escalated"
+	changeCleared    = "escalation_cleared"
+	changeWaiting    = "waiting"
+	changeController = "controller"
+	changeMessage    = "message"
+)
+
+// change is one change watch saw: its kind, its line, and the move or
+// message it is about.
+type change struct {
+	kind string
+	text string
+	move *issues.HistoryEntry
+	msg  *outbox.Message
+}
+
+// event is c as a WatchEvent at now, cur the issue as watch last saw it.
+func (c change) event(now time.Time, cur *sighting) WatchEvent {
+	ev := WatchEvent{At: now.UTC(), Issue: cur.iss.ID, Kind: c.kind, Text: c.text, Stage: cur.iss.Stage,
+		WaitingOn: cur.wait.what, WaitingFor: cur.wait.who, Move: c.move}
+	if m := c.msg; m != nil {
+		ev.Message = &WatchMessage{ID: m.ID, To: m.To, Kind: m.Kind, State: m.State, Text: m.Text}
 	}
-	var out []string
-	say := func(l string) {
-		if !slices.Contains(out, l) {
-			out = append(out, l)
+	return ev
+}
+
+// changes are what changed from prev to cur, each line said once; the
+// first look says where the issue is.
+func changes(prev, cur *sighting) []change {
+	if prev == nil {
+		return []change{{kind: changeState, text: fmt.Sprintf("issue %d (%s) at %s: %s", cur.iss.ID, cmdutil.SafeTitle(cur.iss.Title), cmdutil.SafeText(cur.iss.Stage), cmdutil.SafeText(cur.wait.what))}}
+	}
+	var out []change
+	say := func(c change) {
+		if !slices.ContainsFunc(out, func(o change) bool { return o.text == c.text }) {
+			out = append(out, c)
 		}
 	}
 	moves := newMoves(prev.iss, cur.iss)
 	var said []string // the reasons the lines above give
 	for _, h := range moves {
-		say(cmdutil.SafeText(fmt.Sprintf("%s (by %s)", historyText(h), h.Actor)))
+		say(change{kind: changeMove, text: cmdutil.SafeText(fmt.Sprintf("%s (by %s)", historyText(h), h.Actor)), move: &h})
 		said = append(said, h.Reason)
 	}
 	escalated := prev.iss.Escalated == nil && cur.iss.Escalated != nil
 	switch esc := cur.iss.Escalated; {
 	case escalated:
 		said = append(said, esc.Reason)
-		say(fmt.Sprintf("escalated (%s) at %s: %s; a person resolves it: %s", cmdutil.SafeText(string(esc.Kind)), cmdutil.SafeText(esc.Stage), cmdutil.SafeText(esc.Reason),
-			strings.Join(ResolveCommands(cur.iss.ID), " | ")))
+		say(change{kind: changeEscalated, text: fmt.Sprintf("escalated (%s) at %s: %s; a person resolves it: %s", cmdutil.SafeText(string(esc.Kind)), cmdutil.SafeText(esc.Stage), cmdutil.SafeText(esc.Reason),
+			strings.Join(ResolveCommands(cur.iss.ID), " | "))})
 	case prev.iss.Escalated != nil && esc == nil:
-		say("escalation cleared")
+		say(change{kind: changeCleared, text: "escalation cleared"})
 	}
 	// A move or an escalation says what the issue waits on now.
 	if len(moves) == 0 && !escalated {
 		if cur.wait.what != prev.wait.what {
-			say("waiting on: " + cmdutil.SafeText(cur.wait.what))
+			say(change{kind: changeWaiting, text: "waiting on: " + cmdutil.SafeText(cur.wait.what)})
 		}
 		if st := lines.First(cur.poll.Status); cur.poll.Status != prev.poll.Status && st != "" && !strings.Contains(cur.wait.what, st) {
-			say("controller: " + cmdutil.SafeText(st))
+			say(change{kind: changeController, text: "controller: " + cmdutil.SafeText(st)})
 		}
 	}
 	for _, act := range newActions(prev.poll.Actions, cur.poll.Actions) {
 		if !saidBy(said, act.What) {
-			say("controller: " + cmdutil.SafeText(act.What))
+			say(change{kind: changeController, text: "controller: " + cmdutil.SafeText(act.What)})
 		}
 	}
-	for _, l := range messageChanges(prev.messages, cur.messages) {
-		say(l)
+	for _, c := range messageChanges(prev.messages, cur.messages) {
+		say(c)
 	}
 	return out
 }
@@ -203,19 +278,21 @@ func saidBy(reasons []string, what string) bool {
 }
 
 // messageChanges are the messages queued or delivered since prev.
-func messageChanges(prev, cur []outbox.Message) []string {
+func messageChanges(prev, cur []outbox.Message) []change {
 	was := make(map[string]outbox.State, len(prev))
 	for _, m := range prev {
 		was[m.ID] = m.State
 	}
-	var out []string
+	var out []change
 	for _, m := range cur {
 		state, seen := was[m.ID]
 		switch {
 		case m.State == outbox.Sent && state != outbox.Sent:
-			out = append(out, fmt.Sprintf("message to the %s delivered (%s): %s", m.To, m.Kind, textsafe.Line(lines.First(m.Text), 100)))
+			out = append(out, change{kind: changeMessage, msg: &m,
+				text: fmt.Sprintf("message to the %s delivered (%s): %s", m.To, m.Kind, textsafe.Line(lines.First(m.Text), 100))})
 		case !seen:
-			out = append(out, fmt.Sprintf("message to the %s queued (%s): %s", m.To, m.Kind, textsafe.Line(lines.First(m.Text), 100)))
+			out = append(out, change{kind: changeMessage, msg: &m,
+				text: fmt.Sprintf("message to the %s queued (%s): %s", m.To, m.Kind, textsafe.Line(lines.First(m.Text), 100))})
 		}
 	}
 	return out

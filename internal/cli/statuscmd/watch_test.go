@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/internal/outbox"
@@ -87,7 +88,38 @@ func TestWatchChanges(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, changes(&tt.prev, &tt.cur))
+			var got []string
+			for _, c := range changes(&tt.prev, &tt.cur) {
+				got = append(got, c.text)
+			}
+			assert.Equal(t, tt.want, got)
 		})
 	}
+}
+
+// Each change has its kind, and a move or a message the entry it is
+// about: what `watch --json` prints.
+func TestWatchChangeKinds(t *testing.T) {
+	at := time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC)
+	created := issues.HistoryEntry{To: "implementation_review", Kind: issues.KindCreate, Actor: "human", At: at}
+	approved := issues.HistoryEntry{From: "implementation_review", To: "accepted", Kind: stages.MoveApprove, Actor: "human", Reason: "gates passed", At: at}
+	review := waiting{who: WaiterPerson, what: "waiting for human review"}
+	done := waiting{who: WaiterNobody, what: "done"}
+	msg := outbox.Message{ID: "m1", To: outbox.ToAgent, Kind: "person", Text: "look at the labels", State: outbox.Pending}
+	prev := &sighting{iss: &issues.Issue{ID: 4, Title: "Checkout", Stage: "implementation_review", History: []issues.HistoryEntry{created}}, wait: review}
+	cur := &sighting{iss: &issues.Issue{ID: 4, Title: "Checkout", Stage: "accepted", History: []issues.HistoryEntry{created, approved}}, wait: done,
+		messages: []outbox.Message{msg}}
+
+	first := changes(nil, prev)
+	require.Len(t, first, 1)
+	assert.Equal(t, WatchEvent{At: at, Issue: 4, Kind: "state", Text: "issue 4 (Checkout) at implementation_review: waiting for human review",
+		Stage: "implementation_review", WaitingOn: "waiting for human review", WaitingFor: WaiterPerson}, first[0].event(at, prev))
+
+	got := changes(prev, cur)
+	require.Len(t, got, 2)
+	assert.Equal(t, WatchEvent{At: at, Issue: 4, Kind: "move", Text: "approve implementation_review → accepted: gates passed (by human)",
+		Stage: "accepted", WaitingOn: "done", WaitingFor: WaiterNobody, Move: &approved}, got[0].event(at, cur))
+	assert.Equal(t, WatchEvent{At: at, Issue: 4, Kind: "message", Text: "message to the agent queued (person): look at the labels",
+		Stage: "accepted", WaitingOn: "done", WaitingFor: WaiterNobody,
+		Message: &WatchMessage{ID: "m1", To: outbox.ToAgent, Kind: "person", State: outbox.Pending, Text: "look at the labels"}}, got[1].event(at, cur))
 }
