@@ -166,3 +166,39 @@ func TestDesignNotesSpellingsRefusedWithTheRewrite(t *testing.T) {
 		})
 	}
 }
+
+// ci_polling.on_failure is what a CI failure does where the hook says
+// nothing of its own: wait_for_ci's on_failure, a watch's on_ci_failure.
+func TestCIPollingOnFailureIsTheDefaultOfTheCIHooks(t *testing.T) {
+	cfg, err := parseYAML(t, `ci_polling: {on_failure: escalate}
+ci: {command: "true"}
+stages:
+  - name: implement
+  - name: pr
+    host: controller
+    post_start:
+      - create_pr:
+      - wait_for_ci:
+      - poll_pr_status: {on_conflict: step_back}
+  - name: again
+    host: controller
+    post_start:
+      - wait_for_ci: {on_failure: {step_back_to: implement, message: "CI: {{ci_error}} ({{failed_checks}})"}}
+  - name: done
+    terminal: completion
+`)
+	require.NoError(t, err)
+	assert.Equal(t, "→ escalate", policy(hookAt(t, cfg, "pr", "wait_for_ci").OnFailure))
+	assert.Nil(t, hookAt(t, cfg, "pr", "create_pr").OnFailure)
+	w := hookAt(t, cfg, "pr", "poll_pr_status")
+	assert.Equal(t, "→ escalate", policy(w.OnCIFailure))
+	assert.Equal(t, "→ step_back", policy(w.OnConflict), "a conflict is no CI failure")
+	own := hookAt(t, cfg, "again", "wait_for_ci").OnFailure
+	assert.Equal(t, "→ step_back_to implement", policy(own), "its own wins")
+	assert.Equal(t, "CI: {{ci_error}} ({{failed_checks}})", own.Message)
+
+	_, err = parseYAML(t, "ci_polling: {on_failure: stepback}\nstages:\n  - name: implement\n")
+	require.Error(t, err)
+	assert.Equal(t, []string{"/repo/.agenttree.yaml:1:26: error: unknown ci_polling.on_failure action \"stepback\" (use `step_back`, `escalate`, `fail` or `ignore`)"},
+		errorStrings(t, err))
+}
