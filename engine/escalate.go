@@ -119,9 +119,8 @@ func (t *transition) escalate(iss *issues.Issue, esc escalation) (*issues.Issue,
 			// counts in the breaker, not as a step back; its full text
 			// is kept beside the reason's one line.
 			policy.CountEscalation(cur, esc.failure, t.e.Config, e.Stage)
-			if esc.failure.Reason != e.Reason {
-				e.Detail = esc.failure.Reason
-			}
+			e.Reason = policy.Summary(e.Reason)
+			e.Detail = esc.failure.Reason
 		}
 		cur.History = append(cur.History, issues.HistoryEntry{From: cur.Stage, To: cur.Stage, Kind: stages.MoveEscalate,
 			Actor: string(t.actor.Kind), Request: t.actor.Request, Reason: e.Reason, At: now})

@@ -60,7 +60,9 @@ func TestStatusBlockOfAnEscalatedIssue(t *testing.T) {
 		`pr:\s+#1`,
 		`checks:\s+unknown: reading PR #1: `,
 		`breaker:\s+half_open \(no progress 2, same error 1\), fingerprint 3f9a0c`,
-		`budgets:\s+ci_failed 4/3, no_new_ci 0/2, polling_timeout 0/2, ci_cancelled 0/2, conflict 1/3`,
+		// Counted before the failure that escalates was no step back: the
+		// count never shows above its budget.
+		`budgets:\s+ci_failed 3/3 \(then failed again: escalated\), no_new_ci 0/2, polling_timeout 0/2, ci_cancelled 0/2, conflict 1/3`,
 		`latest:\s+\S+ \S+ by controller: escalated: CI failed 4 times`,
 		"messages:\\s+1 undelivered \\(`agenttree inbox 1`\\)",
 		`escalated:\s+budget, \S+ \S+: CI failed 4 times`,
@@ -75,7 +77,7 @@ func TestStatusBlockOfAnEscalatedIssue(t *testing.T) {
 	assert.Equal(t, now.Add(-10*time.Minute), b.EnteredAt.UTC(), "an escalation does not move the issue")
 	assert.Equal(t, 7, b.Iteration)
 	assert.Equal(t, issues.Breaker{State: issues.BreakerHalfOpen, NoProgress: 2, SameError: 1, Fingerprint: "3f9a0c", Failing: []string{"test-unit"}}, b.Breaker)
-	assert.Equal(t, []statuscmd.BudgetUse{{Kind: "ci_failed", Used: 4, Max: 3}, {Kind: "no_new_ci", Used: 0, Max: 2}, {Kind: "polling_timeout", Used: 0, Max: 2}, {Kind: "ci_cancelled", Used: 0, Max: 2}, {Kind: "conflict", Used: 1, Max: 3}}, b.Budgets)
+	assert.Equal(t, []statuscmd.BudgetUse{{Kind: "ci_failed", Used: 3, Max: 3, Escalated: true}, {Kind: "no_new_ci", Used: 0, Max: 2}, {Kind: "polling_timeout", Used: 0, Max: 2}, {Kind: "ci_cancelled", Used: 0, Max: 2}, {Kind: "conflict", Used: 1, Max: 3}}, b.Budgets)
 	require.NotNil(t, b.LatestAction)
 	assert.Equal(t, statuscmd.Action{At: now.Add(-time.Minute), By: "controller", What: "escalated: CI failed 4 times"}, *b.LatestAction)
 	assert.Equal(t, 1, b.Undelivered)

@@ -5,6 +5,7 @@
 package breaker
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -16,6 +17,44 @@ import (
 // Settings are the thresholds (`circuit_breaker:`, a stage's own over
 // the top level's); a threshold of 0 never trips.
 type Settings = stages.CircuitBreaker
+
+// Thresholds are the circuit breaker's at node: the substage's own, else
+// its stage's, else the top level's, key by key (docs/CONFIG.md,
+// circuit_breaker). A threshold of the top level makes way for one the
+// stage sets, as the defaults do in the top level: a stage that opens
+// the breaker after 1 failure half-opens it no later.
+func Thresholds(cfg *stages.Config, node *stages.Node) stages.CircuitBreaker {
+	out := cfg.CircuitBreaker
+	if node == nil {
+		return out
+	}
+	var own stages.CircuitBreaker
+	for _, s := range []*stages.Settings{&node.Stage.Settings, subSettings(node)} {
+		if s == nil || s.CircuitBreaker == nil {
+			continue
+		}
+		own.HalfOpenAfter = cmp.Or(s.CircuitBreaker.HalfOpenAfter, own.HalfOpenAfter)
+		own.NoProgress = cmp.Or(s.CircuitBreaker.NoProgress, own.NoProgress)
+		own.SameError = cmp.Or(s.CircuitBreaker.SameError, own.SameError)
+	}
+	switch {
+	case own.HalfOpenAfter > 0 && own.NoProgress == 0:
+		out.NoProgress = max(out.NoProgress, own.HalfOpenAfter)
+	case own.NoProgress > 0 && own.HalfOpenAfter == 0:
+		out.HalfOpenAfter = min(out.HalfOpenAfter, own.NoProgress)
+	}
+	out.HalfOpenAfter = cmp.Or(own.HalfOpenAfter, out.HalfOpenAfter)
+	out.NoProgress = cmp.Or(own.NoProgress, out.NoProgress)
+	out.SameError = cmp.Or(own.SameError, out.SameError)
+	return out
+}
+
+func subSettings(node *stages.Node) *stages.Settings {
+	if node.Sub == nil {
+		return nil
+	}
+	return &node.Sub.Settings
+}
 
 // summaryChecks bounds how many failures a reason quotes, and quoteLen
 // how much of each, in runes: a reason is one line a person reads.
@@ -139,11 +178,14 @@ func state(next issues.Breaker, s Settings, failing []Failure) (string, string) 
 // stands, and what closes or opens it.
 func HalfOpen(b issues.Breaker, s Settings) string {
 	var opens []string
+	left := s.NoProgress - b.NoProgress
 	if s.NoProgress > 0 {
-		opens = append(opens, more(s.NoProgress-b.NoProgress, "failure")+" without progress")
+		opens = append(opens, more(left, "failure")+" without progress")
 	}
-	if s.SameError > 0 && b.SameError > 0 {
-		opens = append(opens, "the same failure "+more(s.SameError-b.SameError, "time"))
+	// The same failure again is one more without progress too: it is
+	// worth a word only when it opens the breaker sooner.
+	if same := s.SameError - b.SameError; s.SameError > 0 && b.SameError > 0 && (s.NoProgress == 0 || same < left) {
+		opens = append(opens, "the same failure "+more(same, "time"))
 	}
 	text := fmt.Sprintf("circuit breaker half-open: %s without progress", count(b.NoProgress, "failure"))
 	if len(opens) > 0 {

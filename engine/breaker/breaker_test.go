@@ -11,6 +11,7 @@ import (
 
 	"github.com/agenttree/agenttree/engine/breaker"
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/stages"
 )
 
 // defaults are the thresholds a config without `circuit_breaker:` gets.
@@ -214,9 +215,16 @@ func TestHalfOpenSaysWhatClosesAndOpensIt(t *testing.T) {
 	b, _, _ = breaker.Record(b, "h2", unit(2), defaults)
 	require.Equal(t, issues.BreakerHalfOpen, b.State)
 	assert.Equal(t, "circuit breaker half-open: 2 failures without progress; 1 more failure without progress "+
-		"or the same failure 1 more time opens it and calls a person; "+
+		"opens it and calls a person; "+
 		"a pass, or a new commit on which fewer checks (or lines of a check) fail, closes it",
 		breaker.HalfOpen(b, defaults))
+
+	sooner := breaker.Settings{HalfOpenAfter: 1, NoProgress: 5, SameError: 2}
+	assert.Equal(t, "circuit breaker half-open: 1 failure without progress; 4 more failures without progress "+
+		"or the same failure 1 more time opens it and calls a person; "+
+		"a pass, or a new commit on which fewer checks (or lines of a check) fail, closes it",
+		breaker.HalfOpen(issues.Breaker{State: issues.BreakerHalfOpen, NoProgress: 1, SameError: 1}, sooner),
+		"the same failure is named when it opens the breaker sooner")
 
 	wide := breaker.Settings{HalfOpenAfter: 1, NoProgress: 4}
 	assert.Equal(t, "circuit breaker half-open: 1 failure without progress; 3 more failures without progress opens it and calls a person; "+
@@ -259,6 +267,38 @@ func TestLine(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.Equal(t, tt.want, breaker.Line(tt.text, tt.n))
+		})
+	}
+}
+
+func TestThresholdsOfAStage(t *testing.T) {
+	cfg := stages.Defaults() // 2, 3, 3
+	node := func(stage, sub *stages.CircuitBreaker) *stages.Node {
+		n := &stages.Node{Path: "pr_ready", Stage: &stages.Stage{Name: "pr_ready", Settings: stages.Settings{CircuitBreaker: stage}}}
+		if sub != nil {
+			n.Path, n.Sub = "pr_ready.ci", &stages.Substage{Name: "ci", Stage: n.Stage, Settings: stages.Settings{CircuitBreaker: sub}}
+		}
+		return n
+	}
+	tests := []struct {
+		name string
+		node *stages.Node
+		want stages.CircuitBreaker
+	}{
+		{"no node", nil, cfg.CircuitBreaker},
+		{"a stage without its own", node(nil, nil), cfg.CircuitBreaker},
+		{"the stage's own, key by key", node(&stages.CircuitBreaker{SameError: 5}, nil), stages.CircuitBreaker{HalfOpenAfter: 2, NoProgress: 3, SameError: 5}},
+		{"all three", node(&stages.CircuitBreaker{HalfOpenAfter: 4, NoProgress: 6, SameError: 2}, nil), stages.CircuitBreaker{HalfOpenAfter: 4, NoProgress: 6, SameError: 2}},
+		{"a substage's over its stage's", node(&stages.CircuitBreaker{NoProgress: 6, SameError: 5}, &stages.CircuitBreaker{SameError: 2}),
+			stages.CircuitBreaker{HalfOpenAfter: 2, NoProgress: 6, SameError: 2}},
+		{"the top level's half-open makes way for a lower threshold", node(&stages.CircuitBreaker{NoProgress: 1}, nil),
+			stages.CircuitBreaker{HalfOpenAfter: 1, NoProgress: 1, SameError: 3}},
+		{"the top level's threshold makes way for a later half-open", node(&stages.CircuitBreaker{HalfOpenAfter: 5}, nil),
+			stages.CircuitBreaker{HalfOpenAfter: 5, NoProgress: 5, SameError: 3}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, breaker.Thresholds(cfg, tt.node))
 		})
 	}
 }

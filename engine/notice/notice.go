@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/agenttree/agenttree/docs/skills"
+	"github.com/agenttree/agenttree/engine/breaker"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/internal/outbox"
@@ -121,7 +122,13 @@ func (b *Book) Entry(iss *issues.Issue, i int) []outbox.Message {
 		return outbox.Message{Key: key, To: outbox.ToAgent, Kind: string(h.Kind), Text: text}
 	}
 	switch h.Kind {
-	case stages.MoveStepBack, stages.MoveReject:
+	case stages.MoveStepBack:
+		out := []outbox.Message{agent(b.back(iss, h))}
+		if warn := b.halfOpen(iss, i); warn != "" {
+			out = append(out, outbox.Message{Key: key + "-breaker", To: outbox.ToManager, Kind: "breaker", Text: warn})
+		}
+		return out
+	case stages.MoveReject:
 		return []outbox.Message{agent(b.back(iss, h))}
 	case stages.MoveEscalate:
 		return []outbox.Message{
@@ -149,6 +156,21 @@ func (b *Book) Entry(iss *issues.Issue, i int) []outbox.Message {
 		return []outbox.Message{agent(text)}
 	}
 	return nil
+}
+
+// halfOpen warns people of the half-open breaker of iss that its step
+// back, history entry i, left (docs/CONFIG.md, circuit_breaker): where it
+// stands and what closes or opens it. Only the latest entry's breaker is
+// the one iss holds.
+func (b *Book) halfOpen(iss *issues.Issue, i int) string {
+	br := iss.Breaker
+	if i != len(iss.History)-1 || br == nil || br.State != issues.BreakerHalfOpen || iss.Escalated != nil {
+		return ""
+	}
+	h := iss.History[i]
+	node, _ := b.Config.Node(h.From)
+	return fmt.Sprintf("issue %d (%s) failed at %s again: %s; to look: `agenttree status %d --block`",
+		iss.ID, iss.Title, h.From, breaker.HalfOpen(*br, breaker.Thresholds(b.Config, node)), iss.ID)
 }
 
 // reasons are failures' reasons as one line each, joined.

@@ -19,6 +19,10 @@ import (
 // detail, the feedback document and the issue's outputs.
 const ReasonLen = 300
 
+// Summary is text as the one line of at most ReasonLen runes a person is
+// told, without what only echoes the command that failed.
+func Summary(text string) string { return breaker.Line(text, ReasonLen) }
+
 // bound lets a step back for a failure through while its retry budget
 // lasts and the circuit breaker is not open; otherwise the issue stops
 // for a person. The failure that stops it is no step back: the budget
@@ -35,13 +39,13 @@ func (r *Runner) bound(o hooks.Outcome, snap *hooks.Issue, node *stages.Node) (h
 	limit := Budget(r.Config, node, f.Class)
 	if used := iss.Attempts[string(f.Class)]; used >= limit {
 		o.Kind = hooks.KindEscalate
-		o.Reason = breaker.Line(fmt.Sprintf("%s again after %s for it, its budget (%d); last: %s",
-			classWords(f.Class), steps(used), limit, o.Reason), ReasonLen)
+		o.Reason = Summary(fmt.Sprintf("%s again after %s for it, its budget (%d); last: %s",
+			classWords(f.Class), steps(used), limit, o.Reason))
 		return o, Called{Kind: issues.EscalatedBudget, Failure: f}
 	}
-	if _, open, why := breaker.Record(deref(iss.Breaker), f.Head, f.Failing, Thresholds(r.Config, node)); open {
+	if _, open, why := breaker.Record(deref(iss.Breaker), f.Head, f.Failing, breaker.Thresholds(r.Config, node)); open {
 		o.Kind = hooks.KindEscalate
-		o.Reason = breaker.Line("circuit breaker open: "+why+"; last: "+o.Reason, ReasonLen)
+		o.Reason = Summary("circuit breaker open: " + why + "; last: " + o.Reason)
 		return o, Called{Kind: issues.EscalatedBreaker, Failure: f}
 	}
 	return o, Called{}
@@ -53,44 +57,6 @@ func steps(n int) string {
 		return "1 step back"
 	}
 	return fmt.Sprintf("%d step backs", n)
-}
-
-// Thresholds are the circuit breaker's at node: the substage's own, else
-// its stage's, else the top level's, key by key (docs/CONFIG.md,
-// circuit_breaker). A threshold of the top level makes way for one the
-// stage sets, as the defaults do in the top level: a stage that opens
-// the breaker after 1 failure half-opens it no later.
-func Thresholds(cfg *stages.Config, node *stages.Node) stages.CircuitBreaker {
-	out := cfg.CircuitBreaker
-	if node == nil {
-		return out
-	}
-	var own stages.CircuitBreaker
-	for _, s := range []*stages.Settings{&node.Stage.Settings, subSettings(node)} {
-		if s == nil || s.CircuitBreaker == nil {
-			continue
-		}
-		own.HalfOpenAfter = cmp.Or(s.CircuitBreaker.HalfOpenAfter, own.HalfOpenAfter)
-		own.NoProgress = cmp.Or(s.CircuitBreaker.NoProgress, own.NoProgress)
-		own.SameError = cmp.Or(s.CircuitBreaker.SameError, own.SameError)
-	}
-	switch {
-	case own.HalfOpenAfter > 0 && own.NoProgress == 0:
-		out.NoProgress = max(out.NoProgress, own.HalfOpenAfter)
-	case own.NoProgress > 0 && own.HalfOpenAfter == 0:
-		out.HalfOpenAfter = min(out.HalfOpenAfter, own.NoProgress)
-	}
-	out.HalfOpenAfter = cmp.Or(own.HalfOpenAfter, out.HalfOpenAfter)
-	out.NoProgress = cmp.Or(own.NoProgress, out.NoProgress)
-	out.SameError = cmp.Or(own.SameError, out.SameError)
-	return out
-}
-
-func subSettings(node *stages.Node) *stages.Settings {
-	if node.Sub == nil {
-		return nil
-	}
-	return &node.Sub.Settings
 }
 
 // StalledRetries is the budget of step backs of one issue for CI that
@@ -194,7 +160,7 @@ func record(cur *issues.Issue, f *Failure, cfg *stages.Config, stage string) {
 		cur.Outputs[notice.OutFeedback] = f.Feedback
 	}
 	node, _ := cfg.Node(stage)
-	next, _, _ := breaker.Record(deref(cur.Breaker), f.Head, f.Failing, Thresholds(cfg, node))
+	next, _, _ := breaker.Record(deref(cur.Breaker), f.Head, f.Failing, breaker.Thresholds(cfg, node))
 	cur.Breaker = &next
 }
 

@@ -92,35 +92,3 @@ func TestPassedClosesTheBreakerOnlyLeavingAControllerStage(t *testing.T) {
 	policy.Passed(iss, controller)
 	assert.Equal(t, &issues.Breaker{State: issues.BreakerClosed}, iss.Breaker)
 }
-
-func TestThresholdsOfAStage(t *testing.T) {
-	cfg := stages.Defaults() // 2, 3, 3
-	node := func(stage, sub *stages.CircuitBreaker) *stages.Node {
-		n := &stages.Node{Path: "pr_ready", Stage: &stages.Stage{Name: "pr_ready", Settings: stages.Settings{CircuitBreaker: stage}}}
-		if sub != nil {
-			n.Path, n.Sub = "pr_ready.ci", &stages.Substage{Name: "ci", Stage: n.Stage, Settings: stages.Settings{CircuitBreaker: sub}}
-		}
-		return n
-	}
-	tests := []struct {
-		name string
-		node *stages.Node
-		want stages.CircuitBreaker
-	}{
-		{"no node", nil, cfg.CircuitBreaker},
-		{"a stage without its own", node(nil, nil), cfg.CircuitBreaker},
-		{"the stage's own, key by key", node(&stages.CircuitBreaker{SameError: 5}, nil), stages.CircuitBreaker{HalfOpenAfter: 2, NoProgress: 3, SameError: 5}},
-		{"all three", node(&stages.CircuitBreaker{HalfOpenAfter: 4, NoProgress: 6, SameError: 2}, nil), stages.CircuitBreaker{HalfOpenAfter: 4, NoProgress: 6, SameError: 2}},
-		{"a substage's over its stage's", node(&stages.CircuitBreaker{NoProgress: 6, SameError: 5}, &stages.CircuitBreaker{SameError: 2}),
-			stages.CircuitBreaker{HalfOpenAfter: 2, NoProgress: 6, SameError: 2}},
-		{"the top level's half-open makes way for a lower threshold", node(&stages.CircuitBreaker{NoProgress: 1}, nil),
-			stages.CircuitBreaker{HalfOpenAfter: 1, NoProgress: 1, SameError: 3}},
-		{"the top level's threshold makes way for a later half-open", node(&stages.CircuitBreaker{HalfOpenAfter: 5}, nil),
-			stages.CircuitBreaker{HalfOpenAfter: 5, NoProgress: 5, SameError: 3}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, policy.Thresholds(cfg, tt.node))
-		})
-	}
-}

@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/engine/breaker"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/machine/render"
+	"github.com/agenttree/agenttree/engine/notice"
 	"github.com/agenttree/agenttree/engine/policy"
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/hooks"
@@ -43,12 +45,15 @@ type Block struct {
 	PR         *BlockPR  `json:"pr,omitempty"`
 	Checks     *Checks   `json:"checks,omitempty"`
 	// ForgeError is why the PR could not be read; the rest still shows.
-	ForgeError   string             `json:"forge_error,omitempty"`
-	Breaker      issues.Breaker     `json:"breaker"`
-	Budgets      []BudgetUse        `json:"budgets"`
-	LatestAction *Action            `json:"latest_action,omitempty"`
-	Undelivered  int                `json:"undelivered"`
-	Escalated    *issues.Escalation `json:"escalated,omitempty"`
+	ForgeError string         `json:"forge_error,omitempty"`
+	Breaker    issues.Breaker `json:"breaker"`
+	// BreakerWarning says, while the breaker is half-open, what closes
+	// and what opens it.
+	BreakerWarning string             `json:"breaker_warning,omitempty"`
+	Budgets        []BudgetUse        `json:"budgets"`
+	LatestAction   *Action            `json:"latest_action,omitempty"`
+	Undelivered    int                `json:"undelivered"`
+	Escalated      *issues.Escalation `json:"escalated,omitempty"`
 	// Recommendation is what to run next, and who runs it.
 	Recommendation Recommendation `json:"recommendation"`
 	// Warnings name the issue's files that could not be read.
@@ -81,10 +86,13 @@ type Checks struct {
 }
 
 // BudgetUse is the step backs of one failure kind, against its budget.
+// Used never shows above Max: the failure that found the budget spent is
+// no step back, and Escalated says it stopped the issue.
 type BudgetUse struct {
-	Kind string `json:"kind"`
-	Used int    `json:"used"`
-	Max  int    `json:"max"`
+	Kind      string `json:"kind"`
+	Used      int    `json:"used"`
+	Max       int    `json:"max"`
+	Escalated bool   `json:"escalated,omitempty"`
 }
 
 // Action is the latest thing done to the issue: a move in its history, or
@@ -129,6 +137,7 @@ func blockOf(ctx context.Context, e *engine.Engine, iss *issues.Issue, now time.
 		b.Breaker = *iss.Breaker
 	}
 	b.Breaker.State = cmp.Or(b.Breaker.State, issues.BreakerClosed)
+	b.BreakerWarning = breakerWarning(e.Config, iss)
 	if n, ok := e.Config.Node(iss.Stage); ok {
 		b.Owner = render.Describe(n)
 	}
@@ -195,7 +204,33 @@ func budgets(cfg *stages.Config, iss *issues.Issue) []BudgetUse {
 	for i, k := range kinds {
 		out[i] = BudgetUse{Kind: k, Used: iss.Attempts[k], Max: policy.Budget(cfg, node, hooks.Class(k))}
 	}
+	if esc := iss.Escalated; esc != nil && esc.Kind == issues.EscalatedBudget {
+		// The kind that escalated: the failure's, else (an issue
+		// escalated before it was kept) the first one spent.
+		spent := iss.Outputs[notice.OutClass]
+		for i, u := range out {
+			if u.Kind == spent || (spent == "" && u.Used >= u.Max) {
+				out[i].Escalated = true
+				break
+			}
+		}
+	}
+	for i := range out {
+		// An issue that counted the failure that escalated as a step
+		// back, or a budget lowered since, shows the budget spent.
+		out[i].Used = min(out[i].Used, out[i].Max)
+	}
 	return out
+}
+
+// breakerWarning is the warning of iss's half-open breaker, at the
+// thresholds of the stage it failed at; "" when it is not half-open.
+func breakerWarning(cfg *stages.Config, iss *issues.Issue) string {
+	if iss.Breaker == nil || iss.Breaker.State != issues.BreakerHalfOpen || iss.Escalated != nil {
+		return ""
+	}
+	node, _ := cfg.Node(failingStage(iss))
+	return breaker.HalfOpen(*iss.Breaker, breaker.Thresholds(cfg, node))
 }
 
 // failingStage is the stage whose budgets an issue's step backs count
@@ -267,6 +302,9 @@ func (a cmds) printBlock(b Block, now time.Time) {
 		br += ", fingerprint " + b.Breaker.Fingerprint
 	}
 	line("breaker", "%s", br)
+	if b.BreakerWarning != "" {
+		line("warning", "%s", b.BreakerWarning)
+	}
 	line("budgets", "%s", budgetsText(b.Budgets))
 	if la := b.LatestAction; la != nil {
 		line("latest", "%s by %s: %s", la.At.Local().Format(time.DateTime), la.By, la.What)
@@ -323,10 +361,15 @@ func checksText(c *Checks, forgeErr string) string {
 	return s
 }
 
+// budgetsText is "ci_failed 2/2 (then failed again: escalated), conflict
+// 0/3": never a count above its budget.
 func budgetsText(list []BudgetUse) string {
 	parts := make([]string, len(list))
 	for i, u := range list {
 		parts[i] = fmt.Sprintf("%s %d/%d", u.Kind, u.Used, u.Max)
+		if u.Escalated {
+			parts[i] += " (then failed again: escalated)"
+		}
 	}
 	return strings.Join(parts, ", ")
 }

@@ -44,6 +44,9 @@ type Row struct {
 	Escalated  *issues.Escalation `json:"escalated,omitempty"`
 	Attempts   map[string]int     `json:"attempts,omitempty"`
 	Breaker    *issues.Breaker    `json:"breaker,omitempty"`
+	// BreakerWarning says, while the breaker is half-open, what closes
+	// and what opens it.
+	BreakerWarning string `json:"breaker_warning,omitempty"`
 	// Resolve are the commands that let an escalated issue go on.
 	Resolve []string `json:"resolve,omitempty"`
 	// Error is why the issue's issue.yaml could not be read.
@@ -54,6 +57,8 @@ type Row struct {
 
 	// wait is WaitingOn with its clock, for people.
 	wait waiting
+	// budgets are an escalated issue's step backs against their budgets.
+	budgets []BudgetUse
 }
 
 func (a cmds) statusCmd() *cobra.Command {
@@ -189,7 +194,9 @@ func statusOf(e *engine.Engine, iss *issues.Issue, poll *issues.Poll, agents *ag
 		WaitingOn: w.what, WaitingFor: w.who, Escalated: iss.Escalated, Attempts: iss.Attempts, Breaker: iss.Breaker, wait: w}
 	if iss.Escalated != nil {
 		row.Resolve = w.run
+		row.budgets = budgets(e.Config, iss)
 	}
+	row.BreakerWarning = breakerWarning(e.Config, iss)
 	n, ok := e.Config.Node(iss.Stage)
 	if !ok {
 		return row
@@ -281,6 +288,9 @@ func writeStatus(w io.Writer, rows []Row, now time.Time, width int) error {
 		if r.Error != "" {
 			fmt.Fprintf(w, "issue %d: %s\n", r.ID, cmdutil.SafeText(r.Error))
 		}
+		if r.BreakerWarning != "" {
+			fmt.Fprintf(w, "issue %d: %s\n", r.ID, r.BreakerWarning)
+		}
 	}
 	return nil
 }
@@ -305,7 +315,9 @@ func printEscalated(w io.Writer, r Row) {
 	esc := r.Escalated
 	fmt.Fprintf(w, "  #%d %s, at %s since %s (%s)\n", r.ID, cmdutil.SafeTitle(r.Title), cmdutil.SafeText(r.Stage), esc.At.Local().Format(time.DateTime), cmdutil.SafeText(string(esc.Kind)))
 	fmt.Fprintf(w, "      why:      %s\n", cmdutil.SafeText(esc.Reason))
-	if len(r.Attempts) > 0 {
+	if used := usedBudgets(r.budgets); len(used) > 0 {
+		fmt.Fprintf(w, "      attempts: %s\n", cmdutil.SafeText(budgetsText(used)))
+	} else if len(r.Attempts) > 0 {
 		fmt.Fprintf(w, "      attempts: %s\n", cmdutil.SafeText(attemptsText(r.Attempts)))
 	}
 	if b := r.Breaker; b != nil {
@@ -337,6 +349,17 @@ func ResolveCommands(id int) []string {
 	out := make([]string, len(waysOut))
 	for i, w := range waysOut {
 		out[i] = w.command(id)
+	}
+	return out
+}
+
+// usedBudgets are the budgets of list that were drawn on or spent.
+func usedBudgets(list []BudgetUse) []BudgetUse {
+	var out []BudgetUse
+	for _, u := range list {
+		if u.Used > 0 || u.Escalated {
+			out = append(out, u)
+		}
 	}
 	return out
 }
