@@ -20,28 +20,46 @@ func (f *Flow) DeclaredStepBack(path string) string {
 	return ""
 }
 
-// AgentBefore is the nearest node before path in f where an agent works
-// (AgentWorks); "" when there is none.
-func (f *Flow) AgentBefore(path string) string {
+// AgentsBefore lists the nodes before path in f where an agent works
+// (AgentWorks), nearest first, up to the first that has no condition: the
+// ones a bare step_back may go to, by what the issue's variables say of
+// their conditions.
+func (f *Flow) AgentsBefore(path string) []*Node {
+	var out []*Node
 	for i := f.Index(path) - 1; i >= 0; i-- {
-		if f.Nodes[i].AgentWorks() {
-			return f.Nodes[i].Path
+		if n := f.Nodes[i]; n.AgentWorks() {
+			out = append(out, n)
+			if n.Condition() == nil {
+				break
+			}
 		}
 	}
-	return ""
+	return out
 }
 
 // BareStepBack is where a bare `step_back` (a hook's on_failure,
-// on_conflict or on_ci_failure that names no stage) at path sends the
-// issue: the declared step back (DeclaredStepBack), else the nearest
-// earlier node where an agent works, whose agent is told why; "" when
+// on_conflict or on_ci_failure that names no stage) at path sends an
+// issue with vars (nil: whatever the conditions say): the declared step
+// back (DeclaredStepBack), else the nearest earlier node where an agent
+// works that `next` would not skip, whose agent is told why; "" when
 // there is neither, which the loader refuses (docs/CONFIG.md, "Failure
 // policies").
-func (f *Flow) BareStepBack(path string) string {
+func (f *Flow) BareStepBack(path string, vars map[string]any) string {
 	if to := f.DeclaredStepBack(path); to != "" {
 		return to
 	}
-	return f.AgentBefore(path)
+	agents := f.AgentsBefore(path)
+	for _, n := range agents {
+		if c := n.Condition(); vars == nil || c == nil {
+			return n.Path
+		} else if ok, err := c.Eval(vars); ok && err == nil {
+			return n.Path
+		}
+	}
+	if len(agents) > 0 {
+		return agents[0].Path // every one would be skipped: the nearest
+	}
+	return ""
 }
 
 // IsBareStepBack reports whether p steps back without naming a stage.
@@ -93,7 +111,7 @@ func (c *Config) BareStepBacks() []StepBackRoute {
 						continue
 					}
 					declared := f.DeclaredStepBack(n.Path)
-					to := f.BareStepBack(n.Path)
+					to := f.BareStepBack(n.Path, nil)
 					if to == "" {
 						continue
 					}

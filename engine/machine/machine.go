@@ -54,8 +54,10 @@ func New(flow *stages.Flow, specs stages.HookCatalog) *Machine {
 		// A bare step_back with no step back declared goes to the nearest
 		// earlier stage where an agent works (docs/CONFIG.md, "Failure
 		// policies").
-		if to := BareStepBackTarget(flow, n); to != "" && slices.ContainsFunc(n.EveryHook(), stepsBackBare) {
-			m.add(n.Path, to, stages.MoveStepBack)
+		if slices.ContainsFunc(n.EveryHook(), stepsBackBare) {
+			for _, to := range bareStepBackTargets(flow, n) {
+				m.add(n.Path, to, stages.MoveStepBack)
+			}
 		}
 		if to := RejectTarget(flow, n, AgentStage); to != "" && n.HumanReview() {
 			m.add(n.Path, to, stages.MoveReject) // a person's verdict, drawn where it goes
@@ -119,11 +121,25 @@ func StepBackTarget(flow *stages.Flow, n *stages.Node) string {
 }
 
 // BareStepBackTarget is where a bare `step_back` of a hook in n (a
-// policy that names no stage) sends the issue: StepBackTarget, else the
-// nearest node before n where an agent works; "" when neither, which the
-// loader refuses.
-func BareStepBackTarget(flow *stages.Flow, n *stages.Node) string {
-	return flow.BareStepBack(n.Path)
+// policy that names no stage) sends an issue with vars (nil: whatever
+// the conditions say): StepBackTarget, else the nearest node before n
+// where an agent works that `next` would not skip; "" when neither,
+// which the loader refuses.
+func BareStepBackTarget(flow *stages.Flow, n *stages.Node, vars map[string]any) string {
+	return flow.BareStepBack(n.Path, vars)
+}
+
+// bareStepBackTargets lists every node a bare step_back in n may go to,
+// whatever an issue's variables say.
+func bareStepBackTargets(flow *stages.Flow, n *stages.Node) []string {
+	if to := StepBackTarget(flow, n); to != "" {
+		return []string{to}
+	}
+	var out []string
+	for _, a := range flow.AgentsBefore(n.Path) {
+		out = append(out, a.Path)
+	}
+	return out
 }
 
 // RejectTarget is where a person's reject at the review n sends the

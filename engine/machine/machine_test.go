@@ -134,6 +134,38 @@ ci: {command: "true"}
 	assert.Equal(t, []machine.Edge{{From: "pr_ready", To: "implement.feedback", Kind: stages.MoveStepBack}}, backs,
 		"past the review, to the agent's stage; none from merge, whose failures go to a person")
 	n, _ := cfg.Node("pr_ready")
-	assert.Equal(t, "implement.feedback", machine.BareStepBackTarget(flow, n))
+	assert.Equal(t, "implement.feedback", machine.BareStepBackTarget(flow, n, nil))
 	assert.Empty(t, machine.StepBackTarget(flow, n), "no step back is declared")
+}
+
+// A bare step_back does not send an issue to a stage `next` would skip
+// for it: the nearest earlier agent stage whose condition holds.
+func TestBareStepBackSkipsWhatTheIssueSkips(t *testing.T) {
+	reg := builtin.Registry()
+	cfg, err := load.Parse("/repo/.agenttree.yaml", []byte(`stages:
+  - name: implement
+    substages:
+      - name: code
+      - name: docs
+        condition: needs_docs
+  - name: pr_ready
+    host: controller
+    post_start:
+      - create_pr:
+      - wait_for_ci: {on_failure: step_back}
+  - name: accepted
+    terminal: completion
+ci: {command: "true"}
+`), reg)
+	require.NoError(t, err)
+	flow, err := cfg.Flow("")
+	require.NoError(t, err)
+	m := machine.New(flow, reg)
+	for _, to := range []string{"implement.docs", "implement.code"} {
+		assert.NoError(t, m.Check("pr_ready", to, stages.MoveStepBack), to)
+	}
+	n, _ := cfg.Node("pr_ready")
+	assert.Equal(t, "implement.docs", machine.BareStepBackTarget(flow, n, map[string]any{"needs_docs": true}))
+	assert.Equal(t, "implement.code", machine.BareStepBackTarget(flow, n, map[string]any{"needs_docs": false}))
+	assert.Equal(t, "implement.docs", machine.BareStepBackTarget(flow, n, nil), "whatever the conditions say: the nearest")
 }

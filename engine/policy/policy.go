@@ -263,7 +263,7 @@ func (r *Runner) stepBack(node *stages.Node, o hooks.Outcome, snap *hooks.Issue)
 	target, msg := "", ""
 	if node != nil {
 		if flow, err := r.Config.Flow(snap.Flow); err == nil {
-			target = machine.BareStepBackTarget(flow, node)
+			target = machine.BareStepBackTarget(flow, node, snap.CondVars())
 		}
 		if of := node.OnFailure(); of != nil {
 			msg = of.Message

@@ -25,8 +25,8 @@ const (
 func (w *mdWriter) policyForms() {
 	w.p("A bare `step_back` (an `on_failure`, `on_conflict` or `on_ci_failure` that names no stage) goes to the stage's " +
 		"`on_failure.step_back_to`, else to the nearest one declared before it in the issue's flow, else to the nearest earlier " +
-		"stage where an agent works (not the controller's, a review, a parking lot, a `redirect_only` stage or an end); the agent is " +
-		"told why. `agenttree validate` prints where each one goes (`note: ... steps back to implement.feedback`), and refuses one " +
+		"stage where an agent works (not the controller's, a review, a parking lot, a `redirect_only` stage or an end) and that " +
+		"`next` would not skip for the issue (its `condition` holds); the agent is told why. `agenttree validate` prints where each one goes (`note: ... steps back to implement.feedback`), and refuses one " +
 		"with nowhere to go, with the rewrite: `on_failure: {step_back_to: STAGE}`.")
 	w.p("In the list form the hooks run first, in order, and the action follows, wherever it is written: " +
 		"`[step_back_to: implement.code, send_message: \"...\"]` sends the message with the step back. Only a hook that resolves " +

@@ -63,7 +63,7 @@ func TestDesignNotesSnippetsLoadAsWritten(t *testing.T) {
 			assert.Equal(t, "→ step_back", policy(hookAt(t, cfg, "pr_ready", "check_conflicts").OnConflict))
 			flow, err := cfg.Flow("")
 			require.NoError(t, err)
-			assert.Equal(t, "implement.feedback", flow.BareStepBack("pr_ready"), "as the note's comment says: go back to implement.feedback")
+			assert.Equal(t, "implement.feedback", flow.BareStepBack("pr_ready", nil), "as the note's comment says: go back to implement.feedback")
 			var routes []string
 			for _, r := range cfg.BareStepBacks() {
 				routes = append(routes, r.Node+" "+r.Hook+" "+r.Policy+" → "+r.To)
@@ -118,7 +118,7 @@ func TestDesignNotesSnippetsLoadAsWritten(t *testing.T) {
 			assert.Equal(t, stages.ConflictHandling{AutoRebase: true, NotifyOnRebase: true, MaxConflictRetries: 3}, cfg.Conflicts)
 			flow, err := cfg.Flow("")
 			require.NoError(t, err)
-			assert.Equal(t, "implement.feedback", flow.BareStepBack("pr_ready"))
+			assert.Equal(t, "implement.feedback", flow.BareStepBack("pr_ready", nil))
 		}},
 		{"script-alternative.yaml", []string{nowhere("create_pr", "implementation_review")}, func(t *testing.T, cfg *stages.Config) {
 			run := hookAt(t, cfg, "implementation_review", "run")

@@ -93,7 +93,7 @@ func (v *validator) checkBareStepBacks() {
 			continue
 		}
 		for _, n := range f.Nodes {
-			if f.BareStepBack(n.Path) != "" {
+			if f.BareStepBack(n.Path, nil) != "" {
 				continue
 			}
 			for _, h := range n.EveryHook() {
