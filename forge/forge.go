@@ -105,6 +105,11 @@ type Check struct {
 	Queued      bool      `json:"queued,omitempty"`
 	StartedAt   time.Time `json:"started_at,omitempty"`
 	CompletedAt time.Time `json:"completed_at,omitempty"`
+	// Environment says why a failed check failed for its environment rather
+	// than its code, when the forge itself knows: GitHub's
+	// startup_failure, or a local runner that could not start the command,
+	// was lost, or saw it killed by a signal it did not send. "" otherwise.
+	Environment string `json:"environment,omitempty"`
 }
 
 // NewPR asks for a pull request.

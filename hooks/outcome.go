@@ -47,7 +47,11 @@ const (
 	// ClassCICancelled: CI's run was cancelled or timed out on the CI
 	// service: no verdict on the code, as no_new_ci and polling_timeout.
 	ClassCICancelled Class = "ci_cancelled"
-	ClassConflict    Class = "conflict"
+	// ClassCIEnvironment: CI failed for its environment (a runner lost,
+	// a download refused, a full disk), not its code: no verdict on the
+	// code either.
+	ClassCIEnvironment Class = "ci_environment"
+	ClassConflict      Class = "conflict"
 	// ClassUnverifiedHead: the PR's head is not the commit a person
 	// approved or CI passed (merge_pr refused it). A person decides; the
 	// agent cannot make a person approve, so it is never sent back to it.

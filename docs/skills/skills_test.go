@@ -26,7 +26,8 @@ func TestFailureInstructionsAreTheEngines(t *testing.T) {
 		return vars
 	}}
 	for class, name := range map[hooks.Class]string{hooks.ClassCIFailed: skills.CIFailure, hooks.ClassConflict: skills.MergeConflict,
-		hooks.ClassNoNewCI: skills.CIStalled, hooks.ClassPollingTimeout: skills.CIStalled, hooks.ClassCICancelled: skills.CIStalled} {
+		hooks.ClassNoNewCI: skills.CIStalled, hooks.ClassPollingTimeout: skills.CIStalled, hooks.ClassCICancelled: skills.CIStalled,
+		hooks.ClassCIEnvironment: skills.CIStalled} {
 		data, err := skills.Read(name)
 		require.NoError(t, err)
 		assert.Equal(t, stages.Render(strings.TrimSpace(string(data)), vars), book.Skill(class, iss), name)
@@ -78,6 +79,7 @@ func TestAStalledCIIsNoFailureToFix(t *testing.T) {
 		{hooks.ClassNoNewCI, "no CI run started on abc within 30m0s of the push (no_new_ci)"},
 		{hooks.ClassPollingTimeout, "CI on abc is still running after 10m0s from its start (polling_timeout)"},
 		{hooks.ClassCICancelled, "CI on abc did not finish: test (cancelled) (ci_cancelled)"},
+		{hooks.ClassCIEnvironment, "CI on abc failed for its environment, not the code (ci_environment), after it was run again: test: its machine ran out of disk"},
 	} {
 		t.Run(string(tt.class), func(t *testing.T) {
 			iss := &issues.Issue{ID: 7, Outputs: map[string]string{notice.OutClass: string(tt.class)},

@@ -60,8 +60,8 @@ func steps(n int) string {
 }
 
 // StalledRetries is the budget of step backs of one issue for CI that
-// gave no verdict (no_new_ci, polling_timeout, ci_cancelled), each kind
-// its own: they
+// gave no verdict (no_new_ci, polling_timeout, ci_cancelled,
+// ci_environment), each kind its own: they
 // are no CI failure and do not spend ci_polling.max_retries, but all the
 // agent can do is push again, so the third time calls a person (CI
 // itself needs one).
@@ -78,7 +78,7 @@ func Budget(cfg *stages.Config, node *stages.Node, class hooks.Class) int {
 	switch class {
 	case hooks.ClassConflict:
 		return cfg.Conflicts.MaxConflictRetries
-	case hooks.ClassNoNewCI, hooks.ClassPollingTimeout, hooks.ClassCICancelled:
+	case hooks.ClassNoNewCI, hooks.ClassPollingTimeout, hooks.ClassCICancelled, hooks.ClassCIEnvironment:
 		return StalledRetries
 	}
 	return cfg.CIPolling.MaxRetries
@@ -198,6 +198,8 @@ func classWords(c hooks.Class) string {
 		return "CI did not finish in time"
 	case hooks.ClassCICancelled:
 		return "CI's run was cancelled or timed out"
+	case hooks.ClassCIEnvironment:
+		return "CI failed for its environment (runner, network, disk)"
 	}
 	return "failed (" + string(c) + ")"
 }

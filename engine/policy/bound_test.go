@@ -21,7 +21,7 @@ func TestBudgetOfAKindOfFailure(t *testing.T) {
 	assert.Equal(t, cfg.CIPolling.MaxRetries, policy.Budget(cfg, plain, hooks.ClassCIFailed))
 	assert.Equal(t, cfg.Conflicts.MaxConflictRetries, policy.Budget(cfg, plain, hooks.ClassConflict))
 	assert.Equal(t, 7, policy.Budget(cfg, own, hooks.ClassConflict), "the stage's own max_retries wins")
-	for _, class := range []hooks.Class{hooks.ClassNoNewCI, hooks.ClassPollingTimeout, hooks.ClassCICancelled} {
+	for _, class := range []hooks.Class{hooks.ClassNoNewCI, hooks.ClassPollingTimeout, hooks.ClassCICancelled, hooks.ClassCIEnvironment} {
 		assert.Equal(t, policy.StalledRetries, policy.Budget(cfg, plain, class), "CI with no verdict is no CI failure: %s", class)
 		assert.Equal(t, 7, policy.Budget(cfg, own, class), "the stage's own max_retries wins: %s", class)
 	}

@@ -79,6 +79,9 @@ func checkRun(r ghapi.CheckRun, sha string) forge.Check {
 	if r.CompletedAt != nil {
 		c.CompletedAt = *r.CompletedAt
 	}
+	if c.State == forge.CheckFailure && conclusion == "startup_failure" {
+		c.Environment = "its workflow could not start (startup_failure)"
+	}
 	return c
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -238,12 +237,12 @@ func (p *ciPoll) ciStart(checks []forge.Check) (time.Time, bool) {
 // reports the failure after.
 func (p *ciPoll) failed(ctx context.Context, failed []forge.Check) hooks.Outcome {
 	maxReruns := rerunFailedParam.Get(p.c)
-	unfinished := !slices.ContainsFunc(failed, func(ch forge.Check) bool {
-		return ch.State != forge.CheckCancelled && ch.State != forge.CheckTimedOut
-	})
+	run := readFailedRun(ctx, p.f, failed)
+	unfinished := run.noVerdict()
 	if unfinished {
-		// A run cancelled or timed out on the CI service said nothing of
-		// the code: it is run once more before anyone hears of it.
+		// A run cancelled or timed out on the CI service, or failed for
+		// its environment, said nothing of the code: it is run once more
+		// before anyone hears of it.
 		maxReruns = max(maxReruns, 1)
 	}
 	if p.resumedSince() && rerunnable(failed) {
@@ -251,9 +250,9 @@ func (p *ciPoll) failed(ctx context.Context, failed []forge.Check) hooks.Outcome
 	}
 	if p.watch.reruns >= maxReruns || !rerunnable(failed) {
 		if unfinished {
-			return p.unfinished(failed)
+			return p.noVerdict(run)
 		}
-		return ciFailure(ctx, p.f, p.pr, failed)
+		return ciFailureOf(p.pr, run)
 	}
 	if p.c.DryRun() {
 		return hooks.Pending(p.interval, fmt.Sprintf("would rerun %s (rerun %d of %d)", checkNames(failed), p.watch.reruns+1, maxReruns))
@@ -262,9 +261,9 @@ func (p *ciPoll) failed(ctx context.Context, failed []forge.Check) hooks.Outcome
 	// error is safe (a rerun already running is not started twice).
 	switch err := p.f.Rerun(ctx, failed); {
 	case errors.Is(err, forge.ErrNotRerunnable) && unfinished:
-		return p.unfinished(failed)
+		return p.noVerdict(run)
 	case errors.Is(err, forge.ErrNotRerunnable):
-		return ciFailure(ctx, p.f, p.pr, failed)
+		return ciFailureOf(p.pr, run)
 	case err != nil:
 		return forgeFailure(p.c, "rerunning failed checks", err)
 	}
@@ -386,16 +385,20 @@ func ciPassed(head string) hooks.Outcome {
 // ciFailure builds the failure of a finished, failed CI run, with
 // ci_feedback.md for the agent.
 func ciFailure(ctx context.Context, f forge.Forge, pr *forge.PR, failed []forge.Check) hooks.Outcome {
+	return ciFailureOf(pr, readFailedRun(ctx, f, failed))
+}
+
+// ciFailureOf is ciFailure of a run whose logs are read.
+func ciFailureOf(pr *forge.PR, run failedRun) hooks.Outcome {
+	failed, logs := run.checks, run.logs
 	o := hooks.FailAs(hooks.ClassCIFailed, "CI failed on %s: %s", gitx.ShortSHA(pr.HeadSHA), checkNames(failed))
 	url := ""
 	var names []string
-	logs := make([]checkLog, len(failed))
-	for i, ch := range failed {
+	for _, ch := range failed {
 		names = append(names, ch.Name)
 		if url == "" {
 			url = ch.URL
 		}
-		logs[i] = readLog(ctx, f, ch)
 	}
 	o.Outputs = map[string]string{"failed_checks": textsafe.Names(names), "ci_url": url, "failure_reason": o.Reason,
 		"failure_details": failureDetails(failed, logs)}

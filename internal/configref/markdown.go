@@ -19,6 +19,7 @@ func Markdown(cat Catalog) []byte {
 	w.stageKeys()
 	w.hookEntries()
 	w.hooks(cat)
+	w.ciFailureKinds()
 	w.placeholders(cat)
 	w.compatible()
 	w.designNotes()

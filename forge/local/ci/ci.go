@@ -163,7 +163,7 @@ func (r *Runs) check(rec *record) forge.Check {
 	return forge.Check{
 		ID: int64(rec.Attempt), Name: checkName, SHA: rec.SHA, State: rec.State,
 		URL: r.runPath(rec.SHA, rec.Attempt, ".log"), Kind: "local",
-		StartedAt: rec.StartedAt, CompletedAt: rec.CompletedAt,
+		StartedAt: rec.StartedAt, CompletedAt: rec.CompletedAt, Environment: rec.Environment,
 	}
 }
 

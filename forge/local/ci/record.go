@@ -41,7 +41,10 @@ type record struct {
 	// commit since the last rerun.
 	Restarts int `yaml:"restarts,omitempty"`
 	// Note says why a result is not the command's own verdict.
-	Note        string    `yaml:"note,omitempty"`
+	Note string `yaml:"note,omitempty"`
+	// Environment says why a failed run failed for its environment, not
+	// the command's code (forge.Check.Environment).
+	Environment string    `yaml:"environment,omitempty"`
 	StartedAt   time.Time `yaml:"started_at,omitempty"`
 	CompletedAt time.Time `yaml:"completed_at,omitempty"`
 }

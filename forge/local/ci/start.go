@@ -167,10 +167,17 @@ func (r *Runs) runnerAlive(rec *record) (bool, string) {
 // the command's verdict, and says why in the log and the record.
 func (r *Runs) finish(rec *record, res cirun.Result, lost string) (*record, error) {
 	took := res.At.Sub(rec.StartedAt).Round(time.Millisecond)
-	state, note := forge.CheckFailure, lost
+	state, note, env := forge.CheckFailure, lost, ""
 	switch {
 	case lost != "":
 		rec.Note = lost
+		env = "its CI runner stopped without a result, twice (see the log)"
+	case res.Environment == cirun.EnvStart:
+		note = fmt.Sprintf("agenttree: CI failed: the command could not be started (exit status %d)", res.Exit)
+		env = "the CI command could not be started (see the log)"
+	case res.Environment == cirun.EnvSignal:
+		note = fmt.Sprintf("agenttree: CI failed: killed by a signal the runner did not send (exit status %d) in %s", res.Exit, took)
+		env = "the CI command was killed by a signal agenttree did not send (out of memory, a shutdown?)"
 	case res.TimedOut:
 		state = forge.CheckTimedOut
 		note = fmt.Sprintf("agenttree: CI timed out after %s and was stopped", r.opts.Timeout)
@@ -183,7 +190,7 @@ func (r *Runs) finish(rec *record, res cirun.Result, lost string) (*record, erro
 	if err := r.finishLog(rec.SHA, rec.Attempt, note); err != nil {
 		return nil, err
 	}
-	rec.State, rec.ExitCode, rec.CompletedAt, rec.PID, rec.Worktree = state, res.Exit, res.At, 0, ""
+	rec.State, rec.ExitCode, rec.CompletedAt, rec.PID, rec.Worktree, rec.Environment = state, res.Exit, res.At, 0, "", env
 	if err := r.write(rec); err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/agenttree/agenttree/internal/codeenv"
 	"github.com/agenttree/agenttree/internal/gitx"
@@ -84,7 +85,7 @@ func (a Attempt) execute(ctx context.Context) (Result, error) {
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := a.runAsUser(cmd); err != nil {
 		fmt.Fprintf(out, "agenttree: cannot run CI in %s: %v\n", a.Worktree, err)
-		return Result{Exit: 126}, nil
+		return Result{Exit: 126, Environment: EnvStart}, nil
 	}
 	proc.GroupGraceful(cmd)
 	cmd.WaitDelay = a.Grace
@@ -98,12 +99,33 @@ func (a Attempt) execute(ctx context.Context) (Result, error) {
 	}
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(out, "agenttree: cannot run CI in %s: %v\n", a.Worktree, err)
-		return Result{Exit: 126}, nil
+		return Result{Exit: 126, Environment: EnvStart}, nil
 	}
 	_ = cmd.Wait() // the exit status says all
 	_ = proc.KillGroup(cmd)
 	if stopped.Load() && ctx.Err() != nil {
 		return Result{}, fmt.Errorf("stopped before CI finished: %w", context.Cause(ctx))
 	}
-	return Result{Exit: proc.ExitStatus(cmd.ProcessState), TimedOut: stopped.Load()}, nil
+	res := Result{Exit: proc.ExitStatus(cmd.ProcessState), TimedOut: stopped.Load()}
+	if sig, ok := outsideKill(cmd.ProcessState); ok && !res.TimedOut {
+		fmt.Fprintf(out, "agenttree: CI was killed by signal %d (%s), which the CI runner did not send\n", int(sig), sig)
+		res.Environment = EnvSignal
+	}
+	return res, nil
+}
+
+// outsideKill reports the signal that killed the command when it is one
+// that stops a process from outside (KILL, as the out-of-memory killer
+// sends; TERM, HUP or INT, as a shutdown or a person does), not one a
+// program's own crash raises (SEGV, ABRT), which is the code's failure.
+func outsideKill(ps *os.ProcessState) (syscall.Signal, bool) {
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() {
+		return 0, false
+	}
+	switch sig := ws.Signal(); sig {
+	case syscall.SIGKILL, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT:
+		return sig, true
+	}
+	return 0, false
 }

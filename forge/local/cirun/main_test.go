@@ -113,6 +113,12 @@ func TestMainPublishesResult(t *testing.T) {
 		{"the mark does not reach CI", `sleep 120 & echo $! > "$bg"; test -z "$AGENTTREE_CI_RUNNER"`, 0, cirun.Result{Exit: 0}, ""},
 		{"times out", `sleep 120 & echo $! > "$bg"; echo started; sleep 120`, 200 * time.Millisecond,
 			cirun.Result{Exit: 128 + int(syscall.SIGTERM), TimedOut: true}, "started\n"},
+		// The out-of-memory killer, say: the environment's failure.
+		{"killed by a signal the runner did not send", `sleep 120 & echo $! > "$bg"; echo started; kill -KILL $$`, 0,
+			cirun.Result{Exit: 128 + int(syscall.SIGKILL), Environment: cirun.EnvSignal},
+			"started\nagenttree: CI was killed by signal 9 (killed), which the CI runner did not send\n"},
+		// A crash of the program itself is the code's failure.
+		{"crashed", `sleep 120 & echo $! > "$bg"; kill -SEGV $$`, 0, cirun.Result{Exit: 128 + int(syscall.SIGSEGV)}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -12,9 +12,9 @@ import (
 	"github.com/agenttree/agenttree/forge/local/cirun"
 )
 
-// A result file is "STATUS TIMEDOUT"; anything else is no result yet (a
-// runner still writing it), and the file's modification time is when CI
-// ended.
+// A result file is "STATUS TIMEDOUT", and " WHY" after them when the run
+// failed for its environment; anything else is no result yet (a runner
+// still writing it), and the file's modification time is when CI ended.
 func TestReadResult(t *testing.T) {
 	t.Parallel()
 	ended := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -28,6 +28,9 @@ func TestReadResult(t *testing.T) {
 		{"failed", "3 0\n", cirun.Result{Exit: 3, At: ended}, true},
 		{"timed out", "143 1\n", cirun.Result{Exit: 143, TimedOut: true, At: ended}, true},
 		{"lost", "-1 0", cirun.Result{Exit: -1, At: ended}, true},
+		{"could not start", "126 0 start\n", cirun.Result{Exit: 126, At: ended, Environment: cirun.EnvStart}, true},
+		{"killed from outside", "137 0 signal\n", cirun.Result{Exit: 137, At: ended, Environment: cirun.EnvSignal}, true},
+		{"an unknown reason", "1 0 why\n", cirun.Result{}, false},
 		{"empty", "", cirun.Result{}, false},
 		{"half written", "3", cirun.Result{}, false},
 		{"not numbers", "x 0\n", cirun.Result{}, false},

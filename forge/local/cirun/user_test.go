@@ -33,7 +33,7 @@ func TestMainRunsCIAsTheUser(t *testing.T) {
 	}{
 		{name: "the checkout is the user's", want: cirun.Result{Exit: 0},
 			wantLog: []string{strconv.Itoa(u.UID) + "\nowned\n"}},
-		{name: "a temporary directory open to others", open: true, want: cirun.Result{Exit: 126},
+		{name: "a temporary directory open to others", open: true, want: cirun.Result{Exit: 126, Environment: cirun.EnvStart},
 			wantLog: []string{"agenttree: cannot run CI in ", "hand the work tree over to " + u.Name + ":", "not a directory closed to other users"}},
 	}
 	for _, tt := range tests {
