@@ -1,5 +1,7 @@
 package stages
 
+import "cmp"
+
 // AgentWorks reports whether an agent works at n, whatever its condition
 // says: not the controller's, a review, a parking lot, a stage reached
 // only by redirect, or an end.
@@ -99,25 +101,35 @@ type StepBackRoute struct {
 }
 
 // BareStepBacks lists where each bare `step_back` of the config sends an
-// issue, node by node of each flow; one with nowhere to go is left out
-// (the loader refuses it).
+// issue, node by node of each flow, whatever the issue's variables say
+// (BareStepBack with nil); one with nowhere to go is left out (the loader
+// refuses it). Each flow is read in one pass.
 func (c *Config) BareStepBacks() []StepBackRoute {
 	var out []StepBackRoute
 	for _, f := range c.Flows {
+		declared, agent := "", ""
 		for _, n := range f.Nodes {
-			for _, h := range n.EveryHook() {
-				for _, p := range h.Policies() {
-					if !p.Policy.IsBareStepBack() {
-						continue
-					}
-					declared := f.DeclaredStepBack(n.Path)
-					to := f.BareStepBack(n.Path, nil)
-					if to == "" {
-						continue
-					}
-					out = append(out, StepBackRoute{Flow: f.Name, Node: n.Path, Hook: h.Label(), Policy: p.Key, To: to,
-						Declared: declared != "", Pos: p.Policy.Pos})
-				}
+			if of := n.OnFailure(); of != nil && of.StepBackTo != "" {
+				declared = of.StepBackTo
+			}
+			if to := cmp.Or(declared, agent); to != "" {
+				out = append(out, bareRoutes(f, n, to, declared != "")...)
+			}
+			if n.AgentWorks() {
+				agent = n.Path
+			}
+		}
+	}
+	return out
+}
+
+// bareRoutes are the routes of the bare step_backs of n's hooks, to to.
+func bareRoutes(f *Flow, n *Node, to string, declared bool) []StepBackRoute {
+	var out []StepBackRoute
+	for _, h := range n.EveryHook() {
+		for _, p := range h.Policies() {
+			if p.Policy.IsBareStepBack() {
+				out = append(out, StepBackRoute{Flow: f.Name, Node: n.Path, Hook: h.Label(), Policy: p.Key, To: to, Declared: declared, Pos: p.Policy.Pos})
 			}
 		}
 	}

@@ -85,28 +85,39 @@ func leadsNowhere(h *stages.HookEntry, target string) (msg, hint string, ok bool
 // stage) that has nowhere to go: with no on_failure.step_back_to at its
 // node or before it, it goes to the nearest earlier stage where an agent
 // works (stages.Flow.BareStepBack), and a node with no such stage before
-// it in some flow leaves it none. Each policy is reported once.
+// it in some flow leaves it none. Each policy is reported once; each flow
+// is read in one pass.
 func (v *validator) checkBareStepBacks() {
 	refused := map[*stages.FailurePolicy]bool{}
 	for _, f := range v.cfg.Flows {
 		if v.broken[f.Name] {
 			continue
 		}
+		declared, agent := false, false
 		for _, n := range f.Nodes {
-			if f.BareStepBack(n.Path, nil) != "" {
+			if of := n.OnFailure(); of != nil && of.StepBackTo != "" {
+				declared = true
+			}
+			if !declared && !agent {
+				v.refuseBareStepBacks(f, n, refused)
+			}
+			agent = agent || n.AgentWorks()
+		}
+	}
+}
+
+// refuseBareStepBacks reports each bare step_back of n's hooks, which have
+// nowhere to go there.
+func (v *validator) refuseBareStepBacks(f *stages.Flow, n *stages.Node, refused map[*stages.FailurePolicy]bool) {
+	for _, h := range n.EveryHook() {
+		for _, p := range h.Policies() {
+			if !p.Policy.IsBareStepBack() || refused[p.Policy] || h.Unsupported {
 				continue
 			}
-			for _, h := range n.EveryHook() {
-				for _, p := range h.Policies() {
-					if !p.Policy.IsBareStepBack() || refused[p.Policy] || h.Unsupported {
-						continue
-					}
-					refused[p.Policy] = true
-					v.d.Errorf(p.Policy.Pos, fmt.Sprintf("name the stage it goes back to: `%s: {step_back_to: STAGE}`, or add `on_failure: {step_back_to: STAGE}` to the stage", p.Key),
-						"the `%s: step_back` of `%s` in %s%s has no stage to step back to: no on_failure.step_back_to is declared there or before it, and no stage before it is one where an agent works",
-						p.Key, h.Label(), n.Path, v.inFlow(f))
-				}
-			}
+			refused[p.Policy] = true
+			v.d.Errorf(p.Policy.Pos, fmt.Sprintf("name the stage it goes back to: `%s: {step_back_to: STAGE}`, or add `on_failure: {step_back_to: STAGE}` to the stage", p.Key),
+				"the `%s: step_back` of `%s` in %s%s has no stage to step back to: no on_failure.step_back_to is declared there or before it, and no stage before it is one where an agent works",
+				p.Key, h.Label(), n.Path, v.inFlow(f))
 		}
 	}
 }
