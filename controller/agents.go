@@ -78,7 +78,7 @@ func (c *Controller) keepAgent(ctx context.Context, e *engine.Engine, m *session
 		log.Info("restarting the agent", "reason", d.Reason)
 		_, err := m.Relaunch(ctx, d.Record, d.Resume, d.Reason)
 		if errors.Is(err, sessions.ErrNoAgent) || errors.Is(err, sessions.ErrSandbox) {
-			return c.escalateAgent(ctx, e, iss.ID, fmt.Sprintf("%s, and it cannot be started again: %v; fix the config, then `agenttree start %d --restart` and `agenttree resume %d`",
+			return c.escalateAgent(ctx, e, iss.ID, fmt.Sprintf("%s, and it cannot be started again: %v; fix the config, then `agenttree start %d --restart` and `agenttree resume %d --reason TEXT`",
 				d.Reason, err, iss.ID, iss.ID))
 		}
 		return err
@@ -101,7 +101,7 @@ func (c *Controller) autoStart(ctx context.Context, e *engine.Engine, m *session
 	res, err := m.Start(ctx, iss.ID, sessions.Options{Role: role})
 	switch {
 	case errors.Is(err, sessions.ErrNoAgent), errors.Is(err, sessions.ErrSandbox):
-		return c.escalateAgent(ctx, e, iss.ID, fmt.Sprintf("the %s session of issue %d could not be started (auto_start): %v; fix the config, then `agenttree start %d` and `agenttree resume %d`",
+		return c.escalateAgent(ctx, e, iss.ID, fmt.Sprintf("the %s session of issue %d could not be started (auto_start): %v; fix the config, then `agenttree start %d` and `agenttree resume %d --reason TEXT`",
 			role, iss.ID, err, iss.ID, iss.ID))
 	case err != nil:
 		return fmt.Errorf("auto_start the %s session: %w", role, err)

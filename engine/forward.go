@@ -178,7 +178,7 @@ func admit(actor Actor, node *stages.Node, iss *issues.Issue, approve, reviewed 
 
 // escalatedReason says why an escalated issue does not move, and the ways out.
 func escalatedReason(iss *issues.Issue) string {
-	return fmt.Sprintf("issue %d is escalated at %s: %s; a person resolves it: `agenttree resume %d` (try again), `agenttree skip %d --reason TEXT`, `agenttree abort %d`, or `agenttree move %d STAGE --reason TEXT`",
+	return fmt.Sprintf("issue %d is escalated at %s: %s; a person resolves it: `agenttree resume %d --reason TEXT` (try again), `agenttree skip %d --reason TEXT`, `agenttree abort %d --reason TEXT`, or `agenttree move %d STAGE --reason TEXT`",
 		iss.ID, iss.Escalated.Stage, iss.Escalated.Reason, iss.ID, iss.ID, iss.ID, iss.ID)
 }
 

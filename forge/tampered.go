@@ -62,7 +62,7 @@ func (e *TamperedError) changes() string {
 // person: which record, what changed, and the ways out.
 func (e *TamperedError) Escalation(id int) string {
 	return fmt.Sprintf("%s: its record was changed outside agenttree: %s%s; it is %s. agenttree does not use it: it is no verdict on the code, and no work for the agent. "+
-		"A person looks at it (`agenttree verify` checks every record), then: %s; and lets the issue go on with `agenttree resume %d` "+
-		"(or takes it elsewhere: `agenttree move %d STAGE --reason TEXT`, `agenttree abort %d`)",
+		"A person looks at it (`agenttree verify` checks every record), then: %s; and lets the issue go on with `agenttree resume %d --reason TEXT` "+
+		"(or takes it elsewhere: `agenttree move %d STAGE --reason TEXT`, `agenttree abort %d --reason TEXT`)",
 		e.Record, e.Why, e.changes(), e.Path, e.Fix, id, id, id)
 }

@@ -121,7 +121,7 @@ func decideExit(s Situation, rec Record) Decision {
 	switch s.Exit {
 	case ExitAuth:
 		return Decision{Action: Escalate, Record: rec, Reason: fmt.Sprintf(
-			"%s; its credentials are refused, and a restart cannot fix that: fix them, then `agenttree start %d --restart` and `agenttree resume %d`",
+			"%s; its credentials are refused, and a restart cannot fix that: fix them, then `agenttree start %d --restart` and `agenttree resume %d --reason TEXT`",
 			why, rec.Issue, rec.Issue)}
 	case ExitRateLimit:
 		return decideRateLimit(s, rec, why)
@@ -140,7 +140,7 @@ func decideExit(s Situation, rec Record) Decision {
 			Reason: fmt.Sprintf("%s; %s spent its %d restarts, so %s takes over (fallback %s)", why, spent, s.Role.MaxRestarts, next, s.Role.Fallback)}
 	}
 	return Decision{Action: Escalate, Record: rec, Reason: fmt.Sprintf(
-		"%s, after %d restarts and the role's fallback (%s); see its last output with `agenttree attach %d`, fix the cause, then `agenttree start %d --restart` (or `--agent NAME`) and `agenttree resume %d`",
+		"%s, after %d restarts and the role's fallback (%s); see its last output with `agenttree attach %d`, fix the cause, then `agenttree start %d --restart` (or `--agent NAME`) and `agenttree resume %d --reason TEXT`",
 		why, rec.Restarts, s.Role.Fallback, rec.Issue, rec.Issue, rec.Issue)}
 }
 
@@ -150,7 +150,7 @@ func decideRateLimit(s Situation, rec Record, why string) Decision {
 	switch {
 	case rec.RetryAt.IsZero() && rec.RateLimited >= rateLimitWaits:
 		return Decision{Action: Escalate, Record: rec, Reason: fmt.Sprintf(
-			"%s, %d times in a row; check the account's limits, then `agenttree start %d --restart` and `agenttree resume %d`",
+			"%s, %d times in a row; check the account's limits, then `agenttree start %d --restart` and `agenttree resume %d --reason TEXT`",
 			why, rec.RateLimited, rec.Issue, rec.Issue)}
 	case rec.RetryAt.IsZero():
 		wait := RateLimitWait(rec.RateLimited)
@@ -228,7 +228,7 @@ func decideLive(s Situation, rec Record) Decision {
 			idle, rec.Issue)}
 	}
 	return Decision{Action: Escalate, Record: rec, Reason: fmt.Sprintf(
-		"the %s agent %s of issue %d shows no change for %s, even after a nudge; look at it with `agenttree attach %d`, then `agenttree resume %d` to let it carry on, or `agenttree start %d --restart` first",
+		"the %s agent %s of issue %d shows no change for %s, even after a nudge; look at it with `agenttree attach %d`, then `agenttree resume %d --reason TEXT` to let it carry on, or `agenttree start %d --restart` first",
 		rec.Role, rec.Agent, rec.Issue, idle, rec.Issue, rec.Issue, rec.Issue)}
 }
 

@@ -166,7 +166,7 @@ func TestKeepAliveEscalatesAnAuthenticationFailureAtOnce(t *testing.T) {
 	reason := r.issue(iss.ID).Escalated.Reason
 	assert.Contains(t, reason, "could not authenticate")
 	assert.Contains(t, reason, "Invalid API key")
-	assert.Contains(t, reason, "fix them, then `agenttree start 1 --restart` and `agenttree resume 1`")
+	assert.Contains(t, reason, "fix them, then `agenttree start 1 --restart` and `agenttree resume 1 --reason TEXT`")
 }
 
 func TestKeepAliveNudgesAStalledAgentThenEscalates(t *testing.T) {

@@ -89,7 +89,7 @@ func TestDecideAfterAnExit(t *testing.T) {
 			check: func(t *testing.T, d sessions.Decision) {
 				assert.Contains(t, d.Reason, "exited with status 1")
 				assert.Contains(t, d.Reason, "`agenttree start 3 --restart`")
-				assert.Contains(t, d.Reason, "`agenttree resume 3`")
+				assert.Contains(t, d.Reason, "`agenttree resume 3 --reason TEXT`")
 			}},
 		{name: "progress since the start renews the budget", rec: with(func(r *sessions.Record) { r.Restarts = 2 }),
 			progress: now.Add(-time.Minute), exit: sessions.ExitOther, want: sessions.Restart, wantAgent: "claude", wantResume: true,
@@ -108,7 +108,7 @@ func TestDecideAfterAnExit(t *testing.T) {
 		{name: "authentication is never retried", rec: base, exit: sessions.ExitAuth, want: sessions.Escalate,
 			check: func(t *testing.T, d sessions.Decision) {
 				assert.Contains(t, d.Reason, "could not authenticate")
-				assert.Contains(t, d.Reason, "fix them, then `agenttree start 3 --restart` and `agenttree resume 3`")
+				assert.Contains(t, d.Reason, "fix them, then `agenttree start 3 --restart` and `agenttree resume 3 --reason TEXT`")
 			}},
 		{name: "a rate limit waits", rec: base, exit: sessions.ExitRateLimit, want: sessions.Save,
 			check: func(t *testing.T, d sessions.Decision) {

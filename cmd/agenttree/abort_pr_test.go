@@ -20,7 +20,7 @@ func TestAbortClosesThePR(t *testing.T) {
 	r.waitFor(t, id, "stepped back once", steppedBack(1))
 	require.Equal(t, 1, r.prs(t), "the PR is open")
 
-	res := r.run(t, humanEnv, "abort", itoa(id))
+	res := r.run(t, humanEnv, "abort", itoa(id), "--reason", "not needed")
 	require.Equal(t, exitOK, res.code, "stdout %s stderr %s", res.stdout, res.stderr)
 	stopController(t, ctl)
 	var pr struct{ State string }
@@ -30,7 +30,7 @@ func TestAbortClosesThePR(t *testing.T) {
 	assert.Equal(t, "closed", pr.State)
 
 	early := r.create(t, "Dropped early", "--stage", "implement.code")
-	res = r.run(t, humanEnv, "abort", itoa(early))
+	res = r.run(t, humanEnv, "abort", itoa(early), "--reason", "not needed")
 	assert.Equal(t, exitOK, res.code, "nothing to close: stdout %s stderr %s", res.stdout, res.stderr)
 	assert.Equal(t, "not_doing", r.issue(t, early).Stage)
 }

@@ -44,7 +44,7 @@ var peopleCommands = []struct {
 	kind   string
 	reason string
 }{
-	{[]string{"resume", "1"}, "implementation_review", "resume", "a person resumed the issue"},
+	{[]string{"resume", "1", "--reason", "the runner is back"}, "implementation_review", "resume", "the runner is back"},
 	{[]string{"skip", "1", "--reason", "reviewed on a call"}, "accepted", "skip", "reviewed on a call"},
 	{[]string{"abort", "1", "--reason", "duplicate of #12"}, "not_doing", "abort", "duplicate of #12"},
 	{[]string{"reject", "1", "--to", "implement.code", "--message", "the form has no labels"}, "implement.code", "reject", "the form has no labels"},
@@ -107,8 +107,8 @@ func TestPeopleCommandsText(t *testing.T) {
 	}{
 		{[]string{"resume", "1", "--reason", "the flaky test is fixed"},
 			[]string{"issue 1 resumed at implementation_review\n  the flaky test is fixed\n", "waits for a person"}},
-		{[]string{"abort", "1"},
-			[]string{"issue 1 moved implementation_review → not_doing (abort)\n  a person abandoned the issue\n", "end of the flow"}},
+		{[]string{"abort", "1", "--reason", "duplicate of 2"},
+			[]string{"issue 1 moved implementation_review → not_doing (abort)\n  duplicate of 2\n", "end of the flow"}},
 		{[]string{"reject", "1", "--message", "the form has no labels"},
 			[]string{"issue 1 moved implementation_review → security (reject)\n  the form has no labels\n"}},
 	}
@@ -136,11 +136,13 @@ func TestPeopleCommandsBadUsage(t *testing.T) {
 		{"move without a stage", "implementation_review", "", []string{"move", "1", "--reason", "again"}, "agenttree move needs STAGE"},
 		{"move without a reason", "implementation_review", "", []string{"move", "1", "implement.code"}, "`agenttree move 1 implement.code --reason TEXT`"},
 		{"skip without a reason", "implementation_review", "", []string{"skip", "1"}, "skip needs a reason (--reason)"},
+		{"resume without a reason", "implementation_review", "", []string{"resume", "1"}, "resume needs a reason (--reason: what was put right), kept in the issue's history: `agenttree resume 1 --reason TEXT`"},
+		{"abort without a reason", "implementation_review", "", []string{"abort", "1"}, "abort needs a reason (--reason), kept in the issue's history: `agenttree abort 1 --reason TEXT`"},
 		{"reject without a message", "implementation_review", "", []string{"reject", "1"}, "reject needs a message for the agent (--message)"},
 		{"reject outside a review", "implement.code", "", []string{"reject", "1", "--message", "no"}, "not at a human review"},
-		{"abort in a flow without an abandon stage", "implement.code", "quick", []string{"abort", "1"}, "has no stage for abandoned issues"},
-		{"an issue that does not exist", "implementation_review", "", []string{"resume", "42"}, "issue 42: issue not found"},
-		{"not an issue id", "implementation_review", "", []string{"abort", "x"}, `"x" is not an issue id`},
+		{"abort in a flow without an abandon stage", "implement.code", "quick", []string{"abort", "1", "--reason", "dropped"}, "has no stage for abandoned issues"},
+		{"an issue that does not exist", "implementation_review", "", []string{"resume", "42", "--reason", "fixed"}, "issue 42: issue not found"},
+		{"not an issue id", "implementation_review", "", []string{"abort", "x", "--reason", "dropped"}, `"x" is not an issue id`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

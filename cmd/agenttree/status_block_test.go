@@ -66,7 +66,7 @@ func TestStatusBlockOfAnEscalatedIssue(t *testing.T) {
 		`latest:\s+\S+ \S+ by controller: escalated: CI failed 4 times`,
 		"messages:\\s+1 undelivered \\(`agenttree inbox 1`\\)",
 		`escalated:\s+budget, \S+ \S+: CI failed 4 times`,
-		"next:\\s+for a person: `agenttree resume 1`, or `agenttree skip 1 --reason TEXT`, or `agenttree abort 1`",
+		"next:\\s+for a person: `agenttree resume 1 --reason TEXT`, or `agenttree skip 1 --reason TEXT`, or `agenttree abort 1 --reason TEXT`",
 	} {
 		assert.Regexp(t, re, r.stdout)
 	}

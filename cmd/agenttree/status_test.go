@@ -84,7 +84,7 @@ func TestStatusListsEscalatedIssuesFirst(t *testing.T) {
 	for _, want := range []string{
 		"ESCALATED: 1 waiting for a person", "#3 Checkout, at implementation_review", "why:      CI failed 5 times",
 		"attempts: ci_failed 5", "breaker:  open (no progress 3, same error 3)",
-		"`agenttree resume 3`", "`agenttree skip 3 --reason TEXT`", "`agenttree abort 3`", "`agenttree move 3 STAGE --reason TEXT`",
+		"`agenttree resume 3 --reason TEXT`", "`agenttree skip 3 --reason TEXT`", "`agenttree abort 3 --reason TEXT`", "`agenttree move 3 STAGE --reason TEXT`",
 	} {
 		assert.Contains(t, escalated, want)
 	}

@@ -87,7 +87,7 @@ func (r *rig) assertTamperEscalation(t *testing.T, iss *issues.Issue, record str
 	require.NotNil(t, iss.Escalated)
 	assert.Equal(t, issues.EscalatedTampered, iss.Escalated.Kind)
 	for _, want := range append(says, record+": its record was changed outside agenttree", "no work for the agent",
-		"`agenttree verify`", "`agenttree resume "+itoa(iss.ID)+"`") {
+		"`agenttree verify`", "`agenttree resume "+itoa(iss.ID)+" --reason TEXT`") {
 		assert.Contains(t, iss.Escalated.Reason, want)
 	}
 	require.EventuallyWithT(t, func(c *assert.CollectT) {

@@ -138,7 +138,7 @@ func TestWatchStopsWhenTheIssueEscalates(t *testing.T) {
 	awaitLine(t, out, "at implementation_review")
 	w.escalate(t, id)
 	assert.Equal(t, exitOK, exited(t, code, out))
-	assert.Contains(t, out.String(), "escalated (budget) at implementation_review: CI failed 5 times; a person resolves it: agenttree resume 1 | agenttree skip 1 --reason TEXT")
+	assert.Contains(t, out.String(), "escalated (budget) at implementation_review: CI failed 5 times; a person resolves it: agenttree resume 1 --reason TEXT | agenttree skip 1 --reason TEXT")
 }
 
 func TestWatchRunsUntilInterrupted(t *testing.T) {

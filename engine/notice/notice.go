@@ -63,7 +63,7 @@ func skillFile(class hooks.Class) string {
 	switch class {
 	case hooks.ClassCIFailed:
 		return skills.CIFailure
-	case hooks.ClassNoNewCI, hooks.ClassPollingTimeout, hooks.ClassCICancelled, hooks.ClassCIEnvironment:
+	case hooks.ClassNoNewCI, hooks.ClassPollingTimeout, hooks.ClassCICancelled:
 		return skills.CIStalled
 	case hooks.ClassConflict:
 		return skills.MergeConflict
@@ -133,7 +133,7 @@ func (b *Book) Entry(iss *issues.Issue, i int) []outbox.Message {
 	case stages.MoveEscalate:
 		return []outbox.Message{
 			{Key: key, To: outbox.ToManager, Kind: "escalation",
-				Text: fmt.Sprintf("issue %d (%s) needs a person at %s: %s; resolve it: `agenttree resume %d` (try again), `agenttree skip %d --reason TEXT`, `agenttree abort %d`, or `agenttree move %d STAGE --reason TEXT`",
+				Text: fmt.Sprintf("issue %d (%s) needs a person at %s: %s; resolve it: `agenttree resume %d --reason TEXT` (try again), `agenttree skip %d --reason TEXT`, `agenttree abort %d --reason TEXT`, or `agenttree move %d STAGE --reason TEXT`",
 					iss.ID, iss.Title, h.To, textsafe.OneLine(h.Reason), iss.ID, iss.ID, iss.ID, iss.ID)},
 			{Key: key + "-agent", To: outbox.ToAgent, Kind: "escalation",
 				Text: fmt.Sprintf("issue %d is stopped for a person at %s: %s. Do not work on it until you are told it goes on.", iss.ID, h.To, textsafe.OneLine(h.Reason))},

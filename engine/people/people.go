@@ -6,7 +6,6 @@
 package people
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -18,11 +17,13 @@ import (
 
 // Resume lets an issue go on after an escalation: it clears the
 // escalation, the retry budgets used and the circuit breaker, so the
-// controller (or the next `agenttree next`) tries the stage again.
+// controller (or the next `agenttree next`) tries the stage again. The
+// reason (what was put right) is kept in the history.
 func Resume(ctx context.Context, e *engine.Engine, id int, actor engine.Actor, reason string) (*engine.Result, error) {
 	return run(ctx, e, id, actor, command{
-		what: "resume an issue", usage: fmt.Sprintf("agenttree resume %d", id),
-		Order: engine.Order{Kind: stages.MoveResume, Reason: cmp.Or(strings.TrimSpace(reason), "a person resumed the issue"),
+		what: "resume an issue", usage: fmt.Sprintf("agenttree resume %d --reason TEXT", id),
+		needs: "a reason (--reason: what was put right), kept in the issue's history",
+		Order: engine.Order{Kind: stages.MoveResume, Reason: strings.TrimSpace(reason),
 			Change:       func(i *issues.Issue) { i.Escalated, i.Attempts, i.Breaker = nil, nil, nil },
 			Instructions: afterResume},
 	})
@@ -40,10 +41,12 @@ func Skip(ctx context.Context, e *engine.Engine, id int, actor engine.Actor, rea
 }
 
 // Abort sends the issue to its flow's abandon stage (`terminal: abandon`).
+// The reason is kept in the history.
 func Abort(ctx context.Context, e *engine.Engine, id int, actor engine.Actor, reason string) (*engine.Result, error) {
 	return run(ctx, e, id, actor, command{
-		what: "abort an issue", usage: fmt.Sprintf("agenttree abort %d", id),
-		Order: engine.Order{Kind: stages.MoveAbort, Reason: cmp.Or(strings.TrimSpace(reason), "a person abandoned the issue"),
+		what: "abort an issue", usage: fmt.Sprintf("agenttree abort %d --reason TEXT", id),
+		needs: "a reason (--reason), kept in the issue's history",
+		Order: engine.Order{Kind: stages.MoveAbort, Reason: strings.TrimSpace(reason),
 			Target: abandonTarget},
 	})
 }
@@ -73,7 +76,8 @@ func Move(ctx context.Context, e *engine.Engine, id int, actor engine.Actor, sta
 }
 
 // command is one of people's commands: the order it gives the engine,
-// and what a refusal or a missing reason says of it.
+// and what a refusal or a missing reason says of it. Each overrides the
+// pipeline, so each says why, for the issue's history.
 type command struct {
 	engine.Order
 	// what and usage say, in a refusal, what only a person may do and

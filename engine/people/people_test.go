@@ -130,13 +130,13 @@ type command func(e *engine.Engine, id int, a engine.Actor) (*engine.Result, err
 // commands are people's commands, by name, each with what it needs.
 var commands = map[string]command{
 	"resume": func(e *engine.Engine, id int, a engine.Actor) (*engine.Result, error) {
-		return people.Resume(context.Background(), e, id, a, "")
+		return people.Resume(context.Background(), e, id, a, "the runner is back")
 	},
 	"skip": func(e *engine.Engine, id int, a engine.Actor) (*engine.Result, error) {
 		return people.Skip(context.Background(), e, id, a, "CI is broken on main")
 	},
 	"abort": func(e *engine.Engine, id int, a engine.Actor) (*engine.Result, error) {
-		return people.Abort(context.Background(), e, id, a, "")
+		return people.Abort(context.Background(), e, id, a, "duplicate of 2")
 	},
 	"reject": func(e *engine.Engine, id int, a engine.Actor) (*engine.Result, error) {
 		return people.Reject(context.Background(), e, id, a, "", "the login form has no labels")
@@ -177,9 +177,9 @@ func TestPeopleCommandsResolveAnEscalation(t *testing.T) {
 		kind    stages.Move
 		reason  string
 	}{
-		{"resume", "implementation_review", stages.MoveResume, "a person resumed the issue"},
+		{"resume", "implementation_review", stages.MoveResume, "the runner is back"},
 		{"skip", "accepted", stages.MoveSkip, "CI is broken on main"},
-		{"abort", "not_doing", stages.MoveAbort, "a person abandoned the issue"},
+		{"abort", "not_doing", stages.MoveAbort, "duplicate of 2"},
 		{"reject", "implement.feedback", stages.MoveReject, "the login form has no labels"},
 		{"move", "implement.code", stages.MoveManual, "start over"},
 	}
@@ -222,7 +222,7 @@ func TestResumedIssueMovesAgain(t *testing.T) {
 
 	res := next(t, e, id, controller)
 	require.Equal(t, engine.StatusEscalated, res.Status, "an escalated issue stops")
-	assert.Contains(t, res.Reasons[0], "`agenttree resume 1`")
+	assert.Contains(t, res.Reasons[0], "`agenttree resume 1 --reason TEXT`")
 
 	res, err := people.Resume(context.Background(), e, id, human, "the flaky test is fixed")
 	require.NoError(t, err)
@@ -255,7 +255,7 @@ func TestResumeSaysWhoGoesOn(t *testing.T) {
 				})
 				require.NoError(t, err)
 			}
-			res, err := people.Resume(context.Background(), e, iss.ID, human, "")
+			res, err := people.Resume(context.Background(), e, iss.ID, human, "the forge is up")
 			require.NoError(t, err)
 			assert.Contains(t, res.Instructions, tt.want)
 		})
@@ -397,14 +397,24 @@ func TestPeopleCommandsSayWhatIsWrong(t *testing.T) {
 			want: []string{"terminal stage", "agenttree move 1"}},
 		{name: "abort in a flow without an abandon stage", stage: "implement.code", flow: "quick",
 			run: func(e *engine.Engine, id int) (*engine.Result, error) {
-				return people.Abort(context.Background(), e, id, human, "")
+				return people.Abort(context.Background(), e, id, human, "no longer wanted")
 			},
 			want: []string{`flow "quick" has no stage for abandoned issues`, "terminal: abandon"}},
 		{name: "abort an abandoned issue", stage: "not_doing",
 			run: func(e *engine.Engine, id int) (*engine.Result, error) {
-				return people.Abort(context.Background(), e, id, human, "")
+				return people.Abort(context.Background(), e, id, human, "no longer wanted")
 			},
 			want: []string{"already at not_doing"}},
+		{name: "resume without a reason", stage: "pr_ready",
+			run: func(e *engine.Engine, id int) (*engine.Result, error) {
+				return people.Resume(context.Background(), e, id, human, " ")
+			},
+			want: []string{"resume needs a reason (--reason: what was put right)", "`agenttree resume 1 --reason TEXT`"}},
+		{name: "abort without a reason", stage: "pr_ready",
+			run: func(e *engine.Engine, id int) (*engine.Result, error) {
+				return people.Abort(context.Background(), e, id, human, "")
+			},
+			want: []string{"abort needs a reason (--reason)", "`agenttree abort 1 --reason TEXT`"}},
 		{name: "reject outside a review", stage: "implement.code",
 			run: func(e *engine.Engine, id int) (*engine.Result, error) {
 				return people.Reject(context.Background(), e, id, human, "", "no")
@@ -452,7 +462,7 @@ func TestPeopleCommandsSayWhatIsWrong(t *testing.T) {
 			want: []string{"move needs a reason", "`agenttree move 1 implement.code --reason TEXT`"}},
 		{name: "an issue that does not exist", stage: "pr_ready",
 			run: func(e *engine.Engine, id int) (*engine.Result, error) {
-				return people.Resume(context.Background(), e, 42, human, "")
+				return people.Resume(context.Background(), e, 42, human, "fixed")
 			},
 			want: []string{"issue 42", "not found"}},
 	}

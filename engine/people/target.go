@@ -89,7 +89,7 @@ func moveTarget(e *engine.Engine, p engine.Place, stage string) (*stages.Node, [
 		return nil, nil, err
 	}
 	if n.Path == p.Issue.Stage {
-		return nil, nil, fmt.Errorf("issue %d is already at %s; nothing to move (an escalated issue goes on with `agenttree resume %d`)", p.Issue.ID, n.Path, p.Issue.ID)
+		return nil, nil, fmt.Errorf("issue %d is already at %s; nothing to move (an escalated issue goes on with `agenttree resume %d --reason TEXT`)", p.Issue.ID, n.Path, p.Issue.ID)
 	}
 	return n, nil, nil
 }

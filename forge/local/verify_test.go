@@ -84,7 +84,7 @@ func TestTamperedRecordSaysWhatChanged(t *testing.T) {
 			assert.Equal(t, tt.changes, te.Changes)
 			assert.Contains(t, te.Fix, tt.fix)
 			reason := te.Escalation(7)
-			for _, want := range []string{record, te.Path, tt.why, tt.fix, "`agenttree verify`", "`agenttree resume 7`", "no work for the agent"} {
+			for _, want := range []string{record, te.Path, tt.why, tt.fix, "`agenttree verify`", "`agenttree resume 7 --reason TEXT`", "no work for the agent"} {
 				assert.Contains(t, reason, want)
 			}
 			for _, c := range tt.changes {

@@ -24,7 +24,7 @@ func tampered(c *hooks.Call, what string, err error) (o hooks.Outcome, ok bool) 
 	if errors.As(err, &te) {
 		reason = fmt.Sprintf("%s: %s", what, te.Escalation(c.Issue.ID))
 	} else {
-		reason = fmt.Sprintf("%s: %v; a person puts it right (`agenttree verify` checks every record), then lets the issue go on with `agenttree resume %d`",
+		reason = fmt.Sprintf("%s: %v; a person puts it right (`agenttree verify` checks every record), then lets the issue go on with `agenttree resume %d --reason TEXT`",
 			what, err, c.Issue.ID)
 	}
 	o = hooks.Escalate(reason)

@@ -55,7 +55,7 @@ func TestTamperedRecordEscalates(t *testing.T) {
 					require.Equal(t, hooks.KindEscalate, o.Kind, "reason: %s", o.Reason)
 					assert.Equal(t, hooks.ClassTampered, o.Class)
 					assert.False(t, o.AgentFixable())
-					for _, want := range append(tt.want, "changed outside agenttree", "no work for the agent", "`agenttree verify`", "`agenttree resume 7`") {
+					for _, want := range append(tt.want, "changed outside agenttree", "no work for the agent", "`agenttree verify`", "`agenttree resume 7 --reason TEXT`") {
 						assert.Contains(t, o.Reason, strings.ReplaceAll(want, "%s", gitx.ShortSHA(l.issue.HeadSHA)))
 					}
 					assert.Empty(t, o.Files, "nothing for the agent")

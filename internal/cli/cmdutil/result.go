@@ -64,7 +64,7 @@ func (a *App) PrintResult(res *engine.Result) {
 		if e := res.Escalated; e != nil {
 			fmt.Fprintf(a.Out, "issue %d %s at %s and waits for a person: %s\n", res.Issue, a.Paint().Bad("is escalated"), e.Stage, SafeText(e.Reason))
 		}
-		fmt.Fprintf(a.Out, "a person resolves it: `agenttree resume %d` (try again), `agenttree skip %d --reason TEXT`, `agenttree abort %d`, or `agenttree move %d STAGE --reason TEXT`\n",
+		fmt.Fprintf(a.Out, "a person resolves it: `agenttree resume %d --reason TEXT` (try again), `agenttree skip %d --reason TEXT`, `agenttree abort %d --reason TEXT`, or `agenttree move %d STAGE --reason TEXT`\n",
 			res.Issue, res.Issue, res.Issue, res.Issue)
 	}
 }

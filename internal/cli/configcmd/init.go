@@ -109,7 +109,7 @@ stages:
     terminal: completion
     post_start:
       - merge_pr:
-  # Dropped: reached only with ` + "`agenttree move ID not_doing --reason ...`" + ` or ` + "`agenttree abort ID`" + `;
+  # Dropped: reached only with ` + "`agenttree move ID not_doing --reason ...`" + ` or ` + "`agenttree abort ID --reason TEXT`" + `;
   # its PR, if it has one, is closed.
   - name: not_doing
     terminal: abandon

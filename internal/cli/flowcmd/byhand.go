@@ -25,16 +25,17 @@ func (a cmds) manualCmds() []*cobra.Command {
 func (a cmds) resumeCmd() *cobra.Command {
 	var reason string
 	cmd := a.byHandCmd(&cobra.Command{
-		Use:     "resume ID",
+		Use:     "resume ID --reason TEXT",
 		Short:   "Let an escalated issue go on: reset its retry budgets and circuit breaker (people only)",
 		Example: `  agenttree resume 3 --reason "CI runner fixed"`,
 		Long: "Clear issue ID's escalation, retry budgets and circuit breaker, so the controller\n" +
-			"(or the next `agenttree next`) tries its stage again.\n\n" + byHandExit,
+			"(or the next `agenttree next`) tries its stage again. The reason (what was put\n" +
+			"right) is kept in the issue's history.\n\n" + byHandExit,
 		Args: cmdutil.ExactArgs(1),
 	}, func(e *engine.Engine, id int, actor engine.Actor, _ []string) (*engine.Result, error) {
 		return people.Resume(a.Ctx, e, id, actor, reason)
 	})
-	cmd.Flags().StringVar(&reason, "reason", "", "why, for the issue's history")
+	cmd.Flags().StringVar(&reason, "reason", "", "what was put right, for the issue's history (required)")
 	return cmd
 }
 
@@ -57,16 +58,16 @@ func (a cmds) skipCmd() *cobra.Command {
 func (a cmds) abortCmd() *cobra.Command {
 	var reason string
 	cmd := a.byHandCmd(&cobra.Command{
-		Use:     "abort ID",
+		Use:     "abort ID --reason TEXT",
 		Short:   "Abandon an issue: move it to its flow's abandon stage (people only)",
 		Example: `  agenttree abort 3 --reason "duplicate of 2"`,
 		Long: "Move issue ID to the stage of its flow declared `terminal: abandon`, and run\n" +
-			"that stage's entry hooks.\n\n" + byHandExit,
+			"that stage's entry hooks. The reason is kept in the issue's history.\n\n" + byHandExit,
 		Args: cmdutil.ExactArgs(1),
 	}, func(e *engine.Engine, id int, actor engine.Actor, _ []string) (*engine.Result, error) {
 		return people.Abort(a.Ctx, e, id, actor, reason)
 	})
-	cmd.Flags().StringVar(&reason, "reason", "", "why, for the issue's history")
+	cmd.Flags().StringVar(&reason, "reason", "", "why it is abandoned, for the issue's history (required)")
 	return cmd
 }
 

@@ -338,9 +338,9 @@ type wayOut struct{ usage, does string }
 func (w wayOut) command(id int) string { return "agenttree " + fmt.Sprintf(w.usage, id) }
 
 var waysOut = []wayOut{
-	{"resume %d", "reset its budgets and breaker, and try the stage again"},
+	{"resume %d --reason TEXT", "reset its budgets and breaker, and try the stage again"},
 	{"skip %d --reason TEXT", "move past the stage without its gates"},
-	{"abort %d", "move it to its flow's abandon stage"},
+	{"abort %d --reason TEXT", "move it to its flow's abandon stage"},
 	{"move %d STAGE --reason TEXT", "put it at any stage of its flow"},
 }
 
