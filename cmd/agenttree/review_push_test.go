@@ -180,3 +180,21 @@ func (r *rig) prRecord(t *testing.T, n int) string {
 	require.NoError(t, err)
 	return string(data)
 }
+
+// The help of next and approve says what a person's next does at a
+// review, what a new head does to an approval, and what --dry-run says.
+func TestNextAndApproveHelpSayWhatAReviewDoes(t *testing.T) {
+	r := invoke(t, humanEnv, "next", "--help")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "At a\nhuman review, a person's next is an approval, the same as `agenttree approve ID`")
+	r = invoke(t, humanEnv, "approve", "--help")
+	require.Equal(t, exitOK, r.code, r.stderr)
+	for _, want := range []string{
+		"A person's `agenttree next -i ID` at a review does the same.",
+		"A head pushed to the PR during the review",
+		"sends the issue back to the stage before\nthe review that runs CI",
+		"--dry-run says what approving would do: which head it approves",
+	} {
+		assert.Contains(t, r.stdout, want)
+	}
+}

@@ -184,7 +184,9 @@ func StageKeys() []Key {
 			Doc: "Who acts: an agent role (default `developer`, or any name such as `reviewer`), `controller` (the host controller), or `human` (`manager` in the earlier tool)."},
 		{Name: "host", Type: TypeEnum, Enum: []string{"controller", "agent", "container"}, Example: "controller",
 			Doc: "`host: controller` is `role: controller`: the host controller runs the stage (`agent` and `container` change nothing)."},
-		{Name: "human_review", Type: TypeBool, Example: "true", Doc: "A person approves (`agenttree approve`) or rejects; agents cannot leave the stage."},
+		{Name: "human_review", Type: TypeBool, Example: "true",
+			Doc: "A person approves (`agenttree approve ID`; a person's `agenttree next -i ID` there is the same approval) or rejects; agents cannot leave the stage. " +
+				"A head pushed to the PR meanwhile is not approved: the issue goes back through the stage before the review that runs CI, and comes back for a new approval."},
 		{Name: "parking_lot", Type: TypeBool, Example: "true", Doc: "A waiting place (a backlog): issues rest there until moved on."},
 		{Name: "terminal", Type: TypeEnum, Enum: []string{"completion", "abandon"}, Example: "completion",
 			Doc: "A final stage: the issue is done (`completion`) or given up (`abandon`)."},

@@ -26,6 +26,10 @@ func (a cmds) nextCmd() *cobra.Command {
   agenttree next -i 3
   agenttree next --dry-run --json`,
 		Long: "Check the current stage's gates and move the issue to its next stage.\n\n" +
+			"A person's next at a controller stage runs the controller's pass for the issue here. At a\n" +
+			"human review, a person's next is an approval, the same as `agenttree approve ID`: the\n" +
+			"review's gates, the approval of the PR's head, then the next stage's entry work (a merge).\n" +
+			"--dry-run says what it would do and changes nothing.\n\n" +
 			"Exit status: 0 moved (or already at the final stage); 1 blocked by a gate (each reason\n" +
 			"printed), stepped back, or the new stage's entry work did not finish; 2 bad usage or\n" +
 			"config; 3 waiting on a person or the controller, or another process has the issue;\n" +
@@ -122,10 +126,18 @@ func (a cmds) approveCmd() *cobra.Command {
 		Use:   "approve ID",
 		Short: "Approve an issue waiting at a human review (people only)",
 		Long: "Approve issue ID, waiting at a human review: check the review's gates (an approved PR,\n" +
-			"say) and move it on, running the next stage's entry work (a merge, say).\n\n" +
-			"Exit status: 0 approved; 1 a gate failed (each reason printed) or the entry work did not\n" +
-			"finish; 2 bad usage or config, or the issue is at no review; 3 not a person, or another\n" +
-			"process has the issue; 130 interrupted.",
+			"say) and move it on, running the next stage's entry work (a merge, say). On the local\n" +
+			"forge, approving records your approval of the PR at its current head; only that head is\n" +
+			"merged. A person's `agenttree next -i ID` at a review does the same.\n\n" +
+			"A head pushed to the PR during the review (or after it, where the merge refused it) is one\n" +
+			"CI did not pass: approve does not approve it, but sends the issue back to the stage before\n" +
+			"the review that runs CI, and says so; the controller does the same when it sees the push.\n" +
+			"Once CI passed on the new head and the issue is back at the review, approve it.\n\n" +
+			"--dry-run says what approving would do: which head it approves and where the issue goes\n" +
+			"then, with the work that runs there; it changes nothing.\n\n" +
+			"Exit status: 0 approved; 1 a gate failed (each reason printed), the entry work did not\n" +
+			"finish, or the issue went back through CI for a new head; 2 bad usage or config, or the\n" +
+			"issue is at no review; 3 not a person, or another process has the issue; 130 interrupted.",
 		Example: `  agenttree approve 3
   agenttree approve 3 --dry-run`,
 		Args: cmdutil.ExactArgs(1),
@@ -143,7 +155,7 @@ func (a cmds) approveCmd() *cobra.Command {
 			return a.Report(res, asJSON)
 		},
 	}
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "check the gates without moving the issue")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "say what approving would do (the head approved, where the issue goes) without doing it")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
 }
