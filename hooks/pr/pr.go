@@ -87,7 +87,8 @@ func forgeOf(c *hooks.Call) (forge.Forge, *hooks.Outcome) {
 	// A forge opened on first use says here, before anything is pushed,
 	// whether it can be opened at all.
 	if _, err := forge.Unwrap(c.Env.Forge); err != nil {
-		o := hooks.FailAs(hooks.ClassConfig, "hook `%s`: %v", c.HookName(), err)
+		// What runs the hook names it (create_pr (post_start of pr_ready): ...).
+		o := hooks.FailAs(hooks.ClassConfig, "%v", err)
 		return nil, &o
 	}
 	return c.Env.Forge, nil

@@ -41,7 +41,13 @@ func (c *Client) paneState(ctx context.Context, t string) (paneState, error) {
 	}
 	out, err := c.run(ctx, nil, "list-panes", "-t", targetArg(t), "-F",
 		"#{pane_id}\t#{pane_active}\t#{pane_in_mode}\t#{pane_dead}\t#{pane_input_off}\t#{pane_pid}\t#{pane_tty}\t#{pane_current_command}")
-	if err != nil {
+	var terr *Error
+	switch {
+	case errors.Is(err, ErrNoSession) && errors.As(err, &terr):
+		// tmux's own words say why (no server, no such session); the
+		// command line would say the pane's name twice more.
+		return paneState{}, fmt.Errorf("find tmux pane %s%s: %w (tmux: %s)", t, c.onServer(), ErrNoSession, terr.Stderr)
+	case err != nil:
 		return paneState{}, fmt.Errorf("find tmux pane %s: %w", t, err)
 	}
 	for _, line := range strings.Split(out, "\n") {
