@@ -100,8 +100,8 @@ type Check struct {
 	// JobID names a GitHub Actions job whose log can be fetched.
 	JobID int64 `json:"job_id,omitempty"`
 	// Queued: the check waits to start (for a runner, an approval, the
-	// checks before it). Pending and not queued is running. A forge that
-	// starts CI at once (the local forge) never sets it.
+	// checks before it; on the local forge, a free run slot under
+	// ci.max_parallel). Pending and not queued is running.
 	Queued      bool      `json:"queued,omitempty"`
 	StartedAt   time.Time `json:"started_at,omitempty"`
 	CompletedAt time.Time `json:"completed_at,omitempty"`

@@ -215,6 +215,8 @@ type CI struct {
 	Command string
 	// Timeout bounds one CI run (default 30 minutes).
 	Timeout time.Duration
+	// MaxParallel bounds the runs going at once; 0: no bound.
+	MaxParallel int
 	// Env names the variables of the controller's environment the command
 	// gets besides those every program needs; it gets no other, since the
 	// agents' code reads what it gets (package codeenv).

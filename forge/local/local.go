@@ -61,6 +61,10 @@ type Options struct {
 	// (default 10 seconds). Windows has no TERM: there the command is
 	// killed at CITimeout, and what it started keeps running.
 	CIGrace time.Duration
+	// CIMaxParallel bounds the CI runs going at once (ci.max_parallel): a
+	// head pushed while that many run is queued until one ends. 0: no
+	// bound.
+	CIMaxParallel int
 	// CIUser is the OS user CICommand runs as (`sandbox: user:NAME`), in
 	// a checkout handed over to it, so that the agents' code never runs
 	// with the host's authority; the runner itself, which records the
@@ -156,7 +160,7 @@ func New(ctx context.Context, opts Options) (*Forge, error) {
 	}
 	f.ci, err = ci.New(ci.Options{Dir: filepath.Join(f.dir, "checks"), LockDir: filepath.Join(f.dir, "locks"), Bare: f.bare,
 		Command: opts.CICommand, Timeout: opts.CITimeout, Grace: opts.CIGrace, User: opts.CIUser, Env: opts.CIEnv,
-		Refused: opts.CIRefused, Runner: opts.Runner, LockTimeout: opts.LockTimeout})
+		Refused: opts.CIRefused, Runner: opts.Runner, LockTimeout: opts.LockTimeout, MaxParallel: opts.CIMaxParallel})
 	if err != nil {
 		return nil, err
 	}

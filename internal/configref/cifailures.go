@@ -14,15 +14,16 @@ func (w *mdWriter) ciFailureKinds() {
 	w.row("`ci_failed`", "A check failed, and not for its environment.", "`ci_polling.max_retries`")
 	w.row("`no_new_ci`", "No check started within `new_run_timeout_s` of the push.", "2")
 	w.row("`polling_timeout`", "Checks still ran `timeout_s` after CI started.", "2")
-	w.row("`ci_cancelled`", "Every failed check was cancelled or timed out on the CI service; run again once first.", "2")
+	w.row("`ci_cancelled`", "Every failed check was cancelled or timed out on the CI service (on the local forge: stopped by TERM or INT from outside, or past `ci.timeout_s`); run again once first.", "2")
 	w.row("`ci_environment`", "Every failed check failed for its environment (or was cancelled), at least one for its environment; "+
 		"run again once first.", "2")
 	w.endTable()
 	w.p("A check failed for its environment, not its code, when:")
 	w.p("- on GitHub, its conclusion is `startup_failure` (the workflow could not start);\n" +
 		"- on the local forge, its command could not be started (the sandbox's user, the shell), its runner stopped without a " +
-		"result twice, or the command was killed by a signal the runner did not send: KILL (the out-of-memory killer), TERM, HUP or " +
-		"INT (a shutdown, a person). A crash of the program itself (SEGV, ABRT) is the code's;\n" +
+		"result twice, or the command was killed by a signal the runner did not send: KILL (the out-of-memory killer) or HUP (a " +
+		"closing session). TERM or INT that the runner did not send (a person's kill or Ctrl-C) makes the run cancelled " +
+		"(`ci_cancelled`). A crash of the program itself (SEGV, ABRT) is the code's;\n" +
 		"- on either, a line of the tail of its log (the last 200 lines, which wait_for_ci reads for the feedback anyway) says, in " +
 		"any case, `The runner has received a shutdown signal`, `lost communication with the server`, `No space left on device`, " +
 		"`Could not resolve host` or `Temporary failure in name resolution`; or a download was refused: a URL, a word of " +

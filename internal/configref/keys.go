@@ -90,6 +90,9 @@ func TopLevel() []Key {
 		{Name: "ci", Type: TypeSection, Doc: "The local forge's CI: the command it runs on each pushed head.", Keys: []Key{
 			{Name: "command", Type: TypeString, Example: "make check", Doc: "The shell command CI runs in a checkout of the head; exit 0 passes. Without it the local forge's CI runs nothing: its one check is skipped, which counts as passed, so every head passes untested (validate warns where a hook takes CI's verdict)."},
 			{Name: "timeout_s", Type: TypeDuration, Example: "900", Doc: "How long one CI run may take. Default: 30 minutes."},
+			{Name: "max_parallel", Type: TypeInt, Default: "0", Example: "2",
+				Doc: "How many CI runs may go at once; a head pushed while that many run is queued until one ends, and `ci_polling.timeout_s` runs from when it starts " +
+					"(`ci_polling.new_run_timeout_s` bounds the time queued). 0: no bound, every head's CI starts at once (on a small machine, several agents pushing at once share its cores)."},
 			{Name: "env", Type: TypeEnvNames, Example: "[GOFLAGS]",
 				Doc: "Names of variables of the controller's environment to pass to the command. Of that environment it gets only these, " +
 					"PATH, HOME, USER, LOGNAME, LANG, LC_*, TERM, TMPDIR and TZ (under `sandbox: user:NAME`, that user's HOME, USER and LOGNAME), " +

@@ -51,6 +51,10 @@ type Options struct {
 	Runner []string
 	// LockTimeout bounds waiting for another writer (default 30 seconds).
 	LockTimeout time.Duration
+	// MaxParallel bounds the CI runs going at once (ci.max_parallel); a
+	// head pushed while that many run waits, queued, for one to end.
+	// 0: no bound.
+	MaxParallel int
 }
 
 // Runs is the CI of one bare repository. Every method is safe to call
@@ -140,7 +144,9 @@ func (r *Runs) Checks(ctx context.Context, sha string) ([]forge.Check, error) {
 		if rec != nil {
 			attempt = rec.Attempt + 1
 		}
-		rec, err = r.start(ctx, full, attempt, 0, "")
+		rec, err = r.startOrQueue(ctx, full, attempt, nil)
+	case rec.State == forge.CheckPending && rec.Queued:
+		rec, err = r.startOrQueue(ctx, full, rec.Attempt, rec)
 	case rec.State == forge.CheckPending:
 		rec, err = r.settle(ctx, rec, true)
 	}
@@ -163,7 +169,7 @@ func (r *Runs) check(rec *record) forge.Check {
 	return forge.Check{
 		ID: int64(rec.Attempt), Name: checkName, SHA: rec.SHA, State: rec.State,
 		URL: r.runPath(rec.SHA, rec.Attempt, ".log"), Kind: "local",
-		StartedAt: rec.StartedAt, CompletedAt: rec.CompletedAt, Environment: rec.Environment,
+		StartedAt: rec.StartedAt, CompletedAt: rec.CompletedAt, Environment: rec.Environment, Queued: rec.Queued,
 	}
 }
 

@@ -44,7 +44,11 @@ type record struct {
 	Note string `yaml:"note,omitempty"`
 	// Environment says why a failed run failed for its environment, not
 	// the command's code (forge.Check.Environment).
-	Environment string    `yaml:"environment,omitempty"`
+	Environment string `yaml:"environment,omitempty"`
+	// Queued: the attempt waits for a run slot (Options.MaxParallel); it
+	// has no runner yet, and QueuedAt says since when.
+	Queued      bool      `yaml:"queued,omitempty"`
+	QueuedAt    time.Time `yaml:"queued_at,omitempty"`
 	StartedAt   time.Time `yaml:"started_at,omitempty"`
 	CompletedAt time.Time `yaml:"completed_at,omitempty"`
 }

@@ -178,6 +178,9 @@ func (r *Runs) finish(rec *record, res cirun.Result, lost string) (*record, erro
 	case res.Environment == cirun.EnvSignal:
 		note = fmt.Sprintf("agenttree: CI failed: killed by a signal the runner did not send (exit status %d) in %s", res.Exit, took)
 		env = "the CI command was killed by a signal agenttree did not send (out of memory, a shutdown?)"
+	case res.Cancelled:
+		state = forge.CheckCancelled
+		note = fmt.Sprintf("agenttree: CI was cancelled after %s: stopped by a signal the runner did not send (exit status %d)", took, res.Exit)
 	case res.TimedOut:
 		state = forge.CheckTimedOut
 		note = fmt.Sprintf("agenttree: CI timed out after %s and was stopped", r.opts.Timeout)

@@ -108,16 +108,22 @@ func (a Attempt) execute(ctx context.Context) (Result, error) {
 	}
 	res := Result{Exit: proc.ExitStatus(cmd.ProcessState), TimedOut: stopped.Load()}
 	if sig, ok := outsideKill(cmd.ProcessState); ok && !res.TimedOut {
-		fmt.Fprintf(out, "agenttree: CI was killed by signal %d (%s), which the CI runner did not send\n", int(sig), sig)
-		res.Environment = EnvSignal
+		if sig == syscall.SIGINT || sig == syscall.SIGTERM {
+			fmt.Fprintf(out, "agenttree: CI was cancelled: stopped by signal %d (%s), which the CI runner did not send\n", int(sig), sig)
+			res.Cancelled = true
+		} else {
+			fmt.Fprintf(out, "agenttree: CI was killed by signal %d (%s), which the CI runner did not send\n", int(sig), sig)
+			res.Environment = EnvSignal
+		}
 	}
 	return res, nil
 }
 
 // outsideKill reports the signal that killed the command when it is one
 // that stops a process from outside (KILL, as the out-of-memory killer
-// sends; TERM, HUP or INT, as a shutdown or a person does), not one a
-// program's own crash raises (SEGV, ABRT), which is the code's failure.
+// sends, or HUP: the environment's failure; TERM or INT, as a person
+// stopping the run does: a cancelled run), not one a program's own crash
+// raises (SEGV, ABRT), which is the code's failure.
 func outsideKill(ps *os.ProcessState) (syscall.Signal, bool) {
 	ws, ok := ps.Sys().(syscall.WaitStatus)
 	if !ok || !ws.Signaled() {

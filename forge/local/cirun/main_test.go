@@ -117,6 +117,10 @@ func TestMainPublishesResult(t *testing.T) {
 		{"killed by a signal the runner did not send", `sleep 120 & echo $! > "$bg"; echo started; kill -KILL $$`, 0,
 			cirun.Result{Exit: 128 + int(syscall.SIGKILL), Environment: cirun.EnvSignal},
 			"started\nagenttree: CI was killed by signal 9 (killed), which the CI runner did not send\n"},
+		// A person stopping the run: no verdict, and not the environment.
+		{"cancelled by a signal the runner did not send", `sleep 120 & echo $! > "$bg"; echo started; kill -TERM $$`, 0,
+			cirun.Result{Exit: 128 + int(syscall.SIGTERM), Cancelled: true},
+			"started\nagenttree: CI was cancelled: stopped by signal 15 (terminated), which the CI runner did not send\n"},
 		// A crash of the program itself is the code's failure.
 		{"crashed", `sleep 120 & echo $! > "$bg"; kill -SEGV $$`, 0, cirun.Result{Exit: 128 + int(syscall.SIGSEGV)}, ""},
 	}

@@ -20,6 +20,10 @@ type Result struct {
 	// Environment says the run failed for its environment, not the
 	// command's code: EnvStart or EnvSignal; "" otherwise.
 	Environment string
+	// Cancelled: the command was stopped by INT or TERM that the runner
+	// did not send, as a person's Ctrl-C or kill does: no verdict on the
+	// code, and no fault of the environment either.
+	Cancelled bool
 }
 
 // Why a run failed for its environment.
@@ -27,8 +31,12 @@ const (
 	// EnvStart: the command could not be started (its user, its shell).
 	EnvStart = "start"
 	// EnvSignal: the command was killed by a signal the runner did not
-	// send (the out-of-memory killer, a shutdown, a person).
+	// send and no person sends to stop a run (KILL, as the out-of-memory
+	// killer sends; HUP, as a closing session does).
 	EnvSignal = "signal"
+	// cancelled marks a Result.Cancelled on disk, where EnvStart and
+	// EnvSignal go.
+	cancelled = "cancelled"
 )
 
 func (r Result) encode() []byte {
@@ -36,8 +44,12 @@ func (r Result) encode() []byte {
 	if r.TimedOut {
 		timedOut = 1
 	}
-	if r.Environment != "" {
-		return fmt.Appendf(nil, "%d %d %s\n", r.Exit, timedOut, r.Environment)
+	why := r.Environment
+	if r.Cancelled {
+		why = cancelled
+	}
+	if why != "" {
+		return fmt.Appendf(nil, "%d %d %s\n", r.Exit, timedOut, why)
 	}
 	return fmt.Appendf(nil, "%d %d\n", r.Exit, timedOut)
 }
@@ -63,9 +75,14 @@ func ReadResult(path string) (Result, bool) {
 		return Result{}, false
 	}
 	fields := strings.Fields(string(data))
-	env := ""
-	if len(fields) == 3 && (fields[2] == EnvStart || fields[2] == EnvSignal) {
-		fields, env = fields[:2], fields[2]
+	env, cancel := "", false
+	if len(fields) == 3 {
+		switch fields[2] {
+		case EnvStart, EnvSignal:
+			fields, env = fields[:2], fields[2]
+		case cancelled:
+			fields, cancel = fields[:2], true
+		}
 	}
 	if len(fields) != 2 {
 		return Result{}, false
@@ -75,7 +92,7 @@ func ReadResult(path string) (Result, bool) {
 	if err1 != nil || err2 != nil {
 		return Result{}, false
 	}
-	return Result{Exit: code, TimedOut: timedOut == 1, At: st.ModTime().UTC(), Environment: env}, true
+	return Result{Exit: code, TimedOut: timedOut == 1, At: st.ModTime().UTC(), Environment: env, Cancelled: cancel}, true
 }
 
 // ReadUnpublished reads the result for path that a runner wrote but did

@@ -30,6 +30,7 @@ func TestReadResult(t *testing.T) {
 		{"lost", "-1 0", cirun.Result{Exit: -1, At: ended}, true},
 		{"could not start", "126 0 start\n", cirun.Result{Exit: 126, At: ended, Environment: cirun.EnvStart}, true},
 		{"killed from outside", "137 0 signal\n", cirun.Result{Exit: 137, At: ended, Environment: cirun.EnvSignal}, true},
+		{"cancelled from outside", "143 0 cancelled\n", cirun.Result{Exit: 143, At: ended, Cancelled: true}, true},
 		{"an unknown reason", "1 0 why\n", cirun.Result{}, false},
 		{"empty", "", cirun.Result{}, false},
 		{"half written", "3", cirun.Result{}, false},

@@ -23,7 +23,7 @@ func (a *App) openForge(cfg *stages.Config, stateDir string) *forge.LazyForge {
 		// CI runs the agents' code: as the sandbox's user, never the host's.
 		ciUser, ciRefused := shell.HostUser(cfg.Sandbox)
 		return local.New(a.Ctx, local.Options{StateDir: stateDir, RepoDir: repoDir, DefaultBranch: cfg.DefaultBranch,
-			Project: cfg.Project, CICommand: cfg.CI.Command, CITimeout: cfg.CI.Timeout, CIEnv: cfg.CI.Env, CIUser: ciUser, CIRefused: ciRefused})
+			Project: cfg.Project, CICommand: cfg.CI.Command, CITimeout: cfg.CI.Timeout, CIMaxParallel: cfg.CI.MaxParallel, CIEnv: cfg.CI.Env, CIUser: ciUser, CIRefused: ciRefused})
 	})
 }
 

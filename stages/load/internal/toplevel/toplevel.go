@@ -111,9 +111,10 @@ func conflictFields(d *diag.Collector, c *stages.ConflictHandling) fields {
 
 func ciFields(d *diag.Collector, ci *stages.CI) fields {
 	return fields{
-		"command":   func(v *yaml.Node) { d.StringVar(v, &ci.Command) },
-		"timeout_s": func(v *yaml.Node) { d.DurationVar(v, &ci.Timeout) },
-		"env":       func(v *yaml.Node) { d.EnvNamesVar(v, "ci.env", &ci.Env) },
+		"command":      func(v *yaml.Node) { d.StringVar(v, &ci.Command) },
+		"timeout_s":    func(v *yaml.Node) { d.DurationVar(v, &ci.Timeout) },
+		"env":          func(v *yaml.Node) { d.EnvNamesVar(v, "ci.env", &ci.Env) },
+		"max_parallel": func(v *yaml.Node) { d.IntAtLeast(v, &ci.MaxParallel, 0, "ci.max_parallel") },
 	}
 }
 
