@@ -86,13 +86,20 @@ func TestStatusShowsARateLimitedAgent(t *testing.T) {
 	assert.Contains(t, res.stdout, "rate-limited: the developer agent limited restarts at ")
 }
 
-// An issue at the last stage of a flow with no terminal stage is stuck
-// there: status says so and what to do, never "agent working".
+// A pipeline with no terminal stage: validate warns, with the stage to
+// add; an issue at the last stage of its flow is stuck there, and status
+// says so and what to do, never "agent working".
 func TestStatusAtTheEndOfAFlowWithNoTerminalStage(t *testing.T) {
 	w := newWorkspace(t, "stages:\n  - name: backlog\n    parking_lot: true\n  - name: implement\n  - name: review\n")
+	res := w.run(t, humanEnv, "validate")
+	require.Equal(t, exitOK, res.code, "a warning, not an error: %s", res.stderr)
+	assert.Contains(t, res.stdout, "ok (canonical form, 3 stages, flows: default, 1 warning)")
+	assert.Contains(t, res.stderr, w.config+":1:1: warning: flow \"default\" has no terminal stage, nor has any stage of the pipeline: "+
+		"an issue on it is never done, and stays at review for good (add the stage issues end in, last in `stages:` (and in each flow of `flows:`): "+
+		"`- name: accepted` with `terminal: completion`)")
 	id := w.create(t, "Add login page", "--stage", "review")
 
-	res := w.run(t, humanEnv, "status")
+	res = w.run(t, humanEnv, "status")
 	require.Equal(t, exitOK, res.code, res.stderr)
 	assert.Regexp(t, `1\s+review\s+agent: developer\s+a person: review is the last stage of flow default`, res.stdout)
 	assert.NotContains(t, res.stdout, "agent working")

@@ -14,6 +14,7 @@ import (
 	"github.com/agenttree/agenttree/internal/colour"
 	"github.com/agenttree/agenttree/internal/exitcode"
 	"github.com/agenttree/agenttree/stages"
+	"github.com/agenttree/agenttree/stages/load"
 )
 
 // ValidateReport is what `validate --json` prints: the config's errors
@@ -168,6 +169,9 @@ func (a cmds) validateReport() (ValidateReport, error) {
 	default:
 		rep.File, rep.Valid, rep.Form, rep.Stages, rep.Flows = cfg.File, true, cfg.Form, len(cfg.Stages), cfg.FlowNames()
 		rep.Warnings = append(rep.Warnings, cfg.Warnings...)
+		// Only here: a pipeline that declares no end loads (as the earlier
+		// tool's did), and every command but validate keeps quiet of it.
+		rep.Warnings = append(rep.Warnings, load.Unending(cfg)...)
 		rep.Unreviewed = append(rep.Unreviewed, cfg.UnreviewedMerges(stages.Approvals(reg))...)
 		rep.StepBacks = append(rep.StepBacks, cfg.BareStepBacks()...)
 	}
