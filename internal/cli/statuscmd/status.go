@@ -131,7 +131,7 @@ const statusMemoryLimit = 256 << 20
 // statusRows reads every issue into a row: escalated ones first, then by
 // stage in pipeline order. An issue that cannot be read is a row saying
 // why, never a failure of the whole list; so is one whose directory was
-// removed (issues.Store.Missing).
+// removed (issues.Store.Missing), or whose files were (emptied).
 func statusRows(ctx context.Context, e *engine.Engine) ([]Row, error) {
 	listed, err := e.Store.Scan()
 	if err != nil {
@@ -152,6 +152,9 @@ func statusRows(ctx context.Context, e *engine.Engine) ([]Row, error) {
 	parallel.For(len(listed), func(i int) { rows[i] = rowOf(e, listed[i], agents) })
 	for _, id := range missing {
 		rows = append(rows, missingRow(e, id))
+	}
+	for _, id := range emptied(e, listed, time.Now()) {
+		rows = append(rows, emptiedRow(e, id))
 	}
 	return sortRows(rows, stageRanks(e.Config)), nil
 }
