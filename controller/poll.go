@@ -178,7 +178,7 @@ func observe(prev *issues.Poll, l look) (*issues.Poll, signal, report) {
 	}
 	if pr != nil && pr.Checks != nil {
 		sum := forge.Summarize(pr.Checks)
-		p.Checks = &issues.Checks{Total: sum.Total, Pending: sum.Pending, Passing: sum.Passing, Failing: sum.Failing}
+		p.Checks = &issues.Checks{Total: sum.Total, Pending: sum.Pending, Queued: sum.Queued, Passing: sum.Passing, Failing: sum.Failing}
 		for _, ch := range pr.Checks {
 			if !ch.State.Done() {
 				rep.pending = append(rep.pending, ch.Name)

@@ -95,7 +95,7 @@ func openEngine(ctx context.Context, path string) (*engine.Engine, error) {
 	}
 	e := engine.New(cfg, store, reg, nil)
 	e.Forge, err = local.New(ctx, local.Options{StateDir: stateDir, RepoDir: filepath.Dir(path), DefaultBranch: cfg.DefaultBranch,
-		Project: cfg.Project, CICommand: cfg.CI.Command, CITimeout: cfg.CI.Timeout})
+		Project: cfg.Project, CICommand: cfg.CI.Command, CITimeout: cfg.CI.Timeout, CIMaxParallel: cfg.CI.MaxParallel})
 	if err != nil {
 		return nil, err
 	}

@@ -285,7 +285,9 @@ func (e *RateLimitError) Unwrap() error { return ErrRateLimit }
 // Summary counts a commit's checks by state.
 type Summary struct {
 	Total, Pending, Passing, Failing int
-	Failed                           []Check
+	// Queued counts the pending checks that wait to start.
+	Queued int
+	Failed []Check
 }
 
 // Summarize counts checks by state.
@@ -296,6 +298,9 @@ func Summarize(checks []Check) Summary {
 		switch {
 		case !c.State.Done():
 			s.Pending++
+			if c.Queued {
+				s.Queued++
+			}
 		case c.State.Passing():
 			s.Passing++
 		default:

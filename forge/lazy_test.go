@@ -119,9 +119,11 @@ func TestSummarize(t *testing.T) {
 		{Name: "a", State: forge.CheckSuccess}, {Name: "b", State: forge.CheckSkipped},
 		{Name: "c", State: forge.CheckPending}, {Name: "d", State: ""},
 		{Name: "e", State: forge.CheckFailure}, {Name: "f", State: forge.CheckTimedOut},
+		{Name: "g", State: forge.CheckPending, Queued: true},
 	})
-	assert.Equal(t, 6, s.Total)
-	assert.Equal(t, 2, s.Pending, "an unset state is no verdict")
+	assert.Equal(t, 7, s.Total)
+	assert.Equal(t, 3, s.Pending, "an unset state is no verdict")
+	assert.Equal(t, 1, s.Queued, "of the pending, one waits to start")
 	assert.Equal(t, 2, s.Passing)
 	assert.Equal(t, 2, s.Failing)
 	assert.Equal(t, []string{"e", "f"}, []string{s.Failed[0].Name, s.Failed[1].Name})

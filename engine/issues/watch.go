@@ -77,6 +77,8 @@ func (p *Poll) Log(at time.Time, what string) {
 type Checks struct {
 	Total   int `yaml:"total" json:"total"`
 	Pending int `yaml:"pending" json:"pending"`
+	// Queued counts the pending checks that wait to start.
+	Queued  int `yaml:"queued,omitempty" json:"queued,omitempty"`
 	Passing int `yaml:"passing" json:"passing"`
 	Failing int `yaml:"failing" json:"failing"`
 }

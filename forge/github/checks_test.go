@@ -64,7 +64,7 @@ func TestChecksPendingToSuccess(t *testing.T) {
 	checks, err := c.Checks(ctx, sha1)
 	require.NoError(t, err)
 	sum := forge.Summarize(checks)
-	assert.Equal(t, forge.Summary{Total: 3, Pending: 3}, sum)
+	assert.Equal(t, forge.Summary{Total: 3, Pending: 3, Queued: 1}, sum)
 	queued := map[string]bool{}
 	for _, ch := range checks {
 		queued[ch.Name] = ch.Queued

@@ -180,8 +180,9 @@ func noCommandCheck(sha string) forge.Check {
 	return forge.Check{Name: checkName, SHA: sha, State: forge.CheckSkipped, Kind: "local", URL: noCommandNote}
 }
 
-// Recorded is what is known about sha's CI without starting a run:
-// nil when nothing is recorded. A result the runner has left since the
+// Recorded is what is known about sha's CI without starting a run (but
+// one queued, which was asked for, starts if a slot is free): nil when
+// nothing is recorded. A result the runner has left since the
 // last look is taken in, which is cheap and spares a PR view from showing
 // a finished run as pending.
 func (r *Runs) Recorded(ctx context.Context, sha string) ([]forge.Check, error) {
@@ -194,6 +195,10 @@ func (r *Runs) Recorded(ctx context.Context, sha string) ([]forge.Check, error) 
 	}
 	if rec.State != forge.CheckPending {
 		return []forge.Check{r.check(rec)}, nil
+	}
+	if rec.Queued {
+		// Asked for already: a look is when a queued run may start.
+		return r.Checks(ctx, sha)
 	}
 	if _, done := cirun.ReadResult(r.resultFile(rec)); done {
 		unlock, err := r.lock(ctx, sha)

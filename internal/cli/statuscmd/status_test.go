@@ -49,6 +49,20 @@ func TestStatusWaitingOn(t *testing.T) {
 			run: []string{"agenttree controller", "agenttree next -i 1"},
 		},
 		{
+			name: "CI queued at a controller stage",
+			iss:  issues.Issue{ID: 1, Stage: "pr_ready", PRNumber: 1, EntryPending: &issues.EntryPending{Stage: "pr_ready", Done: 1}},
+			poll: &issues.Poll{PR: 1, Checks: &issues.Checks{Total: 2, Pending: 2, Queued: 2}, PushedAt: at.Add(time.Hour)},
+			who:  WaiterController, what: "controller: CI queued, 2/2 checks waiting to start",
+			run: []string{"agenttree controller", "agenttree next -i 1"},
+		},
+		{
+			name: "CI partly queued at a controller stage",
+			iss:  issues.Issue{ID: 1, Stage: "pr_ready", PRNumber: 1, EntryPending: &issues.EntryPending{Stage: "pr_ready", Done: 1}},
+			poll: &issues.Poll{PR: 1, Checks: &issues.Checks{Total: 3, Pending: 2, Queued: 1, Passing: 1}, PushedAt: at.Add(time.Hour)},
+			who:  WaiterController, what: "controller: CI running, 1/3 checks done, 1 queued",
+			run: []string{"agenttree controller", "agenttree next -i 1"},
+		},
+		{
 			name: "the poll of a PR the issue no longer has",
 			iss:  issues.Issue{ID: 1, Stage: "pr_ready", PRNumber: 2, EntryPending: &issues.EntryPending{Stage: "pr_ready"}},
 			poll: poll,

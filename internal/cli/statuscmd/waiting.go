@@ -93,7 +93,16 @@ func controllerWaiting(iss *issues.Issue, poll *issues.Poll) waiting {
 		return w
 	case poll != nil && poll.Checks != nil && poll.Checks.Pending > 0:
 		c := poll.Checks
-		w.what = fmt.Sprintf("controller: CI running, %d/%d checks done", c.Total-c.Pending, c.Total)
+		switch {
+		case c.Queued == c.Pending:
+			// Its time limit has not started: say so, or a long wait
+			// reads as a run about to time out.
+			w.what = fmt.Sprintf("controller: CI queued, %d/%d checks waiting to start", c.Queued, c.Total)
+		case c.Queued > 0:
+			w.what = fmt.Sprintf("controller: CI running, %d/%d checks done, %d queued", c.Total-c.Pending, c.Total, c.Queued)
+		default:
+			w.what = fmt.Sprintf("controller: CI running, %d/%d checks done", c.Total-c.Pending, c.Total)
+		}
 		w.since = poll.PushedAt
 	case poll != nil && poll.Status != "":
 		w.what = "controller: " + lines.First(poll.Status)
