@@ -93,7 +93,8 @@ func (r *rig) assertTamperEscalation(t *testing.T, iss *issues.Issue, record str
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		var line string
 		for _, l := range strings.Split(r.controllerLog(t), "\n") {
-			if strings.Contains(l, "escalated: ") && strings.Contains(l, record+": its record was changed outside agenttree") {
+			// The escalation's own line, not a poll's report of it.
+			if strings.Contains(l, `msg="escalated: `) && strings.Contains(l, record+": its record was changed outside agenttree") {
 				line = l
 			}
 		}
