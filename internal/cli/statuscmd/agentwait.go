@@ -96,19 +96,24 @@ func (l *agentLook) record(id int) *sessions.Record {
 	return l.records[id]
 }
 
-// running reports whether tmux shows session alive; known is false when
-// tmux could not be asked.
-func (l *agentLook) running(session string) (running, known bool) {
+// running reports whether tmux shows the session session names alive;
+// known is false when tmux could not be asked. session is called only
+// when tmux shows any session: rendering its name for each of thousands
+// of issues is a tenth of status.
+func (l *agentLook) running(session func() string) (running, known bool) {
 	if l == nil {
 		return false, false
 	}
 	if l.ask != nil {
 		l.liveOnce.Do(func() { l.live = l.ask() })
 	}
-	if l.live == nil {
+	switch {
+	case l.live == nil:
 		return false, false
+	case len(l.live) == 0:
+		return false, true
 	}
-	return l.live[session], true
+	return l.live[session()], true
 }
 
 // atFlowEnd reports whether node is the last of iss's flow without
@@ -140,11 +145,12 @@ func agentStageWaiting(cfg *stages.Config, iss *issues.Issue, role stages.Role, 
 	if rec != nil && rec.Role != role {
 		rec = nil // another role's session: none of this stage's role
 	}
-	session := sessions.Name(cfg, iss, role)
-	if rec != nil {
-		session = rec.Session
-	}
-	running, known := look.running(session)
+	running, known := look.running(func() string {
+		if rec != nil {
+			return rec.Session
+		}
+		return sessions.Name(cfg, iss, role)
+	})
 	switch {
 	case rec != nil && !rec.Stopped.IsZero():
 		return waiting{who: WaiterPerson, role: role, since: rec.Stopped,

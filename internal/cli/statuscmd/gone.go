@@ -17,24 +17,45 @@ const settleEmpty = 10 * time.Second
 // emptied lists the issues whose directory is there but whose files
 // (issue.yaml and its log) are not, and have not been for settleEmpty:
 // they were removed outside agenttree, and status says so rather than
-// leave the issue out. listed are the issues Scan read.
-func emptied(e *engine.Engine, listed []issues.Listed, now time.Time) []int {
-	ids, err := e.Store.IDs()
-	if err != nil || len(ids) == len(listed) {
-		return nil // every directory was read
+// leave the issue out. listed are the issues Scan read, missing those
+// whose directory is gone (Store.Missing), both in id order. Ids are given
+// in turn and never again, so such an issue is an id between them that
+// neither holds, or one past them all: a store with none costs a stat,
+// not a listing of every directory.
+func emptied(e *engine.Engine, listed []issues.Listed, missing []int, now time.Time) []int {
+	last := 0
+	if n := len(listed); n > 0 {
+		last = listed[n-1].ID
 	}
-	read := make(map[int]bool, len(listed))
-	for _, l := range listed {
-		read[l.ID] = true
+	if n := len(missing); n > 0 {
+		last = max(last, missing[n-1])
 	}
 	var out []int
-	for _, id := range ids {
-		if read[id] {
-			continue
+	settled := func(id int) (exists bool) {
+		st, err := os.Stat(e.Store.HostDir(id))
+		if err != nil {
+			return false
 		}
-		if st, err := os.Stat(e.Store.HostDir(id)); err == nil && now.Sub(st.ModTime()) >= settleEmpty {
+		if now.Sub(st.ModTime()) >= settleEmpty {
 			out = append(out, id)
 		}
+		return true
+	}
+	if len(listed)+len(missing) < last { // an id between them that neither holds
+		known := make(map[int]bool, len(listed)+len(missing))
+		for _, l := range listed {
+			known[l.ID] = true
+		}
+		for _, id := range missing {
+			known[id] = true
+		}
+		for id := 1; id < last; id++ {
+			if !known[id] {
+				settled(id)
+			}
+		}
+	}
+	for id := last + 1; settled(id); id++ { // every directory past them
 	}
 	return out
 }

@@ -153,7 +153,7 @@ func statusRows(ctx context.Context, e *engine.Engine) ([]Row, error) {
 	for _, id := range missing {
 		rows = append(rows, missingRow(e, id))
 	}
-	for _, id := range emptied(e, listed, time.Now()) {
+	for _, id := range emptied(e, listed, missing, time.Now()) {
 		rows = append(rows, emptiedRow(e, id))
 	}
 	return sortRows(rows, stageRanks(e.Config)), nil
