@@ -63,7 +63,7 @@ func skillFile(class hooks.Class) string {
 	switch class {
 	case hooks.ClassCIFailed:
 		return skills.CIFailure
-	case hooks.ClassNoNewCI, hooks.ClassPollingTimeout, hooks.ClassCICancelled:
+	case hooks.ClassNoNewCI, hooks.ClassPollingTimeout, hooks.ClassCICancelled, hooks.ClassCIEnvironment:
 		return skills.CIStalled
 	case hooks.ClassConflict:
 		return skills.MergeConflict
