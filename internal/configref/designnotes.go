@@ -51,7 +51,7 @@ func (w *mdWriter) spellings() {
 	w.p("agenttree's behaviour comes from five design notes: %s (Options A, B and C, its config changes, its configuration "+
 		"options and a script alternative), %s, %s, %s and %s. Every config spelling they use loads as written and means what "+
 		"this table says. The repository keeps each snippet of %s as a whole pipeline in "+
-		"`stages/load/testdata/designnotes/`, loaded and driven through a CI failure by its tests.", notePRReady, noteMonitor,
+		"`stages/load/testdata/designnotes/`, loaded and driven by its tests on the local forge through a CI failure, a conflict, a run cancelled twice, a run queued behind another past the snippet's timeout, and a run that outlasts it (examples/designnotes*_test.go).", notePRReady, noteMonitor,
 		noteBreaker, noteRuns, noteWatch, notePRReady)
 	w.table("Note", "As the note writes it", "What agenttree reads")
 	for _, r := range spellingRows() {
