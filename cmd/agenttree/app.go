@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -26,6 +27,12 @@ import (
 func run(ctx context.Context, wd string, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	a := &cmdutil.App{Ctx: ctx, WD: wd, Getenv: getenv, In: stdin, Out: stdout, ErrOut: stderr}
 	root := rootCmd(a)
+	if slices.ContainsFunc(args, func(a string) bool { return a == cobra.ShellCompRequestCmd || a == cobra.ShellCompNoDescRequestCmd }) {
+		// Only the shell's completion request reads them: wiring them
+		// walks every command, which every other run (an agent's next,
+		// hundreds a day) would pay for at start.
+		addCompletions(a, root)
+	}
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
@@ -89,6 +96,5 @@ func rootCmd(a *cmdutil.App) *cobra.Command {
 			"  agenttree completion zsh > \"${fpath[1]}/_agenttree\"\n" +
 			"  agenttree completion fish > ~/.config/fish/completions/agenttree.fish"
 	}
-	addCompletions(a, root)
 	return root
 }

@@ -22,12 +22,13 @@ import (
 // values come from the config or the issues (flagValues).
 func addCompletions(a *cmdutil.App, root *cobra.Command) {
 	c := completer{app: a}
+	flags := c.flagValues()
 	var walk func(cmd *cobra.Command)
 	walk = func(cmd *cobra.Command) {
 		if args := usageArgs(cmd.Use); cmd.ValidArgsFunction == nil && len(args) > 0 {
 			cmd.ValidArgsFunction = c.args(args)
 		}
-		for name, complete := range c.flagValues() {
+		for name, complete := range flags {
 			if cmd.Flags().Lookup(name) != nil {
 				_ = cmd.RegisterFlagCompletionFunc(name, complete)
 			}
@@ -110,10 +111,12 @@ func (c completer) flagValues() map[string]cobra.CompletionFunc {
 		"stage": func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
 			return c.stages(cmd, nil)
 		},
-		"flow":       c.fromConfig(func(cfg config) []string { return cfg.FlowNames() }),
-		"role":       c.fromConfig(roleNames),
-		"agent":      c.fromConfig(agentNames),
-		"template":   fixed(exampleNames()...),
+		"flow":  c.fromConfig(func(cfg config) []string { return cfg.FlowNames() }),
+		"role":  c.fromConfig(roleNames),
+		"agent": c.fromConfig(agentNames),
+		"template": func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			return values(exampleNames())
+		},
 		"format":     fixed("mermaid", "dot"),
 		"log-format": fixed("text", "json"),
 	}

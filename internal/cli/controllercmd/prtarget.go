@@ -2,7 +2,7 @@ package controllercmd
 
 import (
 	"fmt"
-	"regexp"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,39 +12,60 @@ import (
 	"github.com/agenttree/agenttree/stages"
 )
 
-// prURLRE reads a PR's number out of its URL: GitHub's (…/pull/45, any
-// host, a trailing path or fragment allowed) or the local forge's
-// (local:PROJECT#45).
-var prURLRE = regexp.MustCompile(`^(?:https?://[^/\s]+/[^/\s]+/[^/\s]+/pull/([1-9][0-9]*)(?:[/?#].*)?|local:[^#\s]+#([1-9][0-9]*))$`)
+// prOfURL reads a PR's number out of its URL: GitHub's (…/OWNER/REPO/pull/45,
+// any host, a trailing path, query or fragment allowed) or the local
+// forge's (local:PROJECT#45). ok is false for anything else.
+func prOfURL(arg string) (number int, ok bool) {
+	if project, n, found := strings.Cut(strings.TrimPrefix(arg, "local:"), "#"); strings.HasPrefix(arg, "local:") && found && project != "" {
+		return prNumberOf(n)
+	}
+	u, err := url.Parse(arg)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return 0, false
+	}
+	parts := strings.Split(strings.TrimPrefix(u.Path, "/"), "/")
+	if len(parts) < 4 || parts[0] == "" || parts[1] == "" || parts[2] != "pull" {
+		return 0, false
+	}
+	return prNumberOf(parts[3])
+}
+
+// prNumberOf reads a PR number: digits, not starting with 0.
+func prNumberOf(s string) (int, bool) {
+	if s == "" || s[0] == '0' || strings.Trim(s, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil
+}
 
 // waitTarget is the issue `pr wait` waits on: arg is an issue id (a number
 // alone, or #N, is always one) or a PR's URL; prNumber (--pr) is a PR's
 // number.
 func (a cmds) waitTarget(arg string, prNumber int) (*engine.Engine, int, error) {
-	url := ""
-	if m := prURLRE.FindStringSubmatch(arg); m != nil {
-		url = arg
-		prNumber, _ = strconv.Atoi(m[1] + m[2])
+	prURL := ""
+	if n, ok := prOfURL(arg); ok {
+		prURL, prNumber = arg, n
 	}
-	if prNumber == 0 && url == "" {
+	if prNumber == 0 && prURL == "" {
 		return a.EngineFor(arg)
 	}
 	e, err := a.Engine()
 	if err != nil {
 		return nil, 0, err
 	}
-	id, err := issueOfPR(e, prNumber, url)
+	id, err := issueOfPR(e, prNumber, prURL)
 	return e, id, err
 }
 
 // issueOfPR finds the issue whose PR is number (and, given one, whose
-// recorded PR URL is url). Several issues may have had the same PR (an
+// recorded PR URL is prURL). Several issues may have had the same PR (an
 // issue dropped and its PR taken on by another): the one not at a
 // terminal stage is meant; more than one left is for the person to name.
-func issueOfPR(e *engine.Engine, number int, url string) (int, error) {
+func issueOfPR(e *engine.Engine, number int, prURL string) (int, error) {
 	name := fmt.Sprintf("PR #%d", number)
-	if url != "" {
-		name = url
+	if prURL != "" {
+		name = prURL
 	}
 	ids, err := e.Store.IDs()
 	if err != nil {
@@ -53,7 +74,7 @@ func issueOfPR(e *engine.Engine, number int, url string) (int, error) {
 	var all, open []int
 	for _, id := range ids {
 		iss, err := e.Store.Get(id)
-		if err != nil || iss.PRNumber != number || (url != "" && iss.PRURL != "" && !sameURL(iss.PRURL, url)) {
+		if err != nil || iss.PRNumber != number || (prURL != "" && iss.PRURL != "" && !sameURL(iss.PRURL, prURL)) {
 			continue
 		}
 		all = append(all, id)
