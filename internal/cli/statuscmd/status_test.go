@@ -49,6 +49,21 @@ func TestStatusWaitingOn(t *testing.T) {
 			run: []string{"agenttree controller", "agenttree next -i 1"},
 		},
 		{
+			name: "CI done since the hook last said it ran",
+			iss:  issues.Issue{ID: 1, Stage: "pr_ready", PRNumber: 1, EntryPending: &issues.EntryPending{Stage: "pr_ready", Done: 1}},
+			poll: &issues.Poll{PR: 1, Status: "1 of 1 checks still running on abc123def456", Checks: &issues.Checks{Total: 1, Passing: 1}, PushedAt: at.Add(time.Hour)},
+			who:  WaiterController, what: "controller: CI done (1 passed, 0 failed); it acts on it at its next pass",
+			run: []string{"agenttree controller", "agenttree next -i 1"},
+		},
+		{
+			name: "a poll from before the issue's last move",
+			iss: issues.Issue{ID: 1, Stage: "pr_ready", PRNumber: 1, EntryPending: &issues.EntryPending{Stage: "pr_ready"},
+				History: history(issues.HistoryEntry{From: "implementation_review", To: "pr_ready", Kind: stages.MoveManual, Actor: "human", Reason: "a new head", At: at.Add(2 * time.Hour)})},
+			poll: &issues.Poll{PR: 1, Status: "moved pr_ready → implementation_review", PolledAt: at.Add(time.Hour)},
+			who:  WaiterController, what: "controller: it looks at pr_ready at its next pass (move implementation_review → pr_ready: a new head)",
+			run: []string{"agenttree controller", "agenttree next -i 1"},
+		},
+		{
 			name: "CI queued at a controller stage",
 			iss:  issues.Issue{ID: 1, Stage: "pr_ready", PRNumber: 1, EntryPending: &issues.EntryPending{Stage: "pr_ready", Done: 1}},
 			poll: &issues.Poll{PR: 1, Checks: &issues.Checks{Total: 2, Pending: 2, Queued: 2}, PushedAt: at.Add(time.Hour)},

@@ -91,6 +91,19 @@ func controllerWaiting(iss *issues.Issue, poll *issues.Poll) waiting {
 		w.what, w.since = "controller: resumed by a person; it looks again at its next pass", at
 		w.nextLook = at
 		return w
+	case staleSince(iss, poll):
+		// The last poll was before the issue's last move: what it said
+		// (checks running, "moved …") is about an earlier visit.
+		h := iss.History[len(iss.History)-1]
+		w.what = fmt.Sprintf("controller: it looks at %s at its next pass (%s)", iss.Stage, lines.First(historyText(h)))
+		w.since, w.nextLook = h.At, h.At
+		return w
+	case poll != nil && poll.Checks != nil && poll.Checks.Total > 0 && poll.Checks.Pending == 0 && p != nil:
+		// The PR's checks are done, whatever the hook said a moment
+		// before it read them: the next pass acts on them.
+		c := poll.Checks
+		w.what = fmt.Sprintf("controller: CI done (%d passed, %d failed); it acts on it at its next pass", c.Passing, c.Failing)
+		w.since = poll.PushedAt
 	case poll != nil && poll.Checks != nil && poll.Checks.Pending > 0:
 		c := poll.Checks
 		switch {
@@ -125,6 +138,13 @@ func controllerWaiting(iss *issues.Issue, poll *issues.Poll) waiting {
 
 // resumedSince reports whether a person resumed iss after the
 // controller's last poll of it.
+// staleSince reports whether the controller last polled issue iss before
+// its last move (other than a resume, which resumedSince tells).
+func staleSince(iss *issues.Issue, poll *issues.Poll) bool {
+	n := len(iss.History)
+	return poll != nil && !poll.PolledAt.IsZero() && n > 0 && iss.History[n-1].Kind != stages.MoveResume && iss.History[n-1].At.After(poll.PolledAt)
+}
+
 func resumedSince(iss *issues.Issue, poll *issues.Poll) bool {
 	n := len(iss.History)
 	return poll != nil && !poll.PolledAt.IsZero() && n > 0 && iss.History[n-1].Kind == stages.MoveResume && iss.History[n-1].At.After(poll.PolledAt)
