@@ -67,7 +67,7 @@ func TopLevel() []Key {
 		{Name: "default_branch", Type: TypeString, Default: "main",
 			Doc: "The branch issues' branches start from and their PRs merge into."},
 		{Name: "forge", Type: TypeEnum, Enum: []string{"github", "local"}, Default: "local",
-			Doc: "Where PRs live: GitHub, or the local forge kept beside a bare repository (offline)."},
+			Doc: "Where PRs live: GitHub, or the local forge kept beside a bare repository (offline). A file in the earlier tool's map form that says none is on `github`, the one forge that tool had."},
 		{Name: "allow_self_approval", Type: TypeBool, Default: "false",
 			Doc: "Let `pr_approved` pass without a reviewer's approval, for a person working alone."},
 		{Name: "ci_polling", Type: TypeSection, Doc: "How the controller waits for CI.", Keys: []Key{

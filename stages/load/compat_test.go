@@ -18,6 +18,7 @@ func TestPythonStyleConfigLoads(t *testing.T) {
 	assert.Equal(t, stages.Compatible, cfg.Form)
 	assert.True(t, cfg.AllowSelfApprove)
 	assert.Equal(t, "trunk", cfg.DefaultBranch)
+	assert.Equal(t, stages.ForgeGitHub, cfg.Forge, "no forge: in the map form is the earlier tool's GitHub")
 
 	var got []string
 	for _, w := range cfg.Warnings {
@@ -34,7 +35,6 @@ func TestPythonStyleConfigLoads(t *testing.T) {
 		"72:93 flow `hotfix` includes implement.review, whose on_fail sends issues to implement.fix, which flow `hotfix` does not include; add it to the flow",
 		"75:17 hook `wrapup_verified` " + notRun,
 		"97:13 failures of `pr_ci_passed` in pr_ready lead nowhere: add `on_failure: {step_back_to: STAGE}` to the stage or an `on_failure` to the hook",
-		"97:13 `forge: local` has no `ci.command`: its CI runs nothing, and `pr_ci_passed` in pr_ready passes every head untested (its one check is skipped)",
 		"98:13 unknown option `run_every_n_syncs` beside hook `ci_check` is ignored",
 		"99:13 hook `cleanup_agent` " + notRun,
 		"100:13 unknown option `min_interval_s` beside hook `cleanup_agent` is ignored",

@@ -19,6 +19,7 @@ func TestTheEarlierToolsOwnConfig(t *testing.T) {
 	cfg, err := load.File("testdata/earlier-tool-repo.yaml", catalog())
 	require.NoError(t, err)
 	assert.Equal(t, stages.Compatible, cfg.Form)
+	assert.Equal(t, stages.ForgeGitHub, cfg.Forge, "the file says no forge: the earlier tool's is GitHub")
 
 	var got []string
 	for _, w := range cfg.Warnings {
@@ -38,7 +39,6 @@ func TestTheEarlierToolsOwnConfig(t *testing.T) {
 		"201:20 skill file independent_review.md not found",
 		"218:20 skill file address_independent.md not found",
 		"238:20 skill file ui_review.md not found",
-		"255:17 `forge: local` has no `ci.command`: its CI runs nothing, and `pr_ci_passed` in implement.ci_wait passes every head untested (its one check is skipped)",
 		"267:16 skill file knowledge_base.md not found",
 		"275:13 hook `cleanup_agent` " + notRun,
 		"276:13 hook `start_blocked_issues` " + notRun,
@@ -172,4 +172,33 @@ func TestKeysThatChangeNothingAreOneLine(t *testing.T) {
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), ":3:5: error: unknown key `color` in stage work")
 	})
+}
+
+// TestTheMapFormsForgeIsGitHub checks a file of the earlier tool that
+// says no `forge:` gets GitHub, the only forge that tool had: the local
+// forge would refuse the merge in a repository whose origin is GitHub.
+// What a file says is kept, and the list form's default stays local.
+func TestTheMapFormsForgeIsGitHub(t *testing.T) {
+	const mapFlows = "flows:\n  default:\n    stages:\n      work: {}\n      done: {is_completion: true}\n"
+	const listStages = "stages:\n  - name: work\n  - name: done\n    terminal: completion\n"
+	tests := []struct {
+		name string
+		yaml string
+		want stages.ForgeKind
+	}{
+		{"map form, no forge", mapFlows, stages.ForgeGitHub},
+		{"map form, forge: local", "forge: local\nci: {command: make test}\n" + mapFlows, stages.ForgeLocal},
+		{"map form, forge: github", "forge: github\n" + mapFlows, stages.ForgeGitHub},
+		{"list form, no forge", listStages, stages.ForgeLocal},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := parseYAML(t, tt.yaml)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, cfg.Forge)
+			for _, w := range cfg.Warnings {
+				assert.NotContains(t, w.Msg, "forge: local")
+			}
+		})
+	}
 }

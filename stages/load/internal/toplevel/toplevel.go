@@ -60,6 +60,9 @@ func Read(d *diag.Collector, led *ledger.Ledger, settings []yamlnode.Pair) *stag
 	var c *compat
 	if d.Lax {
 		c = &compat{}
+		// The earlier tool kept its PRs on GitHub and nowhere else: its
+		// files say no `forge:`, and mean GitHub (docs/CONFIG.md).
+		cfg.Forge = stages.ForgeGitHub
 	}
 	topFields(d, led, cfg, c, &refs).read(d, settings, "the top level", shaped...)
 	if c != nil {
