@@ -198,7 +198,7 @@ func StageKeys() []Key {
 			Doc: "An expression over the issue's variables; when false the stage is skipped."},
 		{Name: "output", Type: TypeString, Example: "spec.md", Doc: "A document in the issue directory that must exist before the issue leaves the stage."},
 		{Name: "skill", Type: TypeString, Example: "docs/skills/implement-code.md",
-			Doc: "The instructions file printed when an issue enters the stage, relative to the config file."},
+			Doc: "The instructions file printed when an issue enters the stage, relative to the config file (the earlier tool's map form looks in `_agenttree/skills/` first)."},
 		{Name: "pre_completion", Type: TypeHooks, Example: "[has_commits]", Doc: "Gates: hooks that must pass before the issue leaves the stage."},
 		{Name: "post_start", Type: TypeHooks, Example: "[create_pr]", Doc: "Hooks run when an issue enters the stage (by the controller, in a controller stage)."},
 		{Name: "post_completion", Type: TypeHooks, Example: "[{rollback: {to: implement}}]", Doc: "Hooks run after the issue left the stage; a rollback there wins over the advance."},

@@ -322,8 +322,9 @@ func (w *mdWriter) compatible() {
 		"(`manager_hooks`, `hooks`, a hook it does not have), another `merge_strategy`, a role's `container` or `skill`, a " +
 		"tool's `skip_permissions`. A tool that `tools` does not declare runs as the command of its name, as the earlier tool " +
 		"ran it. A file that says no `forge:` is on `github`, where the earlier tool kept its PRs (the list form's default, " +
-		"`local`, would need `origin` to be a bare repository); write `forge: local` to keep PRs offline. These keys are read " +
-		"in that form only:")
+		"`local`, would need `origin` to be a bare repository); write `forge: local` to keep PRs offline. A stage's relative " +
+		"`skill:` is looked for in `_agenttree/skills/` first, where the earlier tool kept skills, then beside the config file; " +
+		"validate names both when it is in neither. These keys are read in that form only:")
 	w.table("Key", "Where", "Write instead", "Description")
 	compat := func(where string, ks []Key) {
 		for _, k := range ks {

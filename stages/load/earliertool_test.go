@@ -2,6 +2,8 @@ package load_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -34,12 +36,12 @@ func TestTheEarlierToolsOwnConfig(t *testing.T) {
 		"44:7 roles.developer.container is not read",
 		"51:7 roles.reviewer.container is not read",
 		"54:12 roles.reviewer.skill is not read",
-		"154:20 skill file implement/debug.md not found",
+		"154:20 skill file implement/debug.md not found in _agenttree/skills/, where the earlier tool kept skills, nor beside the config file",
 		"186:17 hook `wrapup_verified` " + notRun,
-		"201:20 skill file independent_review.md not found",
-		"218:20 skill file address_independent.md not found",
-		"238:20 skill file ui_review.md not found",
-		"267:16 skill file knowledge_base.md not found",
+		"201:20 skill file independent_review.md not found in _agenttree/skills/, where the earlier tool kept skills, nor beside the config file",
+		"218:20 skill file address_independent.md not found in _agenttree/skills/, where the earlier tool kept skills, nor beside the config file",
+		"238:20 skill file ui_review.md not found in _agenttree/skills/, where the earlier tool kept skills, nor beside the config file",
+		"267:16 skill file knowledge_base.md not found in _agenttree/skills/, where the earlier tool kept skills, nor beside the config file",
 		"275:13 hook `cleanup_agent` " + notRun,
 		"276:13 hook `start_blocked_issues` " + notRun,
 		`292:3 flow "not_doing" has only parking-lot stages`,
@@ -198,6 +200,67 @@ func TestTheMapFormsForgeIsGitHub(t *testing.T) {
 			assert.Equal(t, tt.want, cfg.Forge)
 			for _, w := range cfg.Warnings {
 				assert.NotContains(t, w.Msg, "forge: local")
+			}
+		})
+	}
+}
+
+// TestTheMapFormsSkillsAreWhereTheEarlierToolKeptThem checks a relative
+// `skill:` of the map form is found where the earlier tool read it,
+// _agenttree/skills/ beside the config file, and else beside the config
+// file; the stage keeps the path the engine reads. The list form reads
+// the path as written only.
+func TestTheMapFormsSkillsAreWhereTheEarlierToolKeptThem(t *testing.T) {
+	const mapForm = "flows:\n  default:\n    stages:\n      work:\n        substages:\n          debug: {skill: implement/debug.md}\n      done: {is_completion: true}\n"
+	const listForm = "stages:\n  - name: work\n    substages:\n      - name: debug\n        skill: implement/debug.md\n  - name: done\n    terminal: completion\n"
+	tests := []struct {
+		name  string
+		yaml  string
+		files []string // made beside the config file
+		skill string   // the path the stage keeps
+		warn  string
+	}{
+		{name: "in _agenttree/skills",
+			yaml: mapForm, files: []string{"_agenttree/skills/implement/debug.md"},
+			skill: filepath.Join("_agenttree", "skills", "implement", "debug.md")},
+		{name: "in both: the earlier tool's place wins",
+			yaml: mapForm, files: []string{"_agenttree/skills/implement/debug.md", "implement/debug.md"},
+			skill: filepath.Join("_agenttree", "skills", "implement", "debug.md")},
+		{name: "beside the config file",
+			yaml: mapForm, files: []string{"implement/debug.md"},
+			skill: "implement/debug.md"},
+		{name: "in neither: the warning names both",
+			yaml:  mapForm,
+			skill: "implement/debug.md",
+			warn: ":6:26: warning: skill file implement/debug.md not found in _agenttree/skills/, where the earlier tool kept skills, nor beside the config file " +
+				"(create _agenttree/skills/implement/debug.md, or fix the path)"},
+		{name: "the list form does not look in _agenttree/skills",
+			yaml: listForm, files: []string{"_agenttree/skills/implement/debug.md"},
+			skill: "implement/debug.md",
+			warn:  ":5:16: warning: skill file implement/debug.md not found (create it, or fix the path (relative to the config file))"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for _, f := range tt.files {
+				p := filepath.Join(dir, f)
+				require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+				require.NoError(t, os.WriteFile(p, []byte("Debug it.\n"), 0o644))
+			}
+			file := filepath.Join(dir, ".agenttree.yaml")
+			require.NoError(t, os.WriteFile(file, []byte(tt.yaml), 0o644))
+			cfg, err := load.File(file, catalog())
+			require.NoError(t, err)
+			want := []string{}
+			if tt.warn != "" {
+				want = []string{file + tt.warn}
+			}
+			assert.Equal(t, want, diagStrings(cfg.Warnings))
+			n, ok := cfg.Node("work.debug")
+			require.True(t, ok)
+			assert.Equal(t, tt.skill, n.Skill())
+			if tt.warn == "" {
+				assert.FileExists(t, filepath.Join(dir, n.Skill()), "the engine reads the skill from the config file's directory")
 			}
 		})
 	}

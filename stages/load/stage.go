@@ -150,6 +150,9 @@ func (r *stageReader) host(v *yaml.Node, st *stages.Settings) {
 // skill reads a stage's instructions file: a file of the repository
 // (what agents are told is the repository's, like its rules), warned of
 // when it is not there (the stage still works, without instructions).
+// The map form looks first where the earlier tool kept its skills
+// (earlierSkills), then beside the config file; one found there is kept
+// as its path from the config file's directory, which the engine reads.
 func (r *stageReader) skill(v *yaml.Node, st *stages.Settings) {
 	if !r.d.StringVar(v, &st.Skill) {
 		return
@@ -159,11 +162,27 @@ func (r *stageReader) skill(v *yaml.Node, st *stages.Settings) {
 			"skill file %s is outside the repository", st.Skill)
 		return
 	}
-	p := filepath.Join(filepath.Dir(r.d.File), st.Skill)
-	if _, err := os.Stat(p); err != nil {
-		r.d.Warnf(r.d.Pos(v), "create it, or fix the path (relative to the config file)", "skill file %s not found", st.Skill)
+	dir := filepath.Dir(r.d.File)
+	if !r.d.Lax {
+		if _, err := os.Stat(filepath.Join(dir, st.Skill)); err != nil {
+			r.d.Warnf(r.d.Pos(v), "create it, or fix the path (relative to the config file)", "skill file %s not found", st.Skill)
+		}
+		return
 	}
+	earlier := filepath.Join(earlierSkills, st.Skill)
+	for _, p := range []string{earlier, st.Skill} {
+		if _, err := os.Stat(filepath.Join(dir, p)); err == nil {
+			st.Skill = p
+			return
+		}
+	}
+	r.d.Warnf(r.d.Pos(v), "create "+filepath.ToSlash(earlier)+", or fix the path",
+		"skill file %s not found in %s/, where the earlier tool kept skills, nor beside the config file", st.Skill, earlierSkills)
 }
+
+// earlierSkills is where the earlier tool read a stage's `skill:` from,
+// relative to the repository's top, where its config file is.
+const earlierSkills = "_agenttree/skills"
 
 // onFailureKeys are the keys of a stage's on_failure.
 var onFailureKeys = []string{"step_back_to", "message", "max_retries"}
