@@ -324,7 +324,10 @@ func (w *mdWriter) compatible() {
 		"ran it. A file that says no `forge:` is on `github`, where the earlier tool kept its PRs (the list form's default, " +
 		"`local`, would need `origin` to be a bare repository); write `forge: local` to keep PRs offline. A stage's relative " +
 		"`skill:` is looked for in `_agenttree/skills/` first, where the earlier tool kept skills, then beside the config file; " +
-		"validate names both when it is in neither. These keys are read in that form only:")
+		"validate names both when it is in neither. A pipeline with no stage that ends an issue loads, as the earlier tool's did; " +
+		"validate names the stage each flow leaves its issues at (its last parking lot, `accepted`, where the earlier tool's " +
+		"issues ended, not a `redirect_only` stage after it) and says to give it `is_completion: true`, which the earlier tool " +
+		"ignores. These keys are read in that form only:")
 	w.table("Key", "Where", "Write instead", "Description")
 	compat := func(where string, ks []Key) {
 		for _, k := range ks {

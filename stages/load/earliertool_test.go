@@ -265,3 +265,58 @@ func TestTheMapFormsSkillsAreWhereTheEarlierToolKeptThem(t *testing.T) {
 		})
 	}
 }
+
+// TestTheMapFormsUnendingFlows checks validate's warning of a map-form
+// pipeline with no end: it names the stage `next` leaves an issue at (a
+// redirect_only stage after it is not), and gives the fix in the map
+// form's spelling, `is_completion: true`, on the earlier tool's last
+// parking lot where its issues ended.
+func TestTheMapFormsUnendingFlows(t *testing.T) {
+	const never = "has no terminal stage, nor has any stage of the pipeline: an issue on it is never done, and stays at "
+	tests := []struct {
+		name string
+		yaml string
+		want []string
+	}{
+		{name: "the earlier tool's accepted, before a redirect_only not_doing",
+			yaml: "flows:\n  default:\n    stages:\n      backlog: {is_parking_lot: true}\n      implement: {}\n" +
+				"      accepted: {is_parking_lot: true, role: manager}\n      not_doing: {is_parking_lot: true, redirect_only: true}\n" +
+				"  quick: [backlog, implement, accepted]\n",
+			want: []string{
+				`:2:3: warning: flow "default" ` + never + "accepted for good (if issues are done there, give accepted `is_completion: true`)",
+				`:8:3: warning: flow "quick" ` + never + "accepted for good (if issues are done there, give accepted `is_completion: true`)",
+			}},
+		{name: "a flow that ends at a stage where work happens",
+			yaml: "flows:\n  default:\n    stages:\n      backlog: {is_parking_lot: true}\n      implement: {}\n      fix: {redirect_only: true}\n",
+			want: []string{`:2:3: warning: flow "default" ` + never + "implement for good " +
+				"(add the stage issues end in, last in the flow's stages (and in each other flow's list): `accepted: {is_completion: true}`)"}},
+		{name: "the fix given ends each flow",
+			yaml: "flows:\n  default:\n    stages:\n      backlog: {is_parking_lot: true}\n      implement: {}\n" +
+				"      accepted: {is_parking_lot: true, is_completion: true, role: manager}\n      not_doing: {is_parking_lot: true, redirect_only: true}\n" +
+				"  quick: [backlog, implement, accepted]\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := parseYAML(t, tt.yaml)
+			require.NoError(t, err)
+			want := []string{}
+			for _, w := range tt.want {
+				want = append(want, "/repo/.agenttree.yaml"+w)
+			}
+			assert.Equal(t, want, diagStrings(load.Unending(cfg)))
+		})
+	}
+
+	t.Run("the earlier tool's own config", func(t *testing.T) {
+		cfg, err := load.File("testdata/earlier-tool-repo.yaml", catalog())
+		require.NoError(t, err)
+		var got []string
+		for _, d := range load.Unending(cfg) {
+			got = append(got, fmt.Sprintf("%d:%d %s (%s)", d.Pos.Line, d.Pos.Col, d.Msg, d.Hint))
+		}
+		assert.Equal(t, []string{
+			`61:3 flow "default" ` + never + "accepted for good (if issues are done there, give accepted `is_completion: true`)",
+			`284:3 flow "quick" ` + never + "accepted for good (if issues are done there, give accepted `is_completion: true`)",
+		}, got)
+	})
+}

@@ -104,7 +104,7 @@ func (v *validator) checkFlowEnds(f *stages.Flow) {
 	v.d.Tolerate(f.Pos, diag.Tolerable{
 		Msg:     fmt.Sprintf("flow %q has no terminal stage: an issue on it can never be done", f.Name),
 		Hint:    "add the stage it ends in (one with `terminal: completion`) to the flow",
-		LaxHint: "an issue on it stays at its last stage; add the stage it ends in (one with `terminal: completion`) if that is not the intent",
+		LaxHint: "an issue on it stays at its last stage; add the stage it ends in (one with `is_completion: true`) if that is not the intent",
 	})
 }
 

@@ -94,7 +94,7 @@ func TestFlowWithNoTerminalStage(t *testing.T) {
 		{name: "the earlier tool let it pass: a warning",
 			yaml: "flows:\n  default:\n    stages:\n      implement:\n      accepted:\n        is_completion: true\n  quick:\n    stages: [implement]\n",
 			warnings: []string{`:7:3: warning: flow "quick" has no terminal stage: an issue on it can never be done ` +
-				"(an issue on it stays at its last stage; add the stage it ends in (one with `terminal: completion`) if that is not the intent)"}},
+				"(an issue on it stays at its last stage; add the stage it ends in (one with `is_completion: true`) if that is not the intent)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
