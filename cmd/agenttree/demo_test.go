@@ -20,4 +20,8 @@ func TestDemo(t *testing.T) {
 	assert.Contains(t, string(out), "every step of the story happened")
 	assert.Contains(t, string(out), "typed into the agent's pane")
 	assert.Regexp(t, `the controller asked the forge [1-9][0-9]* times`, string(out), "it counts what GitHub would have been sent")
+	// A CI failure fixed, then a colleague's conflict, is progress: the
+	// manager is told of the review, not warned of a breaker.
+	assert.Contains(t, string(out), "typed into the manager's pane")
+	assert.NotContains(t, string(out), "circuit breaker", "the normal story warns no one")
 }

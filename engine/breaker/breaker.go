@@ -103,6 +103,38 @@ func Record(b issues.Breaker, head string, failing []Failure, s Settings) (next 
 // and its mark of the fewest failures cleared.
 func Passed() issues.Breaker { return issues.Breaker{State: issues.BreakerClosed} }
 
+// Conflict is Record for a conflict of the PR with its base on head,
+// failing as the hook said it. A conflict is no verdict on the checks (CI
+// does not run on a PR that conflicts, and its results would not count):
+// after a failure of the checks on another head, what failed may be fixed
+// or not, nothing says yet. So it is no failure without progress: the
+// counts, the mark of the fewest failures and the fingerprint stay, and
+// the checks' failure coming back on the rebased head is the same failure
+// again. Only Head and Failing say what failed last. A conflict after a
+// conflict, or on the head already counted, is counted as any failure.
+func Conflict(b issues.Breaker, head string, failing []Failure, s Settings) (next issues.Breaker, open bool, why string) {
+	names := checkNames(failing)
+	if b.Head == "" || head == "" || head == b.Head || slices.Equal(b.Failing, names) {
+		return Record(b, head, failing, s)
+	}
+	b.Head, b.Failing = head, names
+	return b, false, ""
+}
+
+// CIPassed is the breaker b after CI passed on head, before something
+// else failed there (a conflict with a change that landed on the base):
+// a pass of CI on a head b counted no failure on is a pass, progress, so
+// b is closed and cleared (Passed), and what failed on head is the first
+// failure since. On the head of b's last failure it is no progress: that
+// head was counted, and the same conflict again on it is one more failure
+// without progress, as it would be without the pass.
+func CIPassed(b issues.Breaker, head string) issues.Breaker {
+	if head == "" || head == b.Head {
+		return b
+	}
+	return Passed()
+}
+
 // Fewer reports whether the failures now are fewer than those of least
 // (both as failureLines gives them): the failing checks are a strict
 // subset of least's, or the same checks fail with a strict subset of

@@ -302,3 +302,78 @@ func TestThresholdsOfAStage(t *testing.T) {
 		})
 	}
 }
+
+// A conflict is no verdict on the checks: after a failure of the checks it
+// neither makes nor lacks progress, and the checks' failure after the
+// rebase is the same failure again; conflicts among themselves count.
+func TestConflictIsNoVerdictOnTheChecks(t *testing.T) {
+	conflict := []breaker.Failure{fail("conflict", "PR #1 conflicts with main in CHANGES.md")}
+	type move struct {
+		head       string
+		failing    []breaker.Failure
+		state      string
+		noProgress int
+		sameError  int
+	}
+	tests := []struct {
+		name  string
+		moves []move
+	}{
+		{"a CI failure, then a conflict on the fix: no warning", []move{
+			{"h1", unit(1), issues.BreakerClosed, 1, 1},
+			{"h2", conflict, issues.BreakerClosed, 1, 1},
+		}},
+		{"the CI failure back after the rebase is the same failure again", []move{
+			{"h1", unit(1), issues.BreakerClosed, 1, 1},
+			{"h2", conflict, issues.BreakerClosed, 1, 1},
+			{"h3", unit(3), issues.BreakerHalfOpen, 2, 2},
+			{"h4", conflict, issues.BreakerHalfOpen, 2, 2},
+			{"h5", unit(5), issues.BreakerOpen, 3, 3},
+		}},
+		{"a conflict after a conflict counts", []move{
+			{"h1", unit(1), issues.BreakerClosed, 1, 1},
+			{"h2", conflict, issues.BreakerClosed, 1, 1},
+			{"h3", conflict, issues.BreakerHalfOpen, 2, 1},
+			{"h4", conflict, issues.BreakerOpen, 3, 2},
+		}},
+		{"a conflict on the head the CI failure was counted on counts", []move{
+			{"h1", unit(1), issues.BreakerClosed, 1, 1},
+			{"h1", conflict, issues.BreakerHalfOpen, 2, 1},
+		}},
+		{"a first conflict is a first failure", []move{
+			{"h1", conflict, issues.BreakerClosed, 1, 1},
+			{"h2", conflict, issues.BreakerHalfOpen, 2, 2},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b issues.Breaker
+			for i, m := range tt.moves {
+				var open bool
+				if m.failing[0].Check == "conflict" {
+					b, open, _ = breaker.Conflict(b, m.head, m.failing, defaults)
+				} else {
+					b, open, _ = breaker.Record(b, m.head, m.failing, defaults)
+				}
+				require.Equal(t, m.state, b.State, "step %d: %+v", i+1, b)
+				assert.Equal(t, m.noProgress, b.NoProgress, "step %d: no progress", i+1)
+				assert.Equal(t, m.sameError, b.SameError, "step %d: same error", i+1)
+				assert.Equal(t, m.state == issues.BreakerOpen, open, "step %d", i+1)
+				assert.Equal(t, m.head, b.Head, "step %d", i+1)
+				assert.Equal(t, []string{m.failing[0].Check}, b.Failing, "step %d: what failed last", i+1)
+			}
+		})
+	}
+}
+
+// CI passing on a new head is a pass: the breaker closes and forgets, and
+// what fails next on that head is the first failure since.
+func TestCIPassedOnANewHeadIsProgress(t *testing.T) {
+	b, _, _ := breaker.Record(issues.Breaker{}, "h1", unit(1), defaults)
+	b, _, _ = breaker.Record(b, "h2", unit(2), defaults)
+	require.Equal(t, issues.BreakerHalfOpen, b.State)
+
+	assert.Equal(t, b, breaker.CIPassed(b, "h2"), "a pass on the head already counted is no progress")
+	assert.Equal(t, b, breaker.CIPassed(b, ""), "a pass on no head says nothing")
+	assert.Equal(t, breaker.Passed(), breaker.CIPassed(b, "h3"))
+}

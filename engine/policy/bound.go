@@ -43,7 +43,7 @@ func (r *Runner) bound(o hooks.Outcome, snap *hooks.Issue, node *stages.Node) (h
 			classWords(f.Class), steps(used), limit, o.Reason))
 		return o, Called{Kind: issues.EscalatedBudget, Failure: f}
 	}
-	if _, open, why := breaker.Record(deref(iss.Breaker), f.Head, f.Failing, breaker.Thresholds(r.Config, node)); open {
+	if _, open, why := f.count(deref(iss.Breaker), breaker.Thresholds(r.Config, node)); open {
 		o.Kind = hooks.KindEscalate
 		o.Reason = Summary("circuit breaker open: " + why + "; last: " + o.Reason)
 		return o, Called{Kind: issues.EscalatedBreaker, Failure: f}
@@ -93,6 +93,32 @@ type Failure struct {
 	Failing []breaker.Failure
 	// Feedback is the document the hook wrote for the agent.
 	Feedback string
+	// CIPassed: CI passed on Head before this failure, which is not CI's
+	// (a conflict found after CI on the same push).
+	CIPassed bool
+}
+
+// count is the breaker b after f (breaker.Record): a pass of CI on f's
+// head, before f, counts first (breaker.CIPassed), and a conflict is no
+// verdict on the checks (breaker.Conflict).
+func (f *Failure) count(b issues.Breaker, s breaker.Settings) (next issues.Breaker, open bool, why string) {
+	if f.CIPassed {
+		b = breaker.CIPassed(b, f.Head)
+	}
+	if f.Class == hooks.ClassConflict {
+		return breaker.Conflict(b, f.Head, f.Failing, s)
+	}
+	return breaker.Record(b, f.Head, f.Failing, s)
+}
+
+// ofCI reports whether failures of class are CI's own verdict on a head:
+// a pass of CI on the head before them was overruled, not made.
+func ofCI(class hooks.Class) bool {
+	switch class {
+	case hooks.ClassCIFailed, hooks.ClassNoNewCI, hooks.ClassPollingTimeout, hooks.ClassCICancelled, hooks.ClassCIEnvironment:
+		return true
+	}
+	return false
 }
 
 // FailureOf is the failure a step back is for, or nil for a step back a
@@ -102,6 +128,9 @@ func FailureOf(o hooks.Outcome, snap *hooks.Issue) *Failure {
 		return nil
 	}
 	f := &Failure{Class: o.Class, Reason: o.Reason, Head: cmp.Or(o.Outputs["head_sha"], snap.HeadSHA)}
+	// The hooks before this one (wait_for_ci, then check_conflicts) gave
+	// their outputs to snap: CI's verdict on the same head.
+	f.CIPassed = !ofCI(f.Class) && f.Head != "" && cmp.Or(o.Outputs[stages.CIPassedSHA], snap.Outputs[stages.CIPassedSHA]) == f.Head
 	// How each check failed (failure_details: "check<TAB>first lines",
 	// the lines joined by " | "), else the failure's reason: the breaker
 	// tells failures apart by it.
@@ -160,7 +189,7 @@ func record(cur *issues.Issue, f *Failure, cfg *stages.Config, stage string) {
 		cur.Outputs[notice.OutFeedback] = f.Feedback
 	}
 	node, _ := cfg.Node(stage)
-	next, _, _ := breaker.Record(deref(cur.Breaker), f.Head, f.Failing, breaker.Thresholds(cfg, node))
+	next, _, _ := f.count(deref(cur.Breaker), breaker.Thresholds(cfg, node))
 	cur.Breaker = &next
 }
 

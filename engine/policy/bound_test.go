@@ -92,3 +92,49 @@ func TestPassedClosesTheBreakerOnlyLeavingAControllerStage(t *testing.T) {
 	policy.Passed(iss, controller)
 	assert.Equal(t, &issues.Breaker{State: issues.BreakerClosed}, iss.Breaker)
 }
+
+// A CI failure fixed, then a conflict with a colleague's change: progress,
+// not a second failure without progress (no half-open warning), whether
+// CI passed on the new head before the conflict was found or never ran.
+func TestACIFailureFixedThenAConflictIsNoFalseAlarm(t *testing.T) {
+	ciFailed := hooks.Outcome{Kind: hooks.KindStepBack, Class: hooks.ClassCIFailed, Reason: "CI failed on aaa",
+		Outputs: map[string]string{"head_sha": "aaa", "failure_details": "ci\tFAIL TestCheckout"}}
+	conflict := hooks.Outcome{Kind: hooks.KindStepBack, Class: hooks.ClassConflict, Reason: "PR #1 conflicts with main in CHANGES.md",
+		Outputs: map[string]string{"conflict_files": "CHANGES.md"}}
+	for _, tt := range []struct {
+		name     string
+		outputs  map[string]string // the outputs of the hooks before the conflict, on bbb
+		ciPassed bool
+		fewest   []string
+	}{
+		{"CI passed on the new head", map[string]string{stages.CIPassedSHA: "bbb"}, true,
+			[]string{"conflict\tpr #<n> conflicts with main in changes.md"}},
+		{"CI never ran on the new head", nil, false, []string{"ci\tfail testcheckout"}},
+		{"CI passed on an older head", map[string]string{stages.CIPassedSHA: "000"}, false, []string{"ci\tfail testcheckout"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			iss := &issues.Issue{}
+			cfg := stages.Defaults()
+			policy.Count(iss, policy.FailureOf(ciFailed, &hooks.Issue{HeadSHA: "aaa"}), cfg, "pr_ready")
+			f := policy.FailureOf(conflict, &hooks.Issue{HeadSHA: "bbb", Outputs: tt.outputs})
+			require.NotNil(t, f)
+			assert.Equal(t, tt.ciPassed, f.CIPassed)
+			policy.Count(iss, f, cfg, "pr_ready")
+			require.NotNil(t, iss.Breaker)
+			assert.Equal(t, issues.BreakerClosed, iss.Breaker.State, "%+v", iss.Breaker)
+			assert.Equal(t, 1, iss.Breaker.NoProgress)
+			assert.Equal(t, []string{"conflict"}, iss.Breaker.Failing)
+			assert.Equal(t, "bbb", iss.Breaker.Head)
+			assert.Equal(t, tt.fewest, iss.Breaker.Fewest)
+		})
+	}
+}
+
+// A pass of CI before a failure of CI on the same head was overruled, not
+// made: it is no progress.
+func TestCIPassedIsNotCountedForCIsOwnFailure(t *testing.T) {
+	snap := &hooks.Issue{HeadSHA: "aaa", Outputs: map[string]string{stages.CIPassedSHA: "aaa"}}
+	f := policy.FailureOf(hooks.Outcome{Kind: hooks.KindStepBack, Class: hooks.ClassCIFailed, Reason: "CI failed"}, snap)
+	require.NotNil(t, f)
+	assert.False(t, f.CIPassed)
+}

@@ -397,6 +397,15 @@ func (w *mdWriter) breaker() {
 		"that goes and comes back, is no progress, however its fingerprint changes: an agent that trades failure A for B " +
 		"and back opens the breaker at `no_progress_threshold`. The first failure is one without progress: nothing was " +
 		"fixed yet. Progress closes the breaker and restarts both counts; so does `agenttree resume`.")
+	w.p("**CI passing on a new head** (one the breaker counted no failure on) is a pass, so progress, even when the stage " +
+		"then fails on that head for something else (`check_conflicts` after `wait_for_ci` finds a conflict): that " +
+		"failure is the first since. A pass before a failure of CI on the same head (a rerun) is overruled, not counted. " +
+		"A **conflict** with the base is no verdict on the checks (CI does not run on a PR that conflicts): after a " +
+		"failure of the checks on another head, it is neither progress nor a failure without progress, and leaves the " +
+		"counts, the fewest and the fingerprint as they were, so a CI failure fixed and then a colleague's conflict " +
+		"warns no one, and the same CI failure back after the rebase is the same failure again. A conflict after a " +
+		"conflict, or on the head the last failure was counted on, counts as any failure. Failures of different kinds " +
+		"are never the same failure: their checks differ (a conflict's check is `conflict`).")
 	w.p("The **fingerprint** is a hash of each check's name and its first three lines that are not an echo of the command " +
 		"that ran (a shell's `+ ` trace, a `$ ` prompt, a CI service's `##[group]Run` header, a hook's reason quoting its " +
 		"command), lower case, with timestamps, durations, paths of files and of temporary directories, line numbers, ids, " +
