@@ -193,7 +193,7 @@ func TestSendersTakeTurnsAcrossProcesses(t *testing.T) {
 	require.Eventually(t, func() bool {
 		data, _ := os.ReadFile(file)
 		return strings.Count(string(data), "\n") == 3*150
-	}, 5*time.Second, 10*time.Millisecond)
+	}, 30*time.Second, 10*time.Millisecond)
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
 	got := string(data)

@@ -99,12 +99,14 @@ func (e *Error) Is(target error) bool {
 }
 
 // missingTarget is what tmux prints when a target or the server is not
-// there (tmux 2.x to 3.x wordings). A server it cannot connect to for
-// another reason (permission denied) is not missing.
+// there (tmux 2.x to 3.x wordings), a server exiting as it was asked (its
+// last session ended, or kill-server) included. A server it cannot
+// connect to for another reason (permission denied) is not missing.
 var missingTarget = []string{
 	"can't find session", "can't find window", "can't find pane",
 	"session not found", "window not found", "pane not found",
 	"no server running", "(No such file or directory)", "(Connection refused)",
+	"server exited unexpectedly",
 }
 
 // run runs tmux with args, stdin (may be nil) as its standard input, and

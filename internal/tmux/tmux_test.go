@@ -187,3 +187,13 @@ func TestCommandsStopWithTheContext(t *testing.T) {
 	_, err := c.HasSession(ctx, "idle")
 	assert.ErrorIs(t, err, context.Canceled)
 }
+
+// A server exiting as it is asked (kill-server just returned, or its last
+// session ended) is no server: a session on it is missing, not an error.
+func TestAServerThatExitedIsNoSession(t *testing.T) {
+	t.Parallel()
+	err := error(&tmux.Error{Stderr: "server exited unexpectedly"})
+	assert.ErrorIs(t, err, tmux.ErrNoSession)
+	err = &tmux.Error{Stderr: "error connecting to /tmp/x (Permission denied)"}
+	assert.NotErrorIs(t, err, tmux.ErrNoSession, "a server it may not reach is there")
+}
