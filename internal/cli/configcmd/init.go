@@ -137,7 +137,7 @@ func (a cmds) initCmd() *cobra.Command {
 			"never replaced without --force, and instructions already there are kept.\n\n" +
 			"Templates: " + strings.Join(examples.Names(), ", ") + ".",
 		Example: "  agenttree init\n  agenttree init --template review-loop\n  agenttree init ../shop",
-		Args:    cobra.MaximumNArgs(1),
+		Args:    cmdutil.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := a.WD
 			if len(args) == 1 {

@@ -36,7 +36,7 @@ func (a cmds) inboxCmd() *cobra.Command {
 			"AGENTTREE_ISSUE's, else the one the current git branch names. Agents may run it\n" +
 			"(from a prompt hook, say) to read what they were told; it changes nothing.",
 		Example: "  agenttree inbox 3\n  agenttree inbox --json",
-		Args:    cobra.MaximumNArgs(1),
+		Args:    cmdutil.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if c, err := a.Remote(); err != nil {
 				return err

@@ -47,7 +47,7 @@ func (a cmds) sendCmd() *cobra.Command {
 			"delivers it when it can; `agenttree inbox ID` shows it meanwhile.\n\n" +
 			"Exit status: 0 delivered or queued, 2 bad usage or config, 3 not a person.",
 		Example: "  agenttree send 3 'the login form needs labels'\n  agenttree send 3 - < notes.txt",
-		Args:    cobra.MinimumNArgs(2),
+		Args:    cmdutil.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := a.ForPeople("only a person sends messages by hand; %s cannot (the controller tells agents what they need)"); err != nil {
 				return err

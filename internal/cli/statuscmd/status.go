@@ -71,7 +71,7 @@ func (a cmds) statusCmd() *cobra.Command {
 			"that resolve them. With ID, show that issue; with --block, as one status block\n" +
 			"(checks, circuit breaker, budgets, latest action, what to run next).",
 		Example: "  agenttree status\n  agenttree status 3 --block\n  agenttree status --json",
-		Args:    cobra.MaximumNArgs(1),
+		Args:    cmdutil.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if block && len(args) == 0 {
 				return errors.New("--block shows one issue: `agenttree status ID --block`")

@@ -32,7 +32,7 @@ func (a cmds) verifyCmd() *cobra.Command {
 			"results, against the log beside each (prs/N.chain.jsonl, checks/SHA.chain.jsonl).\n" +
 			"Changes nothing.\n\n" +
 			"Exit status: 0 everything checked is consistent, 1 something is not, 2 bad usage.",
-		Args: cobra.MaximumNArgs(1),
+		Args: cmdutil.MaximumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			out, err := a.verify(args)
 			if err != nil {
