@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/looplab/fsm"
 
@@ -114,9 +115,22 @@ func (d *driver) beforeEvent(_ context.Context, e *fsm.Event) {
 		e.Cancel(errDryRun)
 	default:
 		// The move as decided: with its reason, and the outputs of the
-		// gate's hooks, which its write keeps.
+		// gate's hooks over those of the move asked for (a person's
+		// approval), which its write keeps.
+		h.outputs = merged(want.outputs, h.outputs)
 		e.Args[0] = h
 	}
+}
+
+// merged is over laid on under, in a map of its own.
+func merged(under, over map[string]string) map[string]string {
+	if len(under) == 0 {
+		return over
+	}
+	out := make(map[string]string, len(under)+len(over))
+	maps.Copy(out, under)
+	maps.Copy(out, over)
+	return out
 }
 
 // leaveState writes the move, atomically, with its history entry.

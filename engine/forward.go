@@ -200,7 +200,12 @@ func (t *transition) move(iss *issues.Issue, flow *stages.Flow, node *stages.Nod
 		// A person approves again what changed after the review (the merge
 		// on entering this stage refused unapproved commits).
 		var err error
-		if f.issue, f.approval, err = t.reapprove(iss, node); err != nil {
+		if t.dryRun {
+			f.approval.notes = append(f.approval.notes, t.previewReapproval(iss, pr, node))
+			f.final = fmt.Sprintf("issue %d stays at %s: a dry run approves nothing and runs nothing", iss.ID, node.Path)
+			return f, nil
+		}
+		if f.issue, f.approval, err = t.approveAgain(iss, flow, node, pr); err != nil {
 			return f, err
 		}
 	}
@@ -241,14 +246,18 @@ func (t *transition) move(iss *issues.Issue, flow *stages.Flow, node *stages.Nod
 		f.final = fmt.Sprintf("issue %d is at %s, the last stage of flow %q", f.issue.ID, node.Path, flow.Name)
 		return f, nil
 	}
-	kind := machine.Forward(node)
-	if kind == stages.MoveApprove {
+	want := hop{from: node, to: to, kind: machine.Forward(node)}
+	if want.kind == stages.MoveApprove {
+		// The approval is of the head the person was shown, CI passed on
+		// it (staleHead), and the move out of the review records it,
+		// whatever hooks the review declares: merge_pr merges that head.
 		f.approval.warn(t.approvePR(f.issue)...)
+		want.outputs = approvalOf(pr)
 		if t.dryRun {
 			f.approval.notes = append(f.approval.notes, t.previewApproval(f.issue, pr, node, to))
 		}
 	}
-	j := t.drive(f.issue, node, hop{from: node, to: to, kind: kind}, true)
+	j := t.drive(f.issue, node, want, true)
 	f.journey = &j
 	return f, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/forge"
@@ -179,21 +178,14 @@ func runsHere(n *stages.Node, id int) string {
 func (t *transition) previewApproval(iss *issues.Issue, pr *forge.PR, review, to *stages.Node) string {
 	what := "approving moves the issue on"
 	if pr != nil {
-		what = fmt.Sprintf("approving records your approval of PR #%d at its head %s", pr.Number, gitx.ShortSHA(pr.HeadSHA))
-		if iss.Outputs[stages.CIPassedSHA] == pr.HeadSHA {
-			what += " (CI passed on it)"
-		}
+		what = t.approvalText(iss, pr)
 		if _, ok := forge.As[forge.Approver](t.e.Forge); ok {
 			t.approving = true
 		}
 	}
 	what += "; then " + review.Path + " → " + to.Path
-	var labels []string
-	for _, h := range to.Entering(review) {
-		labels = append(labels, h.Label())
-	}
-	if len(labels) > 0 {
-		what += ", whose entry work runs: " + strings.Join(labels, ", ")
+	if labels := entryLabels(to.Entering(review)); labels != "" {
+		what += ", whose entry work runs: " + labels
 	}
 	return what
 }

@@ -10,7 +10,8 @@ const RequireReview = "require_review"
 
 // The outputs the merge reads, which the gates write on the issue: the
 // commit CI passed on (pr_ci_passed, wait_for_ci) and the commit a person
-// approved (pr_approved). Only those hooks may write them.
+// approved (pr_approved, or the engine, for a person's approval at a
+// human review). Only those hooks, and the engine, may write them.
 const (
 	CIPassedSHA = "ci_passed_sha"
 	ApprovedSHA = "approved_sha"

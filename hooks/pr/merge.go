@@ -56,9 +56,10 @@ func prApproved(ctx context.Context, c *hooks.Call) hooks.Outcome {
 // mergePR merges the PR only at a head the host's records cover: CI
 // passed on it (ci_passed_sha, which the CI gates write) and, where a
 // person's review comes before this stage in the issue's flow, a person
-// approved it (approved_sha, which the approval gate writes when a person
-// approves). The records are the engine's, on the issue, and no other
-// hook may write them (docs/SECURITY.md). Whatever moved the issue here
+// approved it (approved_sha, which the engine writes when a person
+// approves at a human review, whatever hooks the review declares, and the
+// approval gate when it passes). The records are the engine's, on the
+// issue, and no other hook may write them (docs/SECURITY.md). Whatever moved the issue here
 // (a person's move, a redirect, a push since the approval), the forge is
 // asked to merge that head and nothing else: it refuses one that moved in
 // between.

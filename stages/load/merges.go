@@ -11,12 +11,14 @@ import (
 // checkMerges warns where the hook that merges PRs (the one that declares
 // stages.RequireReview) will not do what the config seems to say. It
 // merges only a head CI passed and, in a flow with a person's review
-// before it, a person approved, as the gates recorded them; so a flow
-// without a review that does not say it merges unreviewed, a flow whose
-// review records no approval, and a flow that records no CI verdict are
-// warned of, and so is `require_review: false` where every flow has a
-// review anyway. They are warnings: such a config still works, and a flow
-// that merges on CI alone is a choice to make, not a mistake.
+// before it, a person approved, as the host recorded them (a person's
+// approval at a human review is recorded, whatever hooks the review
+// declares); so a flow without a review that does not say it merges
+// unreviewed, a merge among the entry hooks of the flow's only review
+// (they run before a person approves), and a flow that records no CI
+// verdict are warned of, and so is `require_review: false` where every
+// flow has a review anyway. They are warnings: such a config still works,
+// and a flow that merges on CI alone is a choice to make, not a mistake.
 func (v *validator) checkMerges() {
 	if v.d.Errors() > 0 {
 		return
@@ -32,7 +34,9 @@ func (v *validator) checkMerges() {
 			switch {
 			case !f.ReviewedAt(n.Path, approval):
 				unreviewed = append(unreviewed, f.Name)
-			case !runsAny(before, approval):
+			case !runsAny(before, approval) && !reviewBefore(f, n):
+				// Only the merge's own stage is a review: its entry hooks
+				// run before a person approves there.
 				unapproved = append(unapproved, f.Name)
 				reviewed = append(reviewed, f.Name)
 			default:
@@ -57,10 +61,11 @@ func (v *validator) checkMerges() {
 				stages.RequireReview, h.Name, node, has(reviewed))
 		}
 		if len(unapproved) > 0 {
-			v.d.Warnf(h.Pos, fmt.Sprintf("add %s to the pre_completion of the review of the PR", orList(approvers)),
-				"%s a human review before `%s` in %s, but nothing there records a person's approval of the PR: "+
-					"the merge is refused until a person approves at %s (`agenttree approve ID`)",
-				has(unapproved), h.Name, node, node)
+			v.d.Warnf(h.Pos, fmt.Sprintf("run `%s` in a stage after the review, which records the approval it merges, or add %s to a stage before %s",
+				h.Name, orList(approvers), node),
+				"`%s` runs on entering the human review %s, before a person approves there, and %s nothing before it that records a person's approval of the PR: "+
+					"its merges are refused",
+				h.Name, node, runs(unapproved))
 		}
 		if len(unverified) > 0 {
 			v.d.Warnf(h.Pos, fmt.Sprintf("add %s to a stage before %s", orList(ci), node),
@@ -139,6 +144,12 @@ func (v *validator) declares(names []string) func(*stages.HookEntry) bool {
 		spec, ok := v.cat.Hook(h.Name)
 		return ok && slices.Contains(names, spec.Name)
 	}
+}
+
+// reviewBefore reports whether a human review comes before n in f: a
+// person's approval there is recorded (docs/CONFIG.md, human_review).
+func reviewBefore(f *stages.Flow, n *stages.Node) bool {
+	return slices.ContainsFunc(f.Nodes[:f.Index(n.Path)], (*stages.Node).HumanReview)
 }
 
 // runsAny reports whether one of nodes runs a hook entry is.
