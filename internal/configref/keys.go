@@ -189,6 +189,7 @@ func StageKeys() []Key {
 			Doc: "`host: controller` is `role: controller`: the host controller runs the stage (`agent` and `container` change nothing)."},
 		{Name: "human_review", Type: TypeBool, Example: "true",
 			Doc: "A person approves (`agenttree approve ID`; a person's `agenttree next -i ID` there is the same approval) or rejects; agents cannot leave the stage. " +
+				"The approval is recorded as of the PR's head, the one CI passed on, whatever hooks the stage declares, and `merge_pr` after it merges that head. " +
 				"A head pushed to the PR meanwhile is not approved: the issue goes back through the stage before the review that runs CI, and comes back for a new approval."},
 		{Name: "parking_lot", Type: TypeBool, Example: "true", Doc: "A waiting place (a backlog): issues rest there until moved on."},
 		{Name: "terminal", Type: TypeEnum, Enum: []string{"completion", "abandon"}, Example: "completion",
