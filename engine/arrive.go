@@ -182,21 +182,20 @@ func (t *transition) onward(enterFrom, issueAt *stages.Node, o hooks.Outcome, se
 // them (Reconcile). The hooks run in order from where an earlier attempt
 // stopped, and stop at the first that does not pass: one pending waits
 // (the controller calls again), one failing leaves the entry unfinished.
-// What is left is kept on the issue, in the same write as the outputs.
+// A hook that moves the PR's head starts them again (entryhead.go). What
+// is left is kept on the issue, in the same write as the outputs.
 func (t *transition) enter(iss *issues.Issue, from, to *stages.Node) arrival {
 	if to.Controller() && t.actor.Kind != ActorController {
 		return arrival{issue: iss, instructions: fmt.Sprintf("%s is run by the host controller; `agenttree controller` takes the issue from here.", to.Path)}
 	}
 	seq := t.sequence(to, iss, policy.Entry(to))
 	list := to.Entering(from)
-	done := 0
-	if p := iss.EntryPending; p != nil && p.Stage == to.Path {
-		done = min(p.Done, len(list))
+	cur, why := cursorOf(iss, to, len(list))
+	if why != "" {
+		seq.said.hook([]string{why}, nil)
 	}
 	var a arrival
-	for done < len(list) && a.step(t, to, list[done], seq) {
-		done++
-	}
+	a.steps(t, to, list, seq, &cur)
 	if a.next != nil {
 		// The stage is left at once: what it said stays said, its
 		// outputs go with it, and what follows is the next stage's.
@@ -207,7 +206,7 @@ func (t *transition) enter(iss *issues.Issue, from, to *stages.Node) arrival {
 		return a
 	}
 	var warn []string
-	a.issue, warn = t.finishEntry(iss, seq.outputs, a.failures, done, len(list))
+	a.issue, warn = t.finishEntry(iss, seq.outputs, a.failures, cur, len(list))
 	seq.said.warn(warn...)
 	a.said = seq.said
 	a.instructions = t.e.Instructions(to, a.issue)
@@ -238,12 +237,16 @@ func (a *arrival) step(t *transition, to *stages.Node, h *stages.HookEntry, seq 
 }
 
 // finishEntry saves the entry hooks' outputs and what is still pending
-// (the cursor: done of total hooks passed), in one write.
-func (t *transition) finishEntry(iss *issues.Issue, outputs map[string]string, failures []string, done, total int) (*issues.Issue, []string) {
+// (the cursor: how many of total hooks passed, and on which head), in one
+// write.
+func (t *transition) finishEntry(iss *issues.Issue, outputs map[string]string, failures []string, cur entryCursor, total int) (*issues.Issue, []string) {
 	var pending *issues.EntryPending
-	if iss.EntryPending != nil && done < total {
+	if iss.EntryPending != nil && cur.done < total {
 		p := *iss.EntryPending
-		p.Done, p.Failures = done, failures
+		p.Done, p.Failures, p.Head = cur.done, failures, ""
+		if cur.done > 0 {
+			p.Head = cur.on
+		}
 		pending = &p
 	}
 	if !changes(iss, outputs) && equalPending(pending, iss.EntryPending) {
@@ -256,7 +259,7 @@ func equalPending(a, b *issues.EntryPending) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return a.Stage == b.Stage && a.From == b.From && a.Done == b.Done && slices.Equal(a.Failures, b.Failures)
+	return a.Stage == b.Stage && a.From == b.From && a.Done == b.Done && a.Head == b.Head && slices.Equal(a.Failures, b.Failures)
 }
 
 // reapprove records a person's approval of the PR as it is now, for an

@@ -61,6 +61,10 @@ type EntryPending struct {
 	// Done counts the entry hooks that have passed, in order: the
 	// controller continues the sequence from there.
 	Done int `yaml:"done,omitempty" json:"done,omitempty"`
+	// Head is the PR's head the Done hooks passed on. Their results hold
+	// for that head only: on another, the entry starts again from its
+	// first hook (docs/ARCHITECTURE.md §5).
+	Head string `yaml:"head,omitempty" json:"head,omitempty"`
 	// Failures are what the last attempt reported.
 	Failures []string `yaml:"failures,omitempty" json:"failures,omitempty"`
 }

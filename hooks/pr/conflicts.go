@@ -36,7 +36,10 @@ func checkConflicts(ctx context.Context, c *hooks.Call) hooks.Outcome {
 		return hooks.Failf("checking %s against %s for conflicts: %v", gitx.ShortSHA(pr.HeadSHA), base, err)
 	}
 	auto := autoRebaseParam.Or(c, c.Settings().Conflicts.AutoRebase)
-	clean := withOutputs(hooks.Pass(), map[string]string{"conflict_files": ""})
+	// The head it passed on, so that the engine sees a head it did not
+	// know (a rebase whose record a crash lost, a push): the entry's
+	// earlier hooks then run again on it.
+	clean := withOutputs(hooks.Pass(), map[string]string{"conflict_files": "", "head_sha": pr.HeadSHA})
 	if len(files) == 0 {
 		if !auto {
 			return clean

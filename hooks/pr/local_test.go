@@ -169,9 +169,11 @@ func TestLocalCheckConflictsAutoRebase(t *testing.T) {
 		assert.Contains(t, o.Send[0], "rebased your branch issue-7 onto main")
 		assert.True(t, isClean(t, l.work))
 
-		l.issue.HeadSHA = newHead
+		// The issue's record still says before (a crash lost the
+		// rebase's): the check reports the head it passed on.
 		o = runHook(t, l.env, l.issue, "check_conflicts", map[string]any{"auto_rebase": true})
 		assert.Equal(t, hooks.KindPass, o.Kind, "up to date now: %s", o.Reason)
+		assert.Equal(t, newHead, o.Outputs["head_sha"], "passed on the rebased head")
 	})
 
 	// The controller runs in the main checkout, on main: it rebases the
