@@ -30,7 +30,9 @@ func TestValidateSaysWhereABareStepBackGoes(t *testing.T) {
 		w.config + ":28:24: note: `check_conflicts` on_conflict: step_back at pr_ready steps back to implement.feedback, the nearest earlier stage where an agent works",
 	}, strings.Split(strings.TrimSpace(r.stdout), "\n"))
 	assert.NotContains(t, r.stderr, "`wait_for_ci`", "no warning of a step back with nowhere to go")
-	assert.NotContains(t, r.stderr, "on_conflict", "no warning of a step back with nowhere to go")
+	assert.NotContains(t, r.stderr, "has no stage to step back to", "no warning of a step back with nowhere to go")
+	assert.Contains(t, r.stderr, "failures of `check_conflicts` in pr_ready other than a conflict", "its conflicts have a way out, its other failures not")
+	assert.NotContains(t, r.stderr, "`check_conflicts` in pr_ready lead nowhere", "beside the note of where its on_conflict goes")
 
 	r = w.run(t, humanEnv, "validate", "--json")
 	require.Equal(t, 0, r.code, r.stderr)

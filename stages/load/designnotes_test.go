@@ -34,6 +34,14 @@ func nowhere(hook, node string) string {
 	return "failures of `" + hook + "` in " + node + " lead nowhere: add `on_failure: {step_back_to: STAGE}` to the stage or an `on_failure` to the hook"
 }
 
+// conflictsOnly is the warning of a hook whose on_conflict routes its
+// conflicts and nothing its other failures.
+func conflictsOnly(hook, node string) string {
+	return "failures of `" + hook + "` in " + node + " other than a conflict (a git error, say; a forge that cannot be reached is tried again) " +
+		"go to a person: `on_conflict` routes only conflicts; to route the others, add `on_failure: {step_back_to: STAGE}` to the stage " +
+		"or an `on_failure` to the hook (`on_failure: escalate` to say a person takes them)"
+}
+
 // hookAt is the hook entry named hook among the hooks of the node at path.
 func hookAt(t *testing.T, cfg *stages.Config, path, hook string) *stages.HookEntry {
 	t.Helper()
@@ -56,7 +64,7 @@ func TestDesignNotesSnippetsLoadAsWritten(t *testing.T) {
 		warns []string
 		means func(t *testing.T, cfg *stages.Config)
 	}{
-		{"option-a.yaml", []string{nowhere("create_pr", "pr_ready"), nowhere("check_conflicts", "pr_ready")}, func(t *testing.T, cfg *stages.Config) {
+		{"option-a.yaml", []string{nowhere("create_pr", "pr_ready"), conflictsOnly("check_conflicts", "pr_ready")}, func(t *testing.T, cfg *stages.Config) {
 			ci := hookAt(t, cfg, "pr_ready", "wait_for_ci")
 			assert.Equal(t, "→ step_back", policy(ci.OnFailure))
 			assert.Equal(t, 600*time.Second, ci.Params["timeout"])
@@ -73,7 +81,7 @@ func TestDesignNotesSnippetsLoadAsWritten(t *testing.T) {
 				"pr_ready check_conflicts on_conflict → implement.feedback",
 			}, routes, "what validate prints")
 		}},
-		{"option-b.yaml", []string{nowhere("create_pr", "implementation_review"), nowhere("check_conflicts", "implementation_review")}, func(t *testing.T, cfg *stages.Config) {
+		{"option-b.yaml", []string{nowhere("create_pr", "implementation_review"), conflictsOnly("check_conflicts", "implementation_review")}, func(t *testing.T, cfg *stages.Config) {
 			assert.Equal(t, "send_message[text:CI failed. Please check {{pr_url}} and fix the issues.] → step_back_to implement.code",
 				policy(hookAt(t, cfg, "implementation_review", "wait_for_ci").OnFailure))
 			assert.Equal(t, "rebase send_message[text:Merge conflicts detected. Please rebase and resolve.] → step_back_to implement.code",

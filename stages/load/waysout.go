@@ -2,6 +2,7 @@ package load
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/agenttree/agenttree/stages"
 )
@@ -37,7 +38,7 @@ func (v *validator) checkWaysOut() {
 				}
 				if msg, hint, ok := leadsNowhere(h, target); ok {
 					warned[h] = true
-					v.d.Warnf(h.Pos, hint, "failures of `%s` in %s%s lead nowhere: %s", h.Label(), n.Path, v.inFlow(f), msg)
+					v.d.Warnf(h.Pos, hint, "failures of `%s` in %s%s %s", h.Label(), n.Path, v.inFlow(f), msg)
 				}
 			}
 		}
@@ -61,24 +62,57 @@ func (v *validator) canFail(h *stages.HookEntry) bool {
 	return true
 }
 
-// leadsNowhere says what to add, and what happens meanwhile, when h's
-// failures have nowhere to go, its node stepping back to target ("" for
-// nowhere).
+// leadsNowhere says, after "failures of HOOK in NODE", which of h's
+// failures have nowhere to go, what to add, and what happens meanwhile,
+// its node stepping back to target ("" for nowhere).
 func leadsNowhere(h *stages.HookEntry, target string) (msg, hint string, ok bool) {
-	const add = "add `on_failure: {step_back_to: STAGE}` to the stage"
+	const add = "add `on_failure: {step_back_to: STAGE}` to the stage or an `on_failure` to the hook"
 	const stops = "the issue stops there until a person moves it"
 	p := h.OnFailure
 	switch {
 	case p == nil && target == "":
-		return add + " or an `on_failure` to the hook", "they escalate to a person", true
+		if one, many := routedOnly(h); one != "" {
+			// Its on_conflict (or on_ci_failure) is a way out of those
+			// failures only: the others still stop for a person (an
+			// outage is tried again, and no policy sends it to the agent).
+			return fmt.Sprintf("other than %s (a git error, say; a forge that cannot be reached is tried again) go to a person: "+
+				"%s routes only %s; to route the others, %s (`on_failure: escalate` to say a person takes them)",
+				one, policyKeys(h), many, add), "", true
+		}
+		return "lead nowhere: " + add, "they escalate to a person", true
 	case p == nil:
 		return "", "", false
 	case p.Action == stages.ActionFail:
-		return "its on_failure is `fail`; use `{step_back_to: STAGE}` or `escalate`", stops, true
+		return "lead nowhere: its on_failure is `fail`; use `{step_back_to: STAGE}` or `escalate`", stops, true
 	case p.Action == "":
-		return "its on_failure list ends with no action, so the failure stands; end it with `- step_back_to: STAGE` or `- escalate`", stops, true
+		return "lead nowhere: its on_failure list ends with no action, so the failure stands; end it with `- step_back_to: STAGE` or `- escalate`", stops, true
 	}
 	return "", "", false
+}
+
+// routedOnly names the failures h's own policies other than on_failure
+// route, as one and as many ("" when it has none).
+func routedOnly(h *stages.HookEntry) (one, many string) {
+	switch {
+	case h.OnConflict != nil && h.OnCIFailure != nil:
+		return "a conflict or a CI failure", "conflicts and CI failures"
+	case h.OnConflict != nil:
+		return "a conflict", "conflicts"
+	case h.OnCIFailure != nil:
+		return "a CI failure", "CI failures"
+	}
+	return "", ""
+}
+
+// policyKeys are the keys of h's policies other than on_failure, quoted.
+func policyKeys(h *stages.HookEntry) string {
+	var keys []string
+	for _, p := range h.Policies() {
+		if p.Key != "on_failure" {
+			keys = append(keys, "`"+p.Key+"`")
+		}
+	}
+	return strings.Join(keys, " and ")
 }
 
 // checkBareStepBacks refuses a bare `step_back` (a policy that names no

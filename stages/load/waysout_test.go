@@ -60,7 +60,9 @@ func TestFailuresThatLeadNowhere(t *testing.T) {
 			keys: "        post_start:\n          - create_pr:\n          - wait_for_ci:\n"},
 		{name: "a conflict policy is not a way out of other failures",
 			keys: "        host: controller\n        post_start:\n          - check_conflicts: {on_conflict: step_back}\n",
-			want: []string{":9:13: warning: failures of `check_conflicts` in pr " + nowhere}},
+			want: []string{":9:13: warning: failures of `check_conflicts` in pr other than a conflict (a git error, say; " +
+				"a forge that cannot be reached is tried again) go to a person: `on_conflict` routes only conflicts; to route the others, " +
+				"add `on_failure: {step_back_to: STAGE}` to the stage or an `on_failure` to the hook (`on_failure: escalate` to say a person takes them)"}},
 	}
 	for _, tt := range tests {
 		for _, form := range forms {
