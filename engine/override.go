@@ -34,6 +34,10 @@ type Order struct {
 	// Anywhere: the order works on an issue at a stage the config no
 	// longer declares, or that left the issue's flow (Place.Node is nil).
 	Anywhere bool
+	// Check refuses the order, from the issue as it is under its lock
+	// (a resume of an issue that waits on nothing a resume clears); nil
+	// for none.
+	Check func(Place) error
 }
 
 // Place is where a locked issue is.
@@ -63,6 +67,11 @@ func (e *Engine) Override(ctx context.Context, id int, actor Actor, o Order) (*R
 	p, err := e.where(iss, o.Anywhere)
 	if err != nil {
 		return nil, err
+	}
+	if o.Check != nil {
+		if err := o.Check(p); err != nil {
+			return nil, err
+		}
 	}
 	base := Result{Issue: id, From: iss.Stage, To: iss.Stage, Version: iss.Version, Reasons: []string{}}
 	t := &transition{e: e, ctx: ctx, tx: tx, actor: actor, m: e.Machine(p.Flow)}

@@ -115,7 +115,7 @@ func TestPeopleCommandsText(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.args[0], func(t *testing.T) {
 			w := newWorkspace(t, testpipeline.Read(t, "cli"))
-			w.create(t, "Add login page", "--stage", "implementation_review")
+			w.escalate(t, w.create(t, "Add login page", "--stage", "implementation_review"))
 			r := w.byHand(t, humanEnv, tt.args...)
 			require.Equal(t, 0, r.code, "stdout %s stderr %s", r.stdout, r.stderr)
 			for _, want := range tt.want {
@@ -142,6 +142,8 @@ func TestPeopleCommandsBadUsage(t *testing.T) {
 		{"reject outside a review", "implement.code", "", []string{"reject", "1", "--message", "no"}, "not at a human review"},
 		{"abort in a flow without an abandon stage", "implement.code", "quick", []string{"abort", "1", "--reason", "dropped"}, "has no stage for abandoned issues"},
 		{"an issue that does not exist", "implementation_review", "", []string{"resume", "42", "--reason", "fixed"}, "issue 42: issue not found"},
+		{"resume an issue that is not escalated", "implement.code", "", []string{"resume", "1", "--reason", "x"},
+			"error: issue 1 is not escalated and its circuit breaker is closed, so there is nothing to resume; it is at implement.code: `agenttree status 1` says what it waits on"},
 		{"not an issue id", "implementation_review", "", []string{"abort", "x", "--reason", "dropped"}, `"x" is not an issue id`},
 	}
 	for _, tt := range tests {

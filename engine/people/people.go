@@ -24,9 +24,23 @@ func Resume(ctx context.Context, e *engine.Engine, id int, actor engine.Actor, r
 		what: "resume an issue", usage: fmt.Sprintf("agenttree resume %d --reason TEXT", id),
 		needs: "a reason (--reason: what was put right), kept in the issue's history",
 		Order: engine.Order{Kind: stages.MoveResume, Reason: strings.TrimSpace(reason),
+			Check:        resumable,
 			Change:       func(i *issues.Issue) { i.Escalated, i.Attempts, i.Breaker = nil, nil, nil },
 			Instructions: afterResume},
 	})
+}
+
+// resumable refuses a resume of an issue that is not escalated and whose
+// circuit breaker is closed: it waits on an agent, the controller or a
+// review, none of which a resume changes, and a resume that says it
+// did something would hide that.
+func resumable(p engine.Place) error {
+	iss := p.Issue
+	if iss.Escalated != nil || (iss.Breaker != nil && iss.Breaker.State != "" && iss.Breaker.State != issues.BreakerClosed) {
+		return nil
+	}
+	return fmt.Errorf("issue %d is not escalated and its circuit breaker is closed, so there is nothing to resume; it is at %s: `agenttree status %d` says what it waits on",
+		iss.ID, iss.Stage, iss.ID)
 }
 
 // Skip moves the issue past its stage without the stage's gates, to the

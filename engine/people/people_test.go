@@ -234,6 +234,24 @@ func TestResumedIssueMovesAgain(t *testing.T) {
 	assert.Equal(t, "implementation_review", res.To)
 }
 
+// A half-open breaker is something a resume clears, escalated or not.
+func TestResumeClosesAHalfOpenBreaker(t *testing.T) {
+	e := newEngine(t, manualPipeline)
+	iss := create(t, e, "pr_ready")
+	_, err := e.Store.Update(context.Background(), iss.ID, iss.Version, func(i *issues.Issue) error {
+		i.Breaker = &issues.Breaker{State: issues.BreakerHalfOpen, NoProgress: 2, SameError: 1}
+		return nil
+	})
+	require.NoError(t, err)
+
+	res, err := people.Resume(context.Background(), e, iss.ID, human, "the test is fixed on main")
+	require.NoError(t, err)
+	assert.Equal(t, engine.StatusAdvanced, res.Status)
+	got, err := e.Store.Get(iss.ID)
+	require.NoError(t, err)
+	assert.Nil(t, got.Breaker)
+}
+
 func TestResumeSaysWhoGoesOn(t *testing.T) {
 	tests := []struct {
 		stage   string
@@ -460,6 +478,12 @@ func TestPeopleCommandsSayWhatIsWrong(t *testing.T) {
 				return people.Move(context.Background(), e, id, human, "implement.code", "")
 			},
 			want: []string{"move needs a reason", "`agenttree move 1 implement.code --reason TEXT`"}},
+		{name: "resume an issue that is not escalated", stage: "implement.code",
+			run: func(e *engine.Engine, id int) (*engine.Result, error) {
+				return people.Resume(context.Background(), e, id, human, "x")
+			},
+			want: []string{"issue 1 is not escalated and its circuit breaker is closed, so there is nothing to resume; it is at implement.code",
+				"`agenttree status 1` says what it waits on"}},
 		{name: "an issue that does not exist", stage: "pr_ready",
 			run: func(e *engine.Engine, id int) (*engine.Result, error) {
 				return people.Resume(context.Background(), e, 42, human, "fixed")

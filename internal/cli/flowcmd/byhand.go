@@ -30,7 +30,8 @@ func (a cmds) resumeCmd() *cobra.Command {
 		Example: `  agenttree resume 3 --reason "CI runner fixed"`,
 		Long: "Clear issue ID's escalation, retry budgets and circuit breaker, so the controller\n" +
 			"(or the next `agenttree next`) tries its stage again. The reason (what was put\n" +
-			"right) is kept in the issue's history.\n\n" + byHandExit,
+			"right) is kept in the issue's history. An issue that is not escalated and whose\n" +
+			"breaker is closed is refused (exit 2): `agenttree status ID` says what it waits on.\n\n" + byHandExit,
 		Args: cmdutil.ExactArgs(1),
 	}, func(e *engine.Engine, id int, actor engine.Actor, _ []string) (*engine.Result, error) {
 		return people.Resume(a.Ctx, e, id, actor, reason)
