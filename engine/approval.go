@@ -42,17 +42,7 @@ func (t *transition) approveAgain(iss *issues.Issue, flow *stages.Flow, node *st
 	}
 	var s said
 	s.warn(t.approvePR(iss)...)
-	cur, err := t.tx.Update(iss.Version, func(cur *issues.Issue) error {
-		applyOutputs(cur, outputs)
-		cur.History = append(cur.History, issues.HistoryEntry{From: cur.Stage, To: cur.Stage, Kind: stages.MoveApprove, Actor: string(t.actor.Kind), Request: t.actor.Request,
-			Reason: "a person approved the PR again, as it is now", At: time.Now().UTC().Truncate(time.Second)})
-		return nil
-	})
-	if err != nil {
-		return nil, s, err
-	}
-	s.notes = append(s.notes, "approved the PR at its current head")
-	return cur, s, nil
+	return t.recordReapproval(iss, outputs, s)
 }
 
 // previewReapproval is what a dry run of a person's approval of iss at
@@ -107,4 +97,20 @@ func (t *transition) flowChecksApproval(flow *stages.Flow, node *stages.Node) bo
 		}
 	}
 	return false
+}
+
+// recordReapproval writes a person's approval of iss's PR as it is now
+// (outputs: approved_sha and what goes with it), after the review.
+func (t *transition) recordReapproval(iss *issues.Issue, outputs map[string]string, s said) (*issues.Issue, said, error) {
+	cur, err := t.tx.Update(iss.Version, func(cur *issues.Issue) error {
+		applyOutputs(cur, outputs)
+		cur.History = append(cur.History, issues.HistoryEntry{From: cur.Stage, To: cur.Stage, Kind: stages.MoveApprove, Actor: string(t.actor.Kind), Request: t.actor.Request,
+			Reason: "a person approved the PR again, as it is now", At: time.Now().UTC().Truncate(time.Second)})
+		return nil
+	})
+	if err != nil {
+		return nil, s, err
+	}
+	s.notes = append(s.notes, "approved the PR at its current head")
+	return cur, s, nil
 }

@@ -283,17 +283,7 @@ func (t *transition) reapprove(iss *issues.Issue, node *stages.Node) (*issues.Is
 		s.warn("the PR is still not approved: " + o.Reason)
 		return iss, s, nil
 	}
-	cur, err := t.tx.Update(iss.Version, func(cur *issues.Issue) error {
-		applyOutputs(cur, o.Outputs)
-		cur.History = append(cur.History, issues.HistoryEntry{From: cur.Stage, To: cur.Stage, Kind: stages.MoveApprove, Actor: string(t.actor.Kind), Request: t.actor.Request,
-			Reason: "a person approved the PR again, as it is now", At: time.Now().UTC().Truncate(time.Second)})
-		return nil
-	})
-	if err != nil {
-		return nil, s, err
-	}
-	s.notes = append(s.notes, "approved the PR at its current head")
-	return cur, s, nil
+	return t.recordReapproval(iss, o.Outputs, s)
 }
 
 // isConflict reports whether err is a lost compare-and-swap.
