@@ -63,7 +63,7 @@ func checkConflicts(ctx context.Context, c *hooks.Call) hooks.Outcome {
 func rebasedWaitsForCI(c *hooks.Call, pr *forge.PR, head string, conflicted []string) hooks.Outcome {
 	out := hooks.Pending(c.Settings().CIPolling.PollInterval,
 		fmt.Sprintf("rebased %s onto %s (now %s); CI must pass on the new head", pr.Branch, pr.Base, gitx.ShortSHA(head)))
-	out.Outputs = map[string]string{"conflict_files": "", "head_sha": head}
+	out.Outputs = rebasedOutputs(pr.HeadSHA, head)
 	if c.Settings().Conflicts.NotifyOnRebase {
 		why := "it was behind " + pr.Base
 		if len(conflicted) > 0 {
@@ -74,6 +74,13 @@ func rebasedWaitsForCI(c *hooks.Call, pr *forge.PR, head string, conflicted []st
 			pr.Branch, pr.Base, gitx.ShortSHA(head), why, remote(c), pr.Branch)}
 	}
 	return out
+}
+
+// rebasedOutputs are the outputs of a rebase agenttree pushed, from head
+// from to head to: rebased_from and rebased_to let create_pr tell its own
+// rebase from someone else's push while the agent has not pulled it yet.
+func rebasedOutputs(from, to string) map[string]string {
+	return map[string]string{"conflict_files": "", "head_sha": to, "rebased_from": from, "rebased_to": to}
 }
 
 // rebase rebases the PR's branch onto its base and pushes it.
@@ -91,7 +98,7 @@ func rebase(ctx context.Context, c *hooks.Call) hooks.Outcome {
 	if o != nil {
 		return *o
 	}
-	out := withOutputs(hooks.Pass(), map[string]string{"conflict_files": "", "head_sha": head})
+	out := withOutputs(hooks.Pass(), rebasedOutputs(pr.HeadSHA, head))
 	out.Message = fmt.Sprintf("rebased %s onto %s (now %s)", pr.Branch, pr.Base, gitx.ShortSHA(head))
 	return out
 }

@@ -220,7 +220,7 @@ func TestLocalCheckConflictsAutoRebase(t *testing.T) {
 		newHead := revParse(t, l.work, "HEAD")
 		assert.NotEqual(t, before, newHead)
 		assert.Equal(t, mainHead, revParse(t, l.work, "HEAD~1"), "one commit left, on top of main")
-		assert.Equal(t, map[string]string{"conflict_files": "", "head_sha": newHead}, o.Outputs)
+		assert.Equal(t, map[string]string{"conflict_files": "", "head_sha": newHead, "rebased_from": before, "rebased_to": newHead}, o.Outputs)
 		assert.Equal(t, newHead, branchIn(t, l.bare, "issue-7"), "pushed")
 		assert.Equal(t, []string{"agenttree rebased your branch issue-7 onto main (now " + newHead[:12] + ") because it conflicted in f.txt; pull it before you change anything: `git pull --rebase origin issue-7`"}, o.Send)
 		assert.True(t, isClean(t, l.work))

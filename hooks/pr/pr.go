@@ -45,14 +45,14 @@ func Defs() []hooks.Def {
 			Example: "- poll_pr_status: {interval: 60, on_ci_failure: {step_back_to: implement.code}}"}, Run: pollPRStatus},
 		{HookSpec: stages.HookSpec{Name: "check_conflicts", Conflicts: true,
 			Params:  hooks.Specs(autoRebaseParam),
-			Outputs: []string{"conflict_files", "head_sha", "failure_reason"},
+			Outputs: []string{"conflict_files", "head_sha", "rebased_from", "rebased_to", "failure_reason"},
 			Doc: "Checks with git that the PR's head merges cleanly into its base; with `auto_rebase` it also keeps the branch " +
 				"on top of its base. A conflict left goes to `on_conflict`.",
 			Example: "- check_conflicts: {auto_rebase: true, on_conflict: step_back}"}, Run: checkConflicts},
 		{HookSpec: stages.HookSpec{Name: "pr_mergeable", Conflicts: true, Outputs: []string{"conflict_files", "failure_reason"},
 			Doc:     "Gate: passes when the forge says the PR merges cleanly into its base.",
 			Example: "- pr_mergeable:"}, Run: prMergeable},
-		{HookSpec: stages.HookSpec{Name: "rebase", Resolves: true, Outputs: []string{"conflict_files", "head_sha", "failure_reason"},
+		{HookSpec: stages.HookSpec{Name: "rebase", Resolves: true, Outputs: []string{"conflict_files", "head_sha", "rebased_from", "rebased_to", "failure_reason"},
 			Doc: "Rebases the PR's branch onto its base and pushes it. In an on_failure list, its pass ends the list " +
 				"and the failed hook runs again.",
 			Example: "- check_conflicts: {on_conflict: [rebase, step_back]}"}, Run: rebase},

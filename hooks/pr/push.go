@@ -57,6 +57,9 @@ func pushLease(ctx context.Context, c *hooks.Call, f forge.Forge, g hooks.Git, b
 		// rebased it there): nothing to push, and nothing to overwrite.
 		return "", false, nil
 	}
+	if ownRebase(ctx, c, g, pr, branch) {
+		return "", false, nil
+	}
 	if includes(ctx, g, branch, pr.HeadSHA) {
 		return pr.HeadSHA, true, nil
 	}
@@ -66,6 +69,21 @@ func pushLease(ctx context.Context, c *hooks.Call, f forge.Forge, g hooks.Git, b
 	}
 	fail := hooks.Failf("%s", foreignHead(c, pr))
 	return "", false, &fail
+}
+
+// ownRebase reports whether the PR's head is agenttree's own rebase of
+// the branch (check_conflicts or rebase pushed it, from rebased_from to
+// rebased_to) and the branch holds nothing that rebase did not take: the
+// agent has not pulled it yet, which its message asked, and there is
+// nothing to push. A rebase drops what the base already has, so the
+// rebased commits need not match the branch's patch for patch.
+func ownRebase(ctx context.Context, c *hooks.Call, g hooks.Git, pr *forge.PR, branch string) bool {
+	from, to := c.Issue.Outputs["rebased_from"], c.Issue.Outputs["rebased_to"]
+	if from == "" || to != pr.HeadSHA {
+		return false
+	}
+	n, err := g.CountNew(ctx, from, "refs/heads/"+branch)
+	return err == nil && n == 0
 }
 
 // foreignHead says that the PR's head holds commits the work tree never

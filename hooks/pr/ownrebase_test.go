@@ -1,0 +1,79 @@
+package pr
+
+import (
+	"maps"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/internal/gittest"
+)
+
+// addToLastCommit puts file into dir's last commit: one commit of the
+// agent's holds it beside its other change.
+func addToLastCommit(t *testing.T, dir, file, content string) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, file), []byte(content), 0o644))
+	gittest.Run(t, dir, "add", file)
+	gittest.Run(t, dir, "commit", "--quiet", "--amend", "--no-edit")
+}
+
+// The controller rebased the PR's branch (check_conflicts) and the agent
+// has not pulled yet, when the stage's entry work runs create_pr again on
+// the new head. The rebase dropped a change main already had (ok.txt) from
+// the agent's one commit, so the rebased commit is no copy of it: create_pr must still know the PR's
+// head for agenttree's own, push nothing and pass, not call it someone
+// else's push.
+func TestLocalCreatePRAfterItsOwnRebaseBeforeThePull(t *testing.T) {
+	l := newLocalPR(t, "")
+	addToLastCommit(t, l.work, "ok.txt", "ok\n")
+	l.openPR(t)
+	before := l.issue.HeadSHA
+	// main gets the same ok.txt, and more.
+	l.pushToMain(t, "ok.txt", "ok\n")
+	l.pushToMain(t, "g.txt", "other work\n")
+	gittest.Run(t, l.work, "checkout", "--quiet", "main")
+
+	o := runHook(t, l.env, l.issue, "check_conflicts", map[string]any{"auto_rebase": true})
+	require.Equal(t, hooks.KindPending, o.Kind, "a rebased head waits for CI: %s", o.Reason)
+	rebased := branchIn(t, l.bare, "issue-7")
+	require.NotEqual(t, before, rebased)
+	assert.Equal(t, map[string]string{"conflict_files": "", "head_sha": rebased, "rebased_from": before, "rebased_to": rebased}, o.Outputs)
+	assert.Equal(t, before, revParse(t, l.work, "issue-7"), "the agent has not pulled")
+	maps.Copy(l.issue.Outputs, o.Outputs) // as the engine records them
+	l.issue.HeadSHA = rebased
+
+	o = runHook(t, l.env, l.issue, "create_pr", nil)
+	require.Equal(t, hooks.KindPass, o.Kind, "agenttree's own rebase is no foreign push: %s", o.Reason)
+	assert.Equal(t, rebased, branchIn(t, l.bare, "issue-7"), "nothing was pushed over it")
+
+	// Someone else's push after it is still someone else's.
+	gittest.Run(t, l.other, "fetch", "--quiet", "origin")
+	gittest.Run(t, l.other, "checkout", "--quiet", "-b", "theirs", "origin/issue-7")
+	gittest.Commit(t, l.other, "h.txt", "theirs\n", "someone else's")
+	gittest.Run(t, l.other, "push", "--quiet", "origin", "theirs:issue-7")
+	o = runHook(t, l.env, l.issue, "create_pr", nil)
+	require.Equal(t, hooks.KindFail, o.Kind)
+	assert.Contains(t, o.Reason, "never held")
+
+	// The agent's own commit on top of its old branch, not pulled: its
+	// work is not lost to a push, and it is told to pull.
+	l2 := newLocalPR(t, "")
+	addToLastCommit(t, l2.work, "ok.txt", "ok\n")
+	l2.openPR(t)
+	l2.pushToMain(t, "ok.txt", "ok\n")
+	gittest.Run(t, l2.work, "checkout", "--quiet", "main")
+	o = runHook(t, l2.env, l2.issue, "check_conflicts", map[string]any{"auto_rebase": true})
+	require.Equal(t, hooks.KindPending, o.Kind, o.Reason)
+	maps.Copy(l2.issue.Outputs, o.Outputs)
+	gittest.Run(t, l2.work, "checkout", "--quiet", "issue-7")
+	gittest.Commit(t, l2.work, "i.txt", "more\n", "issue 7: more, before pulling")
+	o = runHook(t, l2.env, l2.issue, "create_pr", nil)
+	require.Equal(t, hooks.KindFail, o.Kind)
+	assert.Contains(t, o.Reason, "git pull --rebase")
+	assert.Equal(t, l2.issue.Outputs["rebased_to"], branchIn(t, l2.bare, "issue-7"), "nothing pushed over the rebase")
+}
