@@ -56,6 +56,8 @@ var placeholderDocs = map[string]string{
 	"failure_details": "The tail of the failed checks' logs.",
 	"ci_url":          "A link to the failed CI run.",
 	"conflict_files":  "The files that conflict with the base, comma-separated.",
+	"rebased_from":    "The head agenttree's last rebase of the branch started from.",
+	"rebased_to":      "The head agenttree's last rebase of the branch pushed.",
 	"watch_pr":        "`true` while the controller watches the PR in the background.",
 	"watch_interval":  "How often the controller looks at a watched PR.",
 	"approved_sha":    "The commit a person approved the PR at.",
