@@ -56,6 +56,15 @@ func TestStatusWaitingOn(t *testing.T) {
 			run: []string{"agenttree controller", "agenttree next -i 1"},
 		},
 		{
+			name: "CI done on a head the issue has left",
+			iss: issues.Issue{ID: 1, Stage: "pr_ready", PRNumber: 1, HeadSHA: "new456",
+				EntryPending: &issues.EntryPending{Stage: "pr_ready", Done: 2}},
+			poll: &issues.Poll{PR: 1, Head: "old123", Status: "rebased issue-1 onto main (now new456); CI must pass on the new head",
+				Checks: &issues.Checks{Total: 1, Passing: 1}, PushedAt: at.Add(time.Hour)},
+			who: WaiterController, what: "controller: rebased issue-1 onto main (now new456); CI must pass on the new head",
+			run: []string{"agenttree controller", "agenttree next -i 1"},
+		},
+		{
 			name: "a poll from before the issue's last move",
 			iss: issues.Issue{ID: 1, Stage: "pr_ready", PRNumber: 1, EntryPending: &issues.EntryPending{Stage: "pr_ready"},
 				History: history(issues.HistoryEntry{From: "implementation_review", To: "pr_ready", Kind: stages.MoveManual, Actor: "human", Reason: "a new head", At: at.Add(2 * time.Hour)})},

@@ -98,9 +98,11 @@ func controllerWaiting(iss *issues.Issue, poll *issues.Poll) waiting {
 		w.what = fmt.Sprintf("controller: it looks at %s at its next pass (%s)", iss.Stage, lines.First(historyText(h)))
 		w.since, w.nextLook = h.At, h.At
 		return w
-	case poll != nil && poll.Checks != nil && poll.Checks.Total > 0 && poll.Checks.Pending == 0 && p != nil:
-		// The PR's checks are done, whatever the hook said a moment
-		// before it read them: the next pass acts on them.
+	case poll != nil && poll.Checks != nil && poll.Checks.Total > 0 && poll.Checks.Pending == 0 && p != nil &&
+		(poll.Head == "" || iss.HeadSHA == "" || poll.Head == iss.HeadSHA):
+		// The PR's checks are done on the issue's head, whatever the hook
+		// said a moment before it read them: the next pass acts on them.
+		// Checks of a head the issue has left (a rebase since) are not.
 		c := poll.Checks
 		w.what = fmt.Sprintf("controller: CI done (%d passed, %d failed); it acts on it at its next pass", c.Passing, c.Failing)
 		w.since = poll.PushedAt
