@@ -24,9 +24,12 @@ const (
 	settleMin     = 150 * time.Millisecond
 	settlePer100B = time.Millisecond
 	settleMax     = 2 * time.Second
-	// enterWait is how long the pane has to show an Enter taken, doubled
-	// for each retry; it is read every pollEvery meanwhile.
-	enterWait    = 250 * time.Millisecond
+	// enterWait is how long the pane has to show an Enter taken, plus
+	// settlePer100B of the text (a long paste takes its program a while
+	// to take in, on a busy machine more), doubled for each retry; it is
+	// read every pollEvery meanwhile. Too short a wait presses Enter again
+	// on a program still reading, which it takes as an empty line.
+	enterWait    = 500 * time.Millisecond
 	enterRetries = 3
 	pollEvery    = 25 * time.Millisecond
 	// lockWait bounds the wait for another sender to finish with the pane:
@@ -157,7 +160,7 @@ func (c *Client) submit(ctx context.Context, pane, text string) error {
 		if _, err := c.run(ctx, nil, "send-keys", "-t", pane, "Enter"); err != nil {
 			return fmt.Errorf("pasted, not submitted: %w: %w", ErrNotConfirmed, err)
 		}
-		now, err := c.awaitChange(ctx, pane, typed, history, enterWait<<attempt)
+		now, err := c.awaitChange(ctx, pane, typed, history, enterWaitFor(text)<<attempt)
 		switch {
 		case err != nil:
 			return fmt.Errorf("%w: %w", ErrNotConfirmed, err)
@@ -171,6 +174,12 @@ func (c *Client) submit(ctx context.Context, pane, text string) error {
 		return nil
 	}
 	return fmt.Errorf("%w: the pane did not change after Enter, pressed %d times", ErrNotConfirmed, enterRetries+1)
+}
+
+// enterWaitFor is the first wait for the pane to show that it took the
+// Enter after text.
+func enterWaitFor(text string) time.Duration {
+	return enterWait + min(time.Duration(len(text)/100)*settlePer100B, settleMax)
 }
 
 // awaitChange reads pane until it differs from before or wait has passed,
