@@ -138,18 +138,29 @@ func controllerWaiting(iss *issues.Issue, poll *issues.Poll) waiting {
 	return w
 }
 
-// resumedSince reports whether a person resumed iss after the
-// controller's last poll of it.
 // staleSince reports whether the controller last polled issue iss before
 // its last move (other than a resume, which resumedSince tells).
 func staleSince(iss *issues.Issue, poll *issues.Poll) bool {
-	n := len(iss.History)
-	return poll != nil && !poll.PolledAt.IsZero() && n > 0 && iss.History[n-1].Kind != stages.MoveResume && iss.History[n-1].At.After(poll.PolledAt)
+	h, ok := movedSincePoll(iss, poll)
+	return ok && h.Kind != stages.MoveResume
 }
 
+// resumedSince reports whether a person resumed iss after the
+// controller's last poll of it.
 func resumedSince(iss *issues.Issue, poll *issues.Poll) bool {
+	h, ok := movedSincePoll(iss, poll)
+	return ok && h.Kind == stages.MoveResume
+}
+
+// movedSincePoll is iss's last history entry, ok when it came after the
+// controller's last poll of it.
+func movedSincePoll(iss *issues.Issue, poll *issues.Poll) (h issues.HistoryEntry, ok bool) {
 	n := len(iss.History)
-	return poll != nil && !poll.PolledAt.IsZero() && n > 0 && iss.History[n-1].Kind == stages.MoveResume && iss.History[n-1].At.After(poll.PolledAt)
+	if poll == nil || poll.PolledAt.IsZero() || n == 0 {
+		return h, false
+	}
+	h = iss.History[n-1]
+	return h, h.At.After(poll.PolledAt)
 }
 
 // agentWaiting is what an issue at an agent's stage waits on, saying why
