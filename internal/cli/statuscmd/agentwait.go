@@ -38,7 +38,7 @@ const sessionLookTimeout = 5 * time.Second
 // a status of thousands of issues reads only the few records there are;
 // one that cannot be read counts as none.
 func lookAtAgents(ctx context.Context, e *engine.Engine) *agentLook {
-	look := &agentLook{records: map[int]*sessions.Record{}, ask: func() map[string]bool { return liveSessions(ctx, e.Config) }}
+	look := newAgentLook(ctx, e)
 	if entries, err := os.ReadDir(e.Store.Layout().AgentSessions()); err == nil {
 		for _, de := range entries {
 			name, ok := strings.CutSuffix(de.Name(), ".yaml")
@@ -57,11 +57,17 @@ func lookAtAgents(ctx context.Context, e *engine.Engine) *agentLook {
 
 // lookAtAgent is lookAtAgents for issue id alone.
 func lookAtAgent(ctx context.Context, e *engine.Engine, id int) *agentLook {
-	look := &agentLook{records: map[int]*sessions.Record{}, ask: func() map[string]bool { return liveSessions(ctx, e.Config) }}
+	look := newAgentLook(ctx, e)
 	if rec, ok := sessions.Recorded(e, id); ok {
 		look.records[id] = rec
 	}
 	return look
+}
+
+// newAgentLook is an agentLook with no records yet, asking e's tmux
+// server which sessions run when it is first needed.
+func newAgentLook(ctx context.Context, e *engine.Engine) *agentLook {
+	return &agentLook{records: map[int]*sessions.Record{}, ask: func() map[string]bool { return liveSessions(ctx, e.Config) }}
 }
 
 // liveSessions names the sessions on cfg's tmux server whose first pane
