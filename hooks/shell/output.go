@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/agenttree/agenttree/internal/textsafe"
 )
 
 // jsonOutputs reads the outputs a command reports as a JSON object: the
@@ -36,7 +38,7 @@ func jsonOutputs(output string) (map[string]string, []string) {
 		return out, nil
 	}
 	warning := fmt.Sprintf("run: the output's line %q looks like a JSON object but could not be read (%v), so none of its keys became outputs; "+
-		"print the outputs as one JSON object (on one line or pretty-printed)", clip(broken.line, 60), broken.err)
+		"print the outputs as one JSON object (on one line or pretty-printed)", textsafe.Clip(broken.line, 61), broken.err)
 	if obj != nil {
 		warning += "; the outputs are those of the JSON object before it"
 	}
@@ -107,15 +109,6 @@ func lineAfter(s string, offset int) int {
 		return offset + i + 1
 	}
 	return len(s)
-}
-
-// clip shortens s to at most n runes, marking the cut.
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
 }
 
 // tailBuffer keeps the last max bytes written to it.
