@@ -154,9 +154,5 @@ func downloadRefused(low string) bool {
 
 // clipLine is a log line short enough to quote in a reason.
 func clipLine(line string) string {
-	line = strings.TrimSpace(line)
-	if r := []rune(line); len(r) > 120 {
-		return string(r[:120]) + "…"
-	}
-	return line
+	return textsafe.Clip(strings.TrimSpace(line), 121) // 120 runes and "…"
 }
