@@ -67,19 +67,21 @@ func issueOfPR(e *engine.Engine, number int, prURL string) (int, error) {
 	if prURL != "" {
 		name = prURL
 	}
-	ids, err := e.Store.IDs()
+	// Scan, not Get for each: the issues status last read come from its
+	// cache, not parsed again.
+	listed, err := e.Store.Scan()
 	if err != nil {
 		return 0, err
 	}
 	var all, open []int
-	for _, id := range ids {
-		iss, err := e.Store.Get(id)
-		if err != nil || iss.PRNumber != number || (prURL != "" && iss.PRURL != "" && !sameURL(iss.PRURL, prURL)) {
+	for _, l := range listed {
+		iss := l.Issue
+		if l.Err != nil || iss.PRNumber != number || (prURL != "" && iss.PRURL != "" && !sameURL(iss.PRURL, prURL)) {
 			continue
 		}
-		all = append(all, id)
+		all = append(all, l.ID)
 		if !finished(e, iss) {
-			open = append(open, id)
+			open = append(open, l.ID)
 		}
 	}
 	switch {
