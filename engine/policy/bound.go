@@ -75,13 +75,22 @@ func Budget(cfg *stages.Config, node *stages.Node, class hooks.Class) int {
 			return of.MaxRetries
 		}
 	}
-	switch class {
-	case hooks.ClassConflict:
+	switch {
+	case class == hooks.ClassConflict:
 		return cfg.Conflicts.MaxConflictRetries
-	case hooks.ClassNoNewCI, hooks.ClassPollingTimeout, hooks.ClassCICancelled, hooks.ClassCIEnvironment:
+	case stalled(class):
 		return StalledRetries
 	}
 	return cfg.CIPolling.MaxRetries
+}
+
+// stalled reports whether failures of class are CI that gave no verdict.
+func stalled(class hooks.Class) bool {
+	switch class {
+	case hooks.ClassNoNewCI, hooks.ClassPollingTimeout, hooks.ClassCICancelled, hooks.ClassCIEnvironment:
+		return true
+	}
+	return false
 }
 
 // Failure is what a step back for a failed hook counts against: its
@@ -114,11 +123,7 @@ func (f *Failure) count(b issues.Breaker, s breaker.Settings) (next issues.Break
 // ofCI reports whether failures of class are CI's own verdict on a head:
 // a pass of CI on the head before them was overruled, not made.
 func ofCI(class hooks.Class) bool {
-	switch class {
-	case hooks.ClassCIFailed, hooks.ClassNoNewCI, hooks.ClassPollingTimeout, hooks.ClassCICancelled, hooks.ClassCIEnvironment:
-		return true
-	}
-	return false
+	return class == hooks.ClassCIFailed || stalled(class)
 }
 
 // FailureOf is the failure a step back is for, or nil for a step back a
