@@ -317,10 +317,6 @@ func steppedBackTo(iss *issues.Issue, node *stages.Node) bool {
 
 // afterReview reports whether a human review comes before node in flow.
 func afterReview(flow *stages.Flow, node *stages.Node) bool {
-	for i := flow.Index(node.Path) - 1; i >= 0; i-- {
-		if flow.Nodes[i].HumanReview() {
-			return true
-		}
-	}
-	return false
+	i := flow.Index(node.Path)
+	return i > 0 && reviewOf(flow, flow.Nodes[i-1]) != nil
 }
