@@ -101,12 +101,11 @@ func reviewOf(flow *stages.Flow, node *stages.Node) *stages.Node {
 // CI, where a new head goes through CI again; nil when review does so
 // itself or no stage before it does.
 func (e *Engine) ciStage(flow *stages.Flow, review *stages.Node) *stages.Node {
-	at := flow.Index(review.Path)
-	for i := at; i >= 0; i-- {
+	if e.checksCI(review) {
+		return nil
+	}
+	for i := flow.Index(review.Path) - 1; i >= 0; i-- {
 		if e.checksCI(flow.Nodes[i]) {
-			if i == at {
-				return nil
-			}
 			return flow.Nodes[i]
 		}
 	}
