@@ -13,7 +13,7 @@ import (
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/internal/atomicfile"
 	"github.com/agenttree/agenttree/internal/statedir"
-	"github.com/agenttree/agenttree/internal/tmux"
+	"github.com/agenttree/agenttree/sessions/tmux"
 )
 
 // Controller is the host's reconcile loop (docs/ARCHITECTURE.md §6). Each tick it finds

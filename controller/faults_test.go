@@ -14,9 +14,9 @@ import (
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
 	ghforge "github.com/agenttree/agenttree/forge/github"
+	"github.com/agenttree/agenttree/forge/github/githubtest"
+	"github.com/agenttree/agenttree/forge/github/githubtest/edge"
 	"github.com/agenttree/agenttree/hooks/builtin"
-	"github.com/agenttree/agenttree/internal/github/githubtest"
-	"github.com/agenttree/agenttree/internal/github/githubtest/edge"
 	"github.com/agenttree/agenttree/stages"
 	"github.com/agenttree/agenttree/stages/load"
 )

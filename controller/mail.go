@@ -11,9 +11,9 @@ import (
 
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
-	"github.com/agenttree/agenttree/internal/outbox"
-	"github.com/agenttree/agenttree/internal/tmux"
+	"github.com/agenttree/agenttree/engine/outbox"
 	"github.com/agenttree/agenttree/sessions"
+	"github.com/agenttree/agenttree/sessions/tmux"
 	"github.com/agenttree/agenttree/stages"
 )
 

@@ -10,10 +10,10 @@ import (
 
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/outbox"
 	"github.com/agenttree/agenttree/hooks/shell"
 	"github.com/agenttree/agenttree/internal/gitx"
 	"github.com/agenttree/agenttree/internal/lines"
-	"github.com/agenttree/agenttree/internal/outbox"
 	"github.com/agenttree/agenttree/internal/proc"
 	"github.com/agenttree/agenttree/sessions"
 )

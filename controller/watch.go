@@ -8,8 +8,8 @@ import (
 
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/outbox"
 	"github.com/agenttree/agenttree/forge"
-	"github.com/agenttree/agenttree/internal/outbox"
 	"github.com/agenttree/agenttree/stages"
 )
 

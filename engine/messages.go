@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/agenttree/agenttree/engine/issues"
-	"github.com/agenttree/agenttree/internal/outbox"
+	"github.com/agenttree/agenttree/engine/outbox"
 )
 
 // Outbox is issue id's queue of messages.

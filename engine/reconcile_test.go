@@ -12,10 +12,10 @@ import (
 
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/outbox"
 	"github.com/agenttree/agenttree/engine/people"
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/hooks/builtin"
-	"github.com/agenttree/agenttree/internal/outbox"
 	"github.com/agenttree/agenttree/stages"
 )
 

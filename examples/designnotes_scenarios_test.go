@@ -17,11 +17,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
+	"github.com/agenttree/agenttree/cmd/agenttree/statuscmd"
 	"github.com/agenttree/agenttree/engine/issues"
-	"github.com/agenttree/agenttree/internal/cli/cmdutil"
-	"github.com/agenttree/agenttree/internal/cli/statuscmd"
+	"github.com/agenttree/agenttree/engine/outbox"
 	"github.com/agenttree/agenttree/internal/gittest"
-	"github.com/agenttree/agenttree/internal/outbox"
 	"github.com/agenttree/agenttree/stages"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agenttree/agenttree/internal/outbox"
+	"github.com/agenttree/agenttree/engine/outbox"
 	"github.com/agenttree/agenttree/stages"
 )
 

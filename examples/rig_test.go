@@ -21,7 +21,7 @@ import (
 	"github.com/agenttree/agenttree/hooks/builtin"
 	"github.com/agenttree/agenttree/internal/gittest"
 	"github.com/agenttree/agenttree/internal/gitx"
-	"github.com/agenttree/agenttree/internal/tmux"
+	"github.com/agenttree/agenttree/sessions/tmux"
 	"github.com/agenttree/agenttree/stages"
 	"github.com/agenttree/agenttree/stages/load"
 )

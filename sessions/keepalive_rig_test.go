@@ -16,7 +16,7 @@ import (
 	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
-	"github.com/agenttree/agenttree/internal/outbox"
+	"github.com/agenttree/agenttree/engine/outbox"
 	"github.com/agenttree/agenttree/sessions"
 	"github.com/agenttree/agenttree/stages"
 )

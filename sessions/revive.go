@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/agenttree/agenttree/engine/issues"
-	"github.com/agenttree/agenttree/internal/outbox"
+	"github.com/agenttree/agenttree/engine/outbox"
 	"github.com/agenttree/agenttree/stages"
 )
 

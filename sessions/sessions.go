@@ -15,8 +15,8 @@ import (
 
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
-	"github.com/agenttree/agenttree/internal/tmux"
 	"github.com/agenttree/agenttree/sessions/sandbox"
+	"github.com/agenttree/agenttree/sessions/tmux"
 	"github.com/agenttree/agenttree/stages"
 )
 

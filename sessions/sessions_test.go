@@ -18,11 +18,11 @@ import (
 	"github.com/agenttree/agenttree/controller/api"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/outbox"
 	"github.com/agenttree/agenttree/hooks/builtin"
 	"github.com/agenttree/agenttree/internal/gittest"
-	"github.com/agenttree/agenttree/internal/outbox"
-	"github.com/agenttree/agenttree/internal/tmux"
 	"github.com/agenttree/agenttree/sessions"
+	"github.com/agenttree/agenttree/sessions/tmux"
 	"github.com/agenttree/agenttree/stages"
 	"github.com/agenttree/agenttree/stages/load"
 )

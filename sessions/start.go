@@ -13,11 +13,11 @@ import (
 
 	"github.com/agenttree/agenttree/controller/api"
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/outbox"
 	"github.com/agenttree/agenttree/internal/codeenv"
 	"github.com/agenttree/agenttree/internal/gitx"
-	"github.com/agenttree/agenttree/internal/outbox"
-	"github.com/agenttree/agenttree/internal/tmux"
 	"github.com/agenttree/agenttree/sessions/sandbox"
+	"github.com/agenttree/agenttree/sessions/tmux"
 	"github.com/agenttree/agenttree/stages"
 )
 

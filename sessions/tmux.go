@@ -8,11 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agenttree/agenttree/internal/tmux"
 	"github.com/agenttree/agenttree/sessions/sandbox"
+	"github.com/agenttree/agenttree/sessions/tmux"
 )
 
-// The two tmux commands internal/tmux's Client has no method for: a
+// The two tmux commands sessions/tmux's Client has no method for: a
 // session started with an environment of its own, and the state of every
 // pane. They go through the Client's Run: one process each, with a
 // timeout, failures as *tmux.Error (errors.Is(err, tmux.ErrNoSession)).

@@ -7,8 +7,8 @@ import (
 	"sync"
 
 	"github.com/agenttree/agenttree/forge"
-	"github.com/agenttree/agenttree/internal/github/githubtest"
-	"github.com/agenttree/agenttree/internal/github/githubtest/edge"
+	"github.com/agenttree/agenttree/forge/github/githubtest"
+	"github.com/agenttree/agenttree/forge/github/githubtest/edge"
 )
 
 // pollEach is what watching each PR with its own requests costs, the way

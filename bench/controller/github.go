@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/agenttree/agenttree/forge/github"
-	"github.com/agenttree/agenttree/internal/github/githubtest"
-	"github.com/agenttree/agenttree/internal/github/githubtest/edge"
+	"github.com/agenttree/agenttree/forge/github/githubtest"
+	"github.com/agenttree/agenttree/forge/github/githubtest/edge"
 )
 
 // withGitHub runs body with a fake GitHub server that holds every request

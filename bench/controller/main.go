@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/agenttree/agenttree/bench/internal/report"
-	"github.com/agenttree/agenttree/internal/github/githubtest"
+	"github.com/agenttree/agenttree/forge/github/githubtest"
 )
 
 // options are the benchmark's flags.

@@ -17,9 +17,9 @@ import (
 	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/forge"
-	"github.com/agenttree/agenttree/internal/github/githubtest"
+	"github.com/agenttree/agenttree/forge/github/githubtest"
 	"github.com/agenttree/agenttree/internal/proc"
-	"github.com/agenttree/agenttree/internal/tmux"
+	"github.com/agenttree/agenttree/sessions/tmux"
 )
 
 // Bounds of the pane runs' waits. They are far above what a run takes and

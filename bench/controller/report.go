@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agenttree/agenttree/internal/github/githubtest/edge"
+	"github.com/agenttree/agenttree/forge/github/githubtest/edge"
 )
 
 // Targets the figures are compared against (issue 7).

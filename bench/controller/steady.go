@@ -9,8 +9,8 @@ import (
 
 	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/engine"
-	"github.com/agenttree/agenttree/internal/github/githubtest"
-	"github.com/agenttree/agenttree/internal/github/githubtest/edge"
+	"github.com/agenttree/agenttree/forge/github/githubtest"
+	"github.com/agenttree/agenttree/forge/github/githubtest/edge"
 )
 
 // clock is the controller's clock in the steady state: it moves only when

@@ -15,8 +15,8 @@ import (
 	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/forge"
-	"github.com/agenttree/agenttree/internal/github/githubtest"
-	"github.com/agenttree/agenttree/internal/github/githubtest/edge"
+	"github.com/agenttree/agenttree/forge/github/githubtest"
+	"github.com/agenttree/agenttree/forge/github/githubtest/edge"
 	"github.com/agenttree/agenttree/internal/proc"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/agenttree/agenttree/bench/internal/report"
 	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/forge"
-	"github.com/agenttree/agenttree/internal/github/githubtest"
+	"github.com/agenttree/agenttree/forge/github/githubtest"
 )
 
 // benchWatching places the issues, then measures a first tick with every

@@ -10,16 +10,16 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agenttree/agenttree/internal/cli/cmdutil"
-	"github.com/agenttree/agenttree/internal/cli/configcmd"
-	"github.com/agenttree/agenttree/internal/cli/controllercmd"
-	"github.com/agenttree/agenttree/internal/cli/democmd"
-	"github.com/agenttree/agenttree/internal/cli/flowcmd"
-	"github.com/agenttree/agenttree/internal/cli/inboxcmd"
-	"github.com/agenttree/agenttree/internal/cli/issuecmd"
-	"github.com/agenttree/agenttree/internal/cli/sessioncmd"
-	"github.com/agenttree/agenttree/internal/cli/statuscmd"
-	"github.com/agenttree/agenttree/internal/cli/trustcmd"
+	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
+	"github.com/agenttree/agenttree/cmd/agenttree/configcmd"
+	"github.com/agenttree/agenttree/cmd/agenttree/controllercmd"
+	"github.com/agenttree/agenttree/cmd/agenttree/democmd"
+	"github.com/agenttree/agenttree/cmd/agenttree/flowcmd"
+	"github.com/agenttree/agenttree/cmd/agenttree/inboxcmd"
+	"github.com/agenttree/agenttree/cmd/agenttree/issuecmd"
+	"github.com/agenttree/agenttree/cmd/agenttree/sessioncmd"
+	"github.com/agenttree/agenttree/cmd/agenttree/statuscmd"
+	"github.com/agenttree/agenttree/cmd/agenttree/trustcmd"
 	"github.com/agenttree/agenttree/internal/exitcode"
 )
 

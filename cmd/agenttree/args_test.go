@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 
-	"github.com/agenttree/agenttree/internal/cli/cmdutil"
+	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
 )
 
 // No command leaves a wrong number of arguments to cobra's words ("requires

@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/outbox"
 	"github.com/agenttree/agenttree/engine/policy"
 	"github.com/agenttree/agenttree/internal/gittest"
-	"github.com/agenttree/agenttree/internal/outbox"
 )
 
 // TestControllerBreakerOpensOnTradedFailures: an agent that trades one CI

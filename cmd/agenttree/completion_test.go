@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
 	"github.com/agenttree/agenttree/examples"
-	"github.com/agenttree/agenttree/internal/cli/cmdutil"
 	"github.com/agenttree/agenttree/internal/testpipeline"
 )
 

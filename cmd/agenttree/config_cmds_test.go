@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agenttree/agenttree/internal/cli/configcmd"
+	"github.com/agenttree/agenttree/cmd/agenttree/configcmd"
 )
 
 // A syntax error (line 6 indented by three spaces), an unknown hook and a

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/engine/issues"
-	"github.com/agenttree/agenttree/internal/outbox"
+	"github.com/agenttree/agenttree/engine/outbox"
 	"github.com/agenttree/agenttree/stages"
 )
 

@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/outbox"
 	"github.com/agenttree/agenttree/internal/gittest"
-	"github.com/agenttree/agenttree/internal/outbox"
 	"github.com/agenttree/agenttree/internal/testpipeline"
 	"github.com/agenttree/agenttree/stages"
 )

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agenttree/agenttree/internal/demoagent"
+	"github.com/agenttree/agenttree/cmd/agenttree/democmd/demoagent"
 	"github.com/agenttree/agenttree/internal/gittest"
 )
 

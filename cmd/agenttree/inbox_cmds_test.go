@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agenttree/agenttree/internal/cli/inboxcmd"
-	"github.com/agenttree/agenttree/internal/outbox"
+	"github.com/agenttree/agenttree/cmd/agenttree/inboxcmd"
+	"github.com/agenttree/agenttree/engine/outbox"
 	"github.com/agenttree/agenttree/internal/testpipeline"
 )
 

@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agenttree/agenttree/cmd/agenttree/configcmd"
 	"github.com/agenttree/agenttree/docs/skills"
 	"github.com/agenttree/agenttree/examples"
-	"github.com/agenttree/agenttree/internal/cli/configcmd"
 	"github.com/agenttree/agenttree/internal/gittest"
 	"github.com/agenttree/agenttree/internal/statedir"
 	"github.com/agenttree/agenttree/stages"

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agenttree/agenttree/cmd/agenttree/configcmd"
 	"github.com/agenttree/agenttree/examples"
-	"github.com/agenttree/agenttree/internal/cli/configcmd"
 	"github.com/agenttree/agenttree/internal/gittest"
 	"github.com/agenttree/agenttree/internal/testpipeline"
 )

@@ -9,10 +9,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agenttree/agenttree/cmd/agenttree/statuscmd"
 	"github.com/agenttree/agenttree/engine/issues"
-	"github.com/agenttree/agenttree/internal/cli/statuscmd"
+	"github.com/agenttree/agenttree/engine/outbox"
 	"github.com/agenttree/agenttree/internal/gittest"
-	"github.com/agenttree/agenttree/internal/outbox"
 	"github.com/agenttree/agenttree/internal/testpipeline"
 	"github.com/agenttree/agenttree/stages"
 )

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agenttree/agenttree/internal/cli/statuscmd"
+	"github.com/agenttree/agenttree/cmd/agenttree/statuscmd"
 	"github.com/agenttree/agenttree/internal/testpipeline"
 )
 

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agenttree/agenttree/internal/outbox"
+	"github.com/agenttree/agenttree/engine/outbox"
 )
 
 // shellsToTry are the shells a person's or a hijacked pane may run; CI

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agenttree/agenttree/internal/cli/statuscmd"
-	"github.com/agenttree/agenttree/internal/outbox"
+	"github.com/agenttree/agenttree/cmd/agenttree/statuscmd"
+	"github.com/agenttree/agenttree/engine/outbox"
 	"github.com/agenttree/agenttree/internal/testpipeline"
 )
 

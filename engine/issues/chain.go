@@ -14,8 +14,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/agenttree/agenttree/chain"
 	"github.com/agenttree/agenttree/internal/atomicfile"
-	"github.com/agenttree/agenttree/internal/chain"
 )
 
 // An issue's events.jsonl is a hash chain (package chain) with one line,

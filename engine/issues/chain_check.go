@@ -11,7 +11,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/agenttree/agenttree/internal/chain"
+	"github.com/agenttree/agenttree/chain"
 )
 
 // TamperedError says an issue on disk is not what agenttree last wrote:

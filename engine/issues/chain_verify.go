@@ -6,7 +6,7 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/agenttree/agenttree/internal/chain"
+	"github.com/agenttree/agenttree/chain"
 )
 
 // Report is what Verify found of one issue.

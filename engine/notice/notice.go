@@ -15,8 +15,8 @@ import (
 	"github.com/agenttree/agenttree/docs/skills"
 	"github.com/agenttree/agenttree/engine/breaker"
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/outbox"
 	"github.com/agenttree/agenttree/hooks"
-	"github.com/agenttree/agenttree/internal/outbox"
 	"github.com/agenttree/agenttree/internal/textsafe"
 	"github.com/agenttree/agenttree/stages"
 )

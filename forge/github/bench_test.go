@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agenttree/agenttree/internal/github/githubtest"
+	"github.com/agenttree/agenttree/forge/github/githubtest"
 )
 
 // BenchmarkBatchedPRState measures one controller refresh: the state of

@@ -13,7 +13,7 @@ import (
 	"sync"
 
 	"github.com/agenttree/agenttree/forge"
-	ghapi "github.com/agenttree/agenttree/internal/github"
+	"github.com/agenttree/agenttree/forge/github/ghapi"
 )
 
 // Checks lists the latest check runs and commit statuses of a commit. Every

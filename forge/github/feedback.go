@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/agenttree/agenttree/forge"
-	ghapi "github.com/agenttree/agenttree/internal/github"
+	"github.com/agenttree/agenttree/forge/github/ghapi"
 )
 
 // Feedback lists what reviewers said on a PR: its conversation comments

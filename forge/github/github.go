@@ -1,5 +1,5 @@
 // Package github is agenttree's GitHub forge: a forge.Forge over the
-// GitHub API client in internal/github. The client knows GitHub's REST and
+// GitHub API client in forge/github/ghapi. The client knows GitHub's REST and
 // GraphQL API, its limits and its errors; this package knows what the
 // engine asks of a forge, and answers it in forge terms: PR and check
 // states, idempotent opening, merging and closing, what reviewers said
@@ -13,15 +13,15 @@ import (
 	"errors"
 
 	"github.com/agenttree/agenttree/forge"
-	ghapi "github.com/agenttree/agenttree/internal/github"
+	"github.com/agenttree/agenttree/forge/github/ghapi"
 )
 
 // Options configures New: where the repository is, how to reach it, and
-// how patiently (see internal/github.Options).
+// how patiently (see forge/github/ghapi.Options).
 type Options = ghapi.Options
 
 // RetryPolicy bounds how the client waits out server errors and rate
-// limits (see internal/github.RetryPolicy).
+// limits (see forge/github/ghapi.RetryPolicy).
 type RetryPolicy = ghapi.RetryPolicy
 
 // Client is the forge of one GitHub repository. It is safe for concurrent

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/forge"
-	"github.com/agenttree/agenttree/internal/github/githubtest"
+	"github.com/agenttree/agenttree/forge/github/githubtest"
 )
 
 // GitHub's problems reach the engine as forge errors, so that it tells a

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/forge"
-	"github.com/agenttree/agenttree/internal/github/githubtest"
+	"github.com/agenttree/agenttree/forge/github/githubtest"
 )
 
 // pushBeforeMerge is a transport on which a push lands on the PR's branch

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/agenttree/agenttree/forge"
-	ghapi "github.com/agenttree/agenttree/internal/github"
+	"github.com/agenttree/agenttree/forge/github/ghapi"
 	"github.com/agenttree/agenttree/internal/gitx"
 )
 

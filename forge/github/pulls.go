@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/agenttree/agenttree/forge"
-	ghapi "github.com/agenttree/agenttree/internal/github"
+	"github.com/agenttree/agenttree/forge/github/ghapi"
 	"github.com/agenttree/agenttree/internal/gitx"
 )
 

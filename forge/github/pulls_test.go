@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/forge"
-	ghapi "github.com/agenttree/agenttree/internal/github"
-	"github.com/agenttree/agenttree/internal/github/githubtest"
+	"github.com/agenttree/agenttree/forge/github/ghapi"
+	"github.com/agenttree/agenttree/forge/github/githubtest"
 )
 
 func TestEnsurePRIsIdempotent(t *testing.T) {

@@ -14,9 +14,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/agenttree/agenttree/chain"
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/forge/local/records"
-	"github.com/agenttree/agenttree/internal/chain"
 	"github.com/agenttree/agenttree/internal/gitx"
 )
 

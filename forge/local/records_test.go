@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agenttree/agenttree/chain"
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/forge/local"
-	"github.com/agenttree/agenttree/internal/chain"
 	"github.com/agenttree/agenttree/internal/statedir"
 )
 

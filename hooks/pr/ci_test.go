@@ -10,8 +10,8 @@ import (
 
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/forge/github"
+	"github.com/agenttree/agenttree/forge/github/githubtest"
 	"github.com/agenttree/agenttree/hooks"
-	"github.com/agenttree/agenttree/internal/github/githubtest"
 )
 
 // branchChecks is a forge that answers for a commit with the checks of the

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/forge/github"
+	"github.com/agenttree/agenttree/forge/github/githubtest"
 	"github.com/agenttree/agenttree/hooks"
-	"github.com/agenttree/agenttree/internal/github/githubtest"
 )
 
 // ci_polling.timeout_s is how long one CI run may take from when it

@@ -8,10 +8,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/forge/github/ghapi"
+	"github.com/agenttree/agenttree/forge/github/githubtest"
 	"github.com/agenttree/agenttree/forge/local"
 	"github.com/agenttree/agenttree/hooks"
-	"github.com/agenttree/agenttree/internal/github"
-	"github.com/agenttree/agenttree/internal/github/githubtest"
 )
 
 // CI that failed for its environment (a runner lost, a download refused,
@@ -44,7 +44,7 @@ func TestGitHubWaitForCIEnvironmentIsNoCodeFailure(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newGitHubFixture(t, github.RetryPolicy{})
+			f := newGitHubFixture(t, ghapi.RetryPolicy{})
 			_, issue := f.addPR(t, shaA)
 			first := f.srv.AddCheckRun(shaA, githubtest.CheckRun{Name: "test", Status: "completed", Conclusion: tt.conclusion})
 			f.srv.SetJobLog(f.checkRun(t, shaA, first).JobID, tt.log)
@@ -85,7 +85,7 @@ func TestGitHubWaitForCITestFailuresStayCodeFailures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newGitHubFixture(t, github.RetryPolicy{})
+			f := newGitHubFixture(t, ghapi.RetryPolicy{})
 			_, issue := f.addPR(t, shaA)
 			for name, log := range tt.runs {
 				id := f.srv.AddCheckRun(shaA, githubtest.CheckRun{Name: name, Status: "completed", Conclusion: "failure"})

@@ -13,8 +13,8 @@ import (
 
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/forge/github"
+	"github.com/agenttree/agenttree/forge/github/githubtest"
 	"github.com/agenttree/agenttree/hooks"
-	"github.com/agenttree/agenttree/internal/github/githubtest"
 	"github.com/agenttree/agenttree/internal/gittest"
 	"github.com/agenttree/agenttree/internal/gitx"
 )

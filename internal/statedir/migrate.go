@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agenttree/agenttree/chain"
 	"github.com/agenttree/agenttree/internal/atomicfile"
-	"github.com/agenttree/agenttree/internal/chain"
 	"github.com/agenttree/agenttree/internal/identity"
 )
 

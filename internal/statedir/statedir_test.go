@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agenttree/agenttree/internal/chain"
+	"github.com/agenttree/agenttree/chain"
 	"github.com/agenttree/agenttree/internal/statedir"
 )
 

@@ -4,16 +4,16 @@
 package main
 
 import (
-	_ "github.com/agenttree/agenttree/internal/cli/cmdutil"
-	_ "github.com/agenttree/agenttree/internal/cli/configcmd"
-	_ "github.com/agenttree/agenttree/internal/cli/controllercmd"
-	_ "github.com/agenttree/agenttree/internal/cli/democmd"
-	_ "github.com/agenttree/agenttree/internal/cli/flowcmd"
-	_ "github.com/agenttree/agenttree/internal/cli/inboxcmd"
-	_ "github.com/agenttree/agenttree/internal/cli/issuecmd"
-	_ "github.com/agenttree/agenttree/internal/cli/sessioncmd"
-	_ "github.com/agenttree/agenttree/internal/cli/statuscmd"
-	_ "github.com/agenttree/agenttree/internal/cli/trustcmd"
+	_ "github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
+	_ "github.com/agenttree/agenttree/cmd/agenttree/configcmd"
+	_ "github.com/agenttree/agenttree/cmd/agenttree/controllercmd"
+	_ "github.com/agenttree/agenttree/cmd/agenttree/democmd"
+	_ "github.com/agenttree/agenttree/cmd/agenttree/flowcmd"
+	_ "github.com/agenttree/agenttree/cmd/agenttree/inboxcmd"
+	_ "github.com/agenttree/agenttree/cmd/agenttree/issuecmd"
+	_ "github.com/agenttree/agenttree/cmd/agenttree/sessioncmd"
+	_ "github.com/agenttree/agenttree/cmd/agenttree/statuscmd"
+	_ "github.com/agenttree/agenttree/cmd/agenttree/trustcmd"
 )
 
 func main() {}

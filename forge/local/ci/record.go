@@ -12,10 +12,10 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/agenttree/agenttree/chain"
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/forge/local/records"
 	"github.com/agenttree/agenttree/internal/atomicfile"
-	"github.com/agenttree/agenttree/internal/chain"
 	"github.com/agenttree/agenttree/internal/gitx"
 )
 

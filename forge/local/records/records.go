@@ -1,6 +1,6 @@
 // Package records keeps the local forge's records, PR records (prs/) and
 // CI results (checks/): YAML files, each logged in a hash chain beside it
-// (internal/chain), so that a record written, changed or removed outside
+// (chain), so that a record written, changed or removed outside
 // agenttree is never taken for one agenttree wrote. Reading such a record
 // is a *forge.TamperedError that names it, says what changed and what a
 // person does; Verify checks every record of a directory, for `agenttree
@@ -15,8 +15,8 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/agenttree/agenttree/chain"
 	"github.com/agenttree/agenttree/forge"
-	"github.com/agenttree/agenttree/internal/chain"
 	"github.com/agenttree/agenttree/internal/fielddiff"
 )
 

@@ -8,8 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agenttree/agenttree/chain"
 	"github.com/agenttree/agenttree/forge"
-	"github.com/agenttree/agenttree/internal/chain"
 )
 
 // Report is what Verify found of one record.

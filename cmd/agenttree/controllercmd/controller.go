@@ -1,0 +1,147 @@
+package controllercmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
+	"github.com/agenttree/agenttree/controller"
+	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/internal/exitcode"
+)
+
+func (a cmds) controllerCmd() *cobra.Command {
+	var once, asJSON bool
+	var issueFlag, logFormat string
+	var interval time.Duration
+	cmd := &cobra.Command{
+		Use:   "controller",
+		Short: "Run the host controller: controller stages, CI, conflicts, PR watching, messages to agents",
+		Long: "Run the host controller, a level-triggered loop that does what agents cannot: it runs the\n" +
+			"hooks of controller stages (open the PR, wait for CI, check conflicts), steps issues back\n" +
+			"with a message typed into the agent's tmux pane, watches PRs, and calls a person when a\n" +
+			"budget is spent. All its state is on disk: stop it (Ctrl-C finishes the hook in flight) or\n" +
+			"kill it at any moment, and start it again.\n\n" +
+			"Exit status: 0 stopped (with --once: nothing failed), 1 a pass failed (--once),\n" +
+			"2 bad usage or config, or another controller already runs for this repository.",
+		Example: "  agenttree controller\n  agenttree controller --once --issue 3\n  agenttree controller --interval 30s --log-format json",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if actor := engine.ActorFromEnv(a.Getenv); actor.Kind == engine.ActorAgent {
+				return &cmdutil.ExitError{Code: exitcode.Waiting, Err: fmt.Errorf("the controller runs on the host, for people; %s cannot run it", actor)}
+			}
+			id := 0
+			if issueFlag != "" {
+				var err error
+				if id, err = cmdutil.ParseID(issueFlag); err != nil {
+					return err
+				}
+			}
+			first, err := a.Engine()
+			if err != nil {
+				return err
+			}
+			if id != 0 {
+				if _, err := first.Store.Get(id); err != nil {
+					return err
+				}
+			}
+			unlock, err := controller.Lock(first.Store.Root())
+			if errors.Is(err, controller.ErrRunning) {
+				return &cmdutil.ExitError{Code: exitcode.Usage, Err: err}
+			}
+			if err != nil {
+				return err
+			}
+			defer unlock()
+			// One issue named: it is looked at on every pass, whatever its
+			// polling state says.
+			c := &controller.Controller{Load: a.Reloader(first), Issue: id, Eager: id != 0, Interval: interval, Log: a.controllerLog(logFormat)}
+			if !once {
+				c.Log.Info("controller started", "state", first.Store.Root(), "pid", os.Getpid())
+				ctx, stop := context.WithCancel(a.Ctx)
+				defer stop()
+				served, err := a.serveAgents(ctx, c, first.Store.Root(), c.Log)
+				if err != nil {
+					return err
+				}
+				err = c.Run(ctx)
+				stop()
+				served()
+				c.Log.Info("controller stopped", forgeRequests(c)...)
+				return err
+			}
+			sum, err := c.Tick(a.Ctx)
+			if err != nil {
+				return err
+			}
+			if err := a.printTick(sum, asJSON); err != nil {
+				return err
+			}
+			if sum.Failed > 0 {
+				return cmdutil.SilentExit(exitcode.Blocked)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&once, "once", false, "run one pass over the due issues and exit")
+	cmd.Flags().StringVar(&issueFlag, "issue", "", "work on this issue only")
+	cmd.Flags().DurationVar(&interval, "interval", 0, "time between passes (default: controller.interval_s, 10s)")
+	cmd.Flags().StringVar(&logFormat, "log-format", "text", "log format on stderr: text or json")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "with --once: print the pass's results as JSON")
+	return cmd
+}
+
+func (a cmds) controllerLog(format string) *slog.Logger {
+	level := slog.LevelInfo
+	if a.Debug {
+		level = slog.LevelDebug
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(a.ErrOut, opts))
+	}
+	return slog.New(slog.NewTextHandler(a.ErrOut, opts))
+}
+
+// printTick prints what one pass did: one line per issue.
+func (a cmds) printTick(sum controller.Summary, asJSON bool) error {
+	if asJSON {
+		results := sum.Results
+		if results == nil {
+			results = []*engine.Result{}
+		}
+		return a.PrintJSON(map[string]any{"due": sum.Due, "failed": sum.Failed, "results": results})
+	}
+	if sum.Due == 0 {
+		fmt.Fprintln(a.Out, "nothing for the controller to do")
+		return nil
+	}
+	for _, r := range sum.Results {
+		a.PrintResult(r)
+	}
+	if len(sum.Results) == 0 {
+		fmt.Fprintf(a.Out, "%d issue(s) looked at (messages, escalations); nothing moved\n", sum.Due)
+	}
+	return nil
+}
+
+// forgeRequests are the log attributes saying how many requests GitHub
+// would have been sent, for a forge that counts them (the local forge).
+func forgeRequests(c *controller.Controller) []any {
+	e, err := c.Engine()
+	if err != nil || e.Forge == nil {
+		return nil
+	}
+	if rc, ok := forge.As[forge.RequestCounter](e.Forge); ok {
+		return []any{"forge_requests", rc.Requests()}
+	}
+	return nil
+}

@@ -1,0 +1,45 @@
+package democmd
+
+import (
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
+	"github.com/agenttree/agenttree/cmd/agenttree/democmd/demo"
+	"github.com/agenttree/agenttree/internal/exitcode"
+)
+
+func (a cmds) demoCmd() *cobra.Command {
+	var opts demo.Options
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Play the whole pipeline on this machine: real git, tmux, local forge, controller and a scripted agent",
+		Long: "Play the reference pipeline, shortened, with no network and no account, with real parts only: a\n" +
+			"throwaway git repository with a bare origin, the local forge running real CI, the real\n" +
+			"controller as a process, and a real tmux session started by `agenttree start`, where a\n" +
+			"scripted agent reads what it is told and acts. The story: the agent implements and runs\n" +
+			"`next`; the controller opens the PR; CI fails and the failure is typed into the agent's\n" +
+			"pane; the agent fixes it; a change on main now conflicts; the agent is told, rebases and\n" +
+			"resolves; CI passes; a person approves; the PR is merged. It prints a timeline, and exits\n" +
+			"non-zero if any step of the story did not happen. Needs git and tmux.",
+		Example: "  agenttree demo\n  agenttree demo --fast\n  agenttree demo --keep",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			self, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			opts.Self, opts.Out = self, a.Out
+			if err := demo.Run(a.Ctx, opts); err != nil {
+				return &cmdutil.ExitError{Code: exitcode.Blocked, Err: err}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&opts.Keep, "keep", false, "leave the repository and the agent's session (the controller is stopped), and say how to attach and how to start the controller again")
+	cmd.Flags().BoolVar(&opts.Fast, "fast", false, "shorten every wait")
+	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 3*time.Minute, "give up after this long")
+	return cmd
+}

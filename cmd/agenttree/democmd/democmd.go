@@ -1,0 +1,18 @@
+// Package democmd holds the demo: demo runs the whole pipeline in a scratch
+// repository, demo-agent is the scripted agent it configures.
+package democmd
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
+)
+
+// cmds makes the group's commands for one invocation.
+type cmds struct{ *cmdutil.App }
+
+// Commands are the group's top-level commands.
+func Commands(a *cmdutil.App) []*cobra.Command {
+	c := cmds{a}
+	return []*cobra.Command{c.demoCmd(), c.demoAgentCmd()}
+}

@@ -1,0 +1,258 @@
+package issuecmd
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"gopkg.in/yaml.v3"
+
+	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
+	"github.com/agenttree/agenttree/controller/api"
+	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/machine/render"
+	"github.com/agenttree/agenttree/internal/exitcode"
+	"github.com/agenttree/agenttree/stages"
+)
+
+func (a cmds) issueCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "issue", Short: "Create, list and show issues"}
+	cmd.AddCommand(a.issueCreateCmd(), a.issueListCmd(), a.issueShowCmd())
+	return cmd
+}
+
+func (a cmds) issueCreateCmd() *cobra.Command {
+	var req engine.NewIssue
+	var sets []string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "create TITLE",
+		Short: "Create an issue at the start of a flow",
+		Example: `  agenttree issue create "Add login page"
+  agenttree issue create "Fix typo" --flow quick --json`,
+		Args: cmdutil.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req.Title = args[0]
+			vars, err := parseSets(sets)
+			if err != nil {
+				return err
+			}
+			req.Vars = vars
+			if c, err := a.Remote(); err != nil {
+				return err
+			} else if c != nil {
+				if req.Stage != "" {
+					return &cmdutil.ExitError{Code: exitcode.Usage, Err: errors.New("agents create issues at a flow's start; --stage is for people")}
+				}
+				return a.Ask(c, api.RouteCreate, api.CreateRequest{RequestID: api.RequestID(), Title: req.Title, Flow: req.Flow,
+					Vars: req.Vars, Labels: req.Labels, JSON: asJSON})
+			}
+			e, err := a.Engine()
+			if err != nil {
+				return err
+			}
+			if req.By, err = a.Actor(e, 0); err != nil {
+				return err
+			}
+			iss, err := e.Create(a.Ctx, req)
+			if err != nil {
+				return err
+			}
+			return a.printCreated(iss, asJSON)
+		},
+	}
+	cmd.Flags().StringVar(&req.Flow, "flow", "", "flow to follow (default: the config's default flow)")
+	cmd.Flags().StringVar(&req.Stage, "stage", "", "stage to start at (default: the flow's first)")
+	cmd.Flags().StringSliceVar(&req.Labels, "label", nil, "label (repeatable)")
+	cmd.Flags().StringArrayVar(&sets, "set", nil, "issue variable for conditions, NAME=VALUE (repeatable; VALUE is parsed as YAML)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the issue as JSON")
+	return cmd
+}
+
+func (a cmds) printCreated(iss *issues.Issue, asJSON bool) error {
+	if asJSON {
+		return a.PrintJSON(iss)
+	}
+	fmt.Fprintf(a.Out, "created issue %d %q at %s (flow %s, branch %s)\n", iss.ID, iss.Title, iss.Stage, iss.Flow, iss.Branch)
+	return nil
+}
+
+func parseSets(sets []string) (map[string]any, error) {
+	if len(sets) == 0 {
+		return nil, nil
+	}
+	vars := map[string]any{}
+	for _, s := range sets {
+		k, v, ok := strings.Cut(s, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("--set %q: write NAME=VALUE, e.g. --set needs_ui_review=true", s)
+		}
+		var val any
+		if err := yaml.Unmarshal([]byte(v), &val); err != nil {
+			val = v
+		}
+		vars[k] = val
+	}
+	return vars, nil
+}
+
+func (a cmds) issueListCmd() *cobra.Command {
+	var asJSON bool
+	var stage string
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List issues",
+		Example: `  agenttree issue list
+  agenttree issue list --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			e, err := a.Engine()
+			if err != nil {
+				return err
+			}
+			if stage != "" {
+				if _, ok := e.Config.Node(stage); !ok {
+					return &cmdutil.ExitError{Code: exitcode.Usage, Err: unknownStage(e.Config, stage)}
+				}
+			}
+			all, err := e.Store.List()
+			if err != nil && len(all) == 0 {
+				return err
+			}
+			if err != nil {
+				// The others are listed all the same.
+				fmt.Fprintf(a.ErrOut, "warning: some issues cannot be read; fix or move them:\n%v\n", err)
+			}
+			list := []*issues.Issue{}
+			for _, iss := range all {
+				if stage == "" || iss.Stage == stage || strings.HasPrefix(iss.Stage, stage+".") {
+					list = append(list, iss)
+				}
+			}
+			if asJSON {
+				return a.PrintJSON(list)
+			}
+			if len(list) == 0 {
+				fmt.Fprintln(a.Out, "no issues; create one with `agenttree issue create TITLE`")
+				return nil
+			}
+			tw := tabwriter.NewWriter(a.Out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tSTAGE\tFLOW\tTITLE")
+			for _, iss := range list {
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", iss.ID, cmdutil.SafeText(iss.Stage), cmdutil.SafeText(iss.Flow), cmdutil.SafeTitle(iss.Title))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	cmd.Flags().StringVar(&stage, "stage", "", "only issues at this stage (or its substages)")
+	return cmd
+}
+
+func (a cmds) issueShowCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show an issue and its history",
+		Example: `  agenttree issue show 3
+  agenttree issue show 3 --json`,
+		Args: cmdutil.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := cmdutil.ParseID(args[0])
+			if err != nil {
+				return err
+			}
+			if c, err := a.Remote(); err != nil {
+				return err
+			} else if c != nil {
+				return a.Ask(c, api.RouteShow, api.ShowRequest{Issue: id, JSON: asJSON})
+			}
+			e, err := a.Engine()
+			if err != nil {
+				return err
+			}
+			return a.showIssue(e, id, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
+}
+
+func (a cmds) showIssue(e *engine.Engine, id int, asJSON bool) error {
+	iss, err := e.Store.Get(id)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return a.PrintJSON(iss)
+	}
+	a.printIssue(e, iss)
+	return nil
+}
+
+func (a cmds) printIssue(e *engine.Engine, iss *issues.Issue) {
+	fmt.Fprintf(a.Out, "issue %d: %s\n", iss.ID, cmdutil.SafeTitle(iss.Title))
+	fmt.Fprintf(a.Out, "  stage:   %s (flow %s, version %d)\n", iss.Stage, iss.Flow, iss.Version)
+	if n, ok := e.Config.Node(iss.Stage); ok {
+		fmt.Fprintf(a.Out, "  owner:   %s\n", render.Describe(n))
+	}
+	fmt.Fprintf(a.Out, "  branch:  %s\n", iss.Branch)
+	if p := iss.EntryPending; p != nil {
+		fmt.Fprintf(a.Out, "  unfinished: entering %s did not finish (`agenttree next -i %d` runs it again)\n", p.Stage, iss.ID)
+		for _, f := range p.Failures {
+			fmt.Fprintf(a.Out, "    - %s\n", cmdutil.SafeText(f))
+		}
+	}
+	if iss.PRURL != "" {
+		fmt.Fprintf(a.Out, "  pr:      #%d %s\n", iss.PRNumber, iss.PRURL)
+	}
+	if len(iss.Labels) > 0 {
+		fmt.Fprintf(a.Out, "  labels:  %s\n", cmdutil.SafeText(strings.Join(iss.Labels, ", ")))
+	}
+	if len(iss.Vars) > 0 {
+		keys := make([]string, 0, len(iss.Vars))
+		for k := range iss.Vars {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		pairs := make([]string, len(keys))
+		for i, k := range keys {
+			pairs[i] = fmt.Sprintf("%s=%v", k, iss.Vars[k])
+		}
+		fmt.Fprintf(a.Out, "  vars:    %s\n", strings.Join(pairs, " "))
+	}
+	fmt.Fprintf(a.Out, "  dir:     %s\n", e.Store.Dir(iss.ID))
+	fmt.Fprintln(a.Out, "  history:")
+	for _, h := range iss.History {
+		from := h.From
+		if from == "" {
+			from = "·"
+		}
+		line := fmt.Sprintf("    %s  %-9s %s → %s by %s", h.At.Local().Format("2006-01-02 15:04"), h.Kind, from, h.To, h.Actor)
+		if h.Reason != "" {
+			line += ": " + cmdutil.SafeText(h.Reason)
+		}
+		fmt.Fprintln(a.Out, line)
+	}
+}
+
+// unknownStage says that stage is none of cfg's, with the closest one and
+// where the stages are.
+func unknownStage(cfg *stages.Config, stage string) error {
+	var names []string
+	for _, s := range cfg.Stages {
+		names = append(names, s.Name)
+		for _, sub := range s.Substages {
+			names = append(names, s.Name+"."+sub.Name)
+		}
+	}
+	hint := "the stages are " + strings.Join(names, ", ")
+	if best := stages.Closest(stage, names); best != "" {
+		hint = "did you mean " + best + "? " + hint
+	}
+	return fmt.Errorf("no stage %q in %s; %s", stage, cfg.File, hint)
+}

@@ -1,0 +1,56 @@
+package sessioncmd
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
+	"github.com/agenttree/agenttree/controller/api"
+	"github.com/agenttree/agenttree/internal/exitcode"
+	"github.com/agenttree/agenttree/stages"
+)
+
+func (a cmds) tokenCmd() *cobra.Command {
+	var role string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "token ID --role ROLE",
+		Short: "Make a session token for an agent working on issue ID in ROLE (people only)",
+		Long: "Make a session token: an agent whose environment has it as AGENTTREE_TOKEN acts, through\n" +
+			"the controller, on issue ID only and in ROLE only. `agenttree start` makes one for each\n" +
+			"session it starts; this is for agents started by other means. Only its hash is stored.",
+		Example: "  AGENTTREE_TOKEN=$(agenttree token 3 --role developer) my-agent",
+		Args:    cmdutil.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := a.ForPeople("session tokens are made by people; %s cannot"); err != nil {
+				return err
+			}
+			e, id, err := a.EngineFor(args[0])
+			if err != nil {
+				return err
+			}
+			iss, err := e.Store.Get(id)
+			if err != nil {
+				return err
+			}
+			r := stages.Role(role)
+			if !r.Agent() {
+				return &cmdutil.ExitError{Code: exitcode.Usage, Err: errors.New("--role names an agent's role (developer, reviewer, ...)")}
+			}
+			token, err := api.OpenSessions(e.Store.Root()).Mint(iss.ID, r)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return a.PrintJSON(map[string]any{"token": token, "issue": iss.ID, "role": r})
+			}
+			fmt.Fprintln(a.Out, token)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&role, "role", string(stages.RoleDeveloper), "the agent's role")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
+}

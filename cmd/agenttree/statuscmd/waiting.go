@@ -1,0 +1,192 @@
+package statuscmd
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/internal/lines"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// waiting is what an issue waits on, from what issue.yaml and watch.yaml
+// hold (the forge is not asked): who acts, in words, since when, and the
+// commands that move it on.
+type waiting struct {
+	who Waiter
+	// role is the agent's, when who is waiterAgent.
+	role stages.Role
+	what string
+	// since starts the clock the text shows; zero: none.
+	since time.Time
+	// nextLook is when the controller means to look at the issue again;
+	// zero when it does not poll it.
+	nextLook time.Time
+	run      []string
+}
+
+// overdueAfter is how late the controller's next look may be before the
+// status says it may not be running: a tick is seconds, a poll minutes.
+const overdueAfter = 2 * time.Minute
+
+// text is w in words at now: what, for how long, and whether the
+// controller is late. The clock is not part of what: `watch` compares
+// what, and a clock changes every second.
+func (w waiting) text(now time.Time) string {
+	s := w.what
+	if !w.since.IsZero() {
+		s += ", for " + cmdutil.Age(now.Sub(w.since))
+	}
+	if late := now.Sub(w.nextLook); !w.nextLook.IsZero() && late > overdueAfter {
+		s += fmt.Sprintf("; the controller is %s late (is `agenttree controller` running?)", cmdutil.Age(late))
+	}
+	return s
+}
+
+// waitingOn is what iss waits on. poll is its watch.yaml's polling state
+// (nil: none); agents what is known of the agents' sessions.
+func waitingOn(cfg *stages.Config, iss *issues.Issue, poll *issues.Poll, agents *agentLook) waiting {
+	if poll != nil && poll.PR != iss.PRNumber {
+		poll = nil // the state of a PR the issue no longer has
+	}
+	node, known := cfg.Node(iss.Stage)
+	switch {
+	case iss.Escalated != nil:
+		return waiting{who: WaiterPerson, what: "escalated: " + lines.First(iss.Escalated.Reason), since: iss.Escalated.At, run: ResolveCommands(iss.ID)}
+	case !known:
+		return waiting{who: WaiterPerson, what: fmt.Sprintf("a person: stage %s is not in the config", iss.Stage),
+			run: []string{fmt.Sprintf("agenttree move %d STAGE --reason TEXT", iss.ID)}}
+	case node.Controller() || iss.EntryPending != nil:
+		return controllerWaiting(iss, poll)
+	case node.Terminal() == stages.TerminalCompletion:
+		return waiting{who: WaiterNobody, what: "done"}
+	case node.Terminal() == stages.TerminalAbandon:
+		return waiting{who: WaiterNobody, what: "abandoned"}
+	case node.HumanReview():
+		return waiting{who: WaiterPerson, what: "waiting for human review", since: entered(iss),
+			run: []string{fmt.Sprintf("agenttree approve %d", iss.ID), fmt.Sprintf("agenttree reject %d --message TEXT", iss.ID)}}
+	case node.ParkingLot():
+		return waiting{who: WaiterPerson, what: "parked until a person starts it", run: []string{fmt.Sprintf("agenttree next -i %d", iss.ID)}}
+	case atFlowEnd(cfg, iss, node):
+		return flowEndWaiting(iss)
+	case node.Role() == stages.RoleHuman:
+		return waiting{who: WaiterPerson, what: "a person working", since: entered(iss), run: []string{fmt.Sprintf("agenttree next -i %d", iss.ID)}}
+	}
+	return agentStageWaiting(cfg, iss, node.Role(), poll, agents)
+}
+
+// controllerWaiting is what an issue the controller works on waits on: a
+// controller stage, or entry work that has not finished (at any stage).
+func controllerWaiting(iss *issues.Issue, poll *issues.Poll) waiting {
+	w := waiting{who: WaiterController, run: []string{"agenttree controller", fmt.Sprintf("agenttree next -i %d", iss.ID)}}
+	p := iss.EntryPending
+	switch {
+	case p != nil && len(p.Failures) > 0:
+		w.what = fmt.Sprintf("controller: the entry work of %s failed and is retried: %s", p.Stage, lines.First(p.Failures[0]))
+	case resumedSince(iss, poll):
+		// What the last poll saw is from before the person said to try
+		// again: the controller looks at once, not at the grown interval.
+		at := iss.History[len(iss.History)-1].At
+		w.what, w.since = "controller: resumed by a person; it looks again at its next pass", at
+		w.nextLook = at
+		return w
+	case staleSince(iss, poll):
+		// The last poll was before the issue's last move: what it said
+		// (checks running, "moved …") is about an earlier visit.
+		h := iss.History[len(iss.History)-1]
+		w.what = fmt.Sprintf("controller: it looks at %s at its next pass (%s)", iss.Stage, lines.First(historyText(h)))
+		w.since, w.nextLook = h.At, h.At
+		return w
+	case poll != nil && poll.Checks != nil && poll.Checks.Total > 0 && poll.Checks.Pending == 0 && p != nil &&
+		(poll.Head == "" || iss.HeadSHA == "" || poll.Head == iss.HeadSHA):
+		// The PR's checks are done on the issue's head, whatever the hook
+		// said a moment before it read them: the next pass acts on them.
+		// Checks of a head the issue has left (a rebase since) are not.
+		c := poll.Checks
+		w.what = fmt.Sprintf("controller: CI done (%d passed, %d failed); it acts on it at its next pass", c.Passing, c.Failing)
+		w.since = poll.PushedAt
+	case poll != nil && poll.Checks != nil && poll.Checks.Pending > 0:
+		c := poll.Checks
+		switch {
+		case c.Queued == c.Pending:
+			// Its time limit has not started: say so, or a long wait
+			// reads as a run about to time out.
+			w.what = fmt.Sprintf("controller: CI queued, %d/%d checks waiting to start", c.Queued, c.Total)
+		case c.Queued > 0:
+			w.what = fmt.Sprintf("controller: CI running, %d/%d checks done, %d queued", c.Total-c.Pending, c.Total, c.Queued)
+		default:
+			w.what = fmt.Sprintf("controller: CI running, %d/%d checks done", c.Total-c.Pending, c.Total)
+		}
+		w.since = poll.PushedAt
+	case poll != nil && poll.Status != "":
+		w.what = "controller: " + lines.First(poll.Status)
+		w.since = poll.PushedAt // how long it has been at it on this head
+		if w.since.IsZero() {
+			w.since = poll.Started
+		}
+	case p != nil && p.Done > 0:
+		w.what = fmt.Sprintf("controller: the entry work of %s is under way (%d hook(s) passed)", p.Stage, p.Done)
+	case p != nil:
+		w.what = fmt.Sprintf("controller: the entry work of %s has not run yet", p.Stage)
+	default:
+		w.what = "controller: not looked at yet"
+	}
+	if poll != nil {
+		w.nextLook = poll.NextAt
+	}
+	return w
+}
+
+// staleSince reports whether the controller last polled issue iss before
+// its last move (other than a resume, which resumedSince tells).
+func staleSince(iss *issues.Issue, poll *issues.Poll) bool {
+	h, ok := movedSincePoll(iss, poll)
+	return ok && h.Kind != stages.MoveResume
+}
+
+// resumedSince reports whether a person resumed iss after the
+// controller's last poll of it.
+func resumedSince(iss *issues.Issue, poll *issues.Poll) bool {
+	h, ok := movedSincePoll(iss, poll)
+	return ok && h.Kind == stages.MoveResume
+}
+
+// movedSincePoll is iss's last history entry, ok when it came after the
+// controller's last poll of it.
+func movedSincePoll(iss *issues.Issue, poll *issues.Poll) (h issues.HistoryEntry, ok bool) {
+	n := len(iss.History)
+	if poll == nil || poll.PolledAt.IsZero() || n == 0 {
+		return h, false
+	}
+	h = iss.History[n-1]
+	return h, h.At.After(poll.PolledAt)
+}
+
+// agentWaiting is what an issue at an agent's stage waits on, saying why
+// when the work came back to the agent.
+func agentWaiting(iss *issues.Issue, role stages.Role, poll *issues.Poll) waiting {
+	w := waiting{who: WaiterAgent, role: role, what: fmt.Sprintf("agent working (%s)", role), since: entered(iss), run: []string{"agenttree next"}}
+	if n := len(iss.History); n > 0 && iss.History[n-1].To == iss.Stage {
+		switch h := iss.History[n-1]; h.Kind {
+		case stages.MoveStepBack:
+			w.what += " after a step back: " + lines.First(h.Reason)
+		case stages.MoveReject:
+			w.what += " after a reviewer sent it back: " + lines.First(h.Reason)
+		}
+	}
+	if poll != nil && iss.PRNumber > 0 {
+		w.nextLook = poll.NextAt // the controller watches its PR
+	}
+	return w
+}
+
+// entered is when iss came to its stage: the first of the latest history
+// entries that leave it there (an escalation and a resume do not move it).
+func entered(iss *issues.Issue) time.Time {
+	at := iss.Created
+	for i := len(iss.History) - 1; i >= 0 && iss.History[i].To == iss.Stage; i-- {
+		at = iss.History[i].At
+	}
+	return at
+}

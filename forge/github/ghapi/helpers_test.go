@@ -1,0 +1,44 @@
+package ghapi
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenttree/agenttree/forge/github/githubtest"
+	"github.com/agenttree/agenttree/forge/github/githubtest/clienttest"
+	"github.com/agenttree/agenttree/internal/gittest"
+)
+
+func TestMain(m *testing.M) {
+	gittest.IsolateProcess()
+	os.Exit(clienttest.RunIsolated(m))
+}
+
+// newClient is a client of srv's default repository whose waits are
+// recorded instead of slept.
+func newClient(t testing.TB, srv *githubtest.Server, tweak ...func(*Options)) (*Client, *clienttest.Sleeper) {
+	t.Helper()
+	sl := &clienttest.Sleeper{}
+	opts := Options{
+		Repo:    srv.Owner + "/" + srv.Name,
+		Host:    "github.com",
+		Token:   srv.Token,
+		BaseURL: srv.URL,
+		Sleep:   sl.Sleep,
+	}
+	for _, f := range tweak {
+		f(&opts)
+	}
+	c, err := New(context.Background(), opts)
+	require.NoError(t, err)
+	return c, sl
+}
+
+const (
+	sha1 = "1111111111111111111111111111111111111111"
+	sha2 = "2222222222222222222222222222222222222222"
+	sha3 = "3333333333333333333333333333333333333333"
+)
