@@ -9,6 +9,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/agenttree/agenttree/internal/gitx"
 )
 
 // PR states.
@@ -254,7 +256,9 @@ var (
 	ErrNotFound  = errors.New("not found")
 	ErrAuth      = errors.New("authentication failed")
 	ErrRateLimit = errors.New("rate limited")
-	ErrConflict  = errors.New("merge conflict")
+	// ErrConflict is gitx's: a conflict git reports on the host is the
+	// forge's conflict too.
+	ErrConflict = gitx.ErrConflict
 	// ErrHeadChanged: the PR's head moved while agenttree was acting on it.
 	ErrHeadChanged = errors.New("PR head changed")
 	// ErrNotRerunnable: a check cannot be started again through the forge

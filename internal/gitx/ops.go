@@ -9,12 +9,15 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/agenttree/agenttree/forge"
 )
 
+// ErrConflict is what every ConflictError wraps. forge.ErrConflict is this
+// same value, so errors.Is(err, forge.ErrConflict) holds for a conflict git
+// reports without gitx, a leaf, importing the forge above it.
+var ErrConflict = errors.New("merge conflict")
+
 // ConflictError is a merge or rebase that stopped on conflicting files.
-// errors.Is(err, forge.ErrConflict) holds for it.
+// errors.Is(err, ErrConflict) holds for it.
 type ConflictError struct {
 	// Op says what conflicted: "rebase onto origin/main", "merge feature into main".
 	Op    string
@@ -34,7 +37,7 @@ func (e *ConflictError) Error() string {
 	return msg
 }
 
-func (e *ConflictError) Unwrap() error { return forge.ErrConflict }
+func (e *ConflictError) Unwrap() error { return ErrConflict }
 
 // ConflictingFiles lets callers get the files through a one-method
 // interface, without importing gitx.

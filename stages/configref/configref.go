@@ -6,7 +6,7 @@
 // lists of the keys it reads.
 package configref
 
-//go:generate go run ./gen -out ../../docs
+//go:generate go run ../../cmd/configref-gen -out ../../docs
 
 import (
 	"slices"

@@ -1,4 +1,4 @@
-// Command gen writes the generated reference of .agenttree.yaml:
+// Command configref-gen writes the generated reference of .agenttree.yaml:
 // agenttree.schema.json and CONFIG.md, into the directory -out.
 //
 //	go generate ./stages/configref
@@ -19,7 +19,7 @@ func main() {
 	out := flag.String("out", "docs", "the directory to write the reference into")
 	flag.Parse()
 	if err := write(*out); err != nil {
-		fmt.Fprintln(os.Stderr, "gen:", err)
+		fmt.Fprintln(os.Stderr, "configref-gen:", err)
 		os.Exit(1)
 	}
 }
