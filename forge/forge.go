@@ -6,6 +6,7 @@
 package forge
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"time"
@@ -269,8 +270,10 @@ var (
 	ErrTampered = errors.New("record changed outside agenttree")
 )
 
-// RateLimitError carries when a rate limit resets.
+// RateLimitError carries when a rate limit resets. Forge names the forge
+// whose limit it was ("GitHub"), for people reading the error.
 type RateLimitError struct {
+	Forge      string
 	Reset      time.Time
 	RetryAfter time.Duration
 	Secondary  bool
@@ -281,7 +284,7 @@ func (e *RateLimitError) Error() string {
 	if e.Secondary {
 		kind = "secondary"
 	}
-	return "GitHub " + kind + " rate limit; retry after " + e.RetryAfter.String()
+	return cmp.Or(e.Forge, "the forge's") + " " + kind + " rate limit; retry after " + e.RetryAfter.String()
 }
 
 func (e *RateLimitError) Unwrap() error { return ErrRateLimit }

@@ -72,7 +72,7 @@ func forgeError(err error) error {
 	case errors.As(err, &done):
 		return err
 	case errors.As(err, &rl):
-		return &kindError{err: err, kind: &forge.RateLimitError{Reset: rl.Reset, RetryAfter: rl.Wait, Secondary: rl.Secondary}}
+		return &kindError{err: err, kind: &forge.RateLimitError{Forge: "GitHub", Reset: rl.Reset, RetryAfter: rl.Wait, Secondary: rl.Secondary}}
 	}
 	for _, k := range forgeKinds {
 		if errors.Is(err, k.client) {

@@ -28,6 +28,7 @@ func TestErrorsAreForgeErrors(t *testing.T) {
 		var rl *forge.RateLimitError
 		require.ErrorAs(t, err, &rl)
 		assert.True(t, rl.Secondary)
+		assert.Equal(t, "GitHub", rl.Forge, "the limit is named for the forge that set it")
 		assert.Equal(t, 90*time.Second, rl.RetryAfter)
 		assert.WithinDuration(t, time.Now().Add(90*time.Second), rl.Reset, 5*time.Second)
 		assert.Contains(t, err.Error(), "check runs of "+sha1[:12], "the client's message, saying what it was doing")
