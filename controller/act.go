@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/agenttree/agenttree/controller/prwatch"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/forge"
@@ -30,7 +31,7 @@ func (b *prBatch) pr(number int) *forge.PR {
 }
 
 // left reports whether the forge answered the batch but left PR number
-// out of it (see missedPR).
+// out of it (see prwatch.Missed).
 func (b *prBatch) left(number int) bool {
 	return b != nil && b.err == nil && b.prs != nil && number != 0 && b.prs[number] == nil
 }
@@ -98,16 +99,16 @@ func (c *Controller) act(ctx context.Context, e *engine.Engine, d dueIssue, batc
 		if err == nil && d.node.HumanReview() && res.Status == engine.StatusWaiting && res.RetryAfter == 0 {
 			// The controller's hooks of a review have run and a person
 			// reviews: the PR is watched meanwhile, as at any review.
-			watched, n, werr := c.watchPR(ctx, e, d, pr)
+			watched, n, werr := prwatch.Watch(ctx, e, d.watched(), pr, c.now())
 			if werr != nil || watched != nil {
 				res, err = watched, werr
 			}
 			threads = n
 		}
 	case batch.left(d.iss.PRNumber):
-		res, err = c.missedPR(ctx, e, d)
+		res, err = prwatch.Missed(ctx, e, d.watched())
 	default:
-		res, threads, err = c.watchPR(ctx, e, d, pr)
+		res, threads, err = prwatch.Watch(ctx, e, d.watched(), pr, c.now())
 	}
 	if errors.Is(err, atomicfile.ErrLocked) {
 		// Someone else is moving the issue: look again soon.
@@ -135,7 +136,7 @@ func (c *Controller) act(ctx context.Context, e *engine.Engine, d dueIssue, batc
 	}
 	var noted []string
 	if threads < 0 {
-		noted = c.newFeedback(ctx, e, d, pr)
+		noted = prwatch.NewFeedback(ctx, e, d.watched(), pr, c.log())
 		threads = len(noted)
 	}
 	again, err := c.schedule(ctx, e, d, pr, res, batch.err, reviews{n: threads, noted: noted})
@@ -176,4 +177,9 @@ func notes(r *engine.Result) []string {
 		return nil
 	}
 	return r.Notes
+}
+
+// watched is d as the PR's watch reads it.
+func (d dueIssue) watched() prwatch.Due {
+	return prwatch.Due{Issue: d.iss, Node: d.node, Poll: d.poll}
 }

@@ -14,8 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agenttree/agenttree/controller"
-	"github.com/agenttree/agenttree/controller/api"
+	"github.com/agenttree/agenttree/controller/delivery"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/outbox"
@@ -23,6 +22,7 @@ import (
 	"github.com/agenttree/agenttree/internal/gittest"
 	"github.com/agenttree/agenttree/sessions"
 	"github.com/agenttree/agenttree/sessions/tmux"
+	"github.com/agenttree/agenttree/sessions/tokens"
 	"github.com/agenttree/agenttree/stages"
 	"github.com/agenttree/agenttree/stages/load"
 )
@@ -173,7 +173,7 @@ func TestStartRunsTheAgentInItsWorktree(t *testing.T) {
 	assert.Equal(t, sessions.Started, res.State)
 	rec := res.Session
 	assert.Equal(t, "shop-developer-1", rec.Session)
-	assert.Equal(t, controller.SessionName(r.e.Config, iss), rec.Session, "the session the controller delivers to")
+	assert.Equal(t, delivery.SessionName(r.e.Config, iss), rec.Session, "the session the controller delivers to")
 	assert.Equal(t, stages.RoleDeveloper, rec.Role)
 	assert.Equal(t, "fake", rec.Agent)
 	assert.Equal(t, filepath.Join(filepath.Dir(r.repo), "shop-worktrees", iss.Branch), rec.Worktree)
@@ -188,7 +188,7 @@ func TestStartRunsTheAgentInItsWorktree(t *testing.T) {
 	assert.Equal(t, "1", env["AGENTTREE_ISSUE"])
 	assert.Equal(t, "developer", env["AGENTTREE_ROLE"])
 	assert.Equal(t, rec.Worktree, env["PWD"])
-	sess, err := api.OpenSessions(r.e.Store.Root()).Lookup(env["TOKEN"])
+	sess, err := tokens.Open(r.e.Store.Root()).Lookup(env["TOKEN"])
 	require.NoError(t, err)
 	assert.Equal(t, 1, sess.Issue)
 	assert.Equal(t, stages.RoleDeveloper, sess.Role)
@@ -202,7 +202,7 @@ func TestStartRunsTheAgentInItsWorktree(t *testing.T) {
 	require.Len(t, pending, 1)
 	assert.Contains(t, pending[0].Text, "You are the developer agent of issue 1 (Dark mode), at stage work")
 	assert.Contains(t, pending[0].Text, "run `agenttree next`")
-	sent, err := controller.Deliver(ctx, r.e, iss, r.tmux, nil)
+	sent, err := delivery.Deliver(ctx, r.e, iss, r.tmux, nil)
 	require.NoError(t, err)
 	require.Len(t, sent, 1)
 	assert.Contains(t, r.screen(rec.Session), outbox.Marker(pending[0])+" You are the developer agent of issue 1")
@@ -239,10 +239,10 @@ func TestStartIsIdempotentAndRestartReplaces(t *testing.T) {
 	assert.FileExists(t, filepath.Join(re.Session.Worktree, "wip.txt"))
 	newToken := r.agentEnv(iss.ID)["TOKEN"]
 	assert.NotEqual(t, oldToken, newToken)
-	tokens := api.OpenSessions(r.e.Store.Root())
-	_, err = tokens.Lookup(oldToken)
-	assert.ErrorIs(t, err, api.ErrUnknownToken, "the replaced session's token is revoked")
-	_, err = tokens.Lookup(newToken)
+	store := tokens.Open(r.e.Store.Root())
+	_, err = store.Lookup(oldToken)
+	assert.ErrorIs(t, err, tokens.ErrUnknown, "the replaced session's token is revoked")
+	_, err = store.Lookup(newToken)
 	assert.NoError(t, err)
 }
 
@@ -261,8 +261,8 @@ func TestStopKeepsTheWorktree(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, live)
 	assert.DirExists(t, res.Session.Worktree)
-	_, err = api.OpenSessions(r.e.Store.Root()).Lookup(token)
-	assert.ErrorIs(t, err, api.ErrUnknownToken)
+	_, err = tokens.Open(r.e.Store.Root()).Lookup(token)
+	assert.ErrorIs(t, err, tokens.ErrUnknown)
 
 	list, err := r.m.List(ctx)
 	require.NoError(t, err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agenttree/agenttree/bench/internal/report"
 	"github.com/agenttree/agenttree/controller"
+	"github.com/agenttree/agenttree/controller/delivery"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/forge/github/githubtest"
@@ -127,7 +128,7 @@ func startPaneRun(ctx context.Context, p *pipeline, tm *tmuxServer, title string
 	if err != nil {
 		return paneRun{}, err
 	}
-	r := paneRun{waiting: w, session: controller.SessionName(p.eng.Config, iss)}
+	r := paneRun{waiting: w, session: delivery.SessionName(p.eng.Config, iss)}
 	return r, tm.NewSession(ctx, r.session, tm.dir, "cat")
 }
 

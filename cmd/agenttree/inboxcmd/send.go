@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
-	"github.com/agenttree/agenttree/controller"
+	"github.com/agenttree/agenttree/controller/delivery"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/outbox"
 	"github.com/agenttree/agenttree/sessions/tmux"
@@ -109,9 +109,9 @@ func send(ctx context.Context, e *engine.Engine, id int, text string) (SendResul
 	if err != nil {
 		return SendResult{}, err
 	}
-	session := controller.SessionName(e.Config, iss)
+	session := delivery.SessionName(e.Config, iss)
 	res := SendResult{Issue: id, ID: m.ID, State: SendQueued, Session: session}
-	delivered, err := controller.Deliver(ctx, e, iss, controller.TmuxClient(e), nil)
+	delivered, err := delivery.Deliver(ctx, e, iss, delivery.TmuxClient(e), nil)
 	if slices.ContainsFunc(delivered, func(d outbox.Message) bool { return d.ID == m.ID && d.State == outbox.Sent }) || !Queued(box, m.ID) {
 		res.State = SendDelivered // here, or by the controller meanwhile
 		return res, nil

@@ -14,7 +14,7 @@ import (
 
 	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
 	"github.com/agenttree/agenttree/cmd/agenttree/inboxcmd"
-	"github.com/agenttree/agenttree/controller"
+	"github.com/agenttree/agenttree/controller/delivery"
 	"github.com/agenttree/agenttree/sessions"
 	"github.com/agenttree/agenttree/stages"
 )
@@ -35,7 +35,7 @@ func (a cmds) sessions(what string) (*sessions.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := sessions.New(e, controller.TmuxClient(e))
+	m := sessions.New(e, delivery.TmuxClient(e))
 	m.Log = a.Logger()
 	return m, nil
 }
@@ -107,7 +107,7 @@ func (a cmds) deliverFirst(m *sessions.Manager, id int, res *sessions.Start) (bo
 	if err != nil {
 		return false, err.Error()
 	}
-	_, err = controller.Deliver(a.Ctx, m.Engine, iss, m.Tmux, a.Logger())
+	_, err = delivery.Deliver(a.Ctx, m.Engine, iss, m.Tmux, a.Logger())
 	if inboxcmd.Queued(m.Engine.Outbox(id), res.Message) {
 		return false, fmt.Sprintf("%s; `agenttree controller` delivers it (see `agenttree inbox %d`)", inboxcmd.NotDelivered(err, res.Session.Session), id)
 	}

@@ -1,10 +1,18 @@
-package controller
+// Package prwatch watches the PR of an issue at a stage the controller
+// does not drive itself: a merge or a close outside agenttree settles the
+// issue, a push under a person's review goes back through CI, and what
+// reviewers write is forwarded to the agent once each. The controller's
+// tick says when to look (docs/ARCHITECTURE.md §6); this package is what
+// one look does.
+package prwatch
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
+	"time"
 
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
@@ -13,75 +21,85 @@ import (
 	"github.com/agenttree/agenttree/stages"
 )
 
-// missedPR looks alone at the PR of d, which the forge left out of the
+// Due is an issue whose PR is looked at, as the controller's tick read it.
+type Due struct {
+	Issue *issues.Issue
+	// Node is the stage the issue is at.
+	Node *stages.Node
+	// Poll is its polling state; nil: never polled.
+	Poll *issues.Poll
+}
+
+// Missed looks alone at the PR of d, which the forge left out of the
 // tick's batch: on the local forge, one whose record (or its head's CI
 // result) was changed outside agenttree, which stops the issue for a
 // person, as it does when a hook meets it. Any other answer is a PR the
 // forge does not report: nothing to watch.
-func (c *Controller) missedPR(ctx context.Context, e *engine.Engine, d dueIssue) (*engine.Result, error) {
-	_, err := e.Forge.PR(ctx, d.iss.PRNumber)
+func Missed(ctx context.Context, e *engine.Engine, d Due) (*engine.Result, error) {
+	_, err := e.Forge.PR(ctx, d.Issue.PRNumber)
 	if !errors.Is(err, forge.ErrTampered) {
 		return nil, nil
 	}
 	why := err.Error()
 	var te *forge.TamperedError
 	if errors.As(err, &te) {
-		why = te.Escalation(d.iss.ID)
+		why = te.Escalation(d.Issue.ID)
 	}
-	return e.Escalate(ctx, d.iss.ID, issues.EscalatedTampered, fmt.Sprintf("watching PR #%d: %s", d.iss.PRNumber, why))
+	return e.Escalate(ctx, d.Issue.ID, issues.EscalatedTampered, fmt.Sprintf("watching PR #%d: %s", d.Issue.PRNumber, why))
 }
 
-// watchPR looks at the PR of an issue an agent or a person works on: a PR
+// Watch looks at the PR of an issue an agent or a person works on: a PR
 // merged outside agenttree completes the issue, one closed abandons it,
 // and what reviewers wrote is forwarded to the agent, once each. It also
-// says how many review comments and threads were new.
-func (c *Controller) watchPR(ctx context.Context, e *engine.Engine, d dueIssue, pr *forge.PR) (*engine.Result, int, error) {
+// says how many review comments and threads were new; now stamps the
+// polling state's log.
+func Watch(ctx context.Context, e *engine.Engine, d Due, pr *forge.PR, now time.Time) (*engine.Result, int, error) {
 	if pr == nil {
 		return nil, 0, nil
 	}
 	switch pr.State {
 	case forge.StateMerged:
-		res, err := e.Settle(ctx, d.iss.ID, stages.TerminalCompletion, fmt.Sprintf("PR #%d was merged outside agenttree", pr.Number))
+		res, err := e.Settle(ctx, d.Issue.ID, stages.TerminalCompletion, fmt.Sprintf("PR #%d was merged outside agenttree", pr.Number))
 		return res, 0, err
 	case forge.StateClosed:
-		res, err := e.Settle(ctx, d.iss.ID, stages.TerminalAbandon, fmt.Sprintf("PR #%d was closed without merging", pr.Number))
+		res, err := e.Settle(ctx, d.Issue.ID, stages.TerminalAbandon, fmt.Sprintf("PR #%d was closed without merging", pr.Number))
 		return res, 0, err
 	}
-	if d.node.HumanReview() {
+	if d.Node.HumanReview() {
 		// A push while a person reviews goes back through CI.
-		if res, err := e.ReviewHead(ctx, d.iss.ID, pr.HeadSHA); err != nil || res != nil {
+		if res, err := e.ReviewHead(ctx, d.Issue.ID, pr.HeadSHA); err != nil || res != nil {
 			return res, 0, err
 		}
 	}
 	var res *engine.Result
-	if e.Watcher(d.node) != nil {
+	if e.Watcher(d.Node) != nil {
 		var err error
-		if res, err = e.WatchPR(ctx, d.iss.ID); err != nil {
+		if res, err = e.WatchPR(ctx, d.Issue.ID); err != nil {
 			return nil, 0, err
 		}
 	}
-	n, err := c.forwardFeedback(ctx, e, d, pr)
+	n, err := forwardFeedback(ctx, e, d, pr, now)
 	return res, n, err
 }
 
-// newFeedback lists what reviewers said on the PR since the last poll, at
+// NewFeedback lists what reviewers said on the PR since the last poll, at
 // a stage that forwards nothing (a controller stage): the ids of the
 // comments and threads neither forwarded nor counted before. The forge is
 // asked only when the PR's feedback mark moved. The list is for the poll's
-// line; a failure to read it is no failure of the pass.
-func (c *Controller) newFeedback(ctx context.Context, e *engine.Engine, d dueIssue, pr *forge.PR) []string {
+// line; a failure to read it is no failure of the pass, only logged.
+func NewFeedback(ctx context.Context, e *engine.Engine, d Due, pr *forge.PR, log *slog.Logger) []string {
 	feed, ok := forge.As[forge.ReviewFeed](e.Forge)
-	if !ok || pr == nil || pr.FeedbackMark == "" || d.poll == nil || d.poll.ReviewMark == "" || d.poll.ReviewMark == pr.FeedbackMark {
+	if !ok || pr == nil || pr.FeedbackMark == "" || d.Poll == nil || d.Poll.ReviewMark == "" || d.Poll.ReviewMark == pr.FeedbackMark {
 		return nil
 	}
 	items, err := feed.Feedback(ctx, pr.Number)
 	if err != nil {
-		c.log().Debug("reading review feedback", "issue", d.iss.ID, "pr", pr.Number, "err", err)
+		log.Debug("reading review feedback", "issue", d.Issue.ID, "pr", pr.Number, "err", err)
 		return nil
 	}
 	var fresh []string
 	for _, f := range items {
-		if !slices.Contains(d.poll.Handled, f.ID) && !slices.Contains(d.poll.Noted, f.ID) {
+		if !slices.Contains(d.Poll.Handled, f.ID) && !slices.Contains(d.Poll.Noted, f.ID) {
 			fresh = append(fresh, f.ID)
 		}
 	}
@@ -92,9 +110,9 @@ func (c *Controller) newFeedback(ctx context.Context, e *engine.Engine, d dueIss
 // in the agent's outbox, and says how many it put. Each comment and thread
 // is keyed by its id, so it is queued once whatever crashes; the handled
 // ids are kept in watch.yaml.
-func (c *Controller) forwardFeedback(ctx context.Context, e *engine.Engine, d dueIssue, pr *forge.PR) (int, error) {
+func forwardFeedback(ctx context.Context, e *engine.Engine, d Due, pr *forge.PR, now time.Time) (int, error) {
 	feed, ok := forge.As[forge.ReviewFeed](e.Forge)
-	if !ok || (pr.FeedbackMark != "" && d.poll != nil && d.poll.FeedbackMark == pr.FeedbackMark) {
+	if !ok || (pr.FeedbackMark != "" && d.Poll != nil && d.Poll.FeedbackMark == pr.FeedbackMark) {
 		return 0, nil // nothing new said since the last look
 	}
 	items, err := feed.Feedback(ctx, pr.Number)
@@ -102,10 +120,10 @@ func (c *Controller) forwardFeedback(ctx context.Context, e *engine.Engine, d du
 		return 0, fmt.Errorf("reading review feedback of PR #%d: %w", pr.Number, err)
 	}
 	var handled []string
-	if d.poll != nil {
-		handled = d.poll.Handled
+	if d.Poll != nil {
+		handled = d.Poll.Handled
 	}
-	box := e.Outbox(d.iss.ID)
+	box := e.Outbox(d.Issue.ID)
 	var fresh []string
 	for _, f := range items {
 		if slices.Contains(handled, f.ID) {
@@ -119,17 +137,17 @@ func (c *Controller) forwardFeedback(ctx context.Context, e *engine.Engine, d du
 		if f.URL != "" {
 			text += "\n(" + f.URL + ")"
 		}
-		text += "\n" + feedbackAdvice(d.node)
+		text += "\n" + feedbackAdvice(d.Node)
 		if _, err := box.Put(ctx, outbox.Message{Key: "review-" + f.ID, To: outbox.ToAgent, Kind: "review", Text: text}); err != nil {
 			return 0, err
 		}
 		fresh = append(fresh, f.ID)
 	}
-	return len(fresh), c.markHandled(ctx, e, d.iss.ID, fresh, pr.FeedbackMark)
+	return len(fresh), markHandled(ctx, e, d.Issue.ID, fresh, pr.FeedbackMark, now)
 }
 
 // markHandled keeps the feedback ids forwarded and the mark they were read at.
-func (c *Controller) markHandled(ctx context.Context, e *engine.Engine, id int, ids []string, mark string) error {
+func markHandled(ctx context.Context, e *engine.Engine, id int, ids []string, mark string, now time.Time) error {
 	tx, _, err := e.Store.Begin(ctx, id)
 	if err != nil {
 		return err
@@ -149,7 +167,7 @@ func (c *Controller) markHandled(ctx context.Context, e *engine.Engine, id int, 
 	next.Handled = append(slices.Clone(next.Handled), ids...)
 	next.FeedbackMark = mark
 	if len(ids) > 0 {
-		next.Log(c.now(), fmt.Sprintf("forwarded %d review comment(s)", len(ids)))
+		next.Log(now, fmt.Sprintf("forwarded %d review comment(s)", len(ids)))
 	}
 	return tx.SetPoll(&next)
 }
