@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/hooks/shell/internal/placement"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -65,7 +66,7 @@ func checkParams(params map[string]any) error {
 // checkCommand lists what is wrong with a command's placeholders: two
 // that would share a variable, or each that stands where its reference
 // would not expand or where the shell would read the value as code or as
-// a name (checkPlacement).
+// a name (placement.Check).
 func checkCommand(command string) []error {
 	seen := map[string]string{} // variable → the placeholder's name
 	for _, name := range stages.Placeholders(command) {
@@ -76,7 +77,7 @@ func checkCommand(command string) []error {
 		}
 		seen[v] = name
 	}
-	return checkPlacement(command)
+	return placement.Check(command, envName)
 }
 
 // envName is the environment variable a message variable reaches `run`

@@ -1,4 +1,11 @@
-package shell
+// Package placement finds where each {{name}} placeholder of a `run`
+// command stands in the shell's reading of it, and refuses one that would
+// not expand as one word or whose value the shell would read as code or
+// as a name. It is the shell parser's half of the `run` hook's promise
+// that issue values never become shell text (docs/SECURITY.md), kept
+// apart from running the command so that it can grow with the shell
+// constructs it knows without reaching into the hook.
+package placement
 
 import (
 	"errors"
@@ -9,14 +16,15 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
-// checkPlacement lists the placeholders of a command that stand where
+// Check lists the placeholders of a command that stand where
 // their references would not expand, or where the shell would read the
 // value as code or as a name, one error for each. The command is parsed
 // as POSIX sh, what `sh -c` runs; a command that does not parse is an
 // error saying where. Where /bin/sh is bash, bash reads some POSIX text
 // differently ([[, ((, let, declare, $'...'), so the command is also read
-// as bash when it parses as bash.
-func checkPlacement(command string) []error {
+// as bash when it parses as bash. env names the environment variable a
+// placeholder's value is in, for the errors.
+func Check(command string, env func(name string) string) []error {
 	m := mark(command)
 	if len(m.spots) == 0 {
 		return nil // nothing to place: its syntax is the shell's business
@@ -29,7 +37,7 @@ func checkPlacement(command string) []error {
 	if err != nil {
 		bash = nil
 	}
-	c := &placer{m: m, problems: make([]error, len(m.spots)), values: valuePlaces(bash)}
+	c := &placer{m: m, env: env, problems: make([]error, len(m.spots)), values: valuePlaces(bash)}
 	c.walk(posix, expands)
 	if bash != nil {
 		c.walk(bash, expands)
@@ -63,6 +71,7 @@ func parseError(m *marking, err error) error {
 // reason to refuse it.
 type placer struct {
 	m        *marking
+	env      func(name string) string
 	problems []error // by spot
 	// values are the variables whose values the shell reads again, and
 	// where that puts a placeholder in a value assigned to them.
@@ -137,7 +146,7 @@ func (c *placer) note(lit string, p place) {
 			continue
 		}
 		s := c.m.spots[f.spot]
-		c.problems[f.spot] = fmt.Errorf("{{%s}} at %s %s", s.name, lineCol(c.m.command, s.start), q.why(s.name, envName(s.name)))
+		c.problems[f.spot] = fmt.Errorf("{{%s}} at %s %s", s.name, lineCol(c.m.command, s.start), q.why(s.name, c.env(s.name)))
 	}
 }
 
