@@ -49,11 +49,11 @@ func (t *transition) approveAgain(iss *issues.Issue, flow *stages.Flow, node *st
 // node, after the review, says approving would do (approveAgain): record
 // the approval of its PR's head, then run node's unfinished entry work
 // again.
-func (t *transition) previewReapproval(iss *issues.Issue, pr *forge.PR, node *stages.Node) string {
+func (t *transition) previewReapproval(iss *issues.Issue, pr *forge.PR, flow *stages.Flow, node *stages.Node) string {
 	what := "approving asks the forge whether the PR is approved"
 	if pr != nil {
 		what = t.approvalText(iss, pr)
-		if _, ok := forge.As[forge.Approver](t.e.Forge); !ok && t.flowChecksApproval(t.m.Flow(), node) {
+		if _, ok := forge.As[forge.Approver](t.e.Forge); !ok && t.flowChecksApproval(flow, node) {
 			what = fmt.Sprintf("approving asks the forge whether PR #%d is approved at its head %s", pr.Number, gitx.ShortSHA(pr.HeadSHA))
 		}
 	}

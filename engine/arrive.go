@@ -14,16 +14,13 @@ import (
 	"github.com/agenttree/agenttree/stages"
 )
 
-// commit writes the move h from iss's stage, if nobody moved the issue
-// since it was read. When the new stage has entry hooks (entering it as
-// from h.from), the same write marks them pending, so a crash or a failure
-// leaves them to run again from the same place.
+// commit writes the move h from iss's stage, if nobody changed the issue
+// since it was read (its version). When the new stage has entry hooks
+// (entering it as from h.from), the same write marks them pending, so a
+// crash or a failure leaves them to run again from the same place.
 func (t *transition) commit(iss *issues.Issue, h hop) (*issues.Issue, error) {
 	return t.tx.Update(iss.Version, func(cur *issues.Issue) error {
 		from := cur.Stage
-		if from != iss.Stage {
-			return &issues.ConflictError{ID: iss.ID, Expected: iss.Version, Found: cur.Version}
-		}
 		cur.Stage = h.to.Path
 		cur.EntryPending = pendingOn(h)
 		applyOutputs(cur, h.outputs)
@@ -170,7 +167,7 @@ func (t *transition) onward(enterFrom, issueAt *stages.Node, o hooks.Outcome, se
 		return nil
 	}
 	h := &hop{from: enterFrom, to: target, kind: jumpKind(o.Kind), reason: jumpReason(o), outputs: o.Outputs, failure: policy.FailureOf(o, seq.snap)}
-	if err := t.m.Check(issueAt.Path, target.Path, h.kind); err != nil {
+	if err := t.run.Check(target.Path, h.kind); err != nil {
 		s.warn(err.Error())
 		return nil
 	}

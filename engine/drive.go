@@ -1,25 +1,37 @@
 package engine
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"maps"
-
-	"github.com/looplab/fsm"
+	"path/filepath"
 
 	"github.com/agenttree/agenttree/engine/issues"
-	"github.com/agenttree/agenttree/engine/machine"
+	"github.com/agenttree/agenttree/engine/policy"
 	"github.com/agenttree/agenttree/stages"
 )
 
+// hop is one move a command makes: where to, how, why, and the hook
+// outputs its write keeps.
+type hop struct {
+	// from is the node the move counts as leaving for the stage entered
+	// (its entry hooks run as if from there): the issue's stage, or for a
+	// move a completion hook asks for, the stage that was completed.
+	from    *stages.Node
+	to      *stages.Node
+	kind    stages.Move
+	reason  string
+	outputs map[string]string
+	// failure is set for a step back a failed hook asked for: the move
+	// counts against its budget and the circuit breaker.
+	failure *policy.Failure
+}
+
 // journey is what one command did on the stage machine: the gate's
 // decision on the move asked for, then every move written and what followed
-// each, in order. The steps return these values; drive keeps them; the
-// command's Result is built from them once.
+// each, in order. The command's Result is built from it once.
 type journey struct {
-	// want is the move asked for; gate, what its gate decided (nothing,
-	// when the move was not gated).
+	// want is the move asked for; gate, what its gate decided (the move
+	// itself, when it was not gated).
 	want       hop
 	firstGated bool
 	gate       decision
@@ -35,90 +47,63 @@ type journey struct {
 	stepBack *StepBack
 }
 
-// Reasons the first event is cancelled by its gate.
-var (
-	errHeld      = errors.New("the gate holds the issue")
-	errElsewhere = errors.New("the gate sends the issue elsewhere")
-	errDryRun    = errors.New("dry run: nothing is written")
-)
-
-// drive asks the stage machine, standing at from, for the move want, and
-// follows where the hooks send the issue from there. The machine's
-// callbacks run the steps (see driver); the journey keeps what each
-// returned. The machine refuses any event the YAML does not declare.
+// drive makes the move want of an issue at from, and follows where the
+// hooks send the issue from there, up to maxChain moves. gated: want is
+// the move asked for, and its gate decides first what is made of it (the
+// moves hooks ask for are not gated). Each move is one that the stage
+// machine allows from where the issue stands; the run records it once it
+// is written.
 func (t *transition) drive(iss *issues.Issue, from *stages.Node, want hop, gated bool) journey {
-	d := &driver{t: t, from: from, gated: gated,
-		j: journey{want: want, firstGated: gated, issue: iss, gate: decision{status: StatusAdvanced, hop: want}}}
-	d.sm = t.m.FSM(from.Path, fsm.Callbacks{
-		"before_event": d.beforeEvent,
-		"leave_state":  d.leaveState,
-		"enter_state":  d.enterState,
-	})
-	err := d.fire(t.ctx, want)
-	if errors.Is(err, errElsewhere) && !t.dryRun {
-		err = d.fire(t.ctx, d.j.gate.hop)
+	j := journey{want: want, firstGated: gated, issue: iss, gate: decision{status: StatusAdvanced, hop: want}}
+	h := want
+	if gated {
+		j.gate = t.decide(iss, from, want.to, want.kind)
+		if j.gate.status != StatusAdvanced || t.dryRun {
+			return j
+		}
+		h = j.gate.hop
+		if h.to == want.to && h.kind == want.kind {
+			// The move as decided: with its reason, and the outputs of the
+			// gate's hooks over those of the move asked for (a person's
+			// approval), which its write keeps.
+			h.outputs = merged(want.outputs, h.outputs)
+		}
 	}
-	if err != nil && d.j.err == nil && !errors.Is(err, errHeld) && !errors.Is(err, errElsewhere) && !errors.Is(err, errDryRun) {
-		d.j.err = err
-	}
-	return d.j
-}
-
-// driver runs one command's moves as the callbacks of a looplab FSM.
-type driver struct {
-	t    *transition
-	sm   *fsm.FSM // this command's run of the stage machine
-	from *stages.Node
-	// gated: the next event is the move asked for, and its gate runs.
-	gated bool
-	j     journey
-}
-
-// fire asks the machine for the move h. looplab/fsm makes a move to the
-// state it is in no transition at all, with no callbacks; but a step back
-// to the issue's own stage is a move (written, and the stage entered
-// again), so that one is made here, along the same declared edge.
-func (d *driver) fire(ctx context.Context, h hop) error {
-	name := machine.Event(h.kind, h.to.Path)
-	if h.to.Path != d.sm.Current() {
-		return d.sm.Event(ctx, name, h)
-	}
-	if !d.sm.Can(name) || d.gated {
-		// `next` never asks for the stage the issue is at: only hooks do.
-		return fsm.InvalidEventError{Event: name, State: d.sm.Current()}
-	}
-	if err := d.write(h); err != nil {
-		return err
-	}
-	d.enter(ctx, h.to.Path)
-	return nil
-}
-
-// beforeEvent runs the gate of the move asked for (only that one: the
-// moves hooks ask for are not gated). A gate that fails cancels the event;
-// one that sends the issue elsewhere (a redirect, a rollback) cancels it
-// too, and drive asks for that move instead. Events must not be fired from
-// here (looplab/fsm holds its lock).
-func (d *driver) beforeEvent(_ context.Context, e *fsm.Event) {
-	if !d.gated {
-		return
-	}
-	d.gated = false
-	want := d.j.want
-	d.j.gate = d.t.decide(d.j.issue, d.from, want.to, want.kind)
-	switch h := d.j.gate.hop; {
-	case d.j.gate.status != StatusAdvanced:
-		e.Cancel(errHeld)
-	case h.to.Path != want.to.Path || h.kind != want.kind:
-		e.Cancel(errElsewhere)
-	case d.t.dryRun:
-		e.Cancel(errDryRun)
-	default:
-		// The move as decided: with its reason, and the outputs of the
-		// gate's hooks over those of the move asked for (a person's
-		// approval), which its write keeps.
-		h.outputs = merged(want.outputs, h.outputs)
-		e.Args[0] = h
+	for {
+		first, at := len(j.hops) == 0, t.run.At()
+		// The machine refuses a move the config does not declare before
+		// anything is written, and records the move once it is.
+		err := t.run.Check(h.to.Path, h.kind)
+		if err == nil {
+			cur, werr := t.commit(j.issue, h)
+			if werr != nil {
+				j.err = werr
+				return j
+			}
+			j.issue, j.hops = cur, append(j.hops, h)
+			if h.kind == stages.MoveStepBack {
+				j.stepBack = t.stepBackOf(cur, h)
+			}
+			err = t.run.Take(t.ctx, h.to.Path, h.kind)
+		}
+		switch {
+		case err != nil && first:
+			j.err = err
+			return j
+		case err != nil:
+			j.said.warn(fmt.Sprintf("could not move the issue on from %s: %v", at, err))
+			return j
+		}
+		a := t.arrive(j.issue, h)
+		j.issue, j.arrivals = a.issue, append(j.arrivals, a)
+		if a.next == nil {
+			return j
+		}
+		if len(j.hops) > t.e.maxChain {
+			j.said.warn(fmt.Sprintf("stopped following redirects at %s after %d hops; check the hooks for a loop", h.to.Path, len(j.hops)-1))
+			return j
+		}
+		h = *a.next
 	}
 }
 
@@ -133,45 +118,17 @@ func merged(under, over map[string]string) map[string]string {
 	return out
 }
 
-// leaveState writes the move, atomically, with its history entry.
-func (d *driver) leaveState(_ context.Context, e *fsm.Event) {
-	if err := d.write(e.Args[0].(hop)); err != nil {
-		e.Cancel(err)
+// stepBackOf describes the step back h, just written to cur.
+func (t *transition) stepBackOf(cur *issues.Issue, h hop) *StepBack {
+	sb := &StepBack{From: h.from.Path, To: h.to.Path, Reason: h.reason, Message: h.reason}
+	if f := h.failure; f != nil {
+		sb.Reason, sb.Class, sb.Checks = f.Reason, string(f.Class), f.Checks()
+		sb.Attempt, sb.MaxRetries = cur.Attempts[string(f.Class)], policy.Budget(t.e.Config, h.from, f.Class)
+		if f.Feedback != "" {
+			sb.Feedback = filepath.Join(t.e.Store.Dir(cur.ID), f.Feedback)
+		}
 	}
-}
-
-func (d *driver) write(h hop) error {
-	cur, err := d.t.commit(d.j.issue, h)
-	if err != nil {
-		d.j.err = err
-		return err
-	}
-	d.j.issue, d.j.hops = cur, append(d.j.hops, h)
-	if h.kind == stages.MoveStepBack {
-		d.j.stepBack = d.t.stepBackOf(cur, h)
-	}
-	return nil
-}
-
-// enterState runs the completion hooks of the stage left, then the entry
-// hooks of the stage entered; a hook there that sends the issue on fires
-// the next event (looplab/fsm allows it from enter callbacks), up to
-// maxChain moves.
-func (d *driver) enterState(ctx context.Context, e *fsm.Event) { d.enter(ctx, e.Dst) }
-
-func (d *driver) enter(ctx context.Context, at string) {
-	a := d.t.arrive(d.j.issue, d.j.hops[len(d.j.hops)-1])
-	d.j.issue, d.j.arrivals = a.issue, append(d.j.arrivals, a)
-	if a.next == nil {
-		return
-	}
-	if len(d.j.hops) > d.t.e.maxChain {
-		d.j.said.warn(fmt.Sprintf("stopped following redirects at %s after %d hops; check the hooks for a loop", at, len(d.j.hops)-1))
-		return
-	}
-	if err := d.fire(ctx, *a.next); err != nil && d.j.err == nil {
-		d.j.said.warn(fmt.Sprintf("could not move the issue on from %s: %v", at, err))
-	}
+	return sb
 }
 
 // into fills in r what the command's moves did: where the issue went and

@@ -31,7 +31,9 @@ type transition struct {
 	tx     *issues.Tx
 	actor  Actor
 	dryRun bool
-	m      *machine.Machine
+	// run is the stage machine standing where the issue is: it says which
+	// moves are legal from there, and records those written.
+	run *machine.Run
 	// approving: a dry run of a person's approval on a forge where the
 	// approval is agenttree's to record; the gate counts it as made.
 	approving bool
@@ -121,7 +123,7 @@ func (e *Engine) forwardIn(ctx context.Context, tx *issues.Tx, seen *issues.Issu
 			return &base, nil
 		}
 	}
-	t := &transition{e: e, ctx: ctx, tx: tx, actor: actor, dryRun: dryRun, m: e.Machine(flow)}
+	t := &transition{e: e, ctx: ctx, tx: tx, actor: actor, dryRun: dryRun, run: e.Machine(flow).Start(node.Path)}
 	f, err := t.move(iss, flow, node, approve)
 	if err != nil {
 		return nil, err
@@ -201,7 +203,7 @@ func (t *transition) move(iss *issues.Issue, flow *stages.Flow, node *stages.Nod
 		// on entering this stage refused unapproved commits).
 		var err error
 		if t.dryRun {
-			f.approval.notes = append(f.approval.notes, t.previewReapproval(iss, pr, node))
+			f.approval.notes = append(f.approval.notes, t.previewReapproval(iss, pr, flow, node))
 			f.final = fmt.Sprintf("issue %d stays at %s: a dry run approves nothing and runs nothing", iss.ID, node.Path)
 			return f, nil
 		}

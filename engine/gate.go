@@ -10,22 +10,6 @@ import (
 	"github.com/agenttree/agenttree/stages"
 )
 
-// hop is one move a command makes: where to, how, why, and the hook
-// outputs its write keeps.
-type hop struct {
-	// from is the node the move counts as leaving for the stage entered
-	// (its entry hooks run as if from there): the issue's stage, or for a
-	// move a completion hook asks for, the stage that was completed.
-	from    *stages.Node
-	to      *stages.Node
-	kind    stages.Move
-	reason  string
-	outputs map[string]string
-	// failure is set for a step back a failed hook asked for: the move
-	// counts against its budget and the circuit breaker.
-	failure *policy.Failure
-}
-
 // decision is what the gate of a move decided: the move to make (the one
 // asked for, or where a hook sent the issue instead), or why none is made.
 type decision struct {
@@ -45,7 +29,7 @@ type decision struct {
 // elsewhere ends the gate), then the rollback decision of node's
 // completion hooks.
 func (t *transition) decide(iss *issues.Issue, node, to *stages.Node, kind stages.Move) decision {
-	if err := t.m.Check(node.Path, to.Path, kind); err != nil {
+	if err := t.run.Check(to.Path, kind); err != nil {
 		return decision{status: StatusBlocked, reasons: []string{err.Error()}}
 	}
 	seq := t.sequence(node, iss, policy.Gate(node))
@@ -65,7 +49,7 @@ func (t *transition) choose(seq *sequence, node, to *stages.Node, kind stages.Mo
 			return d.block(fmt.Sprintf("a hook sent the issue to unknown stage %q", jump.Target))
 		}
 		h := hop{from: node, to: target, kind: jumpKind(jump.Kind), reason: jumpReason(*jump), outputs: seq.outputs, failure: policy.FailureOf(*jump, seq.snap)}
-		if err := t.m.Check(node.Path, target.Path, h.kind); err != nil {
+		if err := t.run.Check(target.Path, h.kind); err != nil {
 			return d.block(err.Error())
 		}
 		// What else the gate found is worth knowing on the way back.
@@ -83,7 +67,7 @@ func (t *transition) choose(seq *sequence, node, to *stages.Node, kind stages.Mo
 	case back == nil:
 		return decision{status: StatusAdvanced, hop: hop{from: node, to: to, kind: kind, reason: "gates passed", outputs: seq.outputs}}
 	}
-	if err := t.m.Check(node.Path, back.Path, stages.MoveRollback); err != nil {
+	if err := t.run.Check(back.Path, stages.MoveRollback); err != nil {
 		return d.block(err.Error())
 	}
 	return decision{status: StatusAdvanced, reasons: []string{why},

@@ -62,3 +62,57 @@ func TestRedirectLoopsAreCutShort(t *testing.T) {
 	assert.Equal(t, res.To, got.Stage)
 	assert.Equal(t, len(got.History), got.Version)
 }
+
+// A move to the stage the issue is at, which a gate or a completion hook
+// may ask for, is a move like any other: written, with its history entry,
+// and the stage entered again.
+func TestMovesToTheSameStage(t *testing.T) {
+	for _, tt := range []struct {
+		name, config, from string
+		history            []stages.Move
+	}{
+		{"a gate sends the issue back where it is", `
+stages:
+  - name: draft
+    post_start:
+      - run: {command: "echo '{\"entered\": \"again\"}'"}
+    pre_completion:
+      - section_check: {file: review.md, section: Critical Issues, expect: empty, on_fail: draft}
+  - name: done
+    terminal: completion
+`, "draft", []stages.Move{stages.MoveRedirect}},
+		{"a completion hook sends the issue to where it just went", `
+stages:
+  - name: draft
+    post_completion:
+      - section_check: {file: review.md, section: Critical Issues, expect: empty, on_fail: polish}
+  - name: polish
+    post_start:
+      - run: {command: "echo '{\"entered\": \"again\"}'"}
+  - name: done
+    terminal: completion
+`, "draft", []stages.Move{stages.MoveAdvance, stages.MoveRedirect}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEngine(t, tt.config)
+			iss := create(t, e, tt.from, nil)
+			write(t, e, iss.ID, "review.md", "## Critical Issues\n- still broken\n")
+			res := next(t, e, iss.ID, agent)
+			require.Equal(t, engine.StatusAdvanced, res.Status, res.Reasons)
+			assert.Equal(t, stages.MoveRedirect, res.Kind)
+			got, err := e.Store.Get(iss.ID)
+			require.NoError(t, err)
+			var kinds []stages.Move
+			for _, h := range got.History[1:] {
+				kinds = append(kinds, h.Kind)
+			}
+			assert.Equal(t, tt.history, kinds)
+			last := got.History[len(got.History)-1]
+			assert.Equal(t, last.From, last.To, "the last move stays where it is")
+			assert.Equal(t, "again", got.Outputs["entered"], "the stage is entered again")
+			assert.Equal(t, res.To, got.Stage)
+			assert.Equal(t, res.Version, got.Version)
+			assert.Empty(t, res.Warnings)
+		})
+	}
+}

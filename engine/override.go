@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/agenttree/agenttree/engine/issues"
@@ -74,7 +75,7 @@ func (e *Engine) Override(ctx context.Context, id int, actor Actor, o Order) (*R
 		}
 	}
 	base := Result{Issue: id, From: iss.Stage, To: iss.Stage, Version: iss.Version, Reasons: []string{}}
-	t := &transition{e: e, ctx: ctx, tx: tx, actor: actor, m: e.Machine(p.Flow)}
+	t := &transition{e: e, ctx: ctx, tx: tx, actor: actor, run: e.Machine(p.Flow).Start(iss.Stage)}
 	if o.Target == nil {
 		return t.stay(p, o, base)
 	}
@@ -189,6 +190,7 @@ func pendingOn(h hop) *issues.EntryPending {
 // entry hooks send the issue from there: the journey of a move the stage
 // machine did not make, followed by those it makes.
 func (t *transition) follow(cur *issues.Issue, h hop) journey {
+	t.run.Place(h.to.Path)
 	a := t.arrive(cur, h)
 	j := journey{issue: a.issue}
 	if a.next != nil {
@@ -197,4 +199,23 @@ func (t *transition) follow(cur *issues.Issue, h hop) journey {
 	j.want, j.gate = h, decision{status: StatusAdvanced, hop: h}
 	j.hops, j.arrivals = append([]hop{h}, j.hops...), append([]arrival{a}, j.arrivals...)
 	return j
+}
+
+// Settle moves issue id to its flow's terminal stage of kind term, for a
+// fact the controller saw outside agenttree: its PR merged (completion)
+// or closed (abandon) by hand on the forge. The stage's entry hooks run as
+// on any arrival (merging a merged PR succeeds). An issue already at a
+// terminal stage is left where it is.
+func (e *Engine) Settle(ctx context.Context, id int, term stages.Terminal, reason string) (*Result, error) {
+	return e.Override(ctx, id, Actor{Kind: ActorController}, Order{Kind: stages.MoveManual, Reason: reason,
+		Target: func(p Place) (*stages.Node, []string, error) {
+			if p.Node.Terminal() != stages.TerminalNone {
+				return nil, nil, nil
+			}
+			i := slices.IndexFunc(p.Flow.Nodes, func(n *stages.Node) bool { return n.Terminal() == term })
+			if i < 0 {
+				return nil, nil, fmt.Errorf("issue %d: %s, but flow %q has no %s stage to put it in; add a stage with `terminal: %s`", id, reason, p.Flow.Name, term, term)
+			}
+			return p.Flow.Nodes[i], nil, nil
+		}})
 }

@@ -161,14 +161,7 @@ type findings struct {
 	journey *journey
 	// recheck is the move back through CI of a head pushed during a
 	// review (reviewhead.go), made or, in a dry run, to make.
-	recheck *sentBack
-}
-
-// sentBack is a move back through CI, as a command reports it: where, why,
-// and what a person does next (todo).
-type sentBack struct {
-	StepBack
-	todo string
+	recheck *recheck
 }
 
 // result makes the command's Result from base (the issue as the command
@@ -186,8 +179,8 @@ func (f findings) result(r Result, dryRun bool) Result {
 	switch {
 	case f.recheck != nil && f.journey == nil:
 		// A dry run: what approving would do instead.
-		r.Status, r.To, r.Kind = StatusSteppedBack, f.recheck.To, stages.MoveManual
-		r.Reasons = append(r.Reasons, f.recheck.Reason)
+		r.Status, r.To, r.Kind = StatusSteppedBack, f.recheck.to.Path, stages.MoveManual
+		r.Reasons = append(r.Reasons, f.recheck.reason)
 	case f.unfinished != "":
 		r.Status = StatusBlocked
 		r.Reasons = append(r.Reasons, fmt.Sprintf("the entry hooks of %s did not finish; `agenttree next` runs them again", f.unfinished))
@@ -210,8 +203,7 @@ func (f findings) result(r Result, dryRun bool) Result {
 	}
 	if f.recheck != nil && (r.Status == StatusAdvanced || r.Status == StatusWaiting || r.Status == StatusSteppedBack) {
 		// Not approved: the issue went back through CI (exit status 1).
-		sb := f.recheck.StepBack
-		r.Status, r.StepBack = StatusSteppedBack, &sb
+		r.Status, r.StepBack = StatusSteppedBack, &StepBack{From: f.recheck.from.Path, To: f.recheck.to.Path, Reason: f.recheck.reason}
 		if f.recheck.todo != "" {
 			r.Instructions = f.recheck.todo
 		}

@@ -21,12 +21,13 @@ import (
 // PR notices the push by itself; a person's approve or next at the review
 // notices it too.
 
-// recheck is a move back through CI for a head CI did not pass.
+// recheck is a move back through CI for a head CI did not pass: where,
+// why, and what a person does next (todo).
 type recheck struct {
 	// from is the issue's stage, review the human review it is at or came
 	// through, to the stage that runs CI before it.
-	from, review, to *stages.Node
-	head, reason     string
+	from, review, to   *stages.Node
+	head, reason, todo string
 }
 
 // ReviewHead is the controller's look at the PR of issue id, waiting at a
@@ -47,7 +48,7 @@ func (e *Engine) ReviewHead(ctx context.Context, id int, head string) (*Result, 
 	if rc == nil {
 		return nil, nil
 	}
-	t := &transition{e: e, ctx: ctx, tx: tx, actor: Actor{Kind: ActorController}, m: e.Machine(flow)}
+	t := &transition{e: e, ctx: ctx, tx: tx, actor: Actor{Kind: ActorController}, run: e.Machine(flow).Start(node.Path)}
 	base := Result{Issue: id, From: iss.Stage, To: iss.Stage, Version: iss.Version, Reasons: []string{}, Review: true}
 	f, err := t.sendBack(iss, rc)
 	if err != nil {
@@ -140,9 +141,9 @@ func (t *transition) prHead(iss *issues.Issue) (*forge.PR, string) {
 // sendBack moves iss back through CI as rc says (a dry run only says so),
 // entering the CI stage as any arrival does.
 func (t *transition) sendBack(iss *issues.Issue, rc *recheck) (findings, error) {
-	f := findings{issue: iss, recheck: &sentBack{StepBack: StepBack{From: rc.from.Path, To: rc.to.Path, Reason: rc.reason}}}
+	f := findings{issue: iss, recheck: rc}
 	if t.actor.Kind == ActorHuman {
-		f.recheck.todo = fmt.Sprintf("CI runs on %s at %s%s; once the issue is back at %s, look at the new commits and approve them: `agenttree approve %d`",
+		rc.todo = fmt.Sprintf("CI runs on %s at %s%s; once the issue is back at %s, look at the new commits and approve them: `agenttree approve %d`",
 			gitx.ShortSHA(rc.head), rc.to.Path, runsHere(rc.to, iss.ID), rc.review.Path, iss.ID)
 	}
 	if t.dryRun {

@@ -58,7 +58,7 @@ func (e *Engine) WatchPR(ctx context.Context, id int) (*Result, error) {
 	if v, ok := w.Params["interval"]; ok {
 		probe.Params["poll_interval"] = v
 	}
-	t := &transition{e: e, ctx: ctx, tx: tx, actor: Actor{Kind: ActorController}, m: e.Machine(flow)}
+	t := &transition{e: e, ctx: ctx, tx: tx, actor: Actor{Kind: ActorController}, run: e.Machine(flow).Start(node.Path)}
 	base := Result{Issue: id, From: iss.Stage, To: iss.Stage, Version: iss.Version, Reasons: []string{}, Status: StatusWaiting}
 	seq := t.sequence(node, iss, policy.RouteAll)
 	o := seq.run(probe)

@@ -1,13 +1,15 @@
 // Package machine is the stage machine of a flow: every move the YAML
 // allows (advance, approve at a human review, step back, redirect,
 // rollback, escalate, resume), derived from the config and the hooks'
-// specs, and the looplab/fsm that drives moves along them. The engine
-// chooses where an issue goes; the machine refuses any move the config
-// does not declare.
+// specs, held by a looplab/fsm. The engine decides where an issue goes,
+// in plain code; the machine answers whether the config declares that move
+// and records it once it is written (docs/ARCHITECTURE.md).
 package machine
 
 import (
 	"cmp"
+	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -24,7 +26,7 @@ type Edge struct {
 
 // Machine is the stage machine of one flow: every edge the YAML allows. It
 // is built once per flow and is safe for concurrent use: each command
-// drives its moves on an FSM of its own (FSM).
+// records its moves on a Run of its own (Start).
 type Machine struct {
 	flow   *stages.Flow
 	edges  []Edge
@@ -245,18 +247,52 @@ func (m *Machine) Edges() []Edge { return slices.Clone(m.edges) }
 // Check reports whether the pipeline allows kind to move an issue from from
 // to to, with an error that says where to look when it does not.
 func (m *Machine) Check(from, to string, kind stages.Move) error {
-	if m.index[Edge{From: from, To: to, Kind: kind}] {
-		return nil
-	}
-	return fmt.Errorf("the pipeline has no %s edge from %s to %s (see `agenttree graph`)", kind, from, to)
+	return m.Start(from).Check(to, kind)
 }
 
-// FSM returns the machine as a looplab FSM standing at state, with
-// callbacks that run one command's steps. It is made per command: an FSM
-// has one current state, and commands on different issues run at once.
-func (m *Machine) FSM(state string, callbacks fsm.Callbacks) *fsm.FSM {
-	return fsm.NewFSM(state, m.events, callbacks)
+// Start returns a run of the machine standing at state, for one command's
+// moves: an FSM has one current state, and commands on different issues
+// run at once.
+func (m *Machine) Start(state string) *Run {
+	return &Run{fsm: fsm.NewFSM(state, m.events, nil)}
 }
+
+// Run is the machine as one command sees it: where the issue stands, which
+// moves are legal from there, and the moves written so far. It has no
+// callbacks: the engine decides and writes, and the run records.
+type Run struct {
+	fsm *fsm.FSM
+}
+
+// At is the stage the run stands at.
+func (r *Run) At() string { return r.fsm.Current() }
+
+// Check reports whether the pipeline allows kind to move the issue from
+// where the run stands to to, with an error that says where to look when
+// it does not.
+func (r *Run) Check(to string, kind stages.Move) error {
+	if r.fsm.Can(Event(kind, to)) {
+		return nil
+	}
+	return fmt.Errorf("the pipeline has no %s edge from %s to %s (see `agenttree graph`)", kind, r.At(), to)
+}
+
+// Take records the move kind to to, once it is written. A move to the
+// stage the run stands at (a step back to the issue's own stage, an
+// escalation) is an edge too; looplab/fsm makes it no transition, and
+// it is taken all the same. Take fails for a move the pipeline does not
+// allow, and for a move to another stage once ctx is done.
+func (r *Run) Take(ctx context.Context, to string, kind stages.Move) error {
+	err := r.fsm.Event(ctx, Event(kind, to))
+	if errors.As(err, new(fsm.NoTransitionError)) {
+		return nil
+	}
+	return err
+}
+
+// Place stands the run at state, for a move the machine does not make: a
+// person's order over the pipeline, which need not be an edge of it.
+func (r *Run) Place(state string) { r.fsm.SetState(state) }
 
 // defersToStage reports whether a failure of h is decided by its stage's
 // on_failure: h has none of its own, or only a bare step_back.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/looplab/fsm"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -52,18 +51,24 @@ func TestMachineRefusesUndeclaredEdges(t *testing.T) {
 	}
 }
 
-// The FSM a command drives refuses what the edge table refuses, and moves
-// along what it allows.
-func TestFSMFollowsTheEdges(t *testing.T) {
+// A command's run refuses what the edge table refuses, records the moves
+// it allows, and takes a declared move to the stage it stands at like any
+// other; an order puts it anywhere.
+func TestRunFollowsTheEdges(t *testing.T) {
 	m := planned(t)
-	f := m.FSM("implement.feedback", nil)
+	r := m.Start("implement.feedback")
 	ctx := context.Background()
-	require.Error(t, f.Event(ctx, machine.Event(stages.MoveAdvance, "accepted")))
-	require.NoError(t, f.Event(ctx, machine.Event(stages.MoveRedirect, "implement.code")))
-	assert.Equal(t, "implement.code", f.Current())
-	var none fsm.NoTransitionError
-	assert.ErrorAs(t, m.FSM("pr_ready", nil).Event(ctx, machine.Event(stages.MoveEscalate, "pr_ready")), &none,
-		"a move to where the issue is changes no state")
+	require.ErrorContains(t, r.Check("accepted", stages.MoveAdvance), "no advance edge from implement.feedback to accepted")
+	require.Error(t, r.Take(ctx, "accepted", stages.MoveAdvance))
+	assert.Equal(t, "implement.feedback", r.At(), "a refused move records nothing")
+	require.NoError(t, r.Take(ctx, "implement.code", stages.MoveRedirect))
+	assert.Equal(t, "implement.code", r.At())
+	require.NoError(t, r.Check("implement.code", stages.MoveEscalate))
+	require.NoError(t, r.Take(ctx, "implement.code", stages.MoveEscalate), "a move to where the issue is")
+	assert.Equal(t, "implement.code", r.At())
+	r.Place("pr_ready")
+	assert.Equal(t, "pr_ready", r.At())
+	assert.NoError(t, r.Check("implementation_review", stages.MoveAdvance))
 }
 
 func TestEdgesAreInFlowOrder(t *testing.T) {
