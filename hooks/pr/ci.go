@@ -10,6 +10,7 @@ import (
 
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/hooks/pr/internal/cifailure"
 	"github.com/agenttree/agenttree/internal/gitx"
 	"github.com/agenttree/agenttree/internal/textsafe"
 )
@@ -237,8 +238,8 @@ func (p *ciPoll) ciStart(checks []forge.Check) (time.Time, bool) {
 // reports the failure after.
 func (p *ciPoll) failed(ctx context.Context, failed []forge.Check) hooks.Outcome {
 	maxReruns := rerunFailedParam.Get(p.c)
-	run := readFailedRun(ctx, p.f, failed)
-	unfinished := run.noVerdict()
+	run := cifailure.Read(ctx, p.f, failed, logLines)
+	unfinished := run.NoVerdict()
 	if unfinished {
 		// A run cancelled or timed out on the CI service, or failed for
 		// its environment, said nothing of the code: it is run once more
@@ -385,12 +386,12 @@ func ciPassed(head string) hooks.Outcome {
 // ciFailure builds the failure of a finished, failed CI run, with
 // ci_feedback.md for the agent.
 func ciFailure(ctx context.Context, f forge.Forge, pr *forge.PR, failed []forge.Check) hooks.Outcome {
-	return ciFailureOf(pr, readFailedRun(ctx, f, failed))
+	return ciFailureOf(pr, cifailure.Read(ctx, f, failed, logLines))
 }
 
 // ciFailureOf is ciFailure of a run whose logs are read.
-func ciFailureOf(pr *forge.PR, run failedRun) hooks.Outcome {
-	failed, logs := run.checks, run.logs
+func ciFailureOf(pr *forge.PR, run cifailure.Run) hooks.Outcome {
+	failed := run.Checks
 	o := hooks.FailAs(hooks.ClassCIFailed, "CI failed on %s: %s", gitx.ShortSHA(pr.HeadSHA), checkNames(failed))
 	url := ""
 	var names []string
@@ -401,84 +402,30 @@ func ciFailureOf(pr *forge.PR, run failedRun) hooks.Outcome {
 		}
 	}
 	o.Outputs = map[string]string{"failed_checks": textsafe.Names(names), "ci_url": url, "failure_reason": o.Reason,
-		"failure_details": failureDetails(failed, logs)}
-	o.Files = map[string]string{feedbackFile: ciFeedback(pr, failed, logs)}
+		"failure_details": run.Details()}
+	o.Files = map[string]string{feedbackFile: run.Feedback(pr)}
 	return o
 }
 
-// checkLog is the tail of a failed check's log, or why it could not be
-// fetched.
-type checkLog struct {
-	text string
-	err  error
-}
-
-func readLog(ctx context.Context, f forge.Forge, ch forge.Check) checkLog {
-	text, err := f.Log(ctx, ch, logLines)
-	return checkLog{text: text, err: err}
-}
-
-// failureDetails says, a line per failed check, how it failed: its name
-// and the first lines of its log that report an error. The circuit
-// breaker tells one failure from another by these, not by the commit.
-func failureDetails(failed []forge.Check, logs []checkLog) string {
-	var b strings.Builder
-	for i, ch := range failed {
-		fmt.Fprintf(&b, "%s\t%s\n", ch.Name, strings.Join(errorLines(logs[i].text, 3), " | "))
-	}
-	return strings.TrimRight(b.String(), "\n")
-}
-
-// errorLines are the first n lines of log that look like a failure's
-// report (FAIL, error, panic, expected), else its last n non-empty ones.
-func errorLines(log string, n int) []string {
-	var hits, all []string
-	for _, l := range strings.Split(log, "\n") {
-		l = strings.TrimSpace(l)
-		if l == "" {
-			continue
-		}
-		all = append(all, l)
-		low := strings.ToLower(l)
-		if len(hits) < n && (strings.Contains(low, "fail") || strings.Contains(low, "error") || strings.Contains(low, "panic") || strings.Contains(low, "expected")) {
-			hits = append(hits, l)
-		}
-	}
-	if len(hits) > 0 {
-		return hits
-	}
-	return all[max(0, len(all)-n):]
-}
-
-func ciFeedback(pr *forge.PR, failed []forge.Check, logs []checkLog) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# CI failed\n\nPR #%d (%s), commit %s.\n\n## Failing checks\n\n", pr.Number, pr.URL, pr.HeadSHA)
-	for _, ch := range failed {
-		link := ch.URL
-		if link == "" {
-			link = "no link"
-		}
-		fmt.Fprintf(&b, "- **%s**: %s — %s\n", ch.Name, ch.State, link)
-	}
-	for i, ch := range failed {
-		text := logs[i].text
-		if err := logs[i].err; err != nil {
-			fmt.Fprintf(&b, "\n## %s\n\nThe log could not be fetched: %v\n", ch.Name, err)
-			continue
-		}
-		if strings.TrimSpace(text) == "" {
-			continue
-		}
-		fmt.Fprintf(&b, "\n## %s (last %d lines of the log)\n\n```text\n%s\n```\n", ch.Name, logLines, strings.TrimRight(text, "\n"))
-	}
-	b.WriteString("\nFix the failures and commit, then run `agenttree next` (it pushes your branch).\n")
-	return b.String()
-}
-
+// checkNames names checks with their states, for a reason.
 func checkNames(checks []forge.Check) string {
 	names := make([]string, len(checks))
 	for i, ch := range checks {
 		names[i] = fmt.Sprintf("%s (%s)", textsafe.Name(ch.Name), ch.State)
 	}
 	return strings.Join(names, ", ")
+}
+
+// noVerdict is CI whose failed checks gave no verdict on the code, run
+// again as far as allowed: ci_environment when one of them failed for its
+// environment, else ci_cancelled. Neither has a feedback file, and
+// neither spends the budget of ci_failed.
+func (p *ciPoll) noVerdict(run cifailure.Run) hooks.Outcome {
+	if !run.Environment() {
+		return p.unfinished(run.Checks)
+	}
+	o := hooks.FailAs(hooks.ClassCIEnvironment, "CI on %s failed for its environment, not the code (ci_environment), after it was run again: %s; "+
+		"nothing in the code to fix: the CI service, its runners or the network need a person", p.short(), strings.Join(run.EnvironmentReasons(), "; "))
+	p.watch.restart(p.now)
+	return withOutputs(o, map[string]string{"failure_reason": o.Reason, "failed_checks": "", "failure_details": ""})
 }
