@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agenttree/agenttree/controller/api"
 	"github.com/agenttree/agenttree/internal/gittest"
 	"github.com/agenttree/agenttree/sessions"
+	"github.com/agenttree/agenttree/sessions/tokens"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -103,7 +103,7 @@ func TestCleanRemovesOnlyWhatFinishedIssuesLeaveSafely(t *testing.T) {
 		}
 		all = append(all, cleanIssue{cleanCase: tc, id: iss.ID, rec: res.Session, token: token})
 	}
-	tokens := api.OpenSessions(r.e.Store.Root())
+	store := tokens.Open(r.e.Store.Root())
 
 	// A dry run says what would go, and nothing goes.
 	dry, err := r.m.Clean(ctx, true)
@@ -133,13 +133,13 @@ func TestCleanRemovesOnlyWhatFinishedIssuesLeaveSafely(t *testing.T) {
 			for _, s := range is.why {
 				assert.Contains(t, c.Why, s)
 			}
-			_, tokErr := tokens.Lookup(is.token)
+			_, tokErr := store.Lookup(is.token)
 			_, recErr := r.m.Record(is.id)
 			branch := r.hasBranch(is.rec.Branch)
 			if is.want == sessions.Removed {
 				assert.NoDirExists(t, is.rec.Worktree)
 				r.requireSession(is.rec.Session, false)
-				assert.ErrorIs(t, tokErr, api.ErrUnknownToken, "the session's token is revoked")
+				assert.ErrorIs(t, tokErr, tokens.ErrUnknown, "the session's token is revoked")
 				assert.ErrorIs(t, recErr, sessions.ErrNoSession)
 				assert.Equal(t, is.branchStays, branch, "the local branch is deleted (its work is on origin) unless checked out")
 				if is.branchStays {

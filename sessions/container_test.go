@@ -14,6 +14,7 @@ import (
 
 	"github.com/agenttree/agenttree/controller/api"
 	"github.com/agenttree/agenttree/sessions"
+	"github.com/agenttree/agenttree/sessions/tokens"
 )
 
 // standInRuntime is docker as this machine has none: `image inspect`
@@ -161,7 +162,7 @@ func TestStartRunsTheAgentInAContainer(t *testing.T) {
 	got := readAll(t, env)
 	assert.Contains(t, got, "AGENTTREE_ISSUE=1\nAGENTTREE_ROLE=developer\nAGENTTREE_TOKEN=\nAGENTTREE_TOKEN_FILE=\n")
 	token := strings.TrimSpace(readAll(t, layout.AgentToken(iss.ID)))
-	sess, err := api.OpenSessions(r.e.Store.Root()).Lookup(token)
+	sess, err := tokens.Open(r.e.Store.Root()).Lookup(token)
 	require.NoError(t, err)
 	assert.Equal(t, iss.ID, sess.Issue)
 	assert.NotContains(t, args, token)

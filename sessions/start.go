@@ -11,13 +11,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agenttree/agenttree/controller/api"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/outbox"
 	"github.com/agenttree/agenttree/internal/codeenv"
 	"github.com/agenttree/agenttree/internal/gitx"
 	"github.com/agenttree/agenttree/sessions/sandbox"
 	"github.com/agenttree/agenttree/sessions/tmux"
+	"github.com/agenttree/agenttree/sessions/tokens"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -191,7 +191,7 @@ func (m *Manager) launch(ctx context.Context, iss *issues.Issue, rec *Record, l 
 	if err != nil {
 		return "", fmt.Errorf("mint a session token for issue %d: %w", iss.ID, err)
 	}
-	rec.TokenHash = api.Hash(token)
+	rec.TokenHash = tokens.Hash(token)
 	undo = append(undo, func() error { return m.revoke(iss.ID, rec.TokenHash) })
 	tokenFile := m.Engine.Store.Layout().AgentToken(iss.ID)
 	if err := handOver(tokenFile, token, l.User); err != nil {
@@ -204,7 +204,7 @@ func (m *Manager) launch(ctx context.Context, iss *issues.Issue, rec *Record, l 
 	// user): the agent reads it from a file only its user may read.
 	l.Env = append(l.Env, "AGENTTREE_ISSUE="+strconv.Itoa(iss.ID), "AGENTTREE_ROLE="+string(rec.Role))
 	if !l.InContainer() {
-		l.Env = append(l.Env, api.TokenFileEnv+"="+tokenFile)
+		l.Env = append(l.Env, tokens.TokenFileEnv+"="+tokenFile)
 	}
 	if wt.clone && !l.InContainer() {
 		// The clone holds no state directory: the agent's commands ask
@@ -283,7 +283,7 @@ func (m *Manager) revoke(id int, hash string) error {
 }
 
 // tokens are the session tokens of the state directory.
-func (m *Manager) tokens() *api.Sessions { return api.OpenSessions(m.Engine.Store.Root()) }
+func (m *Manager) tokens() *tokens.Store { return tokens.Open(m.Engine.Store.Root()) }
 
 // plan is how agent's command runs for issue id in tmux session
 // session, in the configured sandbox, or why it cannot.

@@ -13,7 +13,7 @@ import (
 // handOver writes token to path for the agent that runs as u (nil: this
 // process's user), readable by that user alone: mode 0400 from the
 // moment the file exists, then given to u. The agent reads it through
-// AGENTTREE_TOKEN_FILE (controller/api.SessionToken).
+// AGENTTREE_TOKEN_FILE (sessions/tokens.FromEnv).
 func handOver(path, token string, u *proc.User) error {
 	if err := os.MkdirAll(filepath.Dir(path), statedir.HostMode); err != nil {
 		return fmt.Errorf("hand over the session token: %w", err)

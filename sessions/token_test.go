@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agenttree/agenttree/controller/api"
 	"github.com/agenttree/agenttree/internal/ostest"
 	"github.com/agenttree/agenttree/sessions"
+	"github.com/agenttree/agenttree/sessions/tokens"
 )
 
 // The token of a session is in no process's argv nor environment, the
@@ -51,19 +51,19 @@ func TestTheTokenIsInNoArgvNorEnvironment(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o400), fi.Mode().Perm(), "only its user reads the token file")
 
-	sess, err := api.OpenSessions(r.e.Store.Root()).Lookup(token)
+	sess, err := tokens.Open(r.e.Store.Root()).Lookup(token)
 	require.NoError(t, err)
 	assert.Equal(t, res.Session.PanePID, sess.PID, "the token is bound to the pane's process")
 	require.NoError(t, sess.Admits(res.Session.PanePID), "the pane's process acts with it")
-	require.ErrorIs(t, sess.Admits(os.Getpid()), api.ErrNotTheSession, "a process outside the pane does not")
+	require.ErrorIs(t, sess.Admits(os.Getpid()), tokens.ErrNotTheSession, "a process outside the pane does not")
 
 	// Stopping the session revokes the token and removes its file.
 	_, err = r.m.Stop(context.Background(), iss.ID)
 	require.NoError(t, err)
 	_, err = os.Stat(file)
 	assert.ErrorIs(t, err, os.ErrNotExist)
-	_, err = api.OpenSessions(r.e.Store.Root()).Lookup(token)
-	assert.ErrorIs(t, err, api.ErrUnknownToken)
+	_, err = tokens.Open(r.e.Store.Root()).Lookup(token)
+	assert.ErrorIs(t, err, tokens.ErrUnknown)
 }
 
 // Under `sandbox: user:NAME` the token file is NAME's, readable by NAME

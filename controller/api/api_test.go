@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/controller/api"
-	"github.com/agenttree/agenttree/stages"
+	"github.com/agenttree/agenttree/sessions/tokens"
 )
 
 func TestDecodeIsStrict(t *testing.T) {
@@ -78,37 +78,6 @@ func newLike(v any) any {
 	return &api.SessionRequest{}
 }
 
-func TestSessionTokensAreStoredAsHashes(t *testing.T) {
-	root := t.TempDir()
-	s := api.OpenSessions(root)
-	token, err := s.Mint(3, "developer")
-	require.NoError(t, err)
-	sess, err := s.Lookup(token)
-	require.NoError(t, err)
-	assert.Equal(t, 3, sess.Issue)
-	assert.Equal(t, stages.Role("developer"), sess.Role)
-
-	files, err := filepath.Glob(filepath.Join(root, "host", "sessions", "*"))
-	require.NoError(t, err)
-	require.Len(t, files, 1)
-	data, err := os.ReadFile(files[0])
-	require.NoError(t, err)
-	assert.NotContains(t, files[0]+string(data), strings.TrimPrefix(token, "att_"), "the token itself is not on disk")
-
-	for _, bad := range []string{"", "att_00", token + "x"} {
-		_, err := s.Lookup(bad)
-		assert.ErrorIs(t, err, api.ErrUnknownToken)
-	}
-	require.NoError(t, s.Revoke(token))
-	_, err = s.Lookup(token)
-	assert.ErrorIs(t, err, api.ErrUnknownToken)
-
-	for _, role := range []stages.Role{"", "human", "controller", "manager"} {
-		_, err := s.Mint(3, role)
-		assert.Error(t, err, "role %q", role)
-	}
-}
-
 // serve starts a server on a socket in a short directory (socket paths
 // are limited to about 100 bytes) and returns its path.
 func serve(t *testing.T, srv *api.Server) string {
@@ -130,7 +99,7 @@ func serve(t *testing.T, srv *api.Server) string {
 // is a person without a token, and the session's agent with one.
 func TestCallerIsToldByTheKernelAndTheToken(t *testing.T) {
 	root := t.TempDir()
-	sessions := api.OpenSessions(root)
+	sessions := tokens.Open(root)
 	var seen []api.Caller
 	srv := &api.Server{Sessions: sessions, Owner: os.Getuid(), Handlers: api.Handlers{
 		Show: func(_ context.Context, c api.Caller, req api.ShowRequest) (api.Output, error) {
@@ -189,7 +158,7 @@ func TestClientWaitsForARestartingController(t *testing.T) {
 	require.NoError(t, err)
 	ln.(interface{ SetUnlinkOnClose(bool) }).SetUnlinkOnClose(false)
 	require.NoError(t, ln.Close())
-	srv := &api.Server{Sessions: api.OpenSessions(t.TempDir()), Owner: os.Getuid(), Handlers: api.Handlers{
+	srv := &api.Server{Sessions: tokens.Open(t.TempDir()), Owner: os.Getuid(), Handlers: api.Handlers{
 		Show: func(context.Context, api.Caller, api.ShowRequest) (api.Output, error) {
 			return api.Output{Text: "back"}, nil
 		},
@@ -221,7 +190,7 @@ func TestASocketDeepInTheFileSystem(t *testing.T) {
 	socket := filepath.Join(dir, "run", "controller.sock")
 	ln, err := api.Listen(socket)
 	require.NoError(t, err)
-	srv := &api.Server{Sessions: api.OpenSessions(t.TempDir()), Owner: os.Getuid(), Handlers: api.Handlers{
+	srv := &api.Server{Sessions: tokens.Open(t.TempDir()), Owner: os.Getuid(), Handlers: api.Handlers{
 		Show: func(context.Context, api.Caller, api.ShowRequest) (api.Output, error) {
 			return api.Output{Text: "deep"}, nil
 		},

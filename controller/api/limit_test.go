@@ -22,6 +22,7 @@ import (
 	"github.com/agenttree/agenttree/controller/api/apitest"
 	"github.com/agenttree/agenttree/internal/ostest"
 	"github.com/agenttree/agenttree/internal/syncbuf"
+	"github.com/agenttree/agenttree/sessions/tokens"
 )
 
 func TestMain(m *testing.M) {
@@ -49,7 +50,7 @@ func TestAFloodFromOnePeerSlowsOnlyThatPeer(t *testing.T) {
 	}
 	bin := ostest.Executable(t)
 	var logs syncbuf.Buffer
-	sessions := api.OpenSessions(t.TempDir())
+	sessions := tokens.Open(t.TempDir())
 	// An agent's session: a request without one is refused before its
 	// body is read.
 	token, err := sessions.Mint(1, "developer")
@@ -136,7 +137,7 @@ func TestRequestsAreBoundedNotTheWork(t *testing.T) {
 		request = 300 * time.Millisecond
 		reply   = 300 * time.Millisecond
 	)
-	srv := &api.Server{Sessions: api.OpenSessions(t.TempDir()), Owner: os.Getuid(),
+	srv := &api.Server{Sessions: tokens.Open(t.TempDir()), Owner: os.Getuid(),
 		Limits: api.Limits{Conns: 4, PerPeer: 2, Request: request, Reply: reply},
 		Handlers: api.Handlers{Show: func(_ context.Context, _ api.Caller, req api.ShowRequest) (api.Output, error) {
 			switch req.Issue {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agenttree/agenttree/internal/identity"
+	"github.com/agenttree/agenttree/sessions/tokens"
 )
 
 // Caller is who sent a request, as the kernel and the token say.
@@ -22,7 +23,7 @@ type Caller struct {
 	// Person: the state directory's owner (or root) outside a container.
 	Person bool
 	// Session is the token's session; nil for a person without one.
-	Session *Session
+	Session *tokens.Session
 }
 
 // Handlers do what the requests ask; the server has checked who asks.
@@ -36,7 +37,7 @@ type Handlers struct {
 
 // Server answers the agents' requests on the state directory's socket.
 type Server struct {
-	Sessions *Sessions
+	Sessions *tokens.Store
 	// Owner is the uid owning the state directory: a person.
 	Owner    int
 	Handlers Handlers
@@ -234,7 +235,7 @@ func (s *Server) caller(r *http.Request) (Caller, error) {
 		return Caller{}, Refused(2, "this agent has no session token (AGENTTREE_TOKEN): agents started with `agenttree start` have one; a person makes one with `agenttree token ISSUE --role ROLE`")
 	}
 	sess, err := s.Sessions.Lookup(token)
-	if errors.Is(err, ErrUnknownToken) {
+	if errors.Is(err, tokens.ErrUnknown) {
 		return Caller{}, Refused(2, "the session token (AGENTTREE_TOKEN) is not one this controller gave, or it was revoked; a person makes one with `agenttree token ISSUE --role ROLE`")
 	}
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/agenttree/agenttree/internal/exitcode"
 	"github.com/agenttree/agenttree/internal/identity"
 	"github.com/agenttree/agenttree/internal/statedir"
+	"github.com/agenttree/agenttree/sessions/tokens"
 )
 
 // StateDirOf is the state directory of the repository whose config is at
@@ -49,7 +50,7 @@ func (a *App) findRemote() (*api.Client, error) {
 // token is the session token this process holds, "" for none; a token
 // file it cannot read is a usage error.
 func (a *App) token() (string, error) {
-	token, err := api.SessionToken(a.Getenv)
+	token, err := tokens.FromEnv(a.Getenv)
 	if err != nil {
 		return "", &ExitError{Code: exitcode.Usage, Err: err}
 	}
@@ -123,8 +124,8 @@ func (a *App) Actor(e *engine.Engine, id int) (engine.Actor, error) {
 	if err != nil || token == "" {
 		return actor, err
 	}
-	sess, err := api.OpenSessions(e.Store.Root()).Lookup(token)
-	if errors.Is(err, api.ErrUnknownToken) {
+	sess, err := tokens.Open(e.Store.Root()).Lookup(token)
+	if errors.Is(err, tokens.ErrUnknown) {
 		return engine.Actor{}, &ExitError{Code: exitcode.Usage, Err: errors.New("the session token (AGENTTREE_TOKEN) is not one this repository gave, or it was revoked; a person makes one with `agenttree token ISSUE --role ROLE`")}
 	}
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/agenttree/agenttree/internal/identity"
 	"github.com/agenttree/agenttree/internal/statedir"
 	"github.com/agenttree/agenttree/sessions"
+	"github.com/agenttree/agenttree/sessions/tokens"
 )
 
 // serveAgents answers agents' requests on the state directory's socket
@@ -35,7 +36,7 @@ func (a cmds) serveAgents(ctx context.Context, c *controller.Controller, stateDi
 	if err != nil {
 		return nil, err
 	}
-	srv := &api.Server{Sessions: api.OpenSessions(stateDir), Owner: owner, ExitCode: cmdutil.ExitCode, Log: log, Limits: api.DefaultLimits(),
+	srv := &api.Server{Sessions: tokens.Open(stateDir), Owner: owner, ExitCode: cmdutil.ExitCode, Log: log, Limits: api.DefaultLimits(),
 		Handlers: api.Handlers{
 			Next: func(ctx context.Context, who api.Caller, req api.NextRequest) (api.Output, error) {
 				return serve(a, ctx, c, who, req.Issue, true, req, serveNext)

@@ -7,8 +7,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
-	"github.com/agenttree/agenttree/controller/api"
 	"github.com/agenttree/agenttree/internal/exitcode"
+	"github.com/agenttree/agenttree/sessions/tokens"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -39,7 +39,7 @@ func (a cmds) tokenCmd() *cobra.Command {
 			if !r.Agent() {
 				return &cmdutil.ExitError{Code: exitcode.Usage, Err: errors.New("--role names an agent's role (developer, reviewer, ...)")}
 			}
-			token, err := api.OpenSessions(e.Store.Root()).Mint(iss.ID, r)
+			token, err := tokens.Open(e.Store.Root()).Mint(iss.ID, r)
 			if err != nil {
 				return err
 			}

@@ -6,9 +6,9 @@ import (
 	"io/fs"
 	"os"
 
-	"github.com/agenttree/agenttree/controller/api"
 	"github.com/agenttree/agenttree/internal/identity"
 	"github.com/agenttree/agenttree/internal/statedir"
+	"github.com/agenttree/agenttree/sessions/tokens"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -51,7 +51,7 @@ func (a cmds) whoCalls(stateDir string, owner int) caller {
 		c.why = append(c.why, fmt.Sprintf("its user, %s, is not the state directory's owner, %s", statedir.UserName(self.UID), statedir.UserName(owner)))
 		c.deployment, c.how = DeployOtherUser, "another OS user than the state directory's owner"
 	}
-	for _, name := range []string{api.TokenEnv, api.TokenFileEnv} {
+	for _, name := range []string{tokens.TokenEnv, tokens.TokenFileEnv} {
 		if a.Getenv(name) != "" {
 			c.why = append(c.why, "it holds a session token ("+name+")")
 		}

@@ -1,4 +1,8 @@
-package api
+// Package tokens keeps the agents' session tokens: sessions mints one
+// for each agent it starts and hands it over in a file; the controller's
+// socket (controller/api) and an agent's own CLI look a token up to learn
+// the one issue and role it acts for (docs/SECURITY.md).
+package tokens
 
 import (
 	"crypto/rand"
@@ -45,9 +49,9 @@ const (
 	TokenFileEnv = "AGENTTREE_TOKEN_FILE"
 )
 
-// SessionToken is the session token the environment getenv reads holds,
+// FromEnv is the session token the environment getenv reads holds,
 // "" for none.
-func SessionToken(getenv func(string) string) (string, error) {
+func FromEnv(getenv func(string) string) (string, error) {
 	if token := getenv(TokenEnv); token != "" {
 		return token, nil
 	}
@@ -90,7 +94,7 @@ func (s *Session) Admits(pid int) error {
 
 // Bind binds the token whose Hash is hash to the process tree of pid, or,
 // for an agent in a container, to that container (see Session.Container).
-func (s *Sessions) Bind(hash string, pid int, container bool) error {
+func (s *Store) Bind(hash string, pid int, container bool) error {
 	path := filepath.Join(s.dir, hash+".yaml")
 	var sess Session
 	if err := atomicfile.ReadYAML(path, &sess); err != nil {
@@ -103,22 +107,22 @@ func (s *Sessions) Bind(hash string, pid int, container bool) error {
 	return nil
 }
 
-// ErrUnknownToken is returned for a token no session was given.
-var ErrUnknownToken = errors.New("unknown session token")
+// ErrUnknown is returned for a token no session was given.
+var ErrUnknown = errors.New("unknown session token")
 
-// Sessions keeps the agents' session tokens in the host's part of the
+// Store keeps the agents' session tokens in the host's part of the
 // state directory. Only the token's hash is stored: reading the directory
 // (everyone may) gives no token away.
-type Sessions struct{ dir string }
+type Store struct{ dir string }
 
-// OpenSessions opens the session tokens of the state directory at root.
-func OpenSessions(root string) *Sessions {
-	return &Sessions{dir: statedir.Layout{Root: root}.Sessions()}
+// Open opens the session tokens of the state directory at root.
+func Open(root string) *Store {
+	return &Store{dir: statedir.Layout{Root: root}.Sessions()}
 }
 
 // Mint makes a new token for issue id in role. Only people and the
 // controller can: the directory is the host's.
-func (s *Sessions) Mint(id int, role stages.Role) (string, error) {
+func (s *Store) Mint(id int, role stages.Role) (string, error) {
 	if id <= 0 || !role.Agent() {
 		return "", fmt.Errorf("a session token is for one issue and one agent role, not issue %d role %q", id, role)
 	}
@@ -138,14 +142,14 @@ func (s *Sessions) Mint(id int, role stages.Role) (string, error) {
 }
 
 // Lookup finds the session of token.
-func (s *Sessions) Lookup(token string) (*Session, error) {
+func (s *Store) Lookup(token string) (*Session, error) {
 	if token == "" {
-		return nil, ErrUnknownToken
+		return nil, ErrUnknown
 	}
 	var sess Session
 	err := atomicfile.ReadYAML(s.path(token), &sess)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, ErrUnknownToken
+		return nil, ErrUnknown
 	}
 	if err != nil {
 		return nil, err
@@ -154,11 +158,11 @@ func (s *Sessions) Lookup(token string) (*Session, error) {
 }
 
 // Revoke forgets token; a token already gone is no error.
-func (s *Sessions) Revoke(token string) error { return s.RevokeHash(Hash(token)) }
+func (s *Store) Revoke(token string) error { return s.RevokeHash(Hash(token)) }
 
 // RevokeHash forgets the token whose Hash is hash: what a session record
 // keeps, never the token itself.
-func (s *Sessions) RevokeHash(hash string) error {
+func (s *Store) RevokeHash(hash string) error {
 	if _, err := hex.DecodeString(hash); err != nil || len(hash) != 2*sha256.Size {
 		return fmt.Errorf("not a session token's hash: %q", hash)
 	}
@@ -174,4 +178,4 @@ func Hash(token string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-func (s *Sessions) path(token string) string { return filepath.Join(s.dir, Hash(token)+".yaml") }
+func (s *Store) path(token string) string { return filepath.Join(s.dir, Hash(token)+".yaml") }
