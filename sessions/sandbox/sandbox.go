@@ -15,8 +15,6 @@ import (
 	"strconv"
 	"strings"
 
-	"mvdan.cc/sh/v3/expand"
-	"mvdan.cc/sh/v3/interp"
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/agenttree/agenttree/internal/proc"
@@ -183,7 +181,7 @@ func (l *Launch) asUser(name string) (*Launch, error) {
 // shell.
 func findProgram(command string) error {
 	name, err := firstProgram(command)
-	if err != nil || name == "" || interp.IsBuiltin(name) {
+	if err != nil || name == "" || isBuiltin(name) {
 		return err
 	}
 	if _, err := exec.LookPath(name); err != nil {
@@ -214,9 +212,6 @@ func firstProgram(command string) (string, error) {
 	if call == nil {
 		return "", fmt.Errorf("%w: agent command %q runs no program", ErrCommand, command)
 	}
-	name, err := expand.Literal(&expand.Config{Env: expand.ListEnviron(os.Environ()...)}, call.Args[0])
-	if err != nil {
-		return "", nil
-	}
+	name, _ := literal(call.Args[0], os.Getenv)
 	return name, nil
 }
