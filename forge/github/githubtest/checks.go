@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+
+	"github.com/agenttree/agenttree/forge/github/githubtest/internal/rest"
 )
 
 func checkRunJSON(r *http.Request, repo *Repo, c *CheckRun) map[string]any {
@@ -16,13 +18,13 @@ func checkRunJSON(r *http.Request, repo *Repo, c *CheckRun) map[string]any {
 		"id":           c.ID,
 		"head_sha":     c.SHA,
 		"node_id":      "CR_" + strconv.FormatInt(c.ID, 10),
-		"url":          fmt.Sprintf("%s/repos/%s/check-runs/%d", apiBase(r), repo.fullName(), c.ID),
+		"url":          fmt.Sprintf("%s/repos/%s/check-runs/%d", rest.Base(r), repo.fullName(), c.ID),
 		"html_url":     c.HTMLURL,
 		"details_url":  c.DetailsURL,
 		"status":       c.Status,
 		"conclusion":   conclusion,
-		"started_at":   ts(c.StartedAt),
-		"completed_at": ts(c.CompletedAt),
+		"started_at":   rest.Time(c.StartedAt),
+		"completed_at": rest.Time(c.CompletedAt),
 		"name":         c.Name,
 		"output":       map[string]any{"title": nil, "summary": nil},
 		"check_suite":  map[string]any{"id": c.RunID},
@@ -30,17 +32,17 @@ func checkRunJSON(r *http.Request, repo *Repo, c *CheckRun) map[string]any {
 	}
 }
 
-func (s *Server) listCheckRuns(r *http.Request, repo *Repo) reply {
+func (s *Server) listCheckRuns(r *http.Request, repo *Repo) rest.Reply {
 	sha := repo.resolveRef(r.PathValue("ref"))
 	runs := repo.latestCheckRuns(sha)
 	if r.URL.Query().Get("filter") == "all" {
 		runs = repo.runsBySHA[sha]
 	}
-	out := page(r, runs, func(c *CheckRun) map[string]any { return checkRunJSON(r, repo, c) })
-	return jsonReply(http.StatusOK, map[string]any{"total_count": len(runs), "check_runs": out})
+	out := rest.Page(r, runs, func(c *CheckRun) map[string]any { return checkRunJSON(r, repo, c) })
+	return rest.JSON(http.StatusOK, map[string]any{"total_count": len(runs), "check_runs": out})
 }
 
-func (s *Server) combinedStatus(r *http.Request, repo *Repo) reply {
+func (s *Server) combinedStatus(r *http.Request, repo *Repo) rest.Reply {
 	sha := repo.resolveRef(r.PathValue("ref"))
 	all := repo.latestStatuses(sha)
 	combined := "success"
@@ -57,23 +59,19 @@ func (s *Server) combinedStatus(r *http.Request, repo *Repo) reply {
 			}
 		}
 	}
-	out := page(r, all, func(st *Status) map[string]any {
+	out := rest.Page(r, all, func(st *Status) map[string]any {
 		return map[string]any{
 			"id": st.ID, "context": st.Context, "state": st.State,
 			"target_url": st.TargetURL, "description": st.Description,
-			"created_at": ts(st.CreatedAt), "updated_at": ts(st.UpdatedAt),
+			"created_at": rest.Time(st.CreatedAt), "updated_at": rest.Time(st.UpdatedAt),
 		}
 	})
-	return jsonReply(http.StatusOK, map[string]any{
+
+	return rest.JSON(http.StatusOK, map[string]any{
 		"state": combined, "sha": sha, "total_count": len(all), "statuses": out,
 		"repository": map[string]any{"full_name": repo.fullName()},
 	})
-}
 
-// pathID is the numeric id the path's key holds.
-func pathID(r *http.Request, key string) int64 {
-	id, _ := strconv.ParseInt(r.PathValue(key), 10, 64)
-	return id
 }
 
 // actionsJob finds the GitHub Actions check run of job id.
@@ -81,44 +79,44 @@ func (r *Repo) actionsJob(id int64) *CheckRun {
 	return r.findCheckRun(func(c *CheckRun) bool { return c.JobID == id && c.App == "github-actions" })
 }
 
-func (s *Server) rerequestCheckRun(r *http.Request, repo *Repo) reply {
-	id := pathID(r, "check_run_id")
+func (s *Server) rerequestCheckRun(r *http.Request, repo *Repo) rest.Reply {
+	id := rest.PathID(r, "check_run_id")
 	c := repo.findCheckRun(func(c *CheckRun) bool { return c.ID == id })
 	if c == nil {
-		return notFound()
+		return rest.NotFound()
 	}
 	repo.rerun(c, id)
-	return jsonReply(http.StatusCreated, map[string]any{})
+	return rest.JSON(http.StatusCreated, map[string]any{})
 }
 
-func (s *Server) rerunJob(r *http.Request, repo *Repo) reply {
-	id := pathID(r, "job_id")
+func (s *Server) rerunJob(r *http.Request, repo *Repo) rest.Reply {
+	id := rest.PathID(r, "job_id")
 	c := repo.actionsJob(id)
 	switch {
 	case c == nil:
-		return notFound()
+		return rest.NotFound()
 	case c.Status != "completed":
-		return errReply(http.StatusForbidden, "This job is already running")
+		return rest.Error(http.StatusForbidden, "This job is already running")
 	}
 	repo.rerun(c, id)
-	return jsonReply(http.StatusCreated, map[string]any{})
+	return rest.JSON(http.StatusCreated, map[string]any{})
 }
 
-func (s *Server) jobLogs(r *http.Request, repo *Repo) reply {
-	id := pathID(r, "job_id")
+func (s *Server) jobLogs(r *http.Request, repo *Repo) rest.Reply {
+	id := rest.PathID(r, "job_id")
 	if repo.actionsJob(id) == nil {
-		return notFound()
+		return rest.NotFound()
 	}
-	return reply{status: http.StatusFound,
-		location: fmt.Sprintf("%s/_blobs/jobs/%d/logs?sig=%s&repo=%s", apiBase(r), id, "fake", url.QueryEscape(repo.fullName()))}
+	return rest.Reply{Status: http.StatusFound,
+		Location: fmt.Sprintf("%s/_blobs/jobs/%d/logs?sig=%s&repo=%s", rest.Base(r), id, "fake", url.QueryEscape(repo.fullName()))}
 }
 
-func (s *Server) logBlob(r *http.Request) reply {
-	id := pathID(r, "job_id")
+func (s *Server) logBlob(r *http.Request) rest.Reply {
+	id := rest.PathID(r, "job_id")
 	if repo := s.repos[repoKey(r.URL.Query().Get("repo"))]; repo != nil {
 		if c := repo.findCheckRun(func(c *CheckRun) bool { return c.JobID == id }); c != nil {
-			return reply{status: http.StatusOK, raw: []byte(c.Log), contentType: "text/plain"}
+			return rest.Reply{Status: http.StatusOK, Raw: []byte(c.Log), ContentType: "text/plain"}
 		}
 	}
-	return reply{status: http.StatusNotFound, raw: []byte("BlobNotFound"), contentType: "application/xml"}
+	return rest.Reply{Status: http.StatusNotFound, Raw: []byte("BlobNotFound"), ContentType: "application/xml"}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/agenttree/agenttree/forge/github/githubtest/internal/rest"
 )
 
 // Comment is a comment on a PR's conversation or in a review thread.
@@ -41,17 +43,17 @@ func (r *Repo) newComment(c Comment) *comment {
 	return &comment{Comment: c, id: r.s.nextID(), at: r.s.now()}
 }
 
-func (s *Server) createComment(r *http.Request, repo *Repo, p *prState) reply {
+func (s *Server) createComment(r *http.Request, repo *Repo, p *prState) rest.Reply {
 	var in struct {
 		Body string `json:"body"`
 	}
-	if rep := decode(r, &in); rep != nil {
+	if rep := rest.Decode(r, &in); rep != nil {
 		return *rep
 	}
 	if in.Body == "" {
-		return validation("IssueComment", "body", "missing_field")
+		return rest.Validation("IssueComment", "body", "missing_field")
 	}
-	return jsonReply(http.StatusCreated, commentJSON(r, repo, p, repo.addComment(p, Comment{Body: in.Body})))
+	return rest.JSON(http.StatusCreated, commentJSON(r, repo, p, repo.addComment(p, Comment{Body: in.Body})))
 }
 
 // commentJSON follows GitHub's issue comment.
@@ -59,26 +61,26 @@ func commentJSON(r *http.Request, repo *Repo, p *prState, c *comment) map[string
 	return map[string]any{
 		"id":                 c.id,
 		"node_id":            fmt.Sprintf("IC_%d", c.id),
-		"url":                fmt.Sprintf("%s/repos/%s/issues/comments/%d", apiBase(r), repo.fullName(), c.id),
+		"url":                fmt.Sprintf("%s/repos/%s/issues/comments/%d", rest.Base(r), repo.fullName(), c.id),
 		"html_url":           fmt.Sprintf("%s/%s/pull/%d#issuecomment-%d", webURL, repo.fullName(), p.Number, c.id),
-		"issue_url":          fmt.Sprintf("%s/repos/%s/issues/%d", apiBase(r), repo.fullName(), p.Number),
+		"issue_url":          fmt.Sprintf("%s/repos/%s/issues/%d", rest.Base(r), repo.fullName(), p.Number),
 		"body":               c.Body,
 		"user":               map[string]any{"login": c.Author},
 		"author_association": "MEMBER",
-		"created_at":         ts(c.at),
-		"updated_at":         ts(c.at),
+		"created_at":         rest.Time(c.at),
+		"updated_at":         rest.Time(c.at),
 	}
 }
 
 // listComments answers oldest first, paginated, as GitHub does.
-func (s *Server) listComments(r *http.Request, repo *Repo, p *prState) reply {
-	return jsonReply(http.StatusOK, page(r, p.comments, func(c *comment) map[string]any { return commentJSON(r, repo, p, c) }))
+func (s *Server) listComments(r *http.Request, repo *Repo, p *prState) rest.Reply {
+	return rest.JSON(http.StatusOK, rest.Page(r, p.comments, func(c *comment) map[string]any { return commentJSON(r, repo, p, c) }))
 }
 
 // listReviews answers the submitted reviews in the order they came,
 // paginated, as GitHub does.
-func (s *Server) listReviews(r *http.Request, repo *Repo, p *prState) reply {
-	return jsonReply(http.StatusOK, page(r, p.Reviews, func(rv Review) map[string]any {
+func (s *Server) listReviews(r *http.Request, repo *Repo, p *prState) rest.Reply {
+	return rest.JSON(http.StatusOK, rest.Page(r, p.Reviews, func(rv Review) map[string]any {
 		association := "MEMBER"
 		if rv.NoWriteAccess {
 			association = "NONE"
@@ -90,10 +92,11 @@ func (s *Server) listReviews(r *http.Request, repo *Repo, p *prState) reply {
 			"body":               rv.Body,
 			"state":              rv.State,
 			"html_url":           fmt.Sprintf("%s/%s/pull/%d#pullrequestreview-%d", webURL, repo.fullName(), p.Number, rv.ID),
-			"pull_request_url":   fmt.Sprintf("%s/repos/%s/pulls/%d", apiBase(r), repo.fullName(), p.Number),
-			"submitted_at":       ts(rv.SubmittedAt),
+			"pull_request_url":   fmt.Sprintf("%s/repos/%s/pulls/%d", rest.Base(r), repo.fullName(), p.Number),
+			"submitted_at":       rest.Time(rv.SubmittedAt),
 			"commit_id":          rv.CommitID,
 			"author_association": association,
 		}
 	}))
+
 }

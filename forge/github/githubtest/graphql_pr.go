@@ -5,16 +5,18 @@ import (
 	"strings"
 
 	"github.com/agenttree/agenttree/forge/github/githubtest/internal/gql"
+	"github.com/agenttree/agenttree/forge/github/githubtest/internal/prquery"
+	"github.com/agenttree/agenttree/forge/github/githubtest/internal/rest"
 )
 
 // prNode is a PullRequest as the query forge/github/ghapi sends selects it.
-func prNode(repo *Repo, p *prState, q prQuery) map[string]any {
+func prNode(repo *Repo, p *prState, q prquery.Query) map[string]any {
 	var review any
 	if p.ReviewDecision != "" {
 		review = p.ReviewDecision
 	}
 	reviews := []any{}
-	for _, rv := range p.latestOpinionatedReviews(q.reviews, q.writersOnly) {
+	for _, rv := range p.latestOpinionatedReviews(q.Reviews, q.WritersOnly) {
 		reviews = append(reviews, map[string]any{"state": rv.State, "author": map[string]any{"login": rv.Author}, "commit": map[string]any{"oid": rv.CommitID}})
 	}
 	return map[string]any{
@@ -34,7 +36,7 @@ func prNode(repo *Repo, p *prState, q prQuery) map[string]any {
 		"reviewThreads":            reviewThreads(repo, p, q),
 		"commits": map[string]any{"nodes": []any{map[string]any{"commit": map[string]any{
 			"oid":               p.HeadSHA,
-			"statusCheckRollup": rollup(repo, p.HeadSHA, q.contexts),
+			"statusCheckRollup": rollup(repo, p.HeadSHA, q.Contexts),
 		}}}},
 	}
 }
@@ -63,7 +65,7 @@ func rollup(repo *Repo, sha string, first int) any {
 			"context":    st.Context,
 			"state":      strings.ToUpper(st.State),
 			"targetUrl":  st.TargetURL,
-			"createdAt":  ts(st.CreatedAt),
+			"createdAt":  rest.Time(st.CreatedAt),
 		})
 	}
 	if len(nodes) == 0 {
@@ -99,8 +101,8 @@ func checkRunNode(c *CheckRun) map[string]any {
 		"conclusion":  conclusion,
 		"detailsUrl":  c.DetailsURL,
 		"databaseId":  c.ID,
-		"startedAt":   ts(c.StartedAt),
-		"completedAt": ts(c.CompletedAt),
+		"startedAt":   rest.Time(c.StartedAt),
+		"completedAt": rest.Time(c.CompletedAt),
 		"checkSuite":  map[string]any{"app": map[string]any{"slug": c.App}},
 	}
 }

@@ -7,10 +7,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/agenttree/agenttree/forge/github/githubtest/internal/rest"
 )
 
-func (s *Server) getRepo(r *http.Request, repo *Repo) reply {
-	return jsonReply(http.StatusOK, map[string]any{
+func (s *Server) getRepo(r *http.Request, repo *Repo) rest.Reply {
+	return rest.JSON(http.StatusOK, map[string]any{
 		"id":             1,
 		"name":           repo.Name,
 		"full_name":      repo.fullName(),
@@ -19,18 +21,19 @@ func (s *Server) getRepo(r *http.Request, repo *Repo) reply {
 		"default_branch": repo.DefaultBranch,
 		"private":        false,
 	})
+
 }
 
 // A pullHandler answers an endpoint about one PR.
-type pullHandler func(r *http.Request, repo *Repo, p *prState) reply
+type pullHandler func(r *http.Request, repo *Repo, p *prState) rest.Reply
 
 // onPull finds the PR whose number the path's key holds, or answers 404.
 func onPull(key string, h pullHandler) repoHandler {
-	return func(r *http.Request, repo *Repo) reply {
+	return func(r *http.Request, repo *Repo) rest.Reply {
 		n, err := strconv.Atoi(r.PathValue(key))
 		p, ok := repo.prs[n]
 		if err != nil || !ok {
-			return notFound()
+			return rest.NotFound()
 		}
 		return h(r, repo, p)
 	}
@@ -51,7 +54,7 @@ func pullJSON(r *http.Request, repo *Repo, p *prState, full bool) map[string]any
 		}
 	}
 	out := map[string]any{
-		"url":              fmt.Sprintf("%s/repos/%s/pulls/%d", apiBase(r), repo.fullName(), p.Number),
+		"url":              fmt.Sprintf("%s/repos/%s/pulls/%d", rest.Base(r), repo.fullName(), p.Number),
 		"id":               p.id,
 		"html_url":         fmt.Sprintf("%s/%s/pull/%d", webURL, repo.fullName(), p.Number),
 		"number":           p.Number,
@@ -62,10 +65,10 @@ func pullJSON(r *http.Request, repo *Repo, p *prState, full bool) map[string]any
 		"user":             map[string]any{"login": p.Author},
 		"labels":           labelsJSON(p),
 		"draft":            p.Draft,
-		"created_at":       ts(p.created),
-		"updated_at":       ts(p.updated),
-		"closed_at":        ts(p.closedAt),
-		"merged_at":        ts(p.mergedAt),
+		"created_at":       rest.Time(p.created),
+		"updated_at":       rest.Time(p.updated),
+		"closed_at":        rest.Time(p.closedAt),
+		"merged_at":        rest.Time(p.mergedAt),
 		"merge_commit_sha": p.mergeSHA,
 		"head":             ref(p.Branch, p.HeadSHA),
 		"base":             ref(p.Base, repo.refs[p.Base]),
@@ -98,7 +101,7 @@ func labelsJSON(p *prState) []map[string]any {
 	return out
 }
 
-func (s *Server) listPulls(r *http.Request, repo *Repo) reply {
+func (s *Server) listPulls(r *http.Request, repo *Repo) rest.Reply {
 	q := r.URL.Query()
 	state := q.Get("state")
 	if state == "" {
@@ -125,14 +128,14 @@ func (s *Server) listPulls(r *http.Request, repo *Repo) reply {
 	}
 	// Newest first, GitHub's default sort.
 	sort.Sort(sort.Reverse(sort.IntSlice(nums)))
-	return jsonReply(http.StatusOK, page(r, nums, func(n int) map[string]any { return pullJSON(r, repo, repo.prs[n], false) }))
+	return rest.JSON(http.StatusOK, rest.Page(r, nums, func(n int) map[string]any { return pullJSON(r, repo, repo.prs[n], false) }))
 }
 
-func (s *Server) getPull(r *http.Request, repo *Repo, p *prState) reply {
-	return jsonReply(http.StatusOK, pullJSON(r, repo, p, true))
+func (s *Server) getPull(r *http.Request, repo *Repo, p *prState) rest.Reply {
+	return rest.JSON(http.StatusOK, pullJSON(r, repo, p, true))
 }
 
-func (s *Server) createPull(r *http.Request, repo *Repo) reply {
+func (s *Server) createPull(r *http.Request, repo *Repo) rest.Reply {
 	var in struct {
 		Title string `json:"title"`
 		Head  string `json:"head"`
@@ -140,7 +143,7 @@ func (s *Server) createPull(r *http.Request, repo *Repo) reply {
 		Body  string `json:"body"`
 		Draft bool   `json:"draft"`
 	}
-	if rep := decode(r, &in); rep != nil {
+	if rep := rest.Decode(r, &in); rep != nil {
 		return *rep
 	}
 	owner, branch, cut := strings.Cut(in.Head, ":")
@@ -150,45 +153,46 @@ func (s *Server) createPull(r *http.Request, repo *Repo) reply {
 	sha, ok := repo.refs[branch]
 	switch {
 	case !strings.EqualFold(owner, repo.Owner):
-		return validation("PullRequest", "head", "invalid")
+		return rest.Validation("PullRequest", "head", "invalid")
 	case in.Title == "":
-		return validation("PullRequest", "title", "missing_field")
+		return rest.Validation("PullRequest", "title", "missing_field")
 	case !ok:
-		return validation("PullRequest", "head", "invalid")
+		return rest.Validation("PullRequest", "head", "invalid")
 	}
 	if _, ok := repo.refs[in.Base]; !ok || in.Base == "" {
-		return validation("PullRequest", "base", "invalid")
+		return rest.Validation("PullRequest", "base", "invalid")
 	}
 	for _, p := range repo.prs {
 		if p.State == "open" && p.Branch == branch && p.Base == in.Base {
-			return jsonReply(http.StatusUnprocessableEntity, map[string]any{
+			return rest.JSON(http.StatusUnprocessableEntity, map[string]any{
 				"message": "Validation Failed",
 				"errors": []map[string]any{{"resource": "PullRequest", "code": "custom",
 					"message": fmt.Sprintf("A pull request already exists for %s:%s.", repo.Owner, branch)}},
 			})
+
 		}
 	}
 	n := repo.addPRLocked(PR{Title: in.Title, Body: in.Body, Branch: branch, HeadSHA: sha, Base: in.Base, Draft: in.Draft})
 	p := repo.prs[n]
 	// A new PR's mergeability is computed in the background.
 	p.unknownN = 1
-	return jsonReply(http.StatusCreated, pullJSON(r, repo, p, true))
+	return rest.JSON(http.StatusCreated, pullJSON(r, repo, p, true))
 }
 
-func (s *Server) updatePull(r *http.Request, repo *Repo, p *prState) reply {
+func (s *Server) updatePull(r *http.Request, repo *Repo, p *prState) rest.Reply {
 	var in struct {
 		Title *string `json:"title"`
 		Body  *string `json:"body"`
 		State *string `json:"state"`
 		Base  *string `json:"base"`
 	}
-	if rep := decode(r, &in); rep != nil {
+	if rep := rest.Decode(r, &in); rep != nil {
 		return *rep
 	}
 	if in.State != nil {
 		switch {
 		case p.State == "merged", *in.State != "open" && *in.State != "closed":
-			return validation("PullRequest", "state", "invalid")
+			return rest.Validation("PullRequest", "state", "invalid")
 		case *in.State != p.State:
 			repo.setState(p, *in.State)
 		}
@@ -197,7 +201,7 @@ func (s *Server) updatePull(r *http.Request, repo *Repo, p *prState) reply {
 	p.Body = deref(in.Body, p.Body)
 	p.Base = deref(in.Base, p.Base)
 	p.updated = s.now()
-	return jsonReply(http.StatusOK, pullJSON(r, repo, p, true))
+	return rest.JSON(http.StatusOK, pullJSON(r, repo, p, true))
 }
 
 // deref is *v, or def when v is nil: a field a PATCH may leave out.
@@ -208,12 +212,12 @@ func deref[T any](v *T, def T) T {
 	return *v
 }
 
-func (s *Server) mergePull(r *http.Request, repo *Repo, p *prState) reply {
+func (s *Server) mergePull(r *http.Request, repo *Repo, p *prState) rest.Reply {
 	var in struct {
 		MergeMethod string `json:"merge_method"`
 		SHA         string `json:"sha"`
 	}
-	if rep := decode(r, &in); rep != nil {
+	if rep := rest.Decode(r, &in); rep != nil {
 		return *rep
 	}
 	if in.MergeMethod == "" {
@@ -221,25 +225,25 @@ func (s *Server) mergePull(r *http.Request, repo *Repo, p *prState) reply {
 	}
 	switch {
 	case !slices.Contains([]string{"merge", "squash", "rebase"}, in.MergeMethod):
-		return validation("PullRequest", "merge_method", "invalid")
+		return rest.Validation("PullRequest", "merge_method", "invalid")
 	case p.State == "merged":
-		return errReply(http.StatusMethodNotAllowed, "Pull Request is already merged")
+		return rest.Error(http.StatusMethodNotAllowed, "Pull Request is already merged")
 	case p.State == "closed", p.Draft, p.Mergeable != "MERGEABLE":
-		return errReply(http.StatusMethodNotAllowed, "Pull Request is not mergeable")
+		return rest.Error(http.StatusMethodNotAllowed, "Pull Request is not mergeable")
 	case in.SHA != "" && in.SHA != p.HeadSHA:
-		return errReply(http.StatusConflict, "Head branch was modified. Review and try the merge again.")
+		return rest.Error(http.StatusConflict, "Head branch was modified. Review and try the merge again.")
 	}
 	repo.setState(p, "merged")
 	p.MergeMethod = in.MergeMethod
 	repo.refs[p.Base] = p.mergeSHA
-	return jsonReply(http.StatusOK, map[string]any{"sha": p.mergeSHA, "merged": true, "message": "Pull Request successfully merged"})
+	return rest.JSON(http.StatusOK, map[string]any{"sha": p.mergeSHA, "merged": true, "message": "Pull Request successfully merged"})
 }
 
-func (s *Server) addLabels(r *http.Request, repo *Repo, p *prState) reply {
+func (s *Server) addLabels(r *http.Request, repo *Repo, p *prState) rest.Reply {
 	var in struct {
 		Labels []string `json:"labels"`
 	}
-	if rep := decode(r, &in); rep != nil {
+	if rep := rest.Decode(r, &in); rep != nil {
 		return *rep
 	}
 	for _, l := range in.Labels {
@@ -248,14 +252,14 @@ func (s *Server) addLabels(r *http.Request, repo *Repo, p *prState) reply {
 			p.labelIDs[l] = s.nextID()
 		}
 	}
-	return jsonReply(http.StatusOK, labelsJSON(p))
+	return rest.JSON(http.StatusOK, labelsJSON(p))
 }
 
-func (s *Server) deleteRef(r *http.Request, repo *Repo) reply {
+func (s *Server) deleteRef(r *http.Request, repo *Repo) rest.Reply {
 	branch, ok := strings.CutPrefix(r.PathValue("ref"), "heads/")
 	if _, exists := repo.refs[branch]; !ok || !exists {
-		return jsonReply(http.StatusUnprocessableEntity, map[string]any{"message": "Reference does not exist"})
+		return rest.JSON(http.StatusUnprocessableEntity, map[string]any{"message": "Reference does not exist"})
 	}
 	delete(repo.refs, branch)
-	return reply{status: http.StatusNoContent}
+	return rest.Reply{Status: http.StatusNoContent}
 }

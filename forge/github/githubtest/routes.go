@@ -1,45 +1,19 @@
 package githubtest
 
 import (
-	"bytes"
-	"encoding/json"
 	"net/http"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/agenttree/agenttree/forge/github/githubtest/edge"
 	"github.com/agenttree/agenttree/forge/github/githubtest/internal/gql"
+	"github.com/agenttree/agenttree/forge/github/githubtest/internal/rest"
 )
 
-// reply is what a handler answers; write turns it into HTTP.
-type reply struct {
-	status      int
-	body        any    // JSON-encoded unless raw is set
-	raw         []byte // sent as is with contentType
-	contentType string
-	location    string
-}
-
-func jsonReply(status int, body any) reply { return reply{status: status, body: body} }
-
-func errReply(status int, msg string) reply { return jsonReply(status, edge.ErrorBody(status, msg)) }
-
-func notFound() reply { return errReply(http.StatusNotFound, "Not Found") }
-
-// validation is GitHub's 422 for a request whose field is wrong.
-func validation(resource, field, code string) reply {
-	return jsonReply(http.StatusUnprocessableEntity, map[string]any{
-		"message": "Validation Failed",
-		"errors":  []map[string]any{{"resource": resource, "field": field, "code": code}},
-	})
-}
-
 // A handler answers one endpoint with the server's lock held.
-type handler func(r *http.Request) reply
+type handler func(r *http.Request) rest.Reply
 
 // A repoHandler answers an endpoint under /repos/{owner}/{repo}.
-type repoHandler func(r *http.Request, repo *Repo) reply
+type repoHandler func(r *http.Request, repo *Repo) rest.Reply
 
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
@@ -68,7 +42,7 @@ func (s *Server) routes() http.Handler {
 	// Log downloads redirect here, like GitHub's signed blob URLs: no
 	// token needed and no rate limit.
 	handle(edge.Route{Endpoint: EndpointLogBlob, Public: true}, s.logBlob)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { notFound().write(w) })
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { rest.NotFound().Write(w) })
 	// GitHub Enterprise serves the API under /api/v3 and /api/graphql.
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
@@ -88,83 +62,17 @@ func (s *Server) answer(h handler) http.Handler {
 		s.mu.Lock()
 		rep := h(r)
 		s.mu.Unlock()
-		rep.write(w)
+		rep.Write(w)
 	})
 }
 
 // inRepo finds the repository the path names, or answers 404.
 func (s *Server) inRepo(h repoHandler) handler {
-	return func(r *http.Request) reply {
+	return func(r *http.Request) rest.Reply {
 		repo := s.repos[repoKey(r.PathValue("owner")+"/"+r.PathValue("repo"))]
 		if repo == nil {
-			return notFound()
+			return rest.NotFound()
 		}
 		return h(r, repo)
 	}
-}
-
-func (rep reply) write(w http.ResponseWriter) {
-	if rep.location != "" {
-		w.Header().Set("Location", rep.location)
-		w.WriteHeader(rep.status)
-		return
-	}
-	body, ctype := rep.encode()
-	if ctype != "" {
-		w.Header().Set("Content-Type", ctype)
-	}
-	w.WriteHeader(rep.status)
-	if rep.status != http.StatusNoContent {
-		_, _ = w.Write(body)
-	}
-}
-
-// encode is the reply's body and content type: raw as it is, else body as
-// JSON.
-func (rep reply) encode() ([]byte, string) {
-	if rep.raw != nil || rep.body == nil {
-		return rep.raw, rep.contentType
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(rep.body)
-	return buf.Bytes(), "application/json; charset=utf-8"
-}
-
-// decode reads a request's JSON body into v, or answers why it cannot.
-func decode(r *http.Request, v any) *reply {
-	if err := json.NewDecoder(r.Body).Decode(v); err != nil {
-		rep := errReply(http.StatusBadRequest, "Problems parsing JSON")
-		return &rep
-	}
-	return nil
-}
-
-// page renders the page of items that the request's page and per_page
-// ask for (30 a page unless told, 100 at most), as GitHub paginates.
-func page[T any](r *http.Request, items []T, render func(T) map[string]any) []map[string]any {
-	n, _ := strconv.Atoi(r.URL.Query().Get("page"))
-	per, _ := strconv.Atoi(r.URL.Query().Get("per_page"))
-	if per < 1 {
-		per = 30
-	}
-	per = min(per, 100)
-	start := min((max(n, 1)-1)*per, len(items))
-	out := []map[string]any{}
-	for _, it := range items[start:min(start+per, len(items))] {
-		out = append(out, render(it))
-	}
-	return out
-}
-
-// apiBase is the server's own URL as the client reached it.
-func apiBase(r *http.Request) string { return "http://" + r.Host }
-
-// ts is GitHub's timestamp: RFC 3339 in UTC, null for none.
-func ts(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return t.UTC().Format(time.RFC3339)
 }

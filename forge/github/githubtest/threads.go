@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/agenttree/agenttree/forge/github/githubtest/internal/gql"
+	"github.com/agenttree/agenttree/forge/github/githubtest/internal/prquery"
+	"github.com/agenttree/agenttree/forge/github/githubtest/internal/rest"
 )
 
 // Thread is a review thread: comments on one line of a PR's diff.
@@ -69,8 +71,8 @@ func (r *Repo) mustThread(number int, id string) *thread {
 }
 
 // reviewThreads is a PR's reviewThreads connection: the page q asks for.
-func reviewThreads(repo *Repo, p *prState, q prQuery) map[string]any {
-	return gql.Connection(p.threads, q.threadsAfter, q.threads, func(th *thread) any {
+func reviewThreads(repo *Repo, p *prState, q prquery.Query) map[string]any {
+	return gql.Connection(p.threads, q.ThreadsAfter, q.Threads, func(th *thread) any {
 		var line any
 		if th.line > 0 {
 			line = th.line
@@ -81,12 +83,12 @@ func reviewThreads(repo *Repo, p *prState, q prQuery) map[string]any {
 			"isOutdated": th.line == 0,
 			"path":       th.path,
 			"line":       line,
-			"comments": gql.Connection(th.comments, "", q.threadComments, func(c *comment) any {
+			"comments": gql.Connection(th.comments, "", q.ThreadComments, func(c *comment) any {
 				return map[string]any{
 					"author":    map[string]any{"login": c.Author},
 					"body":      c.Body,
 					"url":       fmt.Sprintf("%s/%s/pull/%d#discussion_r%d", webURL, repo.fullName(), p.Number, c.id),
-					"createdAt": ts(c.at),
+					"createdAt": rest.Time(c.at),
 				}
 			}),
 		}
