@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/agenttree/agenttree/stages"
+	"github.com/agenttree/agenttree/stages/settings"
 )
 
 // Call is one invocation of a hook: the issue it reads, the config entry
@@ -25,7 +26,7 @@ func (c *Call) Settings() *stages.Config {
 	if c.Env != nil && c.Env.Config != nil {
 		return c.Env.Config
 	}
-	return stages.Defaults()
+	return settings.Defaults()
 }
 
 // DryRun reports whether the hook must change nothing outside the issue.

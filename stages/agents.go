@@ -61,11 +61,6 @@ type Worktrees struct {
 	Dir string
 }
 
-// DefaultRoleSessions is what a `roles:` entry leaves unset means.
-func DefaultRoleSessions(role Role) *RoleSessions {
-	return &RoleSessions{Role: role, Fallback: FallbackNextInList, MaxRestarts: 2, StallAfter: 900 * time.Second}
-}
-
 // Agent is the agent named name.
 func (c *Config) Agent(name string) (*Agent, bool) {
 	i := slices.IndexFunc(c.Agents, func(a *Agent) bool { return a.Name == name })

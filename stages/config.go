@@ -102,7 +102,8 @@ const (
 
 // Config is a loaded, validated pipeline. Its lookups answer from indexes
 // built as it is assembled (AddStage, AddSubstage, Flow.Add), so a loaded
-// Config is not to be changed.
+// Config is not to be changed. The settings' keys, defaults and bounds
+// are declared in package stages/settings (docs/CONFIG.md).
 type Config struct {
 	// File is the path the config was loaded from.
 	File string
@@ -221,22 +222,6 @@ type CI struct {
 	// gets besides those every program needs; it gets no other, since the
 	// agents' code reads what it gets (package codeenv).
 	Env []string
-}
-
-// Defaults is a config with every setting at its default and no stages:
-// what a key left out of .agenttree.yaml means.
-func Defaults() *Config {
-	return &Config{
-		Forge:         ForgeLocal,
-		DefaultBranch: "main",
-		CIPolling: CIPolling{Timeout: 600 * time.Second, PollInterval: 30 * time.Second, MinInterval: 30 * time.Second,
-			MaxInterval: 300 * time.Second, NewRunTimeout: 1800 * time.Second, MaxRetries: 5},
-		Conflicts:      ConflictHandling{AutoRebase: true, NotifyOnRebase: true, MaxConflictRetries: 3},
-		Controller:     Controller{Interval: 10 * time.Second, Concurrency: 4},
-		CircuitBreaker: CircuitBreaker{HalfOpenAfter: 2, NoProgress: 3, SameError: 3},
-		Tmux:           Tmux{Session: "{{project}}-{{role}}-{{issue_id}}"},
-		Worktrees:      Worktrees{Dir: "../{{project}}-worktrees"},
-	}
 }
 
 // Stage is one top-level stage.

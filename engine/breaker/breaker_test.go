@@ -12,6 +12,7 @@ import (
 	"github.com/agenttree/agenttree/engine/breaker"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/stages"
+	"github.com/agenttree/agenttree/stages/settings"
 )
 
 // defaults are the thresholds a config without `circuit_breaker:` gets.
@@ -272,7 +273,7 @@ func TestLine(t *testing.T) {
 }
 
 func TestThresholdsOfAStage(t *testing.T) {
-	cfg := stages.Defaults() // 2, 3, 3
+	cfg := settings.Defaults() // 2, 3, 3
 	node := func(stage, sub *stages.CircuitBreaker) *stages.Node {
 		n := &stages.Node{Path: "pr_ready", Stage: &stages.Stage{Name: "pr_ready", Settings: stages.Settings{CircuitBreaker: stage}}}
 		if sub != nil {

@@ -12,10 +12,11 @@ import (
 	"github.com/agenttree/agenttree/engine/policy"
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/stages"
+	"github.com/agenttree/agenttree/stages/settings"
 )
 
 func TestBudgetOfAKindOfFailure(t *testing.T) {
-	cfg := stages.Defaults()
+	cfg := settings.Defaults()
 	plain := &stages.Node{Path: "pr_ready", Stage: &stages.Stage{Name: "pr_ready"}}
 	own := &stages.Node{Path: "review", Stage: &stages.Stage{Name: "review", Settings: stages.Settings{OnFailure: &stages.OnFailure{MaxRetries: 7}}}}
 	assert.Equal(t, cfg.CIPolling.MaxRetries, policy.Budget(cfg, plain, hooks.ClassCIFailed))
@@ -61,7 +62,7 @@ func TestFailureOfAStepBack(t *testing.T) {
 func TestCountKeepsTheFailureWithTheMove(t *testing.T) {
 	iss := &issues.Issue{Outputs: map[string]string{notice.OutFeedback: "old.md"}}
 	f := &policy.Failure{Class: hooks.ClassConflict, Head: "aaa", Failing: []breaker.Failure{{Check: "conflict", Detail: "a.go"}}}
-	policy.Count(iss, f, stages.Defaults(), "pr_ready")
+	policy.Count(iss, f, settings.Defaults(), "pr_ready")
 	assert.Equal(t, 1, iss.Attempts["conflict"])
 	assert.Equal(t, "conflict", iss.Outputs[notice.OutClass])
 	assert.NotContains(t, iss.Outputs, notice.OutFeedback, "an earlier failure's document is not this one's")
@@ -74,7 +75,7 @@ func TestCountKeepsTheFailureWithTheMove(t *testing.T) {
 func TestCountEscalationSpendsNoBudget(t *testing.T) {
 	iss := &issues.Issue{Attempts: map[string]int{"ci_failed": 2}}
 	f := &policy.Failure{Class: hooks.ClassCIFailed, Head: "aaa", Failing: []breaker.Failure{{Check: "ci", Detail: "FAIL TestA"}}}
-	policy.CountEscalation(iss, f, stages.Defaults(), "pr_ready")
+	policy.CountEscalation(iss, f, settings.Defaults(), "pr_ready")
 	assert.Equal(t, 2, iss.Attempts["ci_failed"])
 	assert.Equal(t, "ci_failed", iss.Outputs[notice.OutClass])
 	require.NotNil(t, iss.Breaker)
@@ -114,7 +115,7 @@ func TestACIFailureFixedThenAConflictIsNoFalseAlarm(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			iss := &issues.Issue{}
-			cfg := stages.Defaults()
+			cfg := settings.Defaults()
 			policy.Count(iss, policy.FailureOf(ciFailed, &hooks.Issue{HeadSHA: "aaa"}), cfg, "pr_ready")
 			f := policy.FailureOf(conflict, &hooks.Issue{HeadSHA: "bbb", Outputs: tt.outputs})
 			require.NotNil(t, f)

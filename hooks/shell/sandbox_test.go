@@ -17,11 +17,12 @@ import (
 	"github.com/agenttree/agenttree/internal/ostest"
 	"github.com/agenttree/agenttree/internal/proc"
 	"github.com/agenttree/agenttree/stages"
+	"github.com/agenttree/agenttree/stages/settings"
 )
 
 // withSandbox is an engine's env whose config has sandbox sb.
 func withSandbox(sb stages.Sandbox) *hooks.Env {
-	cfg := stages.Defaults()
+	cfg := settings.Defaults()
 	cfg.Sandbox = sb
 	return &hooks.Env{Config: cfg}
 }

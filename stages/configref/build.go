@@ -9,6 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/agenttree/agenttree/stages"
+	"github.com/agenttree/agenttree/stages/settings"
 )
 
 // durationPattern is a Go duration ("90s", "1m30s"), which the loader takes
@@ -54,7 +55,7 @@ func Build(cat Catalog) *Schema {
 	}
 	strict := builder{cat: cat, defs: defs}
 	lax := builder{cat: cat, defs: defs, lax: true}
-	for _, o := range HookOptions() {
+	for _, o := range settings.HookOptions() {
 		defs["option."+o.Name] = strict.key(o.Key)
 	}
 	strict.addDefs()
@@ -101,7 +102,7 @@ func durationSchema() *Schema {
 // step_back_to, which names its stage.
 func soloActions() []any {
 	var out []any
-	for _, a := range Actions() {
+	for _, a := range settings.Actions() {
 		if a.Name != stages.ActionStepBackTo {
 			out = append(out, string(a.Name))
 		}
@@ -201,7 +202,7 @@ func (b builder) mapping(props map[string]*Schema) *Schema {
 }
 
 // keys is the schema of each of ks that the form reads.
-func (b builder) keys(ks []Key) map[string]*Schema {
+func (b builder) keys(ks []settings.Key) map[string]*Schema {
 	props := map[string]*Schema{}
 	for _, k := range ks {
 		if k.Compat && !b.lax {
@@ -212,7 +213,7 @@ func (b builder) keys(ks []Key) map[string]*Schema {
 	return props
 }
 
-func (b builder) key(k Key) *Schema {
+func (b builder) key(k settings.Key) *Schema {
 	s := b.valueOf(k)
 	doc := k.Doc
 	if k.Compat && k.Means != "" {
@@ -225,56 +226,56 @@ func (b builder) key(k Key) *Schema {
 	return s
 }
 
-func (b builder) valueOf(k Key) *Schema {
+func (b builder) valueOf(k settings.Key) *Schema {
 	switch k.Type {
-	case TypeSection:
+	case settings.TypeSection:
 		return b.mapping(b.keys(k.Keys))
-	case TypeNames:
+	case settings.TypeNames:
 		return &Schema{Type: "object", AdditionalProperties: b.mapping(b.keys(k.Keys))}
-	case TypeStages:
+	case settings.TypeStages:
 		if b.lax {
 			return &Schema{AnyOf: []*Schema{{Type: "array", Items: b.ref("stage")}, {Type: "object", AdditionalProperties: b.ref("stageDef")}}}
 		}
 		return &Schema{Type: "array", Items: b.ref("stage")}
-	case TypeSubstages:
+	case settings.TypeSubstages:
 		// Either form reads a mapping of name to settings, in order.
 		return &Schema{AnyOf: []*Schema{{Type: []string{"array", "null"}, Items: b.ref("substage")}, {Type: "object", AdditionalProperties: b.ref("substageDef")}}}
-	case TypeFlows:
+	case settings.TypeFlows:
 		return b.ref("flows")
-	case TypeHooks:
+	case settings.TypeHooks:
 		return b.ref("hooks")
-	case TypeOnFailure:
+	case settings.TypeOnFailure:
 		return b.mapping(b.keys(k.Keys))
-	case TypePolicy:
+	case settings.TypePolicy:
 		return ref("failurePolicy")
 	}
 	return scalar(k.Type, k.Enum)
 }
 
 // scalar is the schema of a value of type t.
-func scalar(t Type, enum []string) *Schema {
+func scalar(t settings.Type, enum []string) *Schema {
 	switch t {
-	case TypeInt:
+	case settings.TypeInt:
 		return &Schema{Type: "integer"}
-	case TypeNumber:
+	case settings.TypeNumber:
 		return &Schema{Type: "number"}
-	case TypeBool:
+	case settings.TypeBool:
 		return &Schema{Type: "boolean"}
-	case TypeDuration:
+	case settings.TypeDuration:
 		return ref("duration")
-	case TypeList:
+	case settings.TypeList:
 		return ref("strings")
-	case TypeEnvNames:
+	case settings.TypeEnvNames:
 		return ref("envNames")
-	case TypeEnum:
+	case settings.TypeEnum:
 		s := &Schema{}
 		for _, v := range enum {
 			s.Enum = append(s.Enum, v)
 		}
 		return s
-	case TypeSandbox:
+	case settings.TypeSandbox:
 		return ref("sandbox")
-	case TypeAny:
+	case settings.TypeAny:
 		return &Schema{}
 	}
 	return ref("text") // strings, templates, stage references, conditions
@@ -282,7 +283,7 @@ func scalar(t Type, enum []string) *Schema {
 
 // config is the whole file in the builder's form.
 func (b builder) config() *Schema {
-	s := b.mapping(b.keys(TopLevel()))
+	s := b.mapping(b.keys(settings.TopLevel()))
 	if b.lax {
 		s.Properties["flows"] = describe(b.ref("flows"), s.Properties["flows"].Description)
 	}
@@ -304,7 +305,7 @@ func (b builder) stageDef(withSubstages bool) *Schema {
 }
 
 func (b builder) stageKeys(withSubstages bool) map[string]*Schema {
-	props := b.keys(StageKeys())
+	props := b.keys(settings.StageKeys())
 	if !withSubstages {
 		delete(props, "substages")
 	}

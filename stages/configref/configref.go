@@ -1,9 +1,9 @@
-// Package configref is the reference of .agenttree.yaml, generated from the
-// code that reads it so that the two cannot drift: a JSON Schema (draft
-// 2020-12) for editors, and docs/CONFIG.md. Both come from the hook
-// catalog (every hook, its parameters, outputs and example) and from the
-// tables of this package, which tests check against the loader's own
-// lists of the keys it reads.
+// Package configref is the reference of .agenttree.yaml, generated from
+// what the loader reads so that the two cannot drift: a JSON Schema
+// (draft 2020-12) for editors, and docs/CONFIG.md. Both come from the
+// hook catalog (every hook, its parameters, outputs and example) and
+// from the declaration of every key in package stages/settings, which
+// the loader reads the top level by.
 package configref
 
 //go:generate go run ../../cmd/configref-gen -out ../../docs

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/agenttree/agenttree/stages"
+	"github.com/agenttree/agenttree/stages/settings"
 )
 
 // The design notes agenttree's behaviour comes from are named here by
@@ -116,14 +116,14 @@ func spellingRows() [][3]string {
 
 // breakerKeysText lists the keys of circuit_breaker, for the table.
 func breakerKeysText() string {
-	for _, k := range TopLevel() {
+	for _, k := range settings.TopLevel() {
 		if k.Name == "circuit_breaker" {
 			var names []string
 			for _, sub := range k.Keys {
 				names = append(names, sub.Name)
 			}
 			s := codes(names)
-			if slices.ContainsFunc(StageKeys(), func(k Key) bool { return k.Name == "circuit_breaker" }) {
+			if slices.ContainsFunc(settings.StageKeys(), func(k settings.Key) bool { return k.Name == "circuit_breaker" }) {
 				s += "; a stage's own `circuit_breaker` for the note's thresholds per phase"
 			}
 			return s
@@ -133,7 +133,7 @@ func breakerKeysText() string {
 }
 
 func (w *mdWriter) defaults() {
-	d := stages.Defaults()
+	d := settings.Defaults()
 	c := d.CIPolling
 	w.p("## Defaults and the design notes")
 	w.p("The notes disagree on some defaults. Each default below says which note it follows and why; a setting the notes " +

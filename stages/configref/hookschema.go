@@ -4,6 +4,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/agenttree/agenttree/stages"
+	"github.com/agenttree/agenttree/stages/settings"
 )
 
 // hookEntry is an item of a hook list: the hook's bare name, or a mapping
@@ -21,7 +22,7 @@ func (b builder) hookEntry(specs []stages.HookSpec) *Schema {
 			oneHook = append(oneHook, required(name))
 		}
 	}
-	for _, o := range HookOptions() {
+	for _, o := range settings.HookOptions() {
 		props[o.Name] = optionRef(o)
 	}
 	if b.lax {
@@ -45,7 +46,7 @@ func hookDoc(spec stages.HookSpec, name string) string {
 // on_ci_failure) to the entries of those hooks.
 func (b builder) policyOptionHooks(specs []stages.HookSpec) map[string]*Schema {
 	out := map[string]*Schema{}
-	for _, o := range HookOptions() {
+	for _, o := range settings.HookOptions() {
 		if o.For == nil {
 			continue
 		}
@@ -104,7 +105,7 @@ func needsParams(spec stages.HookSpec) bool {
 // spellings), the options of its entry, and what it requires.
 func (b builder) params(spec stages.HookSpec) *Schema {
 	props := map[string]*Schema{}
-	for _, o := range HookOptions() {
+	for _, o := range settings.HookOptions() {
 		if o.Takes(spec) {
 			props[o.Name] = optionRef(o)
 		}
@@ -164,41 +165,41 @@ func (b builder) param(spec stages.HookSpec, p stages.Param) *Schema {
 	return s
 }
 
-func policyOption(name string) (HookOption, bool) {
-	for _, o := range HookOptions() {
-		if o.Name == name && o.Type == TypePolicy {
+func policyOption(name string) (settings.HookOption, bool) {
+	for _, o := range settings.HookOptions() {
+		if o.Name == name && o.Type == settings.TypePolicy {
 			return o, true
 		}
 	}
-	return HookOption{}, false
+	return settings.HookOption{}, false
 }
 
 // paramType is the type of the reference for a hook parameter's type.
-func paramType(t stages.ParamType) Type {
+func paramType(t stages.ParamType) settings.Type {
 	switch t {
 	case stages.ParamTemplate:
-		return TypeTemplate
+		return settings.TypeTemplate
 	case stages.ParamInt:
-		return TypeInt
+		return settings.TypeInt
 	case stages.ParamNumber:
-		return TypeNumber
+		return settings.TypeNumber
 	case stages.ParamBool:
-		return TypeBool
+		return settings.TypeBool
 	case stages.ParamDuration:
-		return TypeDuration
+		return settings.TypeDuration
 	case stages.ParamStageRef:
-		return TypeStageRef
+		return settings.TypeStageRef
 	case stages.ParamList:
-		return TypeList
+		return settings.TypeList
 	case stages.ParamEnvNames:
-		return TypeEnvNames
+		return settings.TypeEnvNames
 	case stages.ParamEnum:
-		return TypeEnum
+		return settings.TypeEnum
 	case stages.ParamAny:
-		return TypeAny
+		return settings.TypeAny
 	}
-	return TypeString
+	return settings.TypeString
 }
 
 // optionRef is the schema of the option o, defined once for every entry.
-func optionRef(o HookOption) *Schema { return ref("option." + o.Name) }
+func optionRef(o settings.HookOption) *Schema { return ref("option." + o.Name) }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agenttree/agenttree/internal/exitcode"
 	"github.com/agenttree/agenttree/stages"
+	"github.com/agenttree/agenttree/stages/settings"
 )
 
 // Markdown returns docs/CONFIG.md, the reference of .agenttree.yaml, for
@@ -83,33 +84,33 @@ func (w *mdWriter) intro() {
 }
 
 // typeOf names a key's type for the reference.
-func typeOf(k Key) string {
+func typeOf(k settings.Key) string {
 	switch k.Type {
-	case TypeEnum:
+	case settings.TypeEnum:
 		vals := make([]string, len(k.Enum))
 		for i, v := range k.Enum {
 			vals[i] = code(v)
 		}
 		return strings.Join(vals, " | ")
-	case TypeSection:
+	case settings.TypeSection:
 		return "mapping"
-	case TypeNames:
+	case settings.TypeNames:
 		return "mapping of names"
-	case TypeStages, TypeSubstages:
+	case settings.TypeStages, settings.TypeSubstages:
 		return "list"
-	case TypeHooks:
+	case settings.TypeHooks:
 		return "list of hook entries"
-	case TypeOnFailure:
+	case settings.TypeOnFailure:
 		return "mapping"
-	case TypePolicy:
+	case settings.TypePolicy:
 		return "failure policy"
-	case TypeEnvNames:
+	case settings.TypeEnvNames:
 		return "list of variable names"
 	}
 	return string(k.Type)
 }
 
-func defaultOf(k Key) string {
+func defaultOf(k settings.Key) string {
 	if k.Default == "" {
 		return ""
 	}
@@ -118,14 +119,14 @@ func defaultOf(k Key) string {
 
 // keyTable lists ks, without the earlier tool's spellings; prefix names
 // the mapping they are in, for the links to their sections.
-func (w *mdWriter) keyTable(ks []Key) {
+func (w *mdWriter) keyTable(ks []settings.Key) {
 	w.table("Key", "Type", "Default", "Description")
 	for _, k := range ks {
 		if k.Compat {
 			continue
 		}
 		name := code(k.Name)
-		if len(k.Keys) > 0 && k.Type != TypeOnFailure {
+		if len(k.Keys) > 0 && k.Type != settings.TypeOnFailure {
 			name = fmt.Sprintf("[%s](#%s)", name, k.Name)
 		}
 		w.row(name, typeOf(k), defaultOf(k), k.Doc)
@@ -136,13 +137,13 @@ func (w *mdWriter) keyTable(ks []Key) {
 func (w *mdWriter) topLevel() {
 	w.p("## Top-level keys")
 	w.p("Every key is optional but `stages`. A key left out has its default.")
-	w.keyTable(TopLevel())
-	for _, k := range TopLevel() {
+	w.keyTable(settings.TopLevel())
+	for _, k := range settings.TopLevel() {
 		if k.Compat || len(k.Keys) == 0 {
 			continue
 		}
 		w.p("### `%s`", k.Name)
-		if k.Type == TypeNames {
+		if k.Type == settings.TypeNames {
 			w.p("%s Each entry is `NAME: {...}` with these keys:", k.Doc)
 		} else {
 			w.p("%s", k.Doc)
@@ -164,9 +165,9 @@ func (w *mdWriter) stageKeys() {
 		"(but `substages`). Substages inherit `role` and `condition` from their stage.")
 	w.p("```yaml\nstages:\n  - name: implement\n    substages:\n      - name: code\n      - name: feedback\n" +
 		"        pre_completion:\n          - file_exists: review.md\n  - name: accepted\n    terminal: completion\n```")
-	w.keyTable(StageKeys())
+	w.keyTable(settings.StageKeys())
 	w.p("### Stage `on_failure`")
-	w.keyTable(OnFailureKeys())
+	w.keyTable(settings.OnFailureKeys())
 }
 
 func (w *mdWriter) hookEntries() {
@@ -179,7 +180,7 @@ func (w *mdWriter) hookEntries() {
 	w.p("### Options")
 	w.p("Any hook entry may carry these options:")
 	w.table("Option", "Type", "Description")
-	for _, o := range HookOptions() {
+	for _, o := range settings.HookOptions() {
 		w.row(code(o.Name), typeOf(o.Key), o.Doc)
 	}
 	w.endTable()
@@ -187,7 +188,7 @@ func (w *mdWriter) hookEntries() {
 	w.p("`on_failure` (and `on_conflict`, `on_ci_failure` where a hook takes them) says what a failure does: an action, " +
 		"`{step_back_to: STAGE}`, or a list of hook entries run in order that may end in one action.")
 	w.table("Action", "What the failure does")
-	for _, a := range Actions() {
+	for _, a := range settings.Actions() {
 		w.row(code(string(a.Name)), a.Doc)
 	}
 	w.endTable()
@@ -259,9 +260,9 @@ func codes(names []string) string {
 func paramTypeOf(p stages.Param) string {
 	switch p.Type {
 	case stages.ParamEnum:
-		return typeOf(Key{Type: TypeEnum, Enum: p.Enum})
+		return typeOf(settings.Key{Type: settings.TypeEnum, Enum: p.Enum})
 	case stages.ParamEnvNames:
-		return typeOf(Key{Type: TypeEnvNames})
+		return typeOf(settings.Key{Type: settings.TypeEnvNames})
 	}
 	if p.AtLeast != nil {
 		return fmt.Sprintf("%s ≥ %d", p.Type, *p.AtLeast)
@@ -329,33 +330,33 @@ func (w *mdWriter) compatible() {
 		"issues ended, not a `redirect_only` stage after it) and says to give it `is_completion: true`, which the earlier tool " +
 		"ignores. These keys are read in that form only:")
 	w.table("Key", "Where", "Write instead", "Description")
-	compat := func(where string, ks []Key) {
+	compat := func(where string, ks []settings.Key) {
 		for _, k := range ks {
 			if k.Compat {
 				w.row(code(k.Name), where, meansOf(k), k.Doc)
 			}
 		}
 	}
-	compat("top level", TopLevel())
-	for _, k := range TopLevel() {
+	compat("top level", settings.TopLevel())
+	for _, k := range settings.TopLevel() {
 		if !k.Compat {
 			compat(code(k.Name+entrySuffix(k)), k.Keys)
 		}
 	}
-	compat("stage", StageKeys())
+	compat("stage", settings.StageKeys())
 	w.row(code("role: manager"), "stage", code("role: human"), "A person acts in the stage.")
 	w.endTable()
 }
 
-func meansOf(k Key) string {
+func meansOf(k settings.Key) string {
 	if k.Means == "" {
 		return "nothing (warned of)"
 	}
 	return code(k.Means)
 }
 
-func entrySuffix(k Key) string {
-	if k.Type == TypeNames {
+func entrySuffix(k settings.Key) string {
+	if k.Type == settings.TypeNames {
 		return ".NAME"
 	}
 	return ""

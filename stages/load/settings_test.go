@@ -10,6 +10,7 @@ import (
 
 	"github.com/agenttree/agenttree/stages"
 	"github.com/agenttree/agenttree/stages/load"
+	"github.com/agenttree/agenttree/stages/settings"
 )
 
 // withSettings writes top-level settings above a one-stage pipeline in
@@ -24,7 +25,7 @@ func withSettings(form stages.Form, settings string) string {
 var forms = []stages.Form{stages.Canonical, stages.Compatible}
 
 func TestControllerSettings(t *testing.T) {
-	defaults := stages.Defaults()
+	defaults := settings.Defaults()
 	tests := []struct {
 		name     string
 		settings string

@@ -227,11 +227,3 @@ func StageKeys(f stages.Form) []string {
 
 // OnFailureKeys lists the keys of a stage's on_failure.
 func OnFailureKeys() []string { return slices.Clone(onFailureKeys) }
-
-// TopLevelKeys lists the keys the loader reads at the top of a file of
-// form f, and in each of its sections: "" for the top level itself, a
-// section's key for the section ("ci_polling"), and "NAME.*" for each
-// entry of a mapping of names ("roles.*").
-func TopLevelKeys(f stages.Form) map[string][]string {
-	return toplevel.Keys(f == stages.Compatible)
-}

@@ -16,6 +16,7 @@ import (
 	"github.com/agenttree/agenttree/internal/gittest"
 	"github.com/agenttree/agenttree/internal/ostest"
 	"github.com/agenttree/agenttree/stages"
+	"github.com/agenttree/agenttree/stages/settings"
 )
 
 // The config's sandbox reaches the local forge's CI: under user:NAME the
@@ -40,7 +41,7 @@ func TestLocalCIFollowsTheSandbox(t *testing.T) {
 			bare, work := gittest.NewRemote(t)
 			ostest.OpenUp(t, bare)
 			sha := gittest.Run(t, work, "rev-parse", "HEAD")
-			cfg := stages.Defaults()
+			cfg := settings.Defaults()
 			cfg.File = filepath.Join(work, ".agenttree.yaml")
 			cfg.CI.Command = "id -u"
 			cfg.Sandbox = tt.sandbox

@@ -2,7 +2,6 @@ package toplevel
 
 import (
 	"fmt"
-	"maps"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -10,6 +9,7 @@ import (
 	"github.com/agenttree/agenttree/stages"
 	"github.com/agenttree/agenttree/stages/load/internal/diag"
 	"github.com/agenttree/agenttree/stages/load/internal/yamlnode"
+	"github.com/agenttree/agenttree/stages/settings"
 )
 
 // agentRef is a role's mention of an agent, checked once every agent is
@@ -24,42 +24,36 @@ type agentRef struct {
 	implied bool
 }
 
-// readAgents reads agents: name → {command, resume_command}.
-func readAgents(d *diag.Collector, n *yaml.Node, cfg *stages.Config) {
-	if !d.IsMap(n, "agents") {
-		return
+// agents reads agents: name → {command, resume_command}.
+func (r *reader) agents(k settings.Key, _ any, v *yaml.Node, _ string) bool {
+	if !r.d.IsMap(v, "agents") {
+		return false
 	}
-	for _, p := range yamlnode.Pairs(n) {
-		readAgent(d, p, "agents."+p.Key.Value, cfg, fields{})
+	for _, p := range yamlnode.Pairs(v) {
+		r.agent(p, "agents."+p.Key.Value, k.Keys, "agents.*")
 	}
+	return true
 }
 
-// readAgent reads one agent's entry, named where, with its command,
-// resume_command and the extra fields fs.
-func readAgent(d *diag.Collector, p yamlnode.Pair, where string, cfg *stages.Config, fs fields) {
+// agent reads one agent's entry, named where, by its keys ks at path.
+func (r *reader) agent(p yamlnode.Pair, where string, ks []settings.Key, path string) {
+	d := r.d
 	a := &stages.Agent{Name: p.Key.Value, Pos: d.Pos(p.Key)}
-	if _, dup := cfg.Agent(a.Name); dup {
+	if _, dup := r.cfg.Agent(a.Name); dup {
 		d.Errorf(a.Pos, "give each agent one entry", "agent %q is declared twice", a.Name)
 		return
 	}
 	errs := d.Errors()
-	maps.Copy(fs, agentFields(d, a, where))
-	fs.mapping(d, p.Val, where)
+	if d.IsMap(p.Val, where) {
+		r.read(ks, a, yamlnode.Pairs(p.Val), path, where)
+	}
 	if a.Command == "" {
 		if d.Errors() == errs { // else what is wrong with it is said
 			d.Errorf(a.Pos, "write the shell command that starts it, e.g. `command: claude`", "agent %q has no command", a.Name)
 		}
 		return
 	}
-	cfg.Agents = append(cfg.Agents, a)
-}
-
-// agentFields reads an agent's entry, named where, into a.
-func agentFields(d *diag.Collector, a *stages.Agent, where string) fields {
-	return fields{
-		"command":        func(v *yaml.Node) { agentCommand(d, v, where+".command", &a.Command) },
-		"resume_command": func(v *yaml.Node) { agentCommand(d, v, where+".resume_command", &a.ResumeCommand) },
-	}
+	r.cfg.Agents = append(r.cfg.Agents, a)
 }
 
 // agentCommand reads a shell command that starts an agent. It is the
@@ -81,55 +75,45 @@ func agentCommand(d *diag.Collector, v *yaml.Node, what string, dst *string) {
 	}
 }
 
-// readRoles reads roles: role → how its sessions run. It returns the
-// agents the roles name, for checkAgentRefs. c, when not nil, adds the
-// earlier tool's spellings.
-func readRoles(d *diag.Collector, n *yaml.Node, cfg *stages.Config, c *compat) []agentRef {
-	if !d.IsMap(n, "roles") {
-		return nil
+// roles reads roles: role → how its sessions run, noting the agents the
+// roles name for checkAgentRefs.
+func (r *reader) roles(k settings.Key, _ any, v *yaml.Node, _ string) bool {
+	d := r.d
+	if !d.IsMap(v, "roles") {
+		return false
 	}
-	var refs []agentRef
-	for _, p := range yamlnode.Pairs(n) {
-		r := stages.DefaultRoleSessions(stages.Role(p.Key.Value))
-		r.Pos = d.Pos(p.Key)
+	for _, p := range yamlnode.Pairs(v) {
+		rs := settings.RoleDefaults(stages.Role(p.Key.Value))
+		rs.Pos = d.Pos(p.Key)
 		switch {
-		case !r.Role.Agent():
-			d.Tolerate(r.Pos, diag.Tolerable{
+		case !rs.Role.Agent():
+			d.Tolerate(rs.Pos, diag.Tolerable{
 				Hint:   "list the roles of agents here",
-				Msg:    fmt.Sprintf("role %q is not an agent's: its stages have no agent sessions", r.Role),
-				LaxMsg: fmt.Sprintf("role %q is not an agent's: its entry is ignored", r.Role),
+				Msg:    fmt.Sprintf("role %q is not an agent's: its stages have no agent sessions", rs.Role),
+				LaxMsg: fmt.Sprintf("role %q is not an agent's: its entry is ignored", rs.Role),
 			})
 			continue
-		case has(cfg, r.Role):
-			d.Errorf(r.Pos, "give each role one entry", "role %q is declared twice", r.Role)
+		case has(r.cfg, rs.Role):
+			d.Errorf(rs.Pos, "give each role one entry", "role %q is declared twice", rs.Role)
 			continue
 		}
-		where := "roles." + string(r.Role)
-		fs := roleSessionFields(d, r, where, &refs)
-		if c != nil {
-			c.roleFields(d, fs, r, &refs)
+		where := "roles." + string(rs.Role)
+		if d.IsMap(p.Val, where) {
+			r.read(k.Keys, rs, yamlnode.Pairs(p.Val), "roles.*", where)
 		}
-		fs.mapping(d, p.Val, where)
-		cfg.Roles = append(cfg.Roles, r)
+		r.cfg.Roles = append(r.cfg.Roles, rs)
 	}
-	return refs
+	return true
 }
 
-// roleSessionFields reads a role's entry, named where, into r, noting the
-// agents it names in refs.
-func roleSessionFields(d *diag.Collector, r *stages.RoleSessions, where string, refs *[]agentRef) fields {
-	return fields{
-		"agents": func(v *yaml.Node) {
-			for _, at := range agentNodes(d, v) {
-				r.Agents = append(r.Agents, at.Value)
-				*refs = append(*refs, agentRef{role: r.Role, name: at.Value, at: at})
-			}
-		},
-		"fallback":      func(v *yaml.Node) { diag.OneOf(d, v, &r.Fallback, where+".fallback", stages.Fallbacks()...) },
-		"max_restarts":  func(v *yaml.Node) { d.IntAtLeast(v, &r.MaxRestarts, 0, where+".max_restarts") },
-		"stall_after_s": func(v *yaml.Node) { d.DurationAtLeast(v, &r.StallAfter, 0, where+".stall_after_s") },
-		"auto_start":    func(v *yaml.Node) { d.BoolVar(v, &r.AutoStart) },
+// roleAgents reads a role's `agents:`, noting each agent it names.
+func (r *reader) roleAgents(_ settings.Key, parent any, v *yaml.Node, _ string) bool {
+	rs := parent.(*stages.RoleSessions)
+	for _, at := range agentNodes(r.d, v) {
+		rs.Agents = append(rs.Agents, at.Value)
+		r.refs = append(r.refs, agentRef{role: rs.Role, name: at.Value, at: at})
 	}
+	return true
 }
 
 func has(cfg *stages.Config, role stages.Role) bool {
@@ -169,13 +153,6 @@ func checkAgentRefs(d *diag.Collector, cfg *stages.Config, refs []agentRef) {
 	}
 }
 
-// worktreesFields reads worktrees: where issues' worktrees are made.
-func worktreesFields(d *diag.Collector, w *stages.Worktrees) fields {
-	return fields{
-		"dir": func(v *yaml.Node) { worktreesDir(d, v, &w.Dir) },
-	}
-}
-
 // worktreesDir reads the directory template: a path relative to the config
 // file's directory, over {{project}} only.
 func worktreesDir(d *diag.Collector, v *yaml.Node, dst *string) {
@@ -185,7 +162,7 @@ func worktreesDir(d *diag.Collector, v *yaml.Node, dst *string) {
 	}
 	switch {
 	case strings.TrimSpace(dir) == "":
-		d.Errorf(d.Pos(v), "leave it out for the default `"+stages.Defaults().Worktrees.Dir+"`", "worktrees.dir is empty")
+		d.Errorf(d.Pos(v), "leave it out for the default `"+settings.Defaults().Worktrees.Dir+"`", "worktrees.dir is empty")
 		return
 	case strings.HasPrefix(dir, "~"):
 		d.Errorf(d.Pos(v), "write the path in full, or relative to the config file", "worktrees.dir %q starts with `~`, which is not expanded", dir)

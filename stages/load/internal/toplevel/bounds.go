@@ -7,69 +7,81 @@ import (
 
 	"github.com/agenttree/agenttree/stages"
 	"github.com/agenttree/agenttree/stages/load/internal/diag"
+	"github.com/agenttree/agenttree/stages/load/internal/yamlnode"
+	"github.com/agenttree/agenttree/stages/settings"
 )
 
-// readCIPolling reads ci_polling: how the controller waits for CI. Its
+// ciPolling reads ci_polling: how the controller waits for CI. Its
 // intervals stand in order, min_interval_s ≤ poll_interval_s ≤
 // max_interval_s.
-func readCIPolling(d *diag.Collector, n *yaml.Node, c *stages.CIPolling) {
-	floor := bound[time.Duration]{key: "min_interval_s", val: &c.MinInterval}
-	start := bound[time.Duration]{key: "poll_interval_s", val: &c.PollInterval}
-	ceiling := bound[time.Duration]{key: "max_interval_s", val: &c.MaxInterval}
-	ciPollingFields(d, c, &floor, &start, &ceiling).mapping(d, n, "ci_polling")
-	ascending(d, "ci_polling", "the interval starts at poll_interval_s and adapts between min_interval_s and max_interval_s",
-		&floor, &start, &ceiling)
-}
-
-// ciPollingFields reads ci_polling's keys into c, noting in floor, start
-// and ceiling where its intervals are set.
-func ciPollingFields(d *diag.Collector, c *stages.CIPolling, floor, start, ceiling *bound[time.Duration]) fields {
-	return fields{
-		"timeout_s": func(v *yaml.Node) { d.DurationVar(v, &c.Timeout) },
-		"min_interval_s": func(v *yaml.Node) {
-			floor.read(v, d.DurationAtLeast(v, &c.MinInterval, time.Second, "ci_polling.min_interval_s"))
-		},
-		"poll_interval_s":   func(v *yaml.Node) { start.read(v, d.PositiveDurationVar(v, &c.PollInterval)) },
-		"max_interval_s":    func(v *yaml.Node) { ceiling.read(v, d.PositiveDurationVar(v, &c.MaxInterval)) },
-		"new_run_timeout_s": func(v *yaml.Node) { d.DurationVar(v, &c.NewRunTimeout) },
-		"max_retries":       func(v *yaml.Node) { d.IntAtLeast(v, &c.MaxRetries, 0, "ci_polling.max_retries") },
-		"on_failure":        func(v *yaml.Node) { c.OnFailure = readCIFailure(d, v) },
+func (r *reader) ciPolling(k settings.Key, parent any, v *yaml.Node, name string) bool {
+	set := r.section(k, parent, v, "ci_polling", name)
+	if set == nil {
+		return false
 	}
+	c := k.Field(parent).(*stages.CIPolling)
+	ascending(r.d, "ci_polling", "the interval starts at poll_interval_s and adapts between min_interval_s and max_interval_s",
+		&bound[time.Duration]{key: "min_interval_s", val: &c.MinInterval, at: set["min_interval_s"]},
+		&bound[time.Duration]{key: "poll_interval_s", val: &c.PollInterval, at: set["poll_interval_s"]},
+		&bound[time.Duration]{key: "max_interval_s", val: &c.MaxInterval, at: set["max_interval_s"]})
+	return true
 }
 
-// controllerFields reads controller: the tick of `agenttree controller`
-// and how many issues it works on at once.
-func controllerFields(d *diag.Collector, c *stages.Controller) fields {
-	return fields{
-		"interval_s":  func(v *yaml.Node) { d.DurationAtLeast(v, &c.Interval, time.Second, "controller.interval_s") },
-		"concurrency": func(v *yaml.Node) { d.IntAtLeast(v, &c.Concurrency, 1, "controller.concurrency") },
+// ciFailure reads ci_polling.on_failure: what a CI failure does where
+// the hook that waits for CI says nothing of its own (docs/CONFIG.md,
+// "Spellings from the design notes"). It is an action; a stage to step
+// back to belongs to a stage or a hook, which a bare name is read from.
+func (r *reader) ciFailure(k settings.Key, parent any, v *yaml.Node, name string) bool {
+	d := r.d
+	if v.Kind == yaml.MappingNode {
+		d.Errorf(d.Pos(v), "write `ci_polling: {on_failure: step_back}` (it goes to the nearest earlier stage where an agent works), "+
+			"or name the stage on the stage that waits for CI: `on_failure: {step_back_to: STAGE}`",
+			"ci_polling.on_failure is an action (step_back, escalate, fail or ignore), not a stage to step back to")
+		return false
 	}
+	var a string
+	diag.OneOf(d, v, &a, name+" action", k.Enum...)
+	if a == "" {
+		return false
+	}
+	*k.Field(parent).(**stages.FailurePolicy) = &stages.FailurePolicy{Pos: d.Pos(v), Action: stages.FailureAction(a)}
+	return true
 }
 
-// readCircuitBreaker reads circuit_breaker: how many step backs without
+// circuitBreaker reads circuit_breaker: how many step backs without
 // progress half-open and open it, and how many with the same failure
 // open it.
-func readCircuitBreaker(d *diag.Collector, n *yaml.Node, b *stages.CircuitBreaker) {
-	half := bound[int]{key: "half_open_after", val: &b.HalfOpenAfter}
-	open := bound[int]{key: "no_progress_threshold", val: &b.NoProgress}
-	breakerFields(d, b, &half, &open).mapping(d, n, "circuit_breaker")
-	ascending(d, "circuit_breaker", "the breaker half-opens before it opens", &half, &open)
+func (r *reader) circuitBreaker(k settings.Key, parent any, v *yaml.Node, name string) bool {
+	set := r.section(k, parent, v, "circuit_breaker", name)
+	if set == nil {
+		return false
+	}
+	breakerOrder(r.d, k.Field(parent).(*stages.CircuitBreaker), set)
+	return true
 }
 
-// breakerFields reads circuit_breaker's keys into b, noting in half and
-// open where its thresholds are set.
-func breakerFields(d *diag.Collector, b *stages.CircuitBreaker, half, open *bound[int]) fields {
-	return fields{
-		"half_open_after": func(v *yaml.Node) {
-			half.read(v, d.IntAtLeast(v, &b.HalfOpenAfter, 1, "circuit_breaker.half_open_after"))
-		},
-		"no_progress_threshold": func(v *yaml.Node) {
-			open.read(v, d.IntAtLeast(v, &b.NoProgress, 1, "circuit_breaker.no_progress_threshold"))
-		},
-		"same_error_threshold": func(v *yaml.Node) {
-			d.IntAtLeast(v, &b.SameError, 1, "circuit_breaker.same_error_threshold")
-		},
+// StageBreaker reads a stage's circuit_breaker: its own thresholds over
+// the top level's, 0 where it keeps the top level's. Its two thresholds
+// stand in order when it sets both; one it sets alone is put in order
+// with the inherited one where the issue is (policy.Thresholds).
+func StageBreaker(d *diag.Collector, n *yaml.Node) *stages.CircuitBreaker {
+	if !d.IsMap(n, "circuit_breaker") {
+		return nil
 	}
+	b := &stages.CircuitBreaker{}
+	r := &reader{d: d}
+	set := r.read(settings.BreakerKeys(), b, yamlnode.Pairs(n), "", "circuit_breaker")
+	if set["half_open_after"] != nil && set["no_progress_threshold"] != nil {
+		breakerOrder(d, b, set)
+	}
+	return b
+}
+
+// breakerOrder checks that the breaker half-opens before it opens.
+func breakerOrder(d *diag.Collector, b *stages.CircuitBreaker, set map[string]*yaml.Node) {
+	ascending(d, "circuit_breaker", "the breaker half-opens before it opens",
+		&bound[int]{key: "half_open_after", val: &b.HalfOpenAfter, at: set["half_open_after"]},
+		&bound[int]{key: "no_progress_threshold", val: &b.NoProgress, at: set["no_progress_threshold"]})
 }
 
 // bound is a setting of a section that must stand in order with others:
@@ -79,13 +91,6 @@ type bound[T int | time.Duration] struct {
 	key string
 	val *T
 	at  *yaml.Node
-}
-
-// read notes that the file set the value at n, when it could be read.
-func (b *bound[T]) read(n *yaml.Node, ok bool) {
-	if ok {
-		b.at = n
-	}
 }
 
 // ascending checks that bs do not decrease. A default the file left makes

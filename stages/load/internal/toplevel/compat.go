@@ -6,90 +6,84 @@ import (
 	"github.com/agenttree/agenttree/stages"
 	"github.com/agenttree/agenttree/stages/load/internal/diag"
 	"github.com/agenttree/agenttree/stages/load/internal/yamlnode"
+	"github.com/agenttree/agenttree/stages/settings"
 )
 
 // The earlier Python agenttree declared its agents as `tools:` (name →
 // command), chose one with `default_tool:` or a role's `tool:`, and put
 // worktrees in `worktrees_dir:`. In its files these say what `agents:`,
 // `roles: {R: {agents: [...]}}` and `worktrees: {dir}` say; what it had
-// no equivalent for is reported and ignored.
+// no equivalent for is reported and ignored. Their keys are declared
+// Compat, so only a file of its form reaches these readers.
 
-// compat is what the earlier tool's spellings add to the top-level
-// readers; its defaultTool is applied once every key is read.
-type compat struct {
-	defaultTool *yaml.Node
+// tools reads tools: name → {command, startup_prompt, skip_permissions}
+// as agents. (Of the keys an agent does not have, those that change
+// nothing, `startup_prompt`, the map form's shaping drops.)
+func (r *reader) tools(k settings.Key, _ any, v *yaml.Node, _ string) bool {
+	if !r.d.IsMap(v, "tools") {
+		return false
+	}
+	for _, p := range yamlnode.Pairs(v) {
+		r.agent(p, "tools."+p.Key.Value, k.Keys, "tools.*")
+	}
+	return true
 }
 
-// fields adds the earlier tool's top-level keys to fs.
-func (c *compat) fields(d *diag.Collector, fs fields, cfg *stages.Config) {
-	fs["tools"] = func(v *yaml.Node) { readTools(d, v, cfg) }
-	fs["default_tool"] = func(v *yaml.Node) {
-		var name string
-		if d.StringVar(v, &name) {
-			c.defaultTool = v
-		}
-	}
-	fs["worktrees_dir"] = func(v *yaml.Node) { worktreesDir(d, v, &cfg.Worktrees.Dir) }
+// skipPermissions reports a tool's skip_permissions, which changes what
+// the agent does and is not read.
+func (r *reader) skipPermissions(_ settings.Key, _ any, v *yaml.Node, name string) bool {
+	r.d.Warnf(r.d.Pos(v), "write the agent's own flag into `command`, e.g. `command: claude --dangerously-skip-permissions`",
+		"%s is not read", name)
+	return true
 }
 
-// readTools reads tools: name → {command, startup_prompt,
-// skip_permissions} as agents.
-func readTools(d *diag.Collector, n *yaml.Node, cfg *stages.Config) {
-	if !d.IsMap(n, "tools") {
-		return
+// defaultToolOf notes `default_tool:`, applied once every key is read.
+func (r *reader) defaultToolOf(_ settings.Key, _ any, v *yaml.Node, _ string) bool {
+	var name string
+	if !r.d.StringVar(v, &name) {
+		return false
 	}
-	for _, p := range yamlnode.Pairs(n) {
-		where := "tools." + p.Key.Value
-		readAgent(d, p, where, cfg, toolFields(d, where))
-	}
+	r.defaultTool = v
+	return true
 }
 
-// toolFields are the keys of a tool, named where, that an agent does not
-// have and whose loss changes what the agent does: each is reported and
-// ignored. (Those that change nothing, `startup_prompt`, the map form's
-// shaping drops.)
-func toolFields(d *diag.Collector, where string) fields {
-	return fields{
-		"skip_permissions": func(v *yaml.Node) {
-			d.Warnf(d.Pos(v), "write the agent's own flag into `command`, e.g. `command: claude --dangerously-skip-permissions`",
-				"%s.skip_permissions is not read", where)
-		},
+// roleTool reads a role's `tool:`, a list of one agent.
+func (r *reader) roleTool(_ settings.Key, parent any, v *yaml.Node, _ string) bool {
+	rs := parent.(*stages.RoleSessions)
+	var name string
+	if !r.d.StringVar(v, &name) {
+		return false
 	}
+	rs.Agents = append(rs.Agents, name)
+	r.refs = append(r.refs, agentRef{role: rs.Role, name: name, at: v, implied: true})
+	return true
 }
 
-// roleFields adds the earlier tool's role keys: `tool:` is a list of one
-// agent; a per-role `container:` has no equivalent.
-func (c *compat) roleFields(d *diag.Collector, fs fields, r *stages.RoleSessions, refs *[]agentRef) {
-	fs["tool"] = func(v *yaml.Node) {
-		var name string
-		if d.StringVar(v, &name) {
-			r.Agents = append(r.Agents, name)
-			*refs = append(*refs, agentRef{role: r.Role, name: name, at: v, implied: true})
-		}
-	}
-	fs["container"] = func(v *yaml.Node) {
-		d.Warnf(d.Pos(v), "agents' sandbox is set for every role at the top level, e.g. `sandbox: docker:IMAGE`",
-			"roles.%s.container is not read", r.Role)
-	}
+// roleContainer reports a role's `container:`, which has no equivalent.
+func (r *reader) roleContainer(_ settings.Key, _ any, v *yaml.Node, name string) bool {
+	r.d.Warnf(r.d.Pos(v), "agents' sandbox is set for every role at the top level, e.g. `sandbox: docker:IMAGE`",
+		"%s is not read", name)
+	return true
 }
 
-// finish gives default_tool to the agent roles that name no agent, and to
-// the developer when no role is declared for it, as the earlier tool did;
-// then declares the tools named that `tools:` does not.
-func (c *compat) finish(d *diag.Collector, cfg *stages.Config, refs *[]agentRef) {
-	if c.defaultTool != nil {
-		name := c.defaultTool.Value
+// finishCompat gives default_tool to the agent roles that name no agent,
+// and to the developer when no role is declared for it, as the earlier
+// tool did; then declares the tools named that `tools:` does not.
+func (r *reader) finishCompat() {
+	cfg := r.cfg
+	if r.defaultTool != nil {
+		name := r.defaultTool.Value
 		if !has(cfg, stages.RoleDeveloper) {
-			cfg.Roles = append(cfg.Roles, stages.DefaultRoleSessions(stages.RoleDeveloper))
+			cfg.Roles = append(cfg.Roles, settings.RoleDefaults(stages.RoleDeveloper))
 		}
-		for _, r := range cfg.Roles {
-			if len(r.Agents) == 0 {
-				r.Agents = []string{name}
-				*refs = append(*refs, agentRef{role: r.Role, name: name, at: c.defaultTool, implied: true})
+		for _, rs := range cfg.Roles {
+			if len(rs.Agents) == 0 {
+				rs.Agents = []string{name}
+				r.refs = append(r.refs, agentRef{role: rs.Role, name: name, at: r.defaultTool, implied: true})
 			}
 		}
 	}
-	impliedTools(d, cfg, *refs)
+	impliedTools(r.d, cfg, r.refs)
 }
 
 // impliedTools declares each tool a role's `tool:` or `default_tool:`

@@ -10,6 +10,7 @@ import (
 	"github.com/agenttree/agenttree/stages"
 	"github.com/agenttree/agenttree/stages/load/internal/diag"
 	"github.com/agenttree/agenttree/stages/load/internal/ledger"
+	"github.com/agenttree/agenttree/stages/settings"
 )
 
 // controllerVars are what the controller adds to the message variables in
@@ -17,32 +18,18 @@ import (
 // command): the project, and the role of the stage the issue is in.
 var controllerVars = []string{"project", "role"}
 
-// tmuxFields reads tmux: where agents' sessions are, and the session of
-// the person told when they are needed.
-func tmuxFields(d *diag.Collector, led *ledger.Ledger, t *stages.Tmux) fields {
-	return fields{
-		"session": func(v *yaml.Node) { sessionTemplate(d, led, v, &t.Session) },
-		"socket":  func(v *yaml.Node) { socketPath(d, v, &t.Socket) },
-		"manager": func(v *yaml.Node) { managerSession(d, v, &t.Manager) },
+// notifyCommand reads notify.command: the command people are told by.
+func notifyCommand(d *diag.Collector, led *ledger.Ledger, v *yaml.Node, dst *string) {
+	var cmd string
+	if !d.StringVar(v, &cmd) {
+		return
 	}
-}
-
-// notifyFields reads notify: the command people are told by.
-func notifyFields(d *diag.Collector, led *ledger.Ledger, nt *stages.Notify) fields {
-	return fields{
-		"command": func(v *yaml.Node) {
-			var cmd string
-			if !d.StringVar(v, &cmd) {
-				return
-			}
-			if strings.TrimSpace(cmd) == "" {
-				d.Errorf(d.Pos(v), "leave `notify` out to tell people by tmux and the log only", "notify.command is empty")
-				return
-			}
-			led.Template(d.Pos(v), cmd, "notify.command", controllerVars...)
-			nt.Command = cmd
-		},
+	if strings.TrimSpace(cmd) == "" {
+		d.Errorf(d.Pos(v), "leave `notify` out to tell people by tmux and the log only", "notify.command is empty")
+		return
 	}
+	led.Template(d.Pos(v), cmd, "notify.command", controllerVars...)
+	*dst = cmd
 }
 
 // sessionTemplate reads the template agents' sessions are named by. Each
@@ -54,7 +41,7 @@ func sessionTemplate(d *diag.Collector, led *ledger.Ledger, v *yaml.Node, dst *s
 		return
 	}
 	if !slices.Contains(stages.Placeholders(tmpl), "issue_id") {
-		d.Warnf(d.Pos(v), "add {{issue_id}}, as in the default `"+stages.Defaults().Tmux.Session+"`",
+		d.Warnf(d.Pos(v), "add {{issue_id}}, as in the default `"+settings.Defaults().Tmux.Session+"`",
 			"tmux.session %q does not use {{issue_id}}: the agents of different issues would share a session", tmpl)
 	}
 	led.Template(d.Pos(v), tmpl, "tmux.session", controllerVars...)

@@ -1,12 +1,16 @@
 // Package toplevel reads the settings at the top of a config file, all but
 // its stages and flows, over the defaults: the forge, how the controller
-// polls, ticks and gives up, and where agents and people are told.
+// polls, ticks and gives up, and where agents and people are told. It
+// reads them by their declaration (package stages/settings): each key
+// into the field the declaration binds, checked against its type, its
+// values and its least value; the keys that need more than that have
+// readers of their own here (ownReaders).
 package toplevel
 
 import (
-	"maps"
+	"reflect"
 	"slices"
-	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -14,22 +18,147 @@ import (
 	"github.com/agenttree/agenttree/stages/load/internal/diag"
 	"github.com/agenttree/agenttree/stages/load/internal/ledger"
 	"github.com/agenttree/agenttree/stages/load/internal/yamlnode"
+	"github.com/agenttree/agenttree/stages/settings"
 )
 
-// fields reads a mapping of settings: the reader of each key.
-type fields map[string]func(v *yaml.Node)
+// shaped are the top-level keys read before the settings, as they give
+// the file its shape; known here for suggestions.
+var shaped = []string{"stages", "flows", "default_flow"}
 
-// read reads ps with fs, reporting keys fs does not know; shaped are keys
-// read elsewhere, known for suggestions.
-func (fs fields) read(d *diag.Collector, ps []yamlnode.Pair, where string, shaped ...string) {
+// ownReader reads the value v of the key k, named name, into parent, the
+// struct that holds k; it reports whether it could.
+type ownReader func(k settings.Key, parent any, v *yaml.Node, name string) bool
+
+// reader reads the settings of one file.
+type reader struct {
+	d   *diag.Collector
+	led *ledger.Ledger
+	cfg *stages.Config
+	// own are the keys read by more than their type, by path: the dotted
+	// keys from the top, with `*` for the entry of a mapping of names
+	// ("tmux.session", "roles.*.agents").
+	own map[string]ownReader
+	// refs are the agents the roles name, checked once every agent is
+	// read; defaultTool is the earlier tool's `default_tool:`.
+	refs        []agentRef
+	defaultTool *yaml.Node
+}
+
+// Read reads the settings at the top of the file over the defaults:
+// everything but the stages and flows. Its templates go to led, checked
+// once every hook's outputs are known.
+func Read(d *diag.Collector, led *ledger.Ledger, pairs []yamlnode.Pair) *stages.Config {
+	r := &reader{d: d, led: led, cfg: settings.Defaults()}
+	r.own = r.ownReaders()
+	if d.Lax {
+		// The earlier tool kept its PRs on GitHub and nowhere else: its
+		// files say no `forge:`, and mean GitHub (docs/CONFIG.md).
+		r.cfg.Forge = stages.ForgeGitHub
+	}
+	r.read(settings.TopLevel(), r.cfg, pairs, "", "the top level", shaped...)
+	if d.Lax {
+		r.finishCompat()
+	}
+	checkAgentRefs(d, r.cfg, r.refs)
+	return r.cfg
+}
+
+// read reads the pairs ps of the mapping at path, named where, into
+// parent by the declaration ks, reporting keys it does not declare;
+// shaped are keys read elsewhere, known for suggestions. It returns the
+// values it could read, by key.
+func (r *reader) read(ks []settings.Key, parent any, ps []yamlnode.Pair, path, where string, shaped ...string) map[string]*yaml.Node {
+	set := map[string]*yaml.Node{}
 	for _, p := range ps {
-		if read, ok := fs[p.Key.Value]; ok {
-			d.Name(p.Val, settingName(where, p.Key.Value))
-			read(p.Val)
+		i := slices.IndexFunc(ks, func(k settings.Key) bool { return k.Name == p.Key.Value && r.reads(k, path) })
+		if i < 0 {
+			r.d.UnknownKey(p.Key, where, append(r.known(ks, path), shaped...), "")
 			continue
 		}
-		d.UnknownKey(p.Key, where, append(slices.Collect(maps.Keys(fs)), shaped...), "")
+		name := settingName(where, p.Key.Value)
+		r.d.Name(p.Val, name)
+		if r.value(ks[i], parent, p.Val, join(path, ks[i].Name), name) {
+			set[ks[i].Name] = p.Val
+		}
 	}
+	return set
+}
+
+// reads reports whether the key k at path is read here, in this file's
+// form: the earlier tool's spellings only in its form, and not the keys
+// read elsewhere.
+func (r *reader) reads(k settings.Key, path string) bool {
+	if k.Compat && !r.d.Lax {
+		return false
+	}
+	_, own := r.own[join(path, k.Name)]
+	return own || k.Field != nil
+}
+
+// known lists the keys of ks read at path.
+func (r *reader) known(ks []settings.Key, path string) []string {
+	var out []string
+	for _, k := range ks {
+		if r.reads(k, path) {
+			out = append(out, k.Name)
+		}
+	}
+	return out
+}
+
+// value reads v, the value of the key k at path named name, into the
+// field of parent the declaration binds.
+func (r *reader) value(k settings.Key, parent any, v *yaml.Node, path, name string) bool {
+	if own, ok := r.own[path]; ok {
+		return own(k, parent, v, name)
+	}
+	d, field := r.d, k.Field(parent)
+	switch k.Type {
+	case settings.TypeSection:
+		if !d.IsMap(v, name) {
+			return false
+		}
+		r.read(k.Keys, field, yamlnode.Pairs(v), path, name)
+		return true
+	case settings.TypeString:
+		return d.StringVar(v, field.(*string))
+	case settings.TypeBool:
+		return d.BoolVar(v, field.(*bool))
+	case settings.TypeList:
+		return d.StringsVar(v, field.(*[]string))
+	case settings.TypeEnvNames:
+		return d.EnvNamesVar(v, name, field.(*[]string))
+	case settings.TypeInt:
+		if least, ok := k.MinInt(); ok {
+			return d.IntAtLeast(v, field.(*int), least, name)
+		}
+		return d.IntVar(v, field.(*int))
+	case settings.TypeDuration:
+		if k.Positive {
+			return d.PositiveDurationVar(v, field.(*time.Duration))
+		}
+		if least, ok := k.MinDuration(); ok {
+			return d.DurationAtLeast(v, field.(*time.Duration), least, name)
+		}
+		return d.DurationVar(v, field.(*time.Duration))
+	case settings.TypeEnum:
+		var s string
+		errs := d.Errors()
+		diag.OneOf(d, v, &s, name, k.Enum...)
+		if s != "" {
+			reflect.ValueOf(field).Elem().SetString(s)
+		}
+		return d.Errors() == errs
+	}
+	panic("toplevel: no reader for " + path + " of type " + string(k.Type))
+}
+
+// join is the path of key in the mapping at path.
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
 }
 
 // settingName is the dotted name of key in where: `ci_polling.max_retries`.
@@ -40,130 +169,12 @@ func settingName(where, key string) string {
 	return where + "." + key
 }
 
-// mapping reads the mapping n, named what, with fs.
-func (fs fields) mapping(d *diag.Collector, n *yaml.Node, what string) {
-	if d.IsMap(n, what) {
-		fs.read(d, yamlnode.Pairs(n), what)
+// section reads v, the mapping of the section k named name, into parent's
+// field, returning the values it could read, by key; nil when v is not a
+// mapping.
+func (r *reader) section(k settings.Key, parent any, v *yaml.Node, path, name string) map[string]*yaml.Node {
+	if !r.d.IsMap(v, name) {
+		return nil
 	}
-}
-
-// shaped are the top-level keys read before the settings, as they give
-// the file its shape; known here for suggestions.
-var shaped = []string{"stages", "flows", "default_flow"}
-
-// Read reads the settings at the top of the file over the
-// defaults: everything but the stages and flows. Its templates go to led,
-// checked once every hook's outputs are known.
-func Read(d *diag.Collector, led *ledger.Ledger, settings []yamlnode.Pair) *stages.Config {
-	cfg := stages.Defaults()
-	var refs []agentRef
-	var c *compat
-	if d.Lax {
-		c = &compat{}
-		// The earlier tool kept its PRs on GitHub and nowhere else: its
-		// files say no `forge:`, and mean GitHub (docs/CONFIG.md).
-		cfg.Forge = stages.ForgeGitHub
-	}
-	topFields(d, led, cfg, c, &refs).read(d, settings, "the top level", shaped...)
-	if c != nil {
-		c.finish(d, cfg, &refs)
-	}
-	checkAgentRefs(d, cfg, refs)
-	return cfg
-}
-
-// topFields reads the keys of the top level into cfg; c, when not nil,
-// adds the earlier tool's spellings. The roles read note the agents they
-// name in refs.
-func topFields(d *diag.Collector, led *ledger.Ledger, cfg *stages.Config, c *compat, refs *[]agentRef) fields {
-	fs := fields{
-		"project":             func(v *yaml.Node) { d.StringVar(v, &cfg.Project) },
-		"default_branch":      func(v *yaml.Node) { d.StringVar(v, &cfg.DefaultBranch) },
-		"forge":               func(v *yaml.Node) { diag.OneOf(d, v, &cfg.Forge, "forge", stages.ForgeGitHub, stages.ForgeLocal) },
-		"allow_self_approval": func(v *yaml.Node) { d.BoolVar(v, &cfg.AllowSelfApprove) },
-		"ci_polling":          func(v *yaml.Node) { readCIPolling(d, v, &cfg.CIPolling) },
-		"conflict_handling":   func(v *yaml.Node) { conflictFields(d, &cfg.Conflicts).mapping(d, v, "conflict_handling") },
-		"ci":                  func(v *yaml.Node) { ciFields(d, &cfg.CI).mapping(d, v, "ci") },
-		"github":              func(v *yaml.Node) { githubFields(d, &cfg.GitHub).mapping(d, v, "github") },
-		"controller":          func(v *yaml.Node) { controllerFields(d, &cfg.Controller).mapping(d, v, "controller") },
-		"circuit_breaker":     func(v *yaml.Node) { readCircuitBreaker(d, v, &cfg.CircuitBreaker) },
-		"tmux":                func(v *yaml.Node) { tmuxFields(d, led, &cfg.Tmux).mapping(d, v, "tmux") },
-		"notify":              func(v *yaml.Node) { notifyFields(d, led, &cfg.Notify).mapping(d, v, "notify") },
-		"sandbox":             func(v *yaml.Node) { readSandbox(d, v, &cfg.Sandbox) },
-		"agent_create": func(v *yaml.Node) {
-			cfg.AgentCreate.Pos = d.Pos(v)
-			agentCreateFields(d, &cfg.AgentCreate).mapping(d, v, "agent_create")
-		},
-		"agents":    func(v *yaml.Node) { readAgents(d, v, cfg) },
-		"worktrees": func(v *yaml.Node) { worktreesFields(d, &cfg.Worktrees).mapping(d, v, "worktrees") },
-		"roles":     func(v *yaml.Node) { *refs = readRoles(d, v, cfg, c) },
-	}
-	if c != nil {
-		c.fields(d, fs, cfg)
-	}
-	return fs
-}
-
-func conflictFields(d *diag.Collector, c *stages.ConflictHandling) fields {
-	return fields{
-		"auto_rebase":          func(v *yaml.Node) { d.BoolVar(v, &c.AutoRebase) },
-		"notify_on_rebase":     func(v *yaml.Node) { d.BoolVar(v, &c.NotifyOnRebase) },
-		"max_conflict_retries": func(v *yaml.Node) { d.IntVar(v, &c.MaxConflictRetries) },
-	}
-}
-
-func ciFields(d *diag.Collector, ci *stages.CI) fields {
-	return fields{
-		"command":      func(v *yaml.Node) { d.StringVar(v, &ci.Command) },
-		"timeout_s":    func(v *yaml.Node) { d.DurationVar(v, &ci.Timeout) },
-		"env":          func(v *yaml.Node) { d.EnvNamesVar(v, "ci.env", &ci.Env) },
-		"max_parallel": func(v *yaml.Node) { d.IntAtLeast(v, &ci.MaxParallel, 0, "ci.max_parallel") },
-	}
-}
-
-func githubFields(d *diag.Collector, g *stages.GitHub) fields {
-	return fields{
-		"repo": func(v *yaml.Node) { githubRepo(d, v, &g.Repo) },
-		"host": func(v *yaml.Node) { d.StringVar(v, &g.Host) },
-	}
-}
-
-func agentCreateFields(d *diag.Collector, a *stages.AgentCreate) fields {
-	return fields{
-		"flows": func(v *yaml.Node) { d.StringsVar(v, &a.Flows) },
-		"vars":  func(v *yaml.Node) { d.StringsVar(v, &a.Vars) },
-	}
-}
-
-// readSandbox reads none, user:NAME, docker:IMAGE or podman:IMAGE.
-func readSandbox(d *diag.Collector, n *yaml.Node, dst *stages.Sandbox) {
-	var text string
-	if !d.StringVar(n, &text) {
-		return
-	}
-	kind, name, _ := strings.Cut(text, ":")
-	switch stages.SandboxKind(kind) {
-	case stages.SandboxNone:
-		if name == "" {
-			*dst = stages.Sandbox{Kind: stages.SandboxNone}
-			return
-		}
-	case stages.SandboxUser, stages.SandboxDocker, stages.SandboxPodman:
-		if name != "" {
-			*dst = stages.Sandbox{Kind: stages.SandboxKind(kind), Name: name}
-			return
-		}
-	}
-	d.Errorf(d.Pos(n), "write `none`, `user:NAME` (agents run as another OS user), `docker:IMAGE` or `podman:IMAGE`", "bad sandbox %q", text)
-}
-
-// githubRepo reads OWNER/NAME.
-func githubRepo(d *diag.Collector, n *yaml.Node, dst *string) {
-	if !d.StringVar(n, dst) {
-		return
-	}
-	owner, name, ok := strings.Cut(*dst, "/")
-	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
-		d.Errorf(d.Pos(n), "write it as OWNER/NAME, e.g. `repo: octo/app`", "bad github.repo %q", *dst)
-	}
+	return r.read(k.Keys, k.Field(parent), yamlnode.Pairs(v), path, name)
 }
