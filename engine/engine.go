@@ -37,13 +37,36 @@ type Engine struct {
 	notices  *notice.Book
 }
 
-// New returns an engine over cfg and store.
-func New(cfg *stages.Config, store *issues.Store, reg *hooks.Registry, log *slog.Logger) *Engine {
+// Option sets what an engine works with besides its config, store and
+// hooks, when New makes it.
+type Option func(*Engine)
+
+// WithForge is where PRs live (Engine.Forge).
+func WithForge(f forge.Forge) Option { return func(e *Engine) { e.Forge = f } }
+
+// WithGit opens git in a work tree, for the PR hooks (Engine.Git).
+func WithGit(open func(dir string) hooks.Git) Option { return func(e *Engine) { e.Git = open } }
+
+// WithWorkDir is the git work tree hooks run in, when it is not the
+// directory of the config ("" keeps that).
+func WithWorkDir(dir string) Option {
+	return func(e *Engine) {
+		if dir != "" {
+			e.WorkDir = dir
+		}
+	}
+}
+
+// New returns an engine over cfg and store, with reg's hooks.
+func New(cfg *stages.Config, store *issues.Store, reg *hooks.Registry, log *slog.Logger, opts ...Option) *Engine {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	e := &Engine{Config: cfg, Store: store, Hooks: reg, Log: log, WorkDir: filepath.Dir(cfg.File), maxChain: 8,
 		machines: map[*stages.Flow]*machine.Machine{}}
+	for _, o := range opts {
+		o(e)
+	}
 	e.notices = &notice.Book{Config: cfg, IssueDir: store.Dir, SkillsDir: filepath.Join(store.Root(), "skills"),
 		Instructions: e.Instructions, Vars: e.instructionVars}
 	return e

@@ -20,7 +20,7 @@ import (
 
 // engineWith is an engine over text with the hooks of reg and `note`, a
 // hook that passes saying its text.
-func engineWith(t *testing.T, text string, reg *hooks.Registry) *engine.Engine {
+func engineWith(t *testing.T, text string, reg *hooks.Registry, opts ...engine.Option) *engine.Engine {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, stages.FileName)
@@ -33,7 +33,7 @@ func engineWith(t *testing.T, text string, reg *hooks.Registry) *engine.Engine {
 	require.NoError(t, err)
 	store, err := issues.Open(filepath.Join(dir, "_agenttree"))
 	require.NoError(t, err)
-	return engine.New(cfg, store, reg, nil)
+	return engine.New(cfg, store, reg, nil, opts...)
 }
 
 // What the hooks said comes out in the order they ran: completion, then
@@ -183,9 +183,9 @@ stages:
 // Approving an issue without a PR does not open the forge (a lazily
 // opened one may need a token the person does not have at hand).
 func TestApprovingWithoutAPRLeavesTheForgeClosed(t *testing.T) {
-	e := engineWith(t, "stages:\n  - name: review\n    human_review: true\n  - name: done\n    terminal: completion\n", registry())
 	opened := 0
-	e.Forge = forge.Lazy(func() (forge.Forge, error) { opened++; return nil, errors.New("no token") })
+	e := engineWith(t, "stages:\n  - name: review\n    human_review: true\n  - name: done\n    terminal: completion\n", registry(),
+		engine.WithForge(forge.Lazy(func() (forge.Forge, error) { opened++; return nil, errors.New("no token") })))
 	iss := create(t, e, "review", nil)
 	_, err := e.Approve(context.Background(), iss.ID, human, true)
 	require.NoError(t, err)

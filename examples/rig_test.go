@@ -93,14 +93,13 @@ func openEngine(ctx context.Context, path string) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := engine.New(cfg, store, reg, nil)
-	e.Forge, err = local.New(ctx, local.Options{StateDir: stateDir, RepoDir: filepath.Dir(path), DefaultBranch: cfg.DefaultBranch,
+	f, err := local.New(ctx, local.Options{StateDir: stateDir, RepoDir: filepath.Dir(path), DefaultBranch: cfg.DefaultBranch,
 		Project: cfg.Project, CICommand: cfg.CI.Command, CITimeout: cfg.CI.Timeout, CIMaxParallel: cfg.CI.MaxParallel})
 	if err != nil {
 		return nil, err
 	}
-	e.Git = func(dir string) hooks.Git { return &gitx.Repo{Dir: dir} }
-	return e, nil
+	return engine.New(cfg, store, reg, nil, engine.WithForge(f),
+		engine.WithGit(func(dir string) hooks.Git { return &gitx.Repo{Dir: dir} })), nil
 }
 
 // create makes an issue on flow ("" for the default) as a person.

@@ -125,10 +125,8 @@ func openEngine(config string, f forge.Forge) (*engine.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := engine.New(cfg, store, reg, nil)
-	e.Forge = f
-	e.Git = func(dir string) hooks.Git { return &gitx.Repo{Dir: dir} }
-	return e, nil
+	return engine.New(cfg, store, reg, nil, engine.WithForge(f),
+		engine.WithGit(func(dir string) hooks.Git { return &gitx.Repo{Dir: dir} })), nil
 }
 
 // addWaiting places an issue at pr_ready whose PR is open on the fake,

@@ -115,13 +115,9 @@ func (a *App) Engine() (*engine.Engine, error) {
 	for _, w := range store.Warnings() {
 		fmt.Fprintln(a.ErrOut, "warning:", w)
 	}
-	e := engine.New(cfg, store, reg, a.Logger())
-	if a.WorkDir != "" {
-		e.WorkDir = a.WorkDir // hooks check the work tree the command ran in
-	}
-	e.Forge = a.openForge(cfg, stateDir)
-	e.Git = openGit
-	return e, nil
+	// Hooks check the work tree the command ran in.
+	return engine.New(cfg, store, reg, a.Logger(), engine.WithWorkDir(a.WorkDir),
+		engine.WithForge(a.openForge(cfg, stateDir)), engine.WithGit(openGit)), nil
 }
 
 // EngineFor parses an issue id argument, then opens the engine.
