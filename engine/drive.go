@@ -62,7 +62,7 @@ func (t *transition) drive(iss *issues.Issue, from *stages.Node, want hop, gated
 			return j
 		}
 		h = j.gate.hop
-		if h.to == want.to && h.kind == want.kind {
+		if h.to.Path == want.to.Path && h.kind == want.kind {
 			// The move as decided: with its reason, and the outputs of the
 			// gate's hooks over those of the move asked for (a person's
 			// approval), which its write keeps.
