@@ -12,6 +12,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/cenkalti/backoff/v4"
 )
 
 // Client sends an agent's requests to the controller.
@@ -66,35 +68,54 @@ func (c *Client) Do(ctx context.Context, route string, req any) (Output, error) 
 	}
 	start := time.Now()
 	deadline := start.Add(c.Wait)
-	backoff := 100 * time.Millisecond
-	for {
+	b := backoff.NewExponentialBackOff(
+		backoff.WithInitialInterval(100*time.Millisecond),
+		backoff.WithMultiplier(2),
+		backoff.WithMaxInterval(time.Second),
+		backoff.WithRandomizationFactor(0),
+		backoff.WithMaxElapsedTime(0), // until's deadline, which may shrink
+	)
+	out, err := backoff.RetryWithData(func() (Output, error) {
 		resp, err := c.send(ctx, route, body)
-		if err == nil {
-			if resp.Error != "" {
-				return resp.Output, &Error{Message: resp.Error, ExitCode: resp.ExitCode}
-			}
+		switch {
+		case err == nil && resp.Error != "":
+			return resp.Output, backoff.Permanent(&Error{Message: resp.Error, ExitCode: resp.ExitCode})
+		case err == nil:
 			return resp.Output, nil
-		}
-		if ctx.Err() != nil {
-			return Output{}, ctx.Err()
-		}
-		if errors.Is(err, fs.ErrNotExist) {
+		case ctx.Err() != nil:
+			return Output{}, backoff.Permanent(ctx.Err())
+		case errors.Is(err, fs.ErrNotExist):
 			// No socket: no controller runs (one that stops removes it).
 			// A second covers a restart replacing it.
 			if soon := start.Add(time.Second); soon.Before(deadline) {
 				deadline = soon
 			}
 		}
-		if time.Now().After(deadline) {
-			return Output{}, &Unavailable{Socket: c.Socket, Err: err}
-		}
-		select {
-		case <-ctx.Done():
-			return Output{}, ctx.Err()
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, time.Second)
+		return Output{}, err
+	}, backoff.WithContext(until{BackOff: b, deadline: &deadline}, ctx))
+	var refused *Error
+	switch {
+	case err == nil, errors.As(err, &refused):
+		return out, err
+	case ctx.Err() != nil:
+		return Output{}, ctx.Err()
 	}
+	return Output{}, &Unavailable{Socket: c.Socket, Err: err}
+}
+
+// until stops a backoff once the deadline is past: asked after a failed
+// attempt, it lets one more attempt start until then, however long the
+// wait before it.
+type until struct {
+	backoff.BackOff
+	deadline *time.Time
+}
+
+func (u until) NextBackOff() time.Duration {
+	if time.Now().After(*u.deadline) {
+		return backoff.Stop
+	}
+	return u.BackOff.NextBackOff()
 }
 
 func (c *Client) send(ctx context.Context, route string, body []byte) (*Response, error) {
