@@ -1,4 +1,8 @@
-package load
+// Package check checks a config whose stages and flows are all read, as
+// a whole: what refers to what, that every flow ends and every failure
+// has a way out, that merges are reviewed, and that the templates and
+// conditions name what is known where they run.
+package check
 
 import (
 	"fmt"
@@ -20,8 +24,9 @@ type validator struct {
 	broken map[string]bool
 }
 
-// validate checks what refers to what, once every stage and flow is read.
-func validate(d *diag.Collector, cfg *stages.Config, cat stages.HookCatalog, led *ledger.Ledger, broken map[string]bool) {
+// Pipeline checks what refers to what, once every stage and flow is read.
+// broken names the flows with a bad reference, already reported.
+func Pipeline(d *diag.Collector, cfg *stages.Config, cat stages.HookCatalog, led *ledger.Ledger, broken map[string]bool) {
 	v := &validator{d: d, cfg: cfg, cat: cat, led: led, broken: broken}
 	// A pipeline with no terminal stage at all ends where its last stage
 	// is: only a config that declares its ends asks each flow to have one.
@@ -138,7 +143,7 @@ func (v *validator) resolveRefs() {
 		// stage the reference is made in.
 		n, ok := v.cfg.ResolveRef(&stages.Node{Stage: r.From.Stage}, r.Ref)
 		if !ok {
-			v.d.Errorf(r.Pos, diag.Suggest(r.Ref, refNames(v.cfg)), "%s names unknown stage %q", r.What, r.Ref)
+			v.d.Errorf(r.Pos, diag.Suggest(r.Ref, RefNames(v.cfg)), "%s names unknown stage %q", r.What, r.Ref)
 			continue
 		}
 		r.Target = n.Path
@@ -197,4 +202,16 @@ func (f firsts) of(o ledger.Owner) string {
 		return f.subs[o.Sub]
 	}
 	return f.stages[o.Stage]
+}
+
+// RefNames lists every name a reference may use, for suggestions.
+func RefNames(cfg *stages.Config) []string {
+	var names []string
+	for _, s := range cfg.Stages {
+		names = append(names, s.Name)
+		for _, ss := range s.Substages {
+			names = append(names, ss.Name, s.Name+"."+ss.Name)
+		}
+	}
+	return names
 }

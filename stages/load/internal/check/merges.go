@@ -1,4 +1,4 @@
-package load
+package check
 
 import (
 	"fmt"
