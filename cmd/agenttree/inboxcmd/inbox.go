@@ -24,10 +24,18 @@ type View struct {
 	Recent      []outbox.Message `json:"recent"`
 }
 
-func (a cmds) inboxCmd() *cobra.Command {
-	var asJSON bool
-	var recent int
-	var idFlag string
+// InboxOptions is what `inbox` was asked.
+type InboxOptions struct {
+	*cmdutil.App
+	// IssueArg is the issue's id as given (the argument, else -i), ""
+	// for the one the environment or the git branch names.
+	IssueArg string
+	Recent   int
+	JSON     bool
+}
+
+func newCmdInbox(a *cmdutil.App, runF func(*InboxOptions) error) *cobra.Command {
+	opts := &InboxOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "inbox [ID]",
 		Short: "Show an issue's undelivered messages and the latest delivered ones",
@@ -38,33 +46,42 @@ func (a cmds) inboxCmd() *cobra.Command {
 		Example: "  agenttree inbox 3\n  agenttree inbox --json",
 		Args:    cmdutil.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if c, err := a.Remote(); err != nil {
-				return err
-			} else if c != nil {
-				return a.Ask(c, api.RouteInbox, api.InboxRequest{Recent: recent, JSON: asJSON})
-			}
-			e, err := a.Engine()
-			if err != nil {
-				return err
-			}
-			arg := idFlag
 			if len(args) == 1 {
-				arg = args[0]
+				opts.IssueArg = args[0]
 			}
-			id, err := a.ResolveIssue(arg, e.WorkDir)
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(opts)
 			}
-			return a.showInbox(e, id, recent, asJSON)
+			return inboxRun(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
-	cmd.Flags().IntVar(&recent, "recent", 10, "how many delivered messages to show")
-	cmd.Flags().StringVarP(&idFlag, "issue", "i", "", "issue id, found as next finds it (default: AGENTTREE_ISSUE, then the git branch)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print as JSON")
+	cmd.Flags().IntVar(&opts.Recent, "recent", 10, "how many delivered messages to show")
+	cmd.Flags().StringVarP(&opts.IssueArg, "issue", "i", "", "issue id, found as next finds it (default: AGENTTREE_ISSUE, then the git branch)")
 	return cmd
 }
 
-func (a cmds) showInbox(e *engine.Engine, id, recent int, asJSON bool) error {
+func inboxRun(opts *InboxOptions) error {
+	a := opts.App
+	if c, err := a.Remote(); err != nil {
+		return err
+	} else if c != nil {
+		return a.Ask(c, api.RouteInbox, api.InboxRequest{Recent: opts.Recent, JSON: opts.JSON})
+	}
+	e, err := a.Engine()
+	if err != nil {
+		return err
+	}
+	id, err := a.ResolveIssue(opts.IssueArg, e.WorkDir)
+	if err != nil {
+		return err
+	}
+	return Show(a, e, id, opts.Recent, opts.JSON)
+}
+
+// Show prints issue id's inbox as `inbox` does: what waits for its agent,
+// then the recent messages delivered.
+func Show(a *cmdutil.App, e *engine.Engine, id, recent int, asJSON bool) error {
 	if _, err := e.Store.Get(id); err != nil {
 		return err
 	}

@@ -36,8 +36,18 @@ type SendResult struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-func (a cmds) sendCmd() *cobra.Command {
-	var asJSON bool
+// SendOptions is what `send` was asked.
+type SendOptions struct {
+	*cmdutil.App
+	// IssueArg is the issue's id as given; Words the message's, "-" alone
+	// for standard input.
+	IssueArg string
+	Words    []string
+	JSON     bool
+}
+
+func newCmdSend(a *cmdutil.App, runF func(*SendOptions) error) *cobra.Command {
+	opts := &SendOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "send ID MESSAGE...",
 		Short: "Send a message to the agent working on an issue (people only)",
@@ -45,46 +55,55 @@ func (a cmds) sendCmd() *cobra.Command {
 			"and type it into the agent's tmux session at once. A message that cannot be\n" +
 			"delivered now (no session yet, say) stays queued, and `agenttree controller`\n" +
 			"delivers it when it can; `agenttree inbox ID` shows it meanwhile.\n\n" +
-			"Exit status: 0 delivered or queued, 2 bad usage or config, 3 not a person.",
+			cmdutil.ExitStatus("0 delivered or queued, "+cmdutil.ExitUsageOrConfig+", "+cmdutil.ExitNotPerson),
 		Example: "  agenttree send 3 'the login form needs labels'\n  agenttree send 3 - < notes.txt",
 		Args:    cmdutil.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := a.ForPeople("only a person sends messages by hand; %s cannot (the controller tells agents what they need)"); err != nil {
-				return err
+			opts.IssueArg, opts.Words = args[0], args[1:]
+			if runF != nil {
+				return runF(opts)
 			}
-			text, err := a.messageText(args[1:])
-			if err != nil {
-				return err
-			}
-			e, id, err := a.EngineFor(args[0])
-			if err != nil {
-				return err
-			}
-			res, err := send(a.Ctx, e, id, text)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return a.PrintJSON(res)
-			}
-			if res.State == SendDelivered {
-				fmt.Fprintf(a.Out, "delivered to tmux session %s (message %s)\n", res.Session, res.ID)
-			} else {
-				fmt.Fprintf(a.Out, "queued (message %s): %s\n", res.ID, cmdutil.SafeText(res.Reason))
-			}
-			return nil
+			return sendRun(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	return cmd
 }
 
-// messageText is the message the arguments give: the words, or standard
-// input when the one argument is -.
-func (a cmds) messageText(args []string) (string, error) {
-	text := strings.Join(args, " ")
+func sendRun(opts *SendOptions) error {
+	a := opts.App
+	if err := a.ForPeople("only a person sends messages by hand; %s cannot (the controller tells agents what they need)"); err != nil {
+		return err
+	}
+	text, err := messageText(a.In, opts.Words)
+	if err != nil {
+		return err
+	}
+	e, id, err := a.EngineFor(opts.IssueArg)
+	if err != nil {
+		return err
+	}
+	res, err := send(a.Ctx, e, id, text)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return a.PrintJSON(res)
+	}
+	if res.State == SendDelivered {
+		fmt.Fprintf(a.Out, "delivered to tmux session %s (message %s)\n", res.Session, res.ID)
+	} else {
+		fmt.Fprintf(a.Out, "queued (message %s): %s\n", res.ID, cmdutil.SafeText(res.Reason))
+	}
+	return nil
+}
+
+// messageText is the message the words give, or standard input when the
+// one word is -.
+func messageText(in io.Reader, words []string) (string, error) {
+	text := strings.Join(words, " ")
 	if text == "-" {
-		data, err := io.ReadAll(a.In)
+		data, err := io.ReadAll(in)
 		if err != nil {
 			return "", fmt.Errorf("read the message from standard input: %w", err)
 		}

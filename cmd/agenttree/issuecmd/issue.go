@@ -19,16 +19,23 @@ import (
 	"github.com/agenttree/agenttree/stages"
 )
 
-func (a cmds) issueCmd() *cobra.Command {
+func newCmdIssue(a *cmdutil.App) *cobra.Command {
 	cmd := &cobra.Command{Use: "issue", Short: "Create, list and show issues"}
-	cmd.AddCommand(a.issueCreateCmd(), a.issueListCmd(), a.issueShowCmd())
+	cmd.AddCommand(newCmdCreate(a, nil), newCmdList(a, nil), newCmdShow(a, nil))
 	return cmd
 }
 
-func (a cmds) issueCreateCmd() *cobra.Command {
-	var req engine.NewIssue
-	var sets []string
-	var asJSON bool
+// CreateOptions is what `issue create` was asked.
+type CreateOptions struct {
+	*cmdutil.App
+	Req engine.NewIssue
+	// Sets are the --set NAME=VALUE pairs, parsed into Req.Vars by the run.
+	Sets []string
+	JSON bool
+}
+
+func newCmdCreate(a *cmdutil.App, runF func(*CreateOptions) error) *cobra.Command {
+	opts := &CreateOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "create TITLE",
 		Short: "Create an issue at the start of a flow",
@@ -36,44 +43,53 @@ func (a cmds) issueCreateCmd() *cobra.Command {
   agenttree issue create "Fix typo" --flow quick --json`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			req.Title = args[0]
-			vars, err := parseSets(sets)
-			if err != nil {
-				return err
+			opts.Req.Title = args[0]
+			if runF != nil {
+				return runF(opts)
 			}
-			req.Vars = vars
-			if c, err := a.Remote(); err != nil {
-				return err
-			} else if c != nil {
-				if req.Stage != "" {
-					return &cmdutil.ExitError{Code: exitcode.Usage, Err: errors.New("agents create issues at a flow's start; --stage is for people")}
-				}
-				return a.Ask(c, api.RouteCreate, api.CreateRequest{RequestID: api.RequestID(), Title: req.Title, Flow: req.Flow,
-					Vars: req.Vars, Labels: req.Labels, JSON: asJSON})
-			}
-			e, err := a.Engine()
-			if err != nil {
-				return err
-			}
-			if req.By, err = a.Actor(e, 0); err != nil {
-				return err
-			}
-			iss, err := e.Create(a.Ctx, req)
-			if err != nil {
-				return err
-			}
-			return a.printCreated(iss, asJSON)
+			return createRun(opts)
 		},
 	}
-	cmd.Flags().StringVar(&req.Flow, "flow", "", "flow to follow (default: the config's default flow)")
-	cmd.Flags().StringVar(&req.Stage, "stage", "", "stage to start at (default: the flow's first)")
-	cmd.Flags().StringSliceVar(&req.Labels, "label", nil, "label (repeatable)")
-	cmd.Flags().StringArrayVar(&sets, "set", nil, "issue variable for conditions, NAME=VALUE (repeatable; VALUE is parsed as YAML)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the issue as JSON")
+	cmd.Flags().StringVar(&opts.Req.Flow, "flow", "", "flow to follow (default: the config's default flow)")
+	cmd.Flags().StringVar(&opts.Req.Stage, "stage", "", "stage to start at (default: the flow's first)")
+	cmd.Flags().StringSliceVar(&opts.Req.Labels, "label", nil, "label (repeatable)")
+	cmd.Flags().StringArrayVar(&opts.Sets, "set", nil, "issue variable for conditions, NAME=VALUE (repeatable; VALUE is parsed as YAML)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the issue as JSON")
 	return cmd
 }
 
-func (a cmds) printCreated(iss *issues.Issue, asJSON bool) error {
+func createRun(opts *CreateOptions) error {
+	a, req := opts.App, opts.Req
+	vars, err := parseSets(opts.Sets)
+	if err != nil {
+		return err
+	}
+	req.Vars = vars
+	if c, err := a.Remote(); err != nil {
+		return err
+	} else if c != nil {
+		if req.Stage != "" {
+			return &cmdutil.ExitError{Code: exitcode.Usage, Err: errors.New("agents create issues at a flow's start; --stage is for people")}
+		}
+		return a.Ask(c, api.RouteCreate, api.CreateRequest{RequestID: api.RequestID(), Title: req.Title, Flow: req.Flow,
+			Vars: req.Vars, Labels: req.Labels, JSON: opts.JSON})
+	}
+	e, err := a.Engine()
+	if err != nil {
+		return err
+	}
+	if req.By, err = a.Actor(e, 0); err != nil {
+		return err
+	}
+	iss, err := e.Create(a.Ctx, req)
+	if err != nil {
+		return err
+	}
+	return PrintCreated(a, iss, opts.JSON)
+}
+
+// PrintCreated prints a new issue as `issue create` does.
+func PrintCreated(a *cmdutil.App, iss *issues.Issue, asJSON bool) error {
 	if asJSON {
 		return a.PrintJSON(iss)
 	}
@@ -100,9 +116,16 @@ func parseSets(sets []string) (map[string]any, error) {
 	return vars, nil
 }
 
-func (a cmds) issueListCmd() *cobra.Command {
-	var asJSON bool
-	var stage string
+// ListOptions is what `issue list` was asked.
+type ListOptions struct {
+	*cmdutil.App
+	// Stage keeps the issues at it or its substages; empty keeps all.
+	Stage string
+	JSON  bool
+}
+
+func newCmdList(a *cmdutil.App, runF func(*ListOptions) error) *cobra.Command {
+	opts := &ListOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List issues",
@@ -110,51 +133,67 @@ func (a cmds) issueListCmd() *cobra.Command {
   agenttree issue list --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			e, err := a.Engine()
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(opts)
 			}
-			if stage != "" {
-				if _, ok := e.Config.Node(stage); !ok {
-					return &cmdutil.ExitError{Code: exitcode.Usage, Err: unknownStage(e.Config, stage)}
-				}
-			}
-			all, err := e.Store.List()
-			if err != nil && len(all) == 0 {
-				return err
-			}
-			if err != nil {
-				// The others are listed all the same.
-				fmt.Fprintf(a.ErrOut, "warning: some issues cannot be read; fix or move them:\n%v\n", err)
-			}
-			list := []*issues.Issue{}
-			for _, iss := range all {
-				if stage == "" || iss.Stage == stage || strings.HasPrefix(iss.Stage, stage+".") {
-					list = append(list, iss)
-				}
-			}
-			if asJSON {
-				return a.PrintJSON(list)
-			}
-			if len(list) == 0 {
-				fmt.Fprintln(a.Out, "no issues; create one with `agenttree issue create TITLE`")
-				return nil
-			}
-			tw := tabwriter.NewWriter(a.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tSTAGE\tFLOW\tTITLE")
-			for _, iss := range list {
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", iss.ID, cmdutil.SafeText(iss.Stage), cmdutil.SafeText(iss.Flow), cmdutil.SafeTitle(iss.Title))
-			}
-			return tw.Flush()
+			return listRun(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
-	cmd.Flags().StringVar(&stage, "stage", "", "only issues at this stage (or its substages)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print as JSON")
+	cmd.Flags().StringVar(&opts.Stage, "stage", "", "only issues at this stage (or its substages)")
 	return cmd
 }
 
-func (a cmds) issueShowCmd() *cobra.Command {
-	var asJSON bool
+func listRun(opts *ListOptions) error {
+	a, stage, asJSON := opts.App, opts.Stage, opts.JSON
+	e, err := a.Engine()
+	if err != nil {
+		return err
+	}
+	if stage != "" {
+		if _, ok := e.Config.Node(stage); !ok {
+			return &cmdutil.ExitError{Code: exitcode.Usage, Err: unknownStage(e.Config, stage)}
+		}
+	}
+	all, err := e.Store.List()
+	if err != nil && len(all) == 0 {
+		return err
+	}
+	if err != nil {
+		// The others are listed all the same.
+		fmt.Fprintf(a.ErrOut, "warning: some issues cannot be read; fix or move them:\n%v\n", err)
+	}
+	list := []*issues.Issue{}
+	for _, iss := range all {
+		if stage == "" || iss.Stage == stage || strings.HasPrefix(iss.Stage, stage+".") {
+			list = append(list, iss)
+		}
+	}
+	if asJSON {
+		return a.PrintJSON(list)
+	}
+	if len(list) == 0 {
+		fmt.Fprintln(a.Out, "no issues; create one with `agenttree issue create TITLE`")
+		return nil
+	}
+	tw := tabwriter.NewWriter(a.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTAGE\tFLOW\tTITLE")
+	for _, iss := range list {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", iss.ID, cmdutil.SafeText(iss.Stage), cmdutil.SafeText(iss.Flow), cmdutil.SafeTitle(iss.Title))
+	}
+	return tw.Flush()
+}
+
+// ShowOptions is what `issue show` was asked.
+type ShowOptions struct {
+	*cmdutil.App
+	// ID is the issue's id as given, parsed by the run.
+	ID   string
+	JSON bool
+}
+
+func newCmdShow(a *cmdutil.App, runF func(*ShowOptions) error) *cobra.Command {
+	opts := &ShowOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "show ID",
 		Short: "Show an issue and its history",
@@ -162,27 +201,37 @@ func (a cmds) issueShowCmd() *cobra.Command {
   agenttree issue show 3 --json`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := cmdutil.ParseID(args[0])
-			if err != nil {
-				return err
+			opts.ID = args[0]
+			if runF != nil {
+				return runF(opts)
 			}
-			if c, err := a.Remote(); err != nil {
-				return err
-			} else if c != nil {
-				return a.Ask(c, api.RouteShow, api.ShowRequest{Issue: id, JSON: asJSON})
-			}
-			e, err := a.Engine()
-			if err != nil {
-				return err
-			}
-			return a.showIssue(e, id, asJSON)
+			return showRun(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print as JSON")
 	return cmd
 }
 
-func (a cmds) showIssue(e *engine.Engine, id int, asJSON bool) error {
+func showRun(opts *ShowOptions) error {
+	a := opts.App
+	id, err := cmdutil.ParseID(opts.ID)
+	if err != nil {
+		return err
+	}
+	if c, err := a.Remote(); err != nil {
+		return err
+	} else if c != nil {
+		return a.Ask(c, api.RouteShow, api.ShowRequest{Issue: id, JSON: opts.JSON})
+	}
+	e, err := a.Engine()
+	if err != nil {
+		return err
+	}
+	return Show(a, e, id, opts.JSON)
+}
+
+// Show prints issue id as `issue show` does.
+func Show(a *cmdutil.App, e *engine.Engine, id int, asJSON bool) error {
 	iss, err := e.Store.Get(id)
 	if err != nil {
 		return err
@@ -190,11 +239,13 @@ func (a cmds) showIssue(e *engine.Engine, id int, asJSON bool) error {
 	if asJSON {
 		return a.PrintJSON(iss)
 	}
-	a.printIssue(e, iss)
+	PrintIssue(a, e, iss)
 	return nil
 }
 
-func (a cmds) printIssue(e *engine.Engine, iss *issues.Issue) {
+// PrintIssue prints iss as `issue show` does: the status views start
+// with it.
+func PrintIssue(a *cmdutil.App, e *engine.Engine, iss *issues.Issue) {
 	fmt.Fprintf(a.Out, "issue %d: %s\n", iss.ID, cmdutil.SafeTitle(iss.Title))
 	fmt.Fprintf(a.Out, "  stage:   %s (flow %s, version %d)\n", iss.Stage, iss.Flow, iss.Version)
 	if n, ok := e.Config.Node(iss.Stage); ok {

@@ -1,0 +1,107 @@
+// Package cmdtest is what the command groups' unit tests share: an App
+// over a real git repository (a clone of a bare origin) holding one of
+// testdata/pipelines, with its output captured, and a way to run a
+// command's flag parsing alone, as cli/cli's NewCmd tests do.
+package cmdtest
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
+	"github.com/agenttree/agenttree/internal/gittest"
+	"github.com/agenttree/agenttree/internal/testpipeline"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// Workspace is an App in a work tree whose config is a test pipeline.
+type Workspace struct {
+	App *cmdutil.App
+	// Dir is the work tree (the clone) and Origin its bare origin.
+	Dir, Origin string
+	// Out and ErrOut are what the App printed.
+	Out, ErrOut *bytes.Buffer
+	// Env is the whole environment the App sees; tests may change it.
+	Env map[string]string
+}
+
+// New is a workspace over testdata/pipelines/PIPELINE.yaml, committed on
+// main and pushed, run by a person (an empty environment).
+func New(t testing.TB, pipeline string) *Workspace {
+	t.Helper()
+	return NewWith(t, testpipeline.Read(t, pipeline))
+}
+
+// NewWith is a workspace over the config text.
+func NewWith(t testing.TB, config string) *Workspace {
+	t.Helper()
+	gittest.Require(t)
+	bare, clone := gittest.NewRemote(t)
+	gittest.Commit(t, clone, stages.FileName, config, "the pipeline")
+	gittest.Run(t, clone, "push", "-q", "origin", "main")
+	w := &Workspace{Dir: clone, Origin: bare, Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}, Env: map[string]string{}}
+	w.App = &cmdutil.App{Ctx: context.Background(), WD: clone, Getenv: func(k string) string { return w.Env[k] },
+		In: strings.NewReader(""), Out: w.Out, ErrOut: w.ErrOut}
+	return w
+}
+
+// Config is the path of the workspace's config.
+func (w *Workspace) Config() string { return filepath.Join(w.Dir, stages.FileName) }
+
+// Write writes text to the file at rel under the work tree.
+func (w *Workspace) Write(t testing.TB, rel, text string) {
+	t.Helper()
+	path := filepath.Join(w.Dir, rel)
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+}
+
+// Reset forgets what the App printed and what it worked out, for a second
+// command in the same workspace.
+func (w *Workspace) Reset() {
+	w.Out.Reset()
+	w.ErrOut.Reset()
+	a := w.App
+	w.App = &cmdutil.App{Ctx: a.Ctx, WD: a.WD, Getenv: a.Getenv, In: a.In, Out: a.Out, ErrOut: a.ErrOut}
+}
+
+// Tmux is the socket of a private tmux server, started with one idle
+// session and killed when the test ends: "tmux: {socket: PATH}" in a
+// config keeps the commands off the user's own server.
+func Tmux(t testing.TB) string {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	// Not t.TempDir(): a socket's path must stay short.
+	dir, err := os.MkdirTemp("", "agenttree-tmux-")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	conf, socket := filepath.Join(dir, "tmux.conf"), filepath.Join(dir, "sock")
+	require.NoError(t, os.WriteFile(conf, nil, 0o644))
+	out, err := exec.Command("tmux", "-S", socket, "-f", conf, "new-session", "-d", "-s", "idle").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	t.Cleanup(func() { _ = exec.Command("tmux", "-S", socket, "kill-server").Run() })
+	return socket
+}
+
+// Parse runs cmd with args as the CLI would, its output discarded, and
+// returns the error its flags, arguments or RunE gave: a command made with
+// a runF that keeps its options tests what the flags fill in.
+func Parse(cmd *cobra.Command, args ...string) error {
+	cmd.SetArgs(args)
+	cmd.SetIn(strings.NewReader(""))
+	cmd.SetOut(&bytes.Buffer{})
+	cmd.SetErr(&bytes.Buffer{})
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	_, err := cmd.ExecuteC()
+	return err
+}
