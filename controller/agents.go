@@ -8,6 +8,7 @@ import (
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/sessions"
+	"github.com/agenttree/agenttree/sessions/keepalive"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -55,7 +56,7 @@ func (c *Controller) keepAgents(ctx context.Context, e *engine.Engine) {
 }
 
 // keepAgent starts iss's session when its stage's role has auto_start
-// and it has none, and else does what Decide says of the one it has.
+// and it has none, and else does what keepalive.Decide says of the one it has.
 func (c *Controller) keepAgent(ctx context.Context, e *engine.Engine, m *sessions.Manager, iss *issues.Issue, s sessions.Seen, recorded bool) error {
 	if !recorded {
 		s.Record = nil
@@ -66,15 +67,15 @@ func (c *Controller) keepAgent(ctx context.Context, e *engine.Engine, m *session
 	if s.Record == nil {
 		return nil
 	}
-	d := sessions.Decide(sessions.Situate(e.Config, iss, s, c.now()))
+	d := keepalive.Decide(keepalive.Situate(e.Config, iss, s, c.now()))
 	log := c.log().With("issue", iss.ID, "agent", d.Record.Agent)
 	switch d.Action {
-	case sessions.Save:
+	case keepalive.Save:
 		if d.Reason != "" {
 			log.Info(d.Reason)
 		}
 		return m.SaveRecord(&d.Record)
-	case sessions.Restart:
+	case keepalive.Restart:
 		log.Info("restarting the agent", "reason", d.Reason)
 		_, err := m.Relaunch(ctx, d.Record, d.Resume, d.Reason)
 		if errors.Is(err, sessions.ErrNoAgent) || errors.Is(err, sessions.ErrSandbox) {
@@ -82,10 +83,10 @@ func (c *Controller) keepAgent(ctx context.Context, e *engine.Engine, m *session
 				d.Reason, err, iss.ID, iss.ID))
 		}
 		return err
-	case sessions.Nudge:
+	case keepalive.Nudge:
 		log.Info("nudging a stalled agent")
 		return m.Nudge(ctx, d.Record, d.Reason)
-	case sessions.Escalate:
+	case keepalive.Escalate:
 		if err := m.SaveRecord(&d.Record); err != nil {
 			return err
 		}

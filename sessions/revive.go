@@ -13,6 +13,17 @@ import (
 	"github.com/agenttree/agenttree/stages"
 )
 
+// PaneState is what tmux shows of a session's agent.
+type PaneState string
+
+const (
+	PaneLive PaneState = "live"
+	// PaneDead: the agent exited; its pane remains with its status.
+	PaneDead PaneState = "dead"
+	// PaneMissing: the session is gone (a reboot, a killed server).
+	PaneMissing PaneState = "missing"
+)
+
 // Seen is an issue's session as the controller finds it at a tick.
 type Seen struct {
 	Record *Record
@@ -62,32 +73,8 @@ func digest(screen string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// Situate is the Situation of seen's agent on iss at now, for Decide.
-func Situate(cfg *stages.Config, iss *issues.Issue, seen Seen, now time.Time) Situation {
-	rec := *seen.Record
-	s := Situation{Now: now, Record: rec, Pane: seen.Pane, Status: seen.Status, Screen: seen.Screen,
-		LastLine: agentLastLine(seen.Output), Escalated: iss.Escalated != nil, Told: AgentRole(cfg, iss) == rec.Role}
-	if rs, ok := cfg.Sessions(rec.Role); ok {
-		s.Role = rs
-	}
-	if node, ok := cfg.Node(iss.Stage); ok {
-		s.Finished = node.Terminal() != stages.TerminalNone
-		s.AtOwnStage = !node.Controller() && !node.HumanReview() && node.Role() == rec.Role
-	}
-	switch seen.Pane {
-	case PaneMissing:
-		s.Exit = ExitGone
-	case PaneDead:
-		s.Exit = Classify(seen.Status, seen.Output)
-	}
-	if n := len(iss.History); n > 0 {
-		s.Progress = iss.History[n-1].At
-	}
-	return s
-}
-
-// agentLastLine is the last line the agent wrote.
-func agentLastLine(output string) string {
+// LastLine is the last line the agent wrote in a pane's output.
+func LastLine(output string) string {
 	said := agentLines(output)
 	if len(said) == 0 {
 		return ""
@@ -118,7 +105,7 @@ func (m *Manager) SaveRecord(rec *Record) error { return m.records().put(rec) }
 
 // Relaunch starts rec's agent again in the issue's worktree, as the
 // controller does to keep it alive: resume runs the agent's
-// resume_command (else its command). rec carries the counts Decide
+// resume_command (else its command). rec carries the counts keepalive.Decide
 // updated; they are saved before anything starts, so a start that fails
 // still spends them. The agent's first message says why it was
 // restarted, then gives its stage's instructions.

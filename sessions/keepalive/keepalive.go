@@ -1,41 +1,34 @@
-package sessions
+// Package keepalive decides, each tick, what the controller does for an
+// issue's agent (docs/ARCHITECTURE.md §9): leave it, restart it, nudge
+// it, or call a person. The decision is a pure function of what the
+// controller sees of the session and its issue; the record it returns is
+// what the controller persists, so a controller killed at any moment
+// picks up where it stopped, and every count in it bounds a loop. It
+// lives apart from sessions, which starts and looks at agents, because
+// it decides and does nothing.
+package keepalive
 
 import (
 	"fmt"
 	"slices"
 	"time"
 
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/sessions"
 	"github.com/agenttree/agenttree/stages"
-)
-
-// The controller keeps agents alive (docs/ARCHITECTURE.md §9) by deciding, each tick,
-// from what it sees of a session and its issue, what to do next. The
-// decision is a pure function of that sight; the record it returns is
-// what the controller persists, so a controller killed at any moment
-// picks up where it stopped, and every count in it bounds a loop.
-
-// PaneState is what tmux shows of a session's agent.
-type PaneState string
-
-const (
-	PaneLive PaneState = "live"
-	// PaneDead: the agent exited; its pane remains with its status.
-	PaneDead PaneState = "dead"
-	// PaneMissing: the session is gone (a reboot, a killed server).
-	PaneMissing PaneState = "missing"
 )
 
 // Situation is what the controller knows of an issue's agent at a tick.
 type Situation struct {
 	Now    time.Time
-	Record Record
+	Record sessions.Record
 	// Role is how the record's role keeps its agents; nil: `roles:` has
 	// no entry for it, and nothing is kept alive.
 	Role *stages.RoleSessions
-	Pane PaneState
+	Pane sessions.PaneState
 	// Exit is why a dead or missing agent ended, Status (-1: unknown)
 	// and LastLine what its pane said; Screen digests what a live pane shows.
-	Exit     ExitKind
+	Exit     sessions.ExitKind
 	Status   int
 	LastLine string
 	Screen   string
@@ -73,7 +66,7 @@ const (
 // person.
 type Decision struct {
 	Action Action
-	Record Record
+	Record sessions.Record
 	// Resume: restart with the agent's resume_command (its conversation
 	// continues), not its command.
 	Resume bool
@@ -102,7 +95,7 @@ func Decide(s Situation) Decision {
 	if !rec.Stopped.IsZero() || s.Finished || s.Escalated || !s.Told || s.Role == nil {
 		return Decision{Record: rec}
 	}
-	if s.Pane == PaneLive {
+	if s.Pane == sessions.PaneLive {
 		return decideLive(s, rec)
 	}
 	return decideExit(s, rec)
@@ -111,7 +104,7 @@ func Decide(s Situation) Decision {
 // decideExit is what follows an agent's end: authentication calls a
 // person, a rate limit waits, anything else restarts it while its budget
 // lasts, then the role's fallback, then a person.
-func decideExit(s Situation, rec Record) Decision {
+func decideExit(s Situation, rec sessions.Record) Decision {
 	if s.Progress.After(rec.Started) {
 		// The budgets count failures without progress in between.
 		rec.Restarts, rec.RateLimited = 0, 0
@@ -119,11 +112,11 @@ func decideExit(s Situation, rec Record) Decision {
 	rec.LastExit = s.Exit
 	why := exitReason(s)
 	switch s.Exit {
-	case ExitAuth:
+	case sessions.ExitAuth:
 		return Decision{Action: Escalate, Record: rec, Reason: fmt.Sprintf(
 			"%s; its credentials are refused, and a restart cannot fix that: fix them, then `agenttree start %d --restart` and `agenttree resume %d --reason TEXT`",
 			why, rec.Issue, rec.Issue)}
-	case ExitRateLimit:
+	case sessions.ExitRateLimit:
 		return decideRateLimit(s, rec, why)
 	}
 	rec.RateLimited = 0
@@ -146,7 +139,7 @@ func decideExit(s Situation, rec Record) Decision {
 
 // decideRateLimit waits, longer each time, then restarts the same agent;
 // a limit that does not lift calls a person.
-func decideRateLimit(s Situation, rec Record, why string) Decision {
+func decideRateLimit(s Situation, rec sessions.Record, why string) Decision {
 	switch {
 	case rec.RetryAt.IsZero() && rec.RateLimited >= rateLimitWaits:
 		return Decision{Action: Escalate, Record: rec, Reason: fmt.Sprintf(
@@ -167,7 +160,7 @@ func decideRateLimit(s Situation, rec Record, why string) Decision {
 // fallback is the agent that replaces rec's once it spent its restarts:
 // the role's next (next_in_list), or the same one afresh, once
 // (same_agent).
-func fallback(role *stages.RoleSessions, rec Record) (string, bool) {
+func fallback(role *stages.RoleSessions, rec sessions.Record) (string, bool) {
 	switch role.Fallback {
 	case stages.FallbackNextInList, "":
 		i := slices.Index(role.Agents, rec.Agent)
@@ -188,13 +181,13 @@ func exitReason(s Situation) string {
 		last = fmt.Sprintf(" (its last line: %q)", s.LastLine)
 	}
 	switch s.Exit {
-	case ExitGone:
+	case sessions.ExitGone:
 		return fmt.Sprintf("%s is gone: its tmux session %s no longer exists (a reboot, or the session was killed)", who, s.Record.Session)
-	case ExitTimeout:
+	case sessions.ExitTimeout:
 		return fmt.Sprintf("%s was stopped for taking too long (exit status %d)%s", who, s.Status, last)
-	case ExitAuth:
+	case sessions.ExitAuth:
 		return fmt.Sprintf("%s could not authenticate (exit status %d)%s", who, s.Status, last)
-	case ExitRateLimit:
+	case sessions.ExitRateLimit:
 		return fmt.Sprintf("%s hit a rate limit (exit status %d)%s", who, s.Status, last)
 	}
 	if s.Status < 0 {
@@ -206,7 +199,7 @@ func exitReason(s Situation) string {
 // decideLive notes a change of screen, and nudges an agent whose screen
 // has not changed and whose issue has not moved for the role's
 // stall_after, then calls a person when that happens again.
-func decideLive(s Situation, rec Record) Decision {
+func decideLive(s Situation, rec sessions.Record) Decision {
 	d := Decision{Record: rec}
 	if rec.Screen != s.Screen {
 		d.Record.Screen, d.Record.ChangedAt = s.Screen, s.Now.UTC()
@@ -237,4 +230,28 @@ func latest(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// Situate is the Situation of seen's agent on iss at now, for Decide.
+func Situate(cfg *stages.Config, iss *issues.Issue, seen sessions.Seen, now time.Time) Situation {
+	rec := *seen.Record
+	s := Situation{Now: now, Record: rec, Pane: seen.Pane, Status: seen.Status, Screen: seen.Screen,
+		LastLine: sessions.LastLine(seen.Output), Escalated: iss.Escalated != nil, Told: sessions.AgentRole(cfg, iss) == rec.Role}
+	if rs, ok := cfg.Sessions(rec.Role); ok {
+		s.Role = rs
+	}
+	if node, ok := cfg.Node(iss.Stage); ok {
+		s.Finished = node.Terminal() != stages.TerminalNone
+		s.AtOwnStage = !node.Controller() && !node.HumanReview() && node.Role() == rec.Role
+	}
+	switch seen.Pane {
+	case sessions.PaneMissing:
+		s.Exit = sessions.ExitGone
+	case sessions.PaneDead:
+		s.Exit = sessions.Classify(seen.Status, seen.Output)
+	}
+	if n := len(iss.History); n > 0 {
+		s.Progress = iss.History[n-1].At
+	}
+	return s
 }
