@@ -223,7 +223,26 @@ func (b builder) key(k settings.Key) *Schema {
 	if k.Default != "" {
 		s.Default = yamlValue(k.Default)
 	}
+	bound(s, k)
 	return s
+}
+
+// bound gives s the least value the loader takes for k: a number below it
+// is refused (a duration written as text, "90s", is not checked here).
+func bound(s *Schema, k settings.Key) {
+	switch k.Type {
+	case settings.TypeInt:
+		if least, ok := k.MinInt(); ok {
+			s.Minimum = ptr(float64(least))
+		}
+	case settings.TypeDuration:
+		if least, ok := k.MinDuration(); ok {
+			s.Minimum = ptr(least.Seconds())
+		}
+		if k.Positive {
+			s.ExclusiveMinimum = ptr(0.0)
+		}
+	}
 }
 
 func (b builder) valueOf(k settings.Key) *Schema {

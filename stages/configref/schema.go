@@ -5,20 +5,21 @@ import "encoding/json"
 // Schema is a JSON Schema (draft 2020-12), with the keywords the config's
 // schema uses, in the order a reader expects them.
 type Schema struct {
-	SchemaURI   string             `json:"$schema,omitempty"`
-	ID          string             `json:"$id,omitempty"`
-	Ref         string             `json:"$ref,omitempty"`
-	Title       string             `json:"title,omitempty"`
-	Description string             `json:"description,omitempty"`
-	Type        any                `json:"type,omitempty"` // a name, or a list of names
-	Enum        []any              `json:"enum,omitempty"`
-	Const       any                `json:"const,omitempty"`
-	Default     any                `json:"default,omitempty"`
-	Pattern     string             `json:"pattern,omitempty"`
-	Minimum     *float64           `json:"minimum,omitempty"`
-	MinItems    *int               `json:"minItems,omitempty"`
-	Properties  map[string]*Schema `json:"properties,omitempty"`
-	Required    []string           `json:"required,omitempty"`
+	SchemaURI        string             `json:"$schema,omitempty"`
+	ID               string             `json:"$id,omitempty"`
+	Ref              string             `json:"$ref,omitempty"`
+	Title            string             `json:"title,omitempty"`
+	Description      string             `json:"description,omitempty"`
+	Type             any                `json:"type,omitempty"` // a name, or a list of names
+	Enum             []any              `json:"enum,omitempty"`
+	Const            any                `json:"const,omitempty"`
+	Default          any                `json:"default,omitempty"`
+	Pattern          string             `json:"pattern,omitempty"`
+	Minimum          *float64           `json:"minimum,omitempty"`
+	ExclusiveMinimum *float64           `json:"exclusiveMinimum,omitempty"`
+	MinItems         *int               `json:"minItems,omitempty"`
+	Properties       map[string]*Schema `json:"properties,omitempty"`
+	Required         []string           `json:"required,omitempty"`
 	// PropertyNames constrains the keys of a mapping of names.
 	PropertyNames        *Schema            `json:"propertyNames,omitempty"`
 	AdditionalProperties *Schema            `json:"additionalProperties,omitempty"`

@@ -130,3 +130,39 @@ func TestSchemaAcceptsEveryEntryForm(t *testing.T) {
 		})
 	}
 }
+
+// The schema refuses the numbers the loader refuses below a key's least
+// value, and takes the least value itself: both come from the key's one
+// declaration.
+func TestSchemaBoundsAreTheLoaders(t *testing.T) {
+	const base = "agents: {claude: {command: claude}}\nstages:\n  - name: implement\n"
+	tests := []struct {
+		name, setting string
+		ok            bool
+	}{
+		{name: "concurrency of 1", setting: "controller: {concurrency: 1}", ok: true},
+		{name: "concurrency of 0", setting: "controller: {concurrency: 0}"},
+		{name: "tick of 1s", setting: "controller: {interval_s: 1}", ok: true},
+		{name: "tick under 1s", setting: "controller: {interval_s: 0.5}"},
+		{name: "no retries", setting: "ci_polling: {max_retries: 0}", ok: true},
+		{name: "negative retries", setting: "ci_polling: {max_retries: -1}"},
+		{name: "poll interval of 0", setting: "ci_polling: {poll_interval_s: 0}"},
+		{name: "breaker threshold of 0", setting: "circuit_breaker: {same_error_threshold: 0}"},
+		{name: "restarts of -1", setting: "roles: {developer: {agents: [claude], max_restarts: -1}}"},
+	}
+	s := compile(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			text := base + tt.setting + "\n"
+			_, loadErr := load.Parse("x/"+stages.FileName, []byte(text), builtin.Registry())
+			schemaErr := s.Validate(asJSON(t, text))
+			if tt.ok {
+				assert.NoError(t, loadErr)
+				assert.NoError(t, schemaErr)
+				return
+			}
+			assert.Error(t, loadErr)
+			assert.Error(t, schemaErr)
+		})
+	}
+}
