@@ -2,6 +2,8 @@ package machine_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -173,4 +175,55 @@ ci: {command: "true"}
 	assert.Equal(t, "implement.docs", machine.BareStepBackTarget(flow, n, map[string]any{"needs_docs": true}))
 	assert.Equal(t, "implement.code", machine.BareStepBackTarget(flow, n, map[string]any{"needs_docs": false}))
 	assert.Equal(t, "implement.docs", machine.BareStepBackTarget(flow, n, nil), "whatever the conditions say: the nearest")
+}
+
+// RejectTarget's two rules give different stages here, so a mix-up of
+// them fails: review_a names implement.code, before the nearest agent
+// stage (implement.feedback); review_c names none, so the nearest agent
+// stage before it is taken, past the controller's. (A step_back_to after
+// the review is refused by the loader.)
+func TestRejectTargetTellsItsRulesApart(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), ".agenttree.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte(`stages:
+  - name: implement
+    substages:
+      - name: code
+      - name: feedback
+  - name: review_a
+    human_review: true
+    on_failure:
+      step_back_to: implement.code
+  - name: polish
+  - name: pr_ready
+    host: controller
+  - name: review_c
+    human_review: true
+  - name: accepted
+    terminal: completion
+`), 0o644))
+	reg := builtin.Registry()
+	c, err := load.File(cfg, reg)
+	require.NoError(t, err)
+	flow, err := c.Flow("")
+	require.NoError(t, err)
+	at := func(path string) *stages.Node { return flow.Nodes[flow.Index(path)] }
+
+	for _, tt := range []struct {
+		review, want, why string
+	}{
+		{"review_a", "implement.code", "its own step_back_to, not the nearest agent stage (implement.feedback)"},
+		{"review_c", "polish", "no step_back_to: the nearest agent stage, past the controller's"},
+	} {
+		assert.Equal(t, tt.want, machine.RejectTarget(flow, at(tt.review), machine.AgentStage), "%s: %s", tt.review, tt.why)
+	}
+	var rejects []machine.Edge
+	for _, e := range machine.New(flow, reg).Edges() {
+		if e.Kind == stages.MoveReject {
+			rejects = append(rejects, e)
+		}
+	}
+	assert.Equal(t, []machine.Edge{
+		{From: "review_a", To: "implement.code", Kind: stages.MoveReject},
+		{From: "review_c", To: "polish", Kind: stages.MoveReject},
+	}, rejects, "the machine draws the edges the rules give")
 }
