@@ -51,7 +51,7 @@ func Parse(file string, data []byte, catalog stages.HookCatalog) (*stages.Config
 func load(d *diag.Collector, data []byte, catalog stages.HookCatalog) *stages.Config {
 	root, err := parse(d, data)
 	if err != nil {
-		readPastSyntax(d, data, catalog, err)
+		readPastSyntax(d, data, catalog)
 		return nil
 	}
 	if root == nil {

@@ -5,7 +5,6 @@ import (
 
 	"github.com/agenttree/agenttree/stages"
 	"github.com/agenttree/agenttree/stages/load/internal/diag"
-	"github.com/agenttree/agenttree/stages/load/internal/yamlnode"
 	"github.com/agenttree/agenttree/stages/load/internal/yamlsyntax"
 )
 
@@ -17,15 +16,8 @@ const maxSyntaxErrors = 10
 // wrong, then what else the file gets wrong: what loading it with the
 // mistakes neutralised and loading it with them repaired both report
 // (yamlsyntax says why that is what does not depend on the broken lines).
-// err is yaml.v3's error, told as it is when the locating parser finds
-// nothing wrong.
-func readPastSyntax(d *diag.Collector, data []byte, catalog stages.HookCatalog, err error) {
+func readPastSyntax(d *diag.Collector, data []byte, catalog stages.HookCatalog) {
 	rec := yamlsyntax.Recover(data, maxSyntaxErrors)
-	if len(rec.Errors) == 0 {
-		line, msg := yamlnode.SyntaxLine(err)
-		d.Errorf(stages.Pos{File: d.File, Line: line, Col: 1}, "fix the YAML syntax", "%s", msg)
-		return
-	}
 	for _, e := range rec.Errors {
 		d.Errorf(stages.Pos{File: d.File, Line: e.Line, Col: e.Col}, e.Hint, "%s", e.Msg)
 	}

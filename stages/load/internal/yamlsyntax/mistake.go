@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"go.yaml.in/yaml/v4"
 )
 
 // mistake is a syntax error told for the author, with the lines it spans
@@ -19,102 +17,120 @@ type mistake struct {
 	// fixLine is the line the repairs rewrite.
 	fixLine int
 	fixes   func(lines [][]byte) []string
-	// unclosed says the mistake is a `[` or `{` never closed.
-	unclosed bool
 }
 
-// classify tells the mistake at le. The parser stops at the token where it
-// can no longer go on, which for an unclosed quote or bracket, or a key
-// without its colon, is past the token that is wrong: its context mark
-// names that one.
-func classify(le *yaml.LoadError, lines [][]byte) mistake {
-	mark := clamp(le.Mark, lines)
-	ctx := clamp(le.ContextMark, lines)
+// classify tells the mistake yaml.v3 stopped at. The line it names is
+// where the construct it was reading began, counted from 0 for a parser
+// error ("did not find expected ..."), from 1 for a scanner error; what
+// the message says is wrong tells which token on or after that line to
+// look for.
+func classify(f *failure, lines [][]byte) mistake {
+	at := f.line
+	if strings.HasPrefix(f.msg, "did not find expected") {
+		at++
+	}
+	at = min(max(at, 1), len(lines))
+	// A construct on line 1 has no line in the message (0 means none):
+	// yaml.v3 names the problem's line instead, below it.
+	starts := []int{at, 1}
 	switch {
-	case strings.HasPrefix(le.ContextMsg, "while scanning a quoted scalar"):
-		q := charAt(lines, ctx)
-		return mistake{
-			Error: Error{Line: ctx.Line, Col: ctx.Column, Msg: "the string opened with " + q + " here is never closed", Hint: "close it with `" + q + "`"},
-			first: ctx.Line, last: ctx.Line, fixLine: ctx.Line,
-			fixes: appendText(ctx.Line, q, false),
+	case f.msg == "found unexpected end of stream":
+		for _, l := range starts {
+			if t := scanLine(bodyAt(lines, l)); t.quote != 0 {
+				q := string(t.quote)
+				return mistake{
+					Error: Error{Line: l, Col: t.quoteCol, Msg: "the string opened with " + q + " here is never closed", Hint: "close it with `" + q + "`"},
+					first: l, last: l, fixLine: l,
+					fixes: appendText(l, q, false),
+				}
+			}
 		}
-	case strings.HasPrefix(le.ContextMsg, "while parsing a flow ") && (le.Mark.Line > ctx.Line || atEnd(le.Mark, lines)):
-		return unclosed(lines, ctx, max(ctx.Line, mark.Line-1))
-	case strings.HasPrefix(le.ContextMsg, "while scanning a simple key"):
-		key := strings.TrimSpace(string(bodyAt(lines, ctx.Line)))
+	case f.msg == "could not find expected ':'":
+		body := bodyAt(lines, at)
 		return mistake{
-			Error: Error{Line: ctx.Line, Col: ctx.Column, Msg: fmt.Sprintf("`%s` has no `:` after it", key), Hint: "write `KEY: VALUE`, or remove the line"},
-			first: ctx.Line, last: ctx.Line, fixLine: ctx.Line,
-			fixes: appendText(ctx.Line, ":", true),
+			Error: Error{Line: at, Col: indentCol(body), Msg: fmt.Sprintf("`%s` has no `:` after it", bytes.TrimSpace(body)), Hint: "write `KEY: VALUE`, or remove the line"},
+			first: at, last: at, fixLine: at,
+			fixes: appendText(at, ":", true),
+		}
+	case strings.HasPrefix(f.msg, "did not find expected ',' or "):
+		open := '{'
+		if strings.HasSuffix(f.msg, "']'") {
+			open = '['
+		}
+		for _, l := range starts {
+			if col, ok := scanLine(bodyAt(lines, l)).innermost(open); ok {
+				return unclosed(lines, l, col, open)
+			}
+		}
+	case f.msg == "did not find expected key" || f.msg == "did not find expected '-' indicator":
+		if l, b, ok := misindented(lines, at); ok {
+			e := Error{Line: l, Col: indentCol(bodyAt(lines, l)), Hint: "line it up with the keys it belongs with"}
+			e.Msg = fmt.Sprintf("bad indentation: this line does not line up with the keys of the mapping that starts at line %d", b.line)
+			if b.list {
+				e.Msg = fmt.Sprintf("bad indentation: this line is neither an item of the list that starts at line %d nor lined up with the keys of one", b.line)
+			}
+			return mistake{Error: e, first: l, last: l, fixLine: l, fixes: reindent(l)}
+		}
+	case strings.HasPrefix(f.msg, "unknown anchor '"):
+		name := strings.TrimSuffix(strings.TrimPrefix(f.msg, "unknown anchor '"), "' referenced")
+		if l, col, ok := findAlias(lines, name); ok {
+			return mistake{Error: Error{Line: l, Col: col, Msg: f.msg, Hint: "fix the YAML syntax"}, first: l, last: l, fixLine: l, fixes: reindent(l)}
 		}
 	}
-	if m, ok := insideUnclosed(le, lines); ok {
-		return m
+	if strings.Contains(f.msg, "tab character") {
+		for l := at; l <= len(lines); l++ {
+			if tabIndented(bodyAt(lines, l)) {
+				at = l
+				break
+			}
+		}
 	}
-	e := Error{Line: mark.Line, Col: mark.Column, Msg: le.Message, Hint: "fix the YAML syntax"}
-	fixes := reindent(mark.Line)
+	body := bodyAt(lines, at)
+	e := Error{Line: at, Col: indentCol(body), Msg: f.msg, Hint: "fix the YAML syntax"}
+	fixes := reindent(at)
 	switch {
-	case strings.Contains(le.Message, "tab character") || tabIndented(bodyAt(lines, mark.Line)):
+	case tabIndented(body):
+		e.Col = bytes.IndexByte(body, '\t') + 1
 		e.Msg, e.Hint = "a tab indents this line", "fix the YAML syntax: indent with spaces, never tabs"
-	case strings.HasPrefix(le.ContextMsg, "while parsing a block "):
-		e.Msg = fmt.Sprintf("bad indentation: this line does not line up with the keys of the mapping that starts at line %d", ctx.Line)
-		if strings.Contains(le.ContextMsg, "collection") {
-			e.Msg = fmt.Sprintf("bad indentation: this line is neither an item of the list that starts at line %d nor lined up with the keys of one", ctx.Line)
+	case f.msg == "mapping values are not allowed in this context":
+		// The `:` it cannot take is the second on the line, or the only one.
+		if c := scanLine(body).colons; len(c) > 0 {
+			e.Col = c[min(1, len(c)-1)]
 		}
-		e.Hint = "line it up with the keys it belongs with"
-	case strings.Contains(le.Message, "mapping values are not allowed"):
 		e.Msg = "unexpected `:` here"
 		e.Hint = "line the key up with the keys above it, or quote a value that holds `: `"
-		fixes = either(reindent(mark.Line), quoteValue(mark.Line))
+		fixes = func(l [][]byte) []string { return append(reindent(at)(l), quoteValue(at)(l)...) }
 	}
-	return mistake{Error: e, first: mark.Line, last: mark.Line, fixLine: mark.Line, fixes: fixes}
+	return mistake{Error: e, first: at, last: at, fixLine: at, fixes: fixes}
 }
 
-// unclosed is the mistake of a `[` or `{` opened at ctx and never closed
-// up to line last. The closer is guessed at the end of the last line with
-// content: comment lines after it belong to what follows.
-func unclosed(lines [][]byte, ctx yaml.Mark, last int) mistake {
-	open := charAt(lines, ctx)
-	closer := map[string]string{"[": "]", "{": "}"}[open]
-	fix := last
-	for fix > ctx.Line && isComment(bodyAt(lines, fix)) {
-		fix--
+// unclosed is the mistake of a `[` or `{` opened at line:col and never
+// closed. The lines after it indented deeper are the rest of what it
+// holds; the closer is guessed at the end of the last of them.
+func unclosed(lines [][]byte, line, col int, open rune) mistake {
+	closer := map[rune]string{'[': "]", '{': "}"}[open]
+	last, in := line, indentCol(bodyAt(lines, line))-1
+	for l := line + 1; l <= len(lines); l++ {
+		ind := indents(bodyAt(lines, l))
+		if ind == nil {
+			continue
+		}
+		if ind[0] <= in {
+			break
+		}
+		last = l
 	}
 	return mistake{
-		Error: Error{Line: ctx.Line, Col: ctx.Column, Msg: "the `" + open + "` opened here is never closed", Hint: "close it with `" + closer + "`"},
-		first: ctx.Line, last: last, fixLine: fix,
-		fixes:    appendText(fix, closer, true),
-		unclosed: true,
+		Error: Error{Line: line, Col: col, Msg: "the `" + string(open) + "` opened here is never closed", Hint: "close it with `" + closer + "`"},
+		first: line, last: last, fixLine: last,
+		fixes: appendText(last, closer, true),
 	}
-}
-
-// insideUnclosed finds the mistake behind an error the scanner raises with
-// no context of its own (a `:` it cannot take, say) when the real mistake
-// is a bracket left open above it: the lines before the error, parsed on
-// their own, then end inside that bracket.
-func insideUnclosed(le *yaml.LoadError, lines [][]byte) (mistake, bool) {
-	mark := clamp(le.Mark, lines)
-	if le.ContextMsg != "" || mark.Line < 2 {
-		return mistake{}, false
-	}
-	before := lines[:mark.Line-1]
-	pe := firstError(before)
-	if pe == nil || !strings.HasPrefix(pe.ContextMsg, "while parsing a flow ") {
-		return mistake{}, false
-	}
-	ctx := clamp(pe.ContextMark, before)
-	return unclosed(lines, ctx, mark.Line-1), true
 }
 
 // tabIndented reports whether a tab stands in a line's indentation.
 func tabIndented(body []byte) bool {
 	text := bytes.TrimLeft(body, " \t")
 	return bytes.ContainsRune(body[:len(body)-len(text)], '\t')
-}
-
-func isComment(body []byte) bool {
-	text := bytes.TrimLeft(body, " \t")
-	return len(text) == 0 || text[0] == '#'
 }
 
 // repair rewrites the mistake's line with the first guess after which the
@@ -136,14 +152,12 @@ func (m mistake) repair(lines [][]byte) bool {
 	return false
 }
 
-// gotPast reports whether a repaired reading, stopping at le (nil: not at
-// all), got past m: it stops at none of m's lines.
-func (m mistake) gotPast(le *yaml.LoadError, lines [][]byte) bool {
-	if le == nil {
-		return true
-	}
-	next := classify(le, lines)
-	return next.Error != m.Error && (next.first < m.first || next.first > m.last)
+// gotPast reports whether a repaired reading, stopping at f (nil: not at
+// all), got past m: it stops below m's lines. A stop above them is not
+// past: yaml.v3 names the line a construct began on, which can be above
+// the token it could not take.
+func (m mistake) gotPast(f *failure, lines [][]byte) bool {
+	return f == nil || classify(f, lines).first > m.last
 }
 
 // appendText guesses the line ends with text missing; beforeComment puts
@@ -207,45 +221,10 @@ func quoteValue(line int) func([][]byte) []string {
 	}
 }
 
-func either(fs ...func([][]byte) []string) func([][]byte) []string {
-	return func(lines [][]byte) []string {
-		var out []string
-		for _, f := range fs {
-			out = append(out, f(lines)...)
-		}
-		return out
-	}
-}
-
-// clamp keeps a mark on a line of the file: the end of the stream is
-// reported on the last line.
-func clamp(m yaml.Mark, lines [][]byte) yaml.Mark {
-	if m.Line > len(lines) {
-		m.Line = len(lines)
-		m.Column = len([]rune(string(bodyAt(lines, m.Line)))) + 1
-	}
-	m.Line, m.Column = max(m.Line, 1), max(m.Column, 1)
-	return m
-}
-
-// atEnd reports whether m is past the last character of the file.
-func atEnd(m yaml.Mark, lines [][]byte) bool {
-	return m.Index >= len(bytes.TrimRight(bytes.Join(lines, nil), " \t\r\n")) || m.Line > len(lines)
-}
-
 func bodyAt(lines [][]byte, line int) []byte {
 	if line < 1 || line > len(lines) {
 		return nil
 	}
 	body, _ := cutEOL(lines[line-1])
 	return body
-}
-
-// charAt is the character at m; columns count characters, not bytes.
-func charAt(lines [][]byte, m yaml.Mark) string {
-	r := []rune(string(bodyAt(lines, m.Line)))
-	if m.Column < 1 || m.Column > len(r) {
-		return ""
-	}
-	return string(r[m.Column-1])
 }

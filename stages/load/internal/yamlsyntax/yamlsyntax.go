@@ -2,10 +2,11 @@
 // token that is wrong, and reads past each mistake so that what else is
 // wrong with the file can be told in the same run.
 //
-// yaml.v3 names the line where the enclosing construct begins rather than
-// the token it stopped at, and gives no column. The maintained successor,
-// go.yaml.in/yaml/v4, returns both positions as a structured error; it is
-// asked only once a file has failed to parse.
+// yaml.v3's error is a message and a line, and the line is where the
+// construct it was reading began (the quote, the key, the bracket, the
+// block), not the token it stopped at. What the message says is wrong
+// tells which token to look for; a scan of the text from that line finds
+// it (scan.go).
 //
 // Reading past a mistake is done twice, in two readings of the file that
 // bracket what the author meant: one with the mistake's lines neutralised
@@ -18,10 +19,11 @@ package yamlsyntax
 
 import (
 	"bytes"
-	"errors"
 	"slices"
 
-	"go.yaml.in/yaml/v4"
+	"gopkg.in/yaml.v3"
+
+	"github.com/agenttree/agenttree/stages/load/internal/yamlnode"
 )
 
 // Error is one syntax mistake, at the token that is wrong.
@@ -43,19 +45,19 @@ type Recovery struct {
 }
 
 // Recover finds up to max syntax mistakes in data. It returns no Errors
-// when the locating parser reads data without one.
+// when data parses.
 func Recover(data []byte, max int) Recovery {
 	neutral, repaired := splitLines(data), splitLines(data)
 	var rec Recovery
 	for len(rec.Errors) < max {
-		le := firstError(neutral)
-		if le == nil {
+		f := firstError(neutral)
+		if f == nil {
 			rec.Complete = firstError(repaired) == nil
 			break
 		}
 		// A later mistake counts only when the repaired reading meets it
 		// too; one only the neutralised reading has was made by blanking.
-		m := classify(le, neutral)
+		m := classify(f, neutral)
 		if len(rec.Errors) > 0 && !metInBoth(m, repaired) {
 			break
 		}
@@ -68,28 +70,30 @@ func Recover(data []byte, max int) Recovery {
 	return rec
 }
 
-// firstError parses lines and returns the syntax error it stops at, nil
-// when it parses.
-func firstError(lines [][]byte) *yaml.LoadError {
+// failure is where yaml.v3 stopped: its message and the line it names (0
+// when it names none).
+type failure struct {
+	line int
+	msg  string
+}
+
+// firstError parses lines and returns the error it stops at, nil when it
+// parses.
+func firstError(lines [][]byte) *failure {
 	var doc yaml.Node
 	err := yaml.Unmarshal(bytes.Join(lines, nil), &doc)
-	var le *yaml.LoadError
-	if errors.As(err, &le) {
-		return le
+	if err == nil {
+		return nil
 	}
-	if err != nil {
-		// Not a syntax error with a place (none known in v4.0.0): the
-		// whole file is suspect.
-		return &yaml.LoadError{Message: err.Error(), Mark: yaml.Mark{Line: 1, Column: 1}}
-	}
-	return nil
+	line, msg := yamlnode.SyntaxLine(err)
+	return &failure{line: line, msg: msg}
 }
 
 // metInBoth reports whether the repaired reading stops at the mistake m
 // the neutralised reading stopped at, as the author would be told it.
 func metInBoth(m mistake, repaired [][]byte) bool {
-	le := firstError(repaired)
-	return le != nil && classify(le, repaired).Error == m.Error
+	f := firstError(repaired)
+	return f != nil && classify(f, repaired).Error == m.Error
 }
 
 // splitLines splits data after each newline; the pieces join back to data.

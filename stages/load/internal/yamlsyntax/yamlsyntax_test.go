@@ -101,6 +101,51 @@ func TestRecoverPointsAtTheTokenThatIsWrong(t *testing.T) {
 	}
 }
 
+// yaml.v3 names the line where a construct began, or none for line 1, and
+// the scan of the text finds the token from there: these are the places
+// where that scan could go wrong.
+func TestRecoverFindsTheTokenPastWhatTheLineSays(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		want       string // line:col: message
+	}{
+		{
+			name: "quote opened on the first line",
+			yaml: "a: \"x\nb: 1\n",
+			want: "1:4: the string opened with \" here is never closed",
+		},
+		{
+			name: "bracket opened on the first line",
+			yaml: "a: [x, y\nb: 1\n",
+			want: "1:4: the `[` opened here is never closed",
+		},
+		{
+			name: "a block scalar's text holding a colon is not a key",
+			yaml: "stages:\n  - name: a\n    run: |\n      echo verdict: ok\n   bad: indent\n",
+			want: "5:4: bad indentation: this line is neither an item of the list that starts at line 2 nor lined up with the keys of one",
+		},
+		{
+			name: "key deeper than the value above it",
+			yaml: "ci_polling:\n  poll_interval_s: 30 # seconds\n   max_retries: 1\n",
+			want: "3:4: bad indentation: this line does not line up with the keys of the mapping that starts at line 2",
+		},
+		{
+			name: "list item at a mapping's indentation, not right below its key",
+			yaml: "stages:\n  - name: a\n    post_start:\n      - merge_pr:\n    - name: b\n",
+			want: "5:5: bad indentation: this line does not line up with the keys of the mapping that starts at line 2",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := Recover([]byte(tt.yaml), 10)
+			require.Len(t, rec.Errors, 1, "%+v", rec.Errors)
+			e := rec.Errors[0]
+			assert.Equal(t, tt.want, fmt.Sprintf("%d:%d: %s", e.Line, e.Col, e.Msg))
+			assert.True(t, rec.Complete, "both readings parse")
+		})
+	}
+}
+
 // assertKeepsPositions checks that a neutralised reading has every line of
 // the file, each as long as it was, and only the neutralised ones changed
 // (into comments).
