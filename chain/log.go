@@ -22,10 +22,21 @@ func (l Log) Append(prev string, data any) (Line, error) {
 	if err != nil {
 		return Line{}, err
 	}
-	if err := appendSynced(l.Path, raw); err != nil {
-		return Line{}, fmt.Errorf("append to %s: %w", l.Path, err)
+	if err := l.AppendEncoded(raw); err != nil {
+		return Line{}, err
 	}
 	return line, nil
+}
+
+// AppendEncoded writes raw, a line Encode made to follow the log's last
+// line, and syncs it to disk before returning, as Append does. It lets a
+// caller that needs the line's hash before the line is on disk (to write
+// the file that names it while the line is synced) encode it first.
+func (l Log) AppendEncoded(raw []byte) error {
+	if err := appendSynced(l.Path, raw); err != nil {
+		return fmt.Errorf("append to %s: %w", l.Path, err)
+	}
+	return nil
 }
 
 // Tail is the end of a log, read from the back.

@@ -167,12 +167,34 @@ func (s *Store) commit(prev string, iss *Issue, op Op, entries []HistoryEntry, n
 	state.History, state.Chain = nil, ""
 	ev := Event{Issue: iss.ID, Version: iss.Version, Op: op, At: s.now().UTC().Truncate(time.Second),
 		Entries: entries, State: &state, StateHash: sum, Repair: note}
-	line, err := s.events(iss.ID).Append(prev, ev)
+	raw, line, err := chain.Encode(prev, ev)
 	if err != nil {
 		return nil, fmt.Errorf("issue %d: log the change: %w", iss.ID, err)
 	}
+	written := *iss
+	written.Chain = line.Hash
+	data, err := yaml.Marshal(&written)
+	if err != nil {
+		return nil, fmt.Errorf("issue %d: %w", iss.ID, err)
+	}
+	// The line and issue.yaml's new content are synced at the same time:
+	// each must be on disk before the rename puts the content in place,
+	// and neither needs the other first (until the rename, issue.yaml is
+	// the old state whatever of the two a crash left). One fsync's wait
+	// instead of two.
+	logged := make(chan error, 1)
+	go func() { logged <- s.events(iss.ID).AppendEncoded(raw) }()
+	pending, err := atomicfile.Prepare(s.path(iss.ID), data, 0o644)
+	if lerr := <-logged; lerr != nil {
+		if pending != nil {
+			pending.Discard()
+		}
+		return nil, fmt.Errorf("issue %d: log the change: %w", iss.ID, lerr)
+	}
 	iss.Chain = line.Hash
-	data, err := s.write(iss)
+	if err == nil {
+		err = pending.Commit()
+	}
 	if err != nil {
 		// The change is made: the log holds it. data is what issue.yaml
 		// will hold once the next Lock finishes the write.

@@ -30,42 +30,76 @@ func Replace(path string, data []byte, perm os.FileMode) error {
 }
 
 func write(path string, data []byte, perm os.FileMode, durable bool) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	p, err := prepare(path, data, perm, durable)
 	if err != nil {
 		return err
 	}
-	name := tmp.Name()
-	defer os.Remove(name) // no-op after a successful rename
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
+	return p.commit(durable)
+}
+
+// Pending is a file's new content written beside it, in a temp file, and
+// synced: on disk, but not yet in the file's place.
+type Pending struct {
+	tmp, path string
+}
+
+// Prepare writes data to a temp file beside path and syncs it, so that
+// Commit need only rename it. A writer that must have something else on
+// disk before the new content takes the file's place (a log line naming
+// it) syncs both at once: Prepare, the other write, then Commit.
+func Prepare(path string, data []byte, perm os.FileMode) (*Pending, error) {
+	return prepare(path, data, perm, true)
+}
+
+func prepare(path string, data []byte, perm os.FileMode, durable bool) (*Pending, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, err
 	}
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return err
-	}
-	if durable {
-		if err := tmp.Sync(); err != nil {
-			tmp.Close()
+	p := &Pending{tmp: tmp.Name(), path: path}
+	err = func() error {
+		if _, err := tmp.Write(data); err != nil {
 			return err
 		}
+		if err := tmp.Chmod(perm); err != nil {
+			return err
+		}
+		if durable {
+			return tmp.Sync()
+		}
+		return nil
+	}()
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
 	}
-	if err := tmp.Close(); err != nil {
-		return err
+	if err != nil {
+		p.Discard()
+		return nil, err
 	}
-	if err := os.Rename(name, path); err != nil {
+	return p, nil
+}
+
+// Commit puts the content in the file's place: rename, then fsync the
+// directory, so that the rename survives a crash once Commit returns.
+func (p *Pending) Commit() error { return p.commit(true) }
+
+func (p *Pending) commit(durable bool) error {
+	if err := os.Rename(p.tmp, p.path); err != nil {
+		p.Discard()
 		return err
 	}
 	if !durable {
 		return nil
 	}
-	if d, err := os.Open(dir); err == nil {
+	if d, err := os.Open(filepath.Dir(p.path)); err == nil {
 		_ = d.Sync()
 		d.Close()
 	}
 	return nil
 }
+
+// Discard removes the temp file of a content that is not to be committed.
+func (p *Pending) Discard() { _ = os.Remove(p.tmp) }
 
 // ErrLocked is returned when another process holds a lock past the wait.
 var ErrLocked = errors.New("locked by another process")

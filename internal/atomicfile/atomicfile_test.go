@@ -234,3 +234,42 @@ func TestReadersCannotStallTheLock(t *testing.T) {
 	unlock()
 	assert.False(t, atomicfile.Held(path))
 }
+
+func TestPrepareSyncsBesideTheFileUntilCommit(t *testing.T) {
+	tests := []struct {
+		name   string
+		commit bool
+		want   string
+	}{
+		{name: "commit puts the new content in place", commit: true, want: "new\n"},
+		{name: "discard leaves the old content", commit: false, want: "old\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "issue.yaml")
+			require.NoError(t, atomicfile.Write(path, []byte("old\n"), 0o644))
+			p, err := atomicfile.Prepare(path, []byte("new\n"), 0o640)
+			require.NoError(t, err)
+			data, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, "old\n", string(data), "nothing in place before Commit")
+			if tt.commit {
+				require.NoError(t, p.Commit())
+			} else {
+				p.Discard()
+			}
+			data, err = os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, string(data))
+			entries, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			assert.Len(t, entries, 1, "no temp file left behind")
+		})
+	}
+}
+
+func TestPrepareIntoMissingDirectoryFails(t *testing.T) {
+	_, err := atomicfile.Prepare(filepath.Join(t.TempDir(), "nope", "x"), []byte("x"), 0o644)
+	assert.Error(t, err)
+}
