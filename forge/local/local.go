@@ -178,7 +178,7 @@ func (opts Options) withDefaults() (Options, error) {
 	if opts.RepoDir == "" {
 		return opts, errors.New("forge: local: no repository directory given")
 	}
-	opts.Remote = cmp.Or(opts.Remote, "origin")
+	opts.Remote = cmp.Or(opts.Remote, gitx.DefaultRemote)
 	if opts.LockTimeout <= 0 {
 		opts.LockTimeout = 30 * time.Second
 	}

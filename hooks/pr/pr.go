@@ -16,6 +16,7 @@ import (
 
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/internal/gitx"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -75,7 +76,7 @@ func remote(c *hooks.Call) string {
 	if c.Env != nil && c.Env.Remote != "" {
 		return c.Env.Remote
 	}
-	return "origin"
+	return gitx.DefaultRemote
 }
 
 // forgeOf is the forge, or the failure that says why there is none.

@@ -18,6 +18,10 @@ import (
 	"github.com/agenttree/agenttree/internal/proc"
 )
 
+// DefaultRemote is the remote agenttree fetches from and pushes to when
+// nothing names another: the one `git clone` makes.
+const DefaultRemote = "origin"
+
 // DefaultTimeout bounds one git command when Repo.Timeout is zero. It is
 // generous because fetch and push talk to remotes.
 const DefaultTimeout = 2 * time.Minute

@@ -167,7 +167,7 @@ func (a *Agent) fixCI(ctx context.Context) error {
 // file by keeping both sides' lines.
 func (a *Agent) resolve(ctx context.Context) error {
 	fmt.Fprintln(a.Out, "demo agent: rebasing onto origin/"+a.Base+" and resolving the conflict")
-	if err := a.Repo.Fetch(ctx, "origin"); err != nil {
+	if err := a.Repo.Fetch(ctx, gitx.DefaultRemote); err != nil {
 		return err
 	}
 	if _, err := a.Repo.Run(ctx, "rebase", "origin/"+a.Base); err == nil {

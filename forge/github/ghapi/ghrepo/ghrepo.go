@@ -78,7 +78,7 @@ func (l Lookup) find(ctx context.Context) (Repo, string, error) {
 		repo, err := ParseRepo(l.Repo, host)
 		return repo, "", err
 	}
-	remote := cmp.Or(l.Remote, "origin")
+	remote := cmp.Or(l.Remote, gitx.DefaultRemote)
 	repo, err := RemoteRepo(ctx, l.Dir, remote)
 	return repo, remote, err
 }
@@ -178,9 +178,7 @@ const configHint = "name the repository in .agenttree.yaml (`github: {repo: owne
 // RemoteRepo reads the URL of a git remote in dir (with git's insteadOf
 // rewrites applied) and parses it.
 func RemoteRepo(ctx context.Context, dir, remote string) (Repo, error) {
-	if remote == "" {
-		remote = "origin"
-	}
+	remote = cmp.Or(remote, gitx.DefaultRemote)
 	raw, err := (&gitx.Repo{Dir: dir}).RemoteURL(ctx, remote)
 	if err != nil {
 		where := dir
