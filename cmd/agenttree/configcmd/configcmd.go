@@ -9,11 +9,10 @@ import (
 	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
 )
 
-// cmds makes the group's commands for one invocation.
+// cmds is one invocation, for the helpers of init and validate.
 type cmds struct{ *cmdutil.App }
 
 // Commands are the group's top-level commands.
 func Commands(a *cmdutil.App) []*cobra.Command {
-	c := cmds{a}
-	return []*cobra.Command{c.initCmd(), c.validateCmd(), c.stagesCmd(), c.graphCmd(), c.schemaCmd()}
+	return []*cobra.Command{newCmdInit(a, nil), newCmdValidate(a, nil), newCmdStages(a, nil), newCmdGraph(a, nil), newCmdSchema(a, nil)}
 }

@@ -11,8 +11,15 @@ import (
 	"github.com/agenttree/agenttree/internal/exitcode"
 )
 
-func (a cmds) graphCmd() *cobra.Command {
-	var format, flowName string
+// GraphOptions is what `graph` was asked.
+type GraphOptions struct {
+	*cmdutil.App
+	// Format is mermaid or dot; Flow the flow to draw, "" the default.
+	Format, Flow string
+}
+
+func newCmdGraph(a *cmdutil.App, runF func(*GraphOptions) error) *cobra.Command {
+	opts := &GraphOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "graph",
 		Short: "Draw a flow's stage machine (every legal move) as Mermaid or Graphviz dot",
@@ -26,24 +33,31 @@ block; the dot output is for Graphviz.`,
   agenttree graph --format dot | dot -Tsvg > pipeline.svg`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, reg, err := a.LoadConfig()
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(opts)
 			}
-			flow, err := cfg.Flow(flowName)
-			if err != nil {
-				return err
-			}
-			out, err := render.Draw(machine.New(flow, reg), render.Format(format))
-			if err != nil {
-				return &cmdutil.ExitError{Code: exitcode.Usage, Err: err}
-			}
-			fmt.Fprint(a.Out, out)
-			return nil
+			return graphRun(opts)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", string(render.Mermaid), "mermaid or dot")
-	cmd.Flags().StringVar(&flowName, "flow", "", "flow to draw (default: the default flow)")
+	cmd.Flags().StringVar(&opts.Format, "format", string(render.Mermaid), "mermaid or dot")
+	cmd.Flags().StringVar(&opts.Flow, "flow", "", "flow to draw (default: the default flow)")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{string(render.Mermaid), string(render.Dot)}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
+}
+
+func graphRun(opts *GraphOptions) error {
+	cfg, reg, err := opts.LoadConfig()
+	if err != nil {
+		return err
+	}
+	flow, err := cfg.Flow(opts.Flow)
+	if err != nil {
+		return err
+	}
+	out, err := render.Draw(machine.New(flow, reg), render.Format(opts.Format))
+	if err != nil {
+		return &cmdutil.ExitError{Code: exitcode.Usage, Err: err}
+	}
+	fmt.Fprint(opts.Out, out)
+	return nil
 }

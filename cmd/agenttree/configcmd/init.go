@@ -123,9 +123,18 @@ stages:
 // failure instructions they are what init writes into skillsDir.
 var starterSkills = []string{"backlog.md", "implement-code.md", "implement-feedback.md", "pr-ready.md", "implementation-review.md"}
 
-func (a cmds) initCmd() *cobra.Command {
-	var force bool
-	var template string
+// InitOptions is what `init` was asked.
+type InitOptions struct {
+	*cmdutil.App
+	// Dir is the repository's directory as given, "" for the working
+	// directory; a relative one is from there.
+	Dir      string
+	Template string
+	Force    bool
+}
+
+func newCmdInit(a *cmdutil.App, runF func(*InitOptions) error) *cobra.Command {
+	opts := &InitOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "init [DIR]",
 		Short: "Set up agenttree in a git repository: a starter .agenttree.yaml, its instructions, .gitignore lines",
@@ -139,33 +148,44 @@ func (a cmds) initCmd() *cobra.Command {
 		Example: "  agenttree init\n  agenttree init --template review-loop\n  agenttree init ../shop",
 		Args:    cmdutil.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := a.WD
 			if len(args) == 1 {
-				dir = args[0]
-				if !filepath.IsAbs(dir) {
-					dir = filepath.Join(a.WD, dir)
-				}
+				opts.Dir = args[0]
 			}
-			s, err := a.scaffold(filepath.Clean(dir), template, force)
-			if err != nil {
-				return &cmdutil.ExitError{Code: exitcode.Usage, Err: err}
+			if runF != nil {
+				return runF(opts)
 			}
-			done, err := s.write()
-			if err != nil {
-				return err
-			}
-			cfg, err := load.File(s.config(), cmdutil.HookRegistry())
-			if err != nil {
-				done.undo()
-				return fmt.Errorf("the config init writes does not load, so nothing was written (a bug in agenttree; please report it): %w", err)
-			}
-			a.printInit(s, done, cfg)
-			return nil
+			return initRun(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&force, "force", false, "replace an existing .agenttree.yaml")
-	cmd.Flags().StringVar(&template, "template", "", "write example NAME instead of the starter ("+strings.Join(examples.Names(), ", ")+")")
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "replace an existing .agenttree.yaml")
+	cmd.Flags().StringVar(&opts.Template, "template", "", "write example NAME instead of the starter ("+strings.Join(examples.Names(), ", ")+")")
 	return cmd
+}
+
+func initRun(opts *InitOptions) error {
+	a := cmds{opts.App}
+	dir := a.WD
+	if opts.Dir != "" {
+		dir = opts.Dir
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(a.WD, dir)
+		}
+	}
+	s, err := a.scaffold(filepath.Clean(dir), opts.Template, opts.Force)
+	if err != nil {
+		return &cmdutil.ExitError{Code: exitcode.Usage, Err: err}
+	}
+	done, err := s.write()
+	if err != nil {
+		return err
+	}
+	cfg, err := load.File(s.config(), cmdutil.HookRegistry())
+	if err != nil {
+		done.undo()
+		return fmt.Errorf("the config init writes does not load, so nothing was written (a bug in agenttree; please report it): %w", err)
+	}
+	a.printInit(s, done, cfg)
+	return nil
 }
 
 // scaffold works out what init writes in dir, refusing what it must not

@@ -7,7 +7,11 @@ import (
 	"github.com/agenttree/agenttree/stages/configref"
 )
 
-func (a cmds) schemaCmd() *cobra.Command {
+// SchemaOptions is what `schema` was asked: nothing but where to print.
+type SchemaOptions struct{ *cmdutil.App }
+
+func newCmdSchema(a *cmdutil.App, runF func(*SchemaOptions) error) *cobra.Command {
+	opts := &SchemaOptions{App: a}
 	return &cobra.Command{
 		Use:   "schema",
 		Short: "Print the JSON Schema of .agenttree.yaml, for editors",
@@ -21,12 +25,19 @@ func (a cmds) schemaCmd() *cobra.Command {
 			"  agenttree schema > agenttree.schema.json",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			data, err := configref.JSONSchema(cmdutil.HookRegistry())
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(opts)
 			}
-			_, err = a.Out.Write(data)
-			return err
+			return schemaRun(opts)
 		},
 	}
+}
+
+func schemaRun(opts *SchemaOptions) error {
+	data, err := configref.JSONSchema(cmdutil.HookRegistry())
+	if err != nil {
+		return err
+	}
+	_, err = opts.Out.Write(data)
+	return err
 }

@@ -5,6 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
+
 	"github.com/agenttree/agenttree/engine/machine/render"
 )
 
@@ -13,38 +15,52 @@ type stagesReport struct {
 	Flows       map[string][]string `json:"flows"`
 }
 
-func (a cmds) stagesCmd() *cobra.Command {
-	var asJSON bool
+// StagesOptions is what `stages` was asked.
+type StagesOptions struct {
+	*cmdutil.App
+	JSON bool
+}
+
+func newCmdStages(a *cmdutil.App, runF func(*StagesOptions) error) *cobra.Command {
+	opts := &StagesOptions{App: a}
 	cmd := &cobra.Command{
 		Use:     "stages",
 		Short:   "List each flow's stages in order",
 		Example: "  agenttree stages\n  agenttree stages --json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, _, err := a.LoadConfig()
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(opts)
 			}
-			if asJSON {
-				rep := stagesReport{DefaultFlow: cfg.DefaultFlow, Flows: map[string][]string{}}
-				for _, f := range cfg.Flows {
-					rep.Flows[f.Name] = f.Paths()
-				}
-				return a.PrintJSON(rep)
-			}
-			for _, f := range cfg.Flows {
-				mark := ""
-				if f.Name == cfg.DefaultFlow {
-					mark = " (default)"
-				}
-				fmt.Fprintf(a.Out, "flow %s%s:\n", f.Name, mark)
-				for _, n := range f.Nodes {
-					fmt.Fprintf(a.Out, "  %-32s %s\n", n.Path, render.Describe(n))
-				}
-			}
-			return nil
+			return stagesRun(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print as JSON")
 	return cmd
+}
+
+func stagesRun(opts *StagesOptions) error {
+	a := opts.App
+	cfg, _, err := a.LoadConfig()
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		rep := stagesReport{DefaultFlow: cfg.DefaultFlow, Flows: map[string][]string{}}
+		for _, f := range cfg.Flows {
+			rep.Flows[f.Name] = f.Paths()
+		}
+		return a.PrintJSON(rep)
+	}
+	for _, f := range cfg.Flows {
+		mark := ""
+		if f.Name == cfg.DefaultFlow {
+			mark = " (default)"
+		}
+		fmt.Fprintf(a.Out, "flow %s%s:\n", f.Name, mark)
+		for _, n := range f.Nodes {
+			fmt.Fprintf(a.Out, "  %-32s %s\n", n.Path, render.Describe(n))
+		}
+	}
+	return nil
 }

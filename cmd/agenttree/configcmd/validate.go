@@ -48,8 +48,14 @@ type DiagnosticJSON struct {
 	Hint     string          `json:"hint,omitempty"`
 }
 
-func (a cmds) validateCmd() *cobra.Command {
-	var asJSON bool
+// ValidateOptions is what `validate` was asked.
+type ValidateOptions struct {
+	*cmdutil.App
+	JSON bool
+}
+
+func newCmdValidate(a *cmdutil.App, runF func(*ValidateOptions) error) *cobra.Command {
+	opts := &ValidateOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "validate",
 		Short: "Check .agenttree.yaml and report every problem with its file:line:col",
@@ -61,25 +67,33 @@ wrong is reported too. Exits 2 when there is any error.`,
   agenttree validate --json | jq '.diagnostics[] | "\(.line):\(.col) \(.message)"'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rep, err := a.validateReport()
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(opts)
 			}
-			if asJSON {
-				if err := a.PrintJSON(rep); err != nil {
-					return err
-				}
-			} else {
-				a.printValidation(rep)
-			}
-			if !rep.Valid {
-				return cmdutil.SilentExit(exitcode.Usage)
-			}
-			return nil
+			return validateRun(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the report as JSON")
 	return cmd
+}
+
+func validateRun(opts *ValidateOptions) error {
+	a := cmds{opts.App}
+	rep, err := a.validateReport()
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		if err := a.PrintJSON(rep); err != nil {
+			return err
+		}
+	} else {
+		a.printValidation(rep)
+	}
+	if !rep.Valid {
+		return cmdutil.SilentExit(exitcode.Usage)
+	}
+	return nil
 }
 
 // printValidation prints each diagnostic on stderr, then what the file

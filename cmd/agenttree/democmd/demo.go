@@ -11,8 +11,15 @@ import (
 	"github.com/agenttree/agenttree/internal/exitcode"
 )
 
-func (a cmds) demoCmd() *cobra.Command {
-	var opts demo.Options
+// DemoOptions is what `demo` was asked.
+type DemoOptions struct {
+	*cmdutil.App
+	// Demo are the demo's own options; the run fills in Self and Out.
+	Demo demo.Options
+}
+
+func newCmdDemo(a *cmdutil.App, runF func(*DemoOptions) error) *cobra.Command {
+	opts := &DemoOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Play the whole pipeline on this machine: real git, tmux, local forge, controller and a scripted agent",
@@ -27,19 +34,27 @@ func (a cmds) demoCmd() *cobra.Command {
 		Example: "  agenttree demo\n  agenttree demo --fast\n  agenttree demo --keep",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			self, err := os.Executable()
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(opts)
 			}
-			opts.Self, opts.Out = self, a.Out
-			if err := demo.Run(a.Ctx, opts); err != nil {
-				return &cmdutil.ExitError{Code: exitcode.Blocked, Err: err}
-			}
-			return nil
+			return demoRun(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.Keep, "keep", false, "leave the repository and the agent's session (the controller is stopped), and say how to attach and how to start the controller again")
-	cmd.Flags().BoolVar(&opts.Fast, "fast", false, "shorten every wait")
-	cmd.Flags().DurationVar(&opts.Timeout, "timeout", 3*time.Minute, "give up after this long")
+	cmd.Flags().BoolVar(&opts.Demo.Keep, "keep", false, "leave the repository and the agent's session (the controller is stopped), and say how to attach and how to start the controller again")
+	cmd.Flags().BoolVar(&opts.Demo.Fast, "fast", false, "shorten every wait")
+	cmd.Flags().DurationVar(&opts.Demo.Timeout, "timeout", 3*time.Minute, "give up after this long")
 	return cmd
+}
+
+func demoRun(opts *DemoOptions) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	d := opts.Demo
+	d.Self, d.Out = self, opts.Out
+	if err := demo.Run(opts.Ctx, d); err != nil {
+		return &cmdutil.ExitError{Code: exitcode.Blocked, Err: err}
+	}
+	return nil
 }

@@ -8,11 +8,7 @@ import (
 	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
 )
 
-// cmds makes the group's commands for one invocation.
-type cmds struct{ *cmdutil.App }
-
 // Commands are the group's top-level commands.
 func Commands(a *cmdutil.App) []*cobra.Command {
-	c := cmds{a}
-	return []*cobra.Command{c.demoCmd(), c.demoAgentCmd()}
+	return []*cobra.Command{newCmdDemo(a, nil), newCmdDemoAgent(a, nil)}
 }

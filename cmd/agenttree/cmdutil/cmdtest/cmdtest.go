@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -104,4 +105,19 @@ func Parse(cmd *cobra.Command, args ...string) error {
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
 	_, err := cmd.ExecuteC()
 	return err
+}
+
+// Options runs the command newCmd makes with args, with a runF that keeps
+// its options, and returns them with their App left out (nil when the
+// command did not get as far as its run): what the flags and arguments
+// filled in.
+func Options[O any](newCmd func(*cmdutil.App, func(*O) error) *cobra.Command, args ...string) (*O, error) {
+	var got *O
+	err := Parse(newCmd(&cmdutil.App{}, func(o *O) error { got = o; return nil }), args...)
+	if got != nil {
+		if app := reflect.ValueOf(got).Elem().FieldByName("App"); app.IsValid() {
+			app.SetZero()
+		}
+	}
+	return got, err
 }
