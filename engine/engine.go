@@ -13,6 +13,7 @@ import (
 	"github.com/agenttree/agenttree/engine/notice"
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/internal/gitx"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -27,7 +28,7 @@ type Engine struct {
 	// Forge is where PRs live; nil when the config's hooks need none.
 	Forge forge.Forge
 	// Git opens git in a work tree, for the PR hooks.
-	Git func(dir string) hooks.Git
+	Git func(dir string) *gitx.Repo
 	// maxChain bounds the moves that entry and completion hooks make in
 	// one command, so a misconfigured loop cannot spin forever.
 	maxChain int
@@ -45,7 +46,7 @@ type Option func(*Engine)
 func WithForge(f forge.Forge) Option { return func(e *Engine) { e.Forge = f } }
 
 // WithGit opens git in a work tree, for the PR hooks (Engine.Git).
-func WithGit(open func(dir string) hooks.Git) Option { return func(e *Engine) { e.Git = open } }
+func WithGit(open func(dir string) *gitx.Repo) Option { return func(e *Engine) { e.Git = open } }
 
 // WithWorkDir is the git work tree hooks run in, when it is not the
 // directory of the config ("" keeps that).
@@ -74,7 +75,7 @@ func New(cfg *stages.Config, store *issues.Store, reg *hooks.Registry, log *slog
 
 // hookEnv is what hooks see of the world.
 func (e *Engine) hookEnv(dryRun bool) *hooks.Env {
-	return &hooks.Env{Forge: e.Forge, Git: e.Git, Config: e.Config, Remote: "origin", Log: e.Log, DryRun: dryRun}
+	return &hooks.Env{Forge: e.Forge, Git: e.Git, Config: e.Config, Remote: gitx.DefaultRemote, Log: e.Log, DryRun: dryRun}
 }
 
 // Machine returns the stage machine of a flow, built on first use.

@@ -99,7 +99,7 @@ func openEngine(ctx context.Context, path string) (*engine.Engine, error) {
 		return nil, err
 	}
 	return engine.New(cfg, store, reg, nil, engine.WithForge(f),
-		engine.WithGit(func(dir string) hooks.Git { return &gitx.Repo{Dir: dir} })), nil
+		engine.WithGit(func(dir string) *gitx.Repo { return &gitx.Repo{Dir: dir} })), nil
 }
 
 // create makes an issue on flow ("" for the default) as a person.

@@ -14,7 +14,6 @@ import (
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/forge/github/githubtest"
-	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/hooks/builtin"
 	"github.com/agenttree/agenttree/internal/gitx"
 	"github.com/agenttree/agenttree/stages"
@@ -126,7 +125,7 @@ func openEngine(config string, f forge.Forge) (*engine.Engine, error) {
 		return nil, err
 	}
 	return engine.New(cfg, store, reg, nil, engine.WithForge(f),
-		engine.WithGit(func(dir string) hooks.Git { return &gitx.Repo{Dir: dir} })), nil
+		engine.WithGit(func(dir string) *gitx.Repo { return &gitx.Repo{Dir: dir} })), nil
 }
 
 // addWaiting places an issue at pr_ready whose PR is open on the fake,

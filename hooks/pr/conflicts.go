@@ -104,7 +104,7 @@ func rebase(ctx context.Context, c *hooks.Call) hooks.Outcome {
 }
 
 // prAndGit loads the PR and git in its work tree.
-func prAndGit(ctx context.Context, c *hooks.Call) (*forge.PR, hooks.Git, *hooks.Outcome) {
+func prAndGit(ctx context.Context, c *hooks.Call) (*forge.PR, *gitx.Repo, *hooks.Outcome) {
 	_, pr, o := openPR(ctx, c)
 	if o != nil {
 		return nil, nil, o
@@ -119,7 +119,7 @@ func prAndGit(ctx context.Context, c *hooks.Call) (*forge.PR, hooks.Git, *hooks.
 // rebaseOrConflict rebases the PR's branch (rebaseOnto) and returns its
 // new head, or the outcome that ends the hook instead: what a dry run
 // would do, a failure, or the conflict. onto names the base for people.
-func rebaseOrConflict(ctx context.Context, c *hooks.Call, g hooks.Git, pr *forge.PR, onto string) (string, *hooks.Outcome) {
+func rebaseOrConflict(ctx context.Context, c *hooks.Call, g *gitx.Repo, pr *forge.PR, onto string) (string, *hooks.Outcome) {
 	var o hooks.Outcome
 	if c.DryRun() {
 		o = hooks.Pending(0, fmt.Sprintf("would rebase %s onto %s", pr.Branch, onto))
@@ -140,7 +140,7 @@ func rebaseOrConflict(ctx context.Context, c *hooks.Call, g hooks.Git, pr *forge
 // rebaseOnto rebases the branch onto the PR's base, as last
 // fetched, in its work tree and pushes with a lease on the head the forge
 // reported, so work pushed meanwhile is never overwritten.
-func rebaseOnto(ctx context.Context, c *hooks.Call, g hooks.Git, pr *forge.PR) (newHead string, conflicts []string, err error) {
+func rebaseOnto(ctx context.Context, c *hooks.Call, g *gitx.Repo, pr *forge.PR) (newHead string, conflicts []string, err error) {
 	rem := remote(c)
 	if branch, err := g.CurrentBranch(ctx); err != nil || branch != pr.Branch {
 		// The host (the controller, in the main checkout) rebases the PR's
@@ -178,7 +178,7 @@ func rebaseOnto(ctx context.Context, c *hooks.Call, g hooks.Git, pr *forge.PR) (
 
 // rebaseHead rebases the PR's head onto its base, as last fetched,
 // without a work tree, and pushes the result with a lease on that head.
-func rebaseHead(ctx context.Context, c *hooks.Call, g hooks.Git, pr *forge.PR) (newHead string, conflicts []string, err error) {
+func rebaseHead(ctx context.Context, c *hooks.Call, g *gitx.Repo, pr *forge.PR) (newHead string, conflicts []string, err error) {
 	rem := remote(c)
 	head, err := g.RebaseCommit(ctx, pr.HeadSHA, rem+"/"+pr.Base)
 	if err != nil {

@@ -701,7 +701,7 @@ func TestGitHubCreatePR(t *testing.T) {
 	bare, work := gitRemoteRepo(t)
 	head := revParse(t, work, "HEAD")
 	f.env.Forge = &mirroredForge{Client: f.client, srv: f.srv, bare: bare, t: t}
-	f.env.Git = func(dir string) hooks.Git { return &gitx.Repo{Dir: dir} }
+	f.env.Git = func(dir string) *gitx.Repo { return &gitx.Repo{Dir: dir} }
 	issue := &hooks.Issue{ID: 7, Title: "Add login", Stage: "pr_ready", Branch: "issue-7", Dir: t.TempDir(), WorkDir: work, DefaultBranch: "main"}
 	params := map[string]any{"labels": []string{"agenttree"}, "draft": true}
 
@@ -744,7 +744,7 @@ func TestPRHooksWithoutAForge(t *testing.T) {
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			issue := &hooks.Issue{ID: 7, Title: "Add login", Branch: "issue-7", PRNumber: 1, HeadSHA: shaA, Dir: t.TempDir(), DefaultBranch: "main"}
-			env := &hooks.Env{Config: prConfig(), Git: func(dir string) hooks.Git { return &gitx.Repo{Dir: dir} }}
+			env := &hooks.Env{Config: prConfig(), Git: func(dir string) *gitx.Repo { return &gitx.Repo{Dir: dir} }}
 			o := runHook(t, env, issue, name, nil)
 			require.Equal(t, hooks.KindFail, o.Kind, "reason: %s", o.Reason)
 			assert.Equal(t, "hook `"+name+"` needs a forge, and none is set up: set `forge: local` or `forge: github` in .agenttree.yaml", o.Reason)
@@ -763,7 +763,7 @@ func TestPRHooksWhenTheForgeCannotOpen(t *testing.T) {
 		opened++
 		return nil, fmt.Errorf("github: %w: no GitHub token for github.com: run `gh auth login`", forge.ErrAuth)
 	})
-	env := &hooks.Env{Forge: lazy, Config: prConfig(), Git: func(dir string) hooks.Git { return &gitx.Repo{Dir: dir} }}
+	env := &hooks.Env{Forge: lazy, Config: prConfig(), Git: func(dir string) *gitx.Repo { return &gitx.Repo{Dir: dir} }}
 	issue := &hooks.Issue{ID: 7, Title: "Add login", Branch: "issue-7", Dir: t.TempDir(), WorkDir: work, DefaultBranch: "main"}
 
 	o := runHook(t, env, issue, "create_pr", nil)

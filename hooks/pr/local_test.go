@@ -54,7 +54,7 @@ func newLocalPR(t *testing.T, ci string) *localPR {
 	require.NoError(t, err)
 	l.forge = f
 	l.env = &hooks.Env{Forge: f, Config: prConfig(), Now: newTestClock().Now,
-		Git: func(dir string) hooks.Git { return &gitx.Repo{Dir: dir} }}
+		Git: func(dir string) *gitx.Repo { return &gitx.Repo{Dir: dir} }}
 	l.issue = &hooks.Issue{ID: 7, Title: "Add login", Stage: "pr_ready", Branch: "issue-7", Dir: filepath.Join(root, "issue"),
 		WorkDir: l.work, DefaultBranch: "main", Watch: map[string]string{}, Outputs: map[string]string{}}
 	return l

@@ -97,7 +97,7 @@ func forgeOf(c *hooks.Call) (forge.Forge, *hooks.Outcome) {
 
 // gitOf is git in the issue's work tree, or the failure that says why
 // there is none.
-func gitOf(c *hooks.Call) (hooks.Git, *hooks.Outcome) {
+func gitOf(c *hooks.Call) (*gitx.Repo, *hooks.Outcome) {
 	if c.Env == nil || c.Env.Git == nil {
 		o := hooks.FailAs(hooks.ClassConfig, "hook `%s` needs git in the issue's work tree, and none is set up", c.HookName())
 		return nil, &o

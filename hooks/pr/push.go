@@ -22,7 +22,7 @@ import (
 // earlier one (its reflog) held it, and a rewrite dropped it on purpose.
 // Commits the work tree never had are someone else's, and the push is
 // refused before it is tried.
-func pushBranch(ctx context.Context, c *hooks.Call, f forge.Forge, g hooks.Git, branch string) *hooks.Outcome {
+func pushBranch(ctx context.Context, c *hooks.Call, f forge.Forge, g *gitx.Repo, branch string) *hooks.Outcome {
 	lease, push, o := pushLease(ctx, c, f, g, branch)
 	if o != nil || !push {
 		return o
@@ -37,7 +37,7 @@ func pushBranch(ctx context.Context, c *hooks.Call, f forge.Forge, g hooks.Git, 
 // pushLease is the head the remote branch must be at for the push to
 // replace it: "" for a plain push (no open PR for the branch). push is
 // false when the PR holds every change of the branch already.
-func pushLease(ctx context.Context, c *hooks.Call, f forge.Forge, g hooks.Git, branch string) (lease string, push bool, o *hooks.Outcome) {
+func pushLease(ctx context.Context, c *hooks.Call, f forge.Forge, g *gitx.Repo, branch string) (lease string, push bool, o *hooks.Outcome) {
 	n := prNumber(c)
 	if n == 0 {
 		return "", true, nil
@@ -77,7 +77,7 @@ func pushLease(ctx context.Context, c *hooks.Call, f forge.Forge, g hooks.Git, b
 // agent has not pulled it yet, which its message asked, and there is
 // nothing to push. A rebase drops what the base already has, so the
 // rebased commits need not match the branch's patch for patch.
-func ownRebase(ctx context.Context, c *hooks.Call, g hooks.Git, pr *forge.PR, branch string) bool {
+func ownRebase(ctx context.Context, c *hooks.Call, g *gitx.Repo, pr *forge.PR, branch string) bool {
 	from, to := c.Issue.Outputs["rebased_from"], c.Issue.Outputs["rebased_to"]
 	if from == "" || to != pr.HeadSHA {
 		return false
@@ -102,7 +102,7 @@ const reflogDepth = 50
 // it before a rewrite: sha is reachable from its tip or from one of its
 // recent reflog entries. A commit the work tree does not have at all was
 // never held; neither was one older than the reflog goes.
-func includes(ctx context.Context, g hooks.Git, branch, sha string) bool {
+func includes(ctx context.Context, g *gitx.Repo, branch, sha string) bool {
 	ref := "refs/heads/" + branch
 	if ok, err := g.IsAncestor(ctx, sha, ref); err != nil || ok {
 		return ok

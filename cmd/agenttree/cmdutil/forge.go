@@ -6,7 +6,6 @@ import (
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/forge/github"
 	"github.com/agenttree/agenttree/forge/local"
-	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/hooks/shell"
 	"github.com/agenttree/agenttree/internal/gitx"
 	"github.com/agenttree/agenttree/stages"
@@ -27,4 +26,4 @@ func (a *App) openForge(cfg *stages.Config, stateDir string) *forge.LazyForge {
 	})
 }
 
-func openGit(dir string) hooks.Git { return &gitx.Repo{Dir: dir} }
+func openGit(dir string) *gitx.Repo { return &gitx.Repo{Dir: dir} }
