@@ -3,7 +3,6 @@ package controller
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -96,7 +95,7 @@ func (c *Controller) act(ctx context.Context, e *engine.Engine, d dueIssue, batc
 	switch {
 	case d.node.Controller() || d.iss.EntryPending != nil:
 		res, err = e.ReconcileSeen(ctx, d.iss)
-		if err == nil && d.node.HumanReview() && res.Status == engine.StatusWaiting && res.RetryAfter == 0 {
+		if err == nil && d.node.HumanReview() && res.Outcome.Status == engine.StatusWaiting && res.Outcome.RetryAfter == 0 {
 			// The controller's hooks of a review have run and a person
 			// reviews: the PR is watched meanwhile, as at any review.
 			watched, n, werr := prwatch.Watch(ctx, e, d.watched(), pr, c.now())
@@ -117,21 +116,22 @@ func (c *Controller) act(ctx context.Context, e *engine.Engine, d dueIssue, batc
 	if err != nil {
 		return pass{err: err, again: c.interval()}
 	}
+	o := outcome(res)
 	switch {
-	case res != nil && res.Status == engine.StatusEscalated && res.Escalated != nil:
+	case o != nil && o.Escalation != nil:
 		// A person is needed: above the passes' routine, and a record
 		// changed outside agenttree above that.
 		level := slog.LevelWarn
-		if res.Escalated.Kind == issues.EscalatedTampered {
+		if o.Escalation.Kind == issues.EscalatedTampered {
 			level = slog.LevelError
 		}
-		log.Log(ctx, level, describe(res), "from", res.From, "to", res.To, "status", res.Status, "kind", res.Escalated.Kind)
-	case res != nil && moved(res):
-		log.Info(describe(res), "from", res.From, "to", res.To, "status", res.Status)
-	case res != nil:
-		log.Debug(describe(res), "stage", res.From, "status", res.Status)
+		log.Log(ctx, level, o.Summary, "from", o.From, "to", o.To, "status", o.Status, "kind", o.Escalation.Kind)
+	case o != nil && o.Moved:
+		log.Info(o.Summary, "from", o.From, "to", o.To, "status", o.Status)
+	case o != nil:
+		log.Debug(o.Summary, "stage", o.From, "status", o.Status)
 	}
-	for _, n := range notes(res) {
+	for _, n := range notes(o) {
 		log.Info(n, "stage", d.iss.Stage) // what hooks did: a PR opened, a branch rebased
 	}
 	var noted []string
@@ -139,44 +139,33 @@ func (c *Controller) act(ctx context.Context, e *engine.Engine, d dueIssue, batc
 		noted = prwatch.NewFeedback(ctx, e, d.watched(), pr, c.log())
 		threads = len(noted)
 	}
-	again, err := c.schedule(ctx, e, d, pr, res, batch.err, reviews{n: threads, noted: noted})
+	again, err := c.schedule(ctx, e, d, pr, o, batch.err, reviews{n: threads, noted: noted})
 	if err != nil {
 		log.Warn("saving polling state", "err", err)
 	}
 	return pass{result: res, again: again}
 }
 
-// moved reports whether a pass changed where the issue is.
-func moved(r *engine.Result) bool {
-	return r.From != r.To && r.Status != engine.StatusBlocked && r.Status != engine.StatusWaiting
-}
-
-// describe is the log line of a pass.
-func describe(r *engine.Result) string {
-	switch {
-	case r.Status == engine.StatusSteppedBack && r.StepBack != nil:
-		return fmt.Sprintf("stepped back %s → %s: %s", r.StepBack.From, r.StepBack.To, r.StepBack.Reason)
-	case r.Status == engine.StatusEscalated && r.Escalated != nil:
-		return "escalated: " + r.Escalated.Reason
-	case moved(r):
-		return fmt.Sprintf("moved %s → %s", r.From, r.To)
-	case len(r.Reasons) > 0:
-		return r.Reasons[0]
+// outcome is what a pass's result leaves the controller to act on (the
+// controller reads nothing of the people's report); nil for no pass.
+func outcome(res *engine.Result) *engine.Outcome {
+	if res == nil {
+		return nil
 	}
-	return string(r.Status)
+	return &res.Outcome
 }
 
 // forgeTrouble reports whether a pass's waiting is the forge's doing (an
 // outage, a rate limit), not the code's.
-func forgeTrouble(r *engine.Result) bool {
-	return r != nil && (r.Class == hooks.ClassForge || r.Class == hooks.ClassRateLimit)
+func forgeTrouble(o *engine.Outcome) bool {
+	return o != nil && (o.Class == hooks.ClassForge || o.Class == hooks.ClassRateLimit)
 }
 
-func notes(r *engine.Result) []string {
-	if r == nil {
+func notes(o *engine.Outcome) []string {
+	if o == nil {
 		return nil
 	}
-	return r.Notes
+	return o.Notes
 }
 
 // watched is d as the PR's watch reads it.

@@ -33,17 +33,18 @@ func Drive(ctx context.Context, load func() (*engine.Engine, error), id int, pro
 				res = r
 			}
 		}
-		if res != nil && (res.Status != engine.StatusWaiting || res.RetryAfter == 0) {
+		o := outcome(res)
+		if o != nil && (o.Status != engine.StatusWaiting || o.RetryAfter == 0) {
 			return res, nil // moved, blocked, or waiting on someone else
 		}
 		if res == nil && sum.Due == 0 {
 			return nil, nil // nothing for the controller to do
 		}
 		wait := time.Second
-		if res != nil && res.RetryAfter > 0 {
-			wait = res.RetryAfter
+		if o != nil && o.RetryAfter > 0 {
+			wait = o.RetryAfter
 		}
-		if res == nil || res.Class != hooks.ClassRateLimit {
+		if o == nil || o.Class != hooks.ClassRateLimit {
 			wait = min(wait, foreground(i))
 		}
 		if e := c.engine(); e != nil && e.Config.CIPolling.MaxInterval > 0 {
@@ -51,8 +52,8 @@ func Drive(ctx context.Context, load func() (*engine.Engine, error), id int, pro
 		}
 		if progress != nil {
 			status := "waiting"
-			if res != nil && len(res.Reasons) > 0 {
-				status = res.Reasons[0]
+			if o != nil {
+				status = o.Summary
 			}
 			progress(Progress{Elapsed: time.Since(start), Status: status, Next: wait})
 		}

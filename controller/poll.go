@@ -63,9 +63,9 @@ func adapt(cur time.Duration, cfg stages.CIPolling, sig signal) time.Duration {
 // (the head it is bound to, the interval, what the pass did), logs the
 // poll's one line, and says when to look again. Five forge errors in a row
 // stop the issue for a person.
-func (c *Controller) schedule(ctx context.Context, e *engine.Engine, d dueIssue, pr *forge.PR, res *engine.Result, batchErr error, rev reviews) (time.Duration, error) {
+func (c *Controller) schedule(ctx context.Context, e *engine.Engine, d dueIssue, pr *forge.PR, o *engine.Outcome, batchErr error, rev reviews) (time.Duration, error) {
 	now := c.now()
-	tx, iss, err := c.lockSeen(ctx, e, d.iss, res)
+	tx, iss, err := c.lockSeen(ctx, e, d.iss, o)
 	if err != nil {
 		return c.interval(), err
 	}
@@ -73,12 +73,12 @@ func (c *Controller) schedule(ctx context.Context, e *engine.Engine, d dueIssue,
 	if err != nil {
 		prev = nil
 	}
-	p, sig, rep := observe(prev, look{iss: iss, pr: pr, res: res, batchErr: batchErr, now: now, resumed: d.resumed, reviews: rev})
+	p, sig, rep := observe(prev, look{iss: iss, pr: pr, out: o, batchErr: batchErr, now: now, resumed: d.resumed, reviews: rev})
 	again := adapt(time.Duration(p.IntervalS)*time.Second, pollingOf(e, iss), sig)
-	if iss.PRNumber == 0 && res != nil && res.RetryAfter > 0 {
-		again = res.RetryAfter // no PR to poll: what the hook asked for
+	if iss.PRNumber == 0 && o != nil && o.RetryAfter > 0 {
+		again = o.RetryAfter // no PR to poll: what the hook asked for
 	}
-	if prev == nil && iss.PRNumber == 0 && (res == nil || res.RetryAfter == 0) {
+	if prev == nil && iss.PRNumber == 0 && (o == nil || o.RetryAfter == 0) {
 		again = c.interval()
 	}
 	p.IntervalS, p.NextAt = int(again/time.Second), now.Add(again)
@@ -88,7 +88,7 @@ func (c *Controller) schedule(ctx context.Context, e *engine.Engine, d dueIssue,
 		c.logPoll(ctx, iss.ID, p, rep, again, now)
 	}
 	if p.ForgeErrors >= maxForgeErrors && iss.Escalated == nil {
-		why := fmt.Sprintf("%d errors in a row talking to the forge (last: %s); agenttree never takes that for a CI verdict", p.ForgeErrors, forgeError(res, batchErr))
+		why := fmt.Sprintf("%d errors in a row talking to the forge (last: %s); agenttree never takes that for a CI verdict", p.ForgeErrors, forgeError(o, batchErr))
 		if _, eerr := e.Escalate(ctx, iss.ID, issues.EscalatedError, why); eerr != nil {
 			err = errors.Join(err, eerr)
 		}
@@ -100,7 +100,7 @@ func (c *Controller) schedule(ctx context.Context, e *engine.Engine, d dueIssue,
 type look struct {
 	iss      *issues.Issue
 	pr       *forge.PR
-	res      *engine.Result
+	out      *engine.Outcome
 	batchErr error
 	now      time.Time
 	// resumed is when a person last resumed the issue; zero: never.
@@ -146,7 +146,7 @@ func (c *Controller) logPoll(ctx context.Context, id int, p *issues.Poll, rep re
 // step back or a person's resume is an event; the forge's rate limit
 // slows down), and the poll's report.
 func observe(prev *issues.Poll, l look) (*issues.Poll, signal, report) {
-	iss, pr, res, now := l.iss, l.pr, l.res, l.now
+	iss, pr, res, now := l.iss, l.pr, l.out, l.now
 	var p issues.Poll
 	if prev != nil && prev.PR == iss.PRNumber {
 		p = *prev
@@ -213,10 +213,10 @@ func observe(prev *issues.Poll, l look) (*issues.Poll, signal, report) {
 		}
 		p.Failing = failing
 	}
-	if res != nil && (moved(res) || res.Status == engine.StatusEscalated) {
+	if res != nil && (res.Moved || res.Status == engine.StatusEscalated) {
 		sig = sigEvent
 		rep.actionable = true
-		p.Log(now, describe(res))
+		p.Log(now, res.Summary)
 		p.FixAttempts = fixAttempts(p.FixAttempts, res)
 	}
 	rep.newThreads = l.reviews.n
@@ -225,7 +225,7 @@ func observe(prev *issues.Poll, l look) (*issues.Poll, signal, report) {
 	}
 	rep.actionable = rep.actionable || rep.newFailures > 0 || rep.newThreads > 0
 	if res != nil {
-		p.Status = describe(res)
+		p.Status = res.Summary
 	}
 	var rl *forge.RateLimitError
 	if (res != nil && res.Class == hooks.ClassRateLimit) || errors.As(l.batchErr, &rl) {
@@ -241,12 +241,12 @@ func observe(prev *issues.Poll, l look) (*issues.Poll, signal, report) {
 	return &p, sig, rep
 }
 
-func forgeError(res *engine.Result, batchErr error) string {
+func forgeError(res *engine.Outcome, batchErr error) string {
 	if batchErr != nil {
 		return batchErr.Error()
 	}
-	if res != nil && len(res.Reasons) > 0 {
-		return res.Reasons[0]
+	if res != nil && res.Reason != "" {
+		return res.Reason
 	}
 	return "unknown"
 }
@@ -264,15 +264,15 @@ func splitList(s string) []string {
 
 // fixAttempts counts, per failing check, the step backs that sent the
 // agent to fix it.
-func fixAttempts(counts map[string]int, res *engine.Result) map[string]int {
-	if res.Status != engine.StatusSteppedBack || res.StepBack == nil || res.StepBack.Class != string(hooks.ClassCIFailed) {
+func fixAttempts(counts map[string]int, res *engine.Outcome) map[string]int {
+	if res.Status != engine.StatusSteppedBack || res.Failure != hooks.ClassCIFailed {
 		return counts
 	}
 	out := maps.Clone(counts)
 	if out == nil {
 		out = map[string]int{}
 	}
-	for _, check := range res.StepBack.Checks {
+	for _, check := range res.Checks {
 		out[check]++
 	}
 	return out
@@ -311,7 +311,7 @@ func pollingOf(e *engine.Engine, iss *issues.Issue) stages.CIPolling {
 
 // lockSeen takes seen's lock and the issue as it is now: seen itself when
 // the pass left it as it was (no second read of issue.yaml per pass).
-func (c *Controller) lockSeen(ctx context.Context, e *engine.Engine, seen *issues.Issue, res *engine.Result) (*issues.Tx, *issues.Issue, error) {
+func (c *Controller) lockSeen(ctx context.Context, e *engine.Engine, seen *issues.Issue, res *engine.Outcome) (*issues.Tx, *issues.Issue, error) {
 	if res == nil || res.Version != seen.Version || res.Conflict {
 		return e.Store.Begin(ctx, seen.ID)
 	}

@@ -59,16 +59,16 @@ func TestObserveBindsToTheHeadAndCountsForgeErrors(t *testing.T) {
 	assert.Equal(t, now.Add(time.Minute), p.PushedAt)
 	require.NotEmpty(t, p.Actions)
 
-	busy := &engine.Result{Status: engine.StatusWaiting, Class: hooks.ClassForge, Reasons: []string{"GitHub 502"}}
+	busy := &engine.Outcome{Status: engine.StatusWaiting, Class: hooks.ClassForge, Reason: "GitHub 502", Summary: "GitHub 502"}
 	for i := 1; i <= 3; i++ {
-		p, _, _ = observe(p, look{iss: iss, res: busy, now: now})
+		p, _, _ = observe(p, look{iss: iss, out: busy, now: now})
 		assert.Equal(t, i, p.ForgeErrors)
 	}
-	limited := &engine.Result{Status: engine.StatusWaiting, Class: hooks.ClassRateLimit}
-	p, sig, _ = observe(p, look{iss: iss, res: limited, now: now})
+	limited := &engine.Outcome{Status: engine.StatusWaiting, Class: hooks.ClassRateLimit, Summary: "waiting"}
+	p, sig, _ = observe(p, look{iss: iss, out: limited, now: now})
 	assert.Equal(t, sigRateLimited, sig)
 	assert.Equal(t, 4, p.ForgeErrors)
-	p, _, _ = observe(p, look{iss: iss, res: &engine.Result{Status: engine.StatusWaiting}, now: now})
+	p, _, _ = observe(p, look{iss: iss, out: &engine.Outcome{Status: engine.StatusWaiting, Summary: "waiting"}, now: now})
 	assert.Zero(t, p.ForgeErrors, "one good answer resets the count")
 
 	other := &issues.Issue{ID: 1, PRNumber: 5, HeadSHA: "ccc"}

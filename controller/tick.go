@@ -184,7 +184,7 @@ func (c *Controller) work(ctx context.Context, e *engine.Engine, d dueIssue, bat
 		}
 	}
 	// Unchanged by the pass, the issue the scan read is current.
-	current := !d.act || (p.err == nil && p.result != nil && p.result.Version == d.iss.Version && !p.result.Conflict)
+	current := !d.act || (p.err == nil && p.result != nil && p.result.Outcome.Version == d.iss.Version && !p.result.Outcome.Conflict)
 	c.mail(ctx, e, d.iss, current)
 	return p
 }

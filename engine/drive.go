@@ -142,7 +142,7 @@ func (j journey) into(r *Result, dryRun bool) {
 	case j.gate.status != StatusAdvanced:
 		r.Status = j.gate.status
 		if w := j.gate.wait; w != nil {
-			r.RetryAfter, r.Class = w.RetryAfter, w.Class
+			r.Outcome.RetryAfter, r.Class = w.RetryAfter, w.Class
 		}
 	case dryRun:
 		r.Status, r.To, r.Kind = StatusAdvanced, j.gate.hop.to.Path, j.gate.hop.kind
@@ -181,7 +181,7 @@ func (j journey) moved(r *Result) {
 		if w := final.waiting; w != nil {
 			// Moved, and the new stage's entry waits (CI running): that is
 			// waiting, not unfinished work to fix.
-			r.Status, r.RetryAfter, r.Class = StatusWaiting, w.RetryAfter, w.Class
+			r.Status, r.Outcome.RetryAfter, r.Class = StatusWaiting, w.RetryAfter, w.Class
 			r.Reasons = append(r.Reasons, w.Reason)
 		}
 	}

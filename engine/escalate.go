@@ -13,22 +13,26 @@ import (
 // continues entry work that has not finished, from where it stopped (at
 // any stage), and moves an issue at a controller stage on through its
 // gate, as the controller. A pending hook leaves the issue waiting, with
-// Result.RetryAfter saying when to look again.
+// Result.Outcome.RetryAfter saying when to look again.
 func (e *Engine) Reconcile(ctx context.Context, id int) (*Result, error) {
-	return e.forward(ctx, id, Actor{Kind: ActorController}, false, false)
+	return finished(e.forward(ctx, id, Actor{Kind: ActorController}, false, false))
 }
 
 // ReconcileSeen is Reconcile of seen, the issue as the controller read it
 // when it found the issue due: changed since, the pass is a lost race
 // (Result.Conflict), looked at again at the next tick.
 func (e *Engine) ReconcileSeen(ctx context.Context, seen *issues.Issue) (*Result, error) {
-	return e.forwardFrom(ctx, seen, Actor{Kind: ActorController}, false, false)
+	return finished(e.forwardFrom(ctx, seen, Actor{Kind: ActorController}, false, false))
 }
 
 // Escalate stops issue id for a person, for a reason the controller
 // found outside any hook (the forge failing again and again). An issue
 // already escalated is left as it is.
 func (e *Engine) Escalate(ctx context.Context, id int, kind issues.EscalationKind, reason string) (*Result, error) {
+	return finished(e.escalateFor(ctx, id, kind, reason))
+}
+
+func (e *Engine) escalateFor(ctx context.Context, id int, kind issues.EscalationKind, reason string) (*Result, error) {
 	tx, iss, err := e.Store.Begin(ctx, id)
 	if err != nil {
 		return nil, err

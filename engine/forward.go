@@ -13,12 +13,12 @@ import (
 
 // Next moves issue id to the next stage of its flow if the gates pass.
 func (e *Engine) Next(ctx context.Context, id int, actor Actor, dryRun bool) (*Result, error) {
-	return e.forward(ctx, id, actor, dryRun, false)
+	return finished(e.forward(ctx, id, actor, dryRun, false))
 }
 
 // Approve moves issue id out of a human review. Only a person may approve.
 func (e *Engine) Approve(ctx context.Context, id int, actor Actor, dryRun bool) (*Result, error) {
-	return e.forward(ctx, id, actor, dryRun, true)
+	return finished(e.forward(ctx, id, actor, dryRun, true))
 }
 
 // transition is one command's work on one issue, made while holding its
@@ -56,7 +56,7 @@ func (t *transition) snapshot(iss *issues.Issue) *hooks.Issue {
 // with tx nil, without the lock, and then the move is made only if
 // nobody changed the issue since.
 func (e *Engine) NextFrom(ctx context.Context, tx *issues.Tx, seen *issues.Issue, actor Actor, dryRun bool) (*Result, error) {
-	return e.forwardIn(ctx, tx, seen, actor, dryRun, false)
+	return finished(e.forwardIn(ctx, tx, seen, actor, dryRun, false))
 }
 
 // forward is next and approve: it checks who may act, then runs one

@@ -60,6 +60,10 @@ type Place struct {
 // (hooks.WatchResumedAt), so a hook waiting on something outside, such as
 // CI, tries once more what failed before.
 func (e *Engine) Override(ctx context.Context, id int, actor Actor, o Order) (*Result, error) {
+	return finished(e.override(ctx, id, actor, o))
+}
+
+func (e *Engine) override(ctx context.Context, id int, actor Actor, o Order) (*Result, error) {
 	tx, iss, err := e.Store.Begin(ctx, id)
 	if err != nil {
 		return nil, err

@@ -125,7 +125,7 @@ func TestControllerStageRunsFromItsCursorAndStepsBackWithTheStageMessage(t *test
 
 	res = reconcile(t, e, iss.ID)
 	assert.Equal(t, engine.StatusWaiting, res.Status, res.Reasons)
-	assert.Equal(t, 3*time.Second, res.RetryAfter)
+	assert.Equal(t, 3*time.Second, res.Outcome.RetryAfter)
 	assert.Contains(t, res.Reasons, "1 of 2 checks running")
 	got, err := e.Store.Get(iss.ID)
 	require.NoError(t, err)

@@ -3,7 +3,6 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/policy"
@@ -83,8 +82,9 @@ type Result struct {
 	// Class is the kind of failure or wait (ci_failed, forge_error,
 	// rate_limit, ...) of the hook that decided, when one did.
 	Class hooks.Class `json:"class,omitempty"`
-	// RetryAfter is when the controller looks at a waiting issue again.
-	RetryAfter time.Duration `json:"-"`
+	// Outcome is what the controller acts on (when to look again, among
+	// the rest), apart from this report.
+	Outcome Outcome `json:"-"`
 }
 
 // ErrNotReview is returned when approve is used outside a human review.
@@ -190,7 +190,7 @@ func (f findings) result(r Result, dryRun bool) Result {
 		r.Status = StatusBlocked
 		r.Reasons = append(r.Reasons, f.resumed.failures...)
 	case f.resumed != nil && f.resumed.waiting != nil:
-		r.Status, r.RetryAfter, r.Class = StatusWaiting, f.resumed.waiting.RetryAfter, f.resumed.waiting.Class
+		r.Status, r.Outcome.RetryAfter, r.Class = StatusWaiting, f.resumed.waiting.RetryAfter, f.resumed.waiting.Class
 		r.Reasons = append(r.Reasons, f.resumed.waiting.Reason)
 	case f.resumed != nil && f.resumed.instructions != "" && f.final == "" && f.wait == "":
 		r.Status, r.Instructions = StatusWaiting, f.resumed.instructions

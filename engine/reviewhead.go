@@ -35,6 +35,10 @@ type recheck struct {
 // CI did not pass sends the issue back through the stage that runs CI.
 // It returns nil when there is nothing to do.
 func (e *Engine) ReviewHead(ctx context.Context, id int, head string) (*Result, error) {
+	return finished(e.reviewHead(ctx, id, head))
+}
+
+func (e *Engine) reviewHead(ctx context.Context, id int, head string) (*Result, error) {
 	tx, iss, err := e.Store.Begin(ctx, id)
 	if err != nil {
 		return nil, err

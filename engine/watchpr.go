@@ -35,6 +35,10 @@ func (e *Engine) Watcher(node *stages.Node) *stages.HookEntry {
 // on_failure, as for the controller's own stages — once per head and
 // failure. It returns nil when there is nothing to watch.
 func (e *Engine) WatchPR(ctx context.Context, id int) (*Result, error) {
+	return finished(e.watchPR(ctx, id))
+}
+
+func (e *Engine) watchPR(ctx context.Context, id int) (*Result, error) {
 	tx, iss, err := e.Store.Begin(ctx, id)
 	if err != nil {
 		return nil, err
@@ -63,7 +67,7 @@ func (e *Engine) WatchPR(ctx context.Context, id int) (*Result, error) {
 	seq := t.sequence(node, iss, policy.RouteAll)
 	o := seq.run(probe)
 	if o.Kind == hooks.KindPending || o.Kind == hooks.KindPass {
-		base.Reasons, base.Class, base.RetryAfter = []string{cmp.Or(o.Reason, "CI passed")}, o.Class, o.RetryAfter
+		base.Reasons, base.Class, base.Outcome.RetryAfter = []string{cmp.Or(o.Reason, "CI passed")}, o.Class, o.RetryAfter
 		return &base, nil
 	}
 	return t.actOnWatch(iss, node, seq, o, base)
