@@ -17,7 +17,6 @@ import (
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/examples"
 	"github.com/agenttree/agenttree/forge/local"
-	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/hooks/builtin"
 	"github.com/agenttree/agenttree/internal/gittest"
 	"github.com/agenttree/agenttree/internal/gitx"
