@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/machine"
@@ -93,6 +94,9 @@ func (e *Engine) forwardIn(ctx context.Context, tx *issues.Tx, seen *issues.Issu
 		defer tx.Unlock()
 	}
 	id := seen.ID
+	if res := alreadyDone(seen, actor); res != nil {
+		return res, nil
+	}
 	flow, node, err := e.locate(seen)
 	if err != nil {
 		return nil, err
@@ -117,6 +121,9 @@ func (e *Engine) forwardIn(ctx context.Context, tx *issues.Tx, seen *issues.Issu
 			return nil, err
 		}
 		defer tx.Unlock()
+		if res := alreadyDone(iss, actor); res != nil {
+			return res, nil // the request won the race to the lock in another process
+		}
 		if iss.Version != seen.Version {
 			conflict := &issues.ConflictError{ID: id, Expected: seen.Version, Found: iss.Version}
 			base.Status, base.Conflict, base.Reasons = StatusWaiting, true, []string{conflict.Error() + lastChange(iss)}
@@ -145,6 +152,25 @@ func (e *Engine) forwardIn(ctx context.Context, tx *issues.Tx, seen *issues.Issu
 		}
 	}
 	return &res, nil
+}
+
+// alreadyDone is the Result of actor's request when iss's history
+// records it: a retry (the controller moved the issue and died before
+// answering, or a second process with the same request) changes nothing,
+// and is told what the request did. nil when the history does not have
+// it. History is only ever appended to, so an entry found without the
+// lock stands; one not found is looked for again under it.
+func alreadyDone(iss *issues.Issue, actor Actor) *Result {
+	if actor.Request == "" {
+		return nil
+	}
+	i := slices.IndexFunc(iss.History, func(h issues.HistoryEntry) bool { return h.Request == actor.Request })
+	if i < 0 {
+		return nil
+	}
+	h := iss.History[i]
+	return &Result{Issue: iss.ID, From: h.From, To: h.To, Kind: h.Kind, Status: StatusDone, Reasons: []string{}, Version: iss.Version,
+		Done: &Done{Entry: h, Stage: iss.Stage}}
 }
 
 // admit says why actor may not act on node now (the command then waits),

@@ -29,7 +29,17 @@ const (
 	// Result.Escalated): a budget spent, the circuit breaker open, or a
 	// hook that asked for one.
 	StatusEscalated Status = "escalated"
+	// StatusDone: the request was carried out before (see Result.Done);
+	// nothing changed now.
+	StatusDone Status = "done"
 )
+
+// Done is what a request an issue's history already records did: the
+// history entry it wrote, and the stage the issue is at now.
+type Done struct {
+	Entry issues.HistoryEntry `json:"entry"`
+	Stage string              `json:"stage"`
+}
 
 // StepBack says where a failure sent the issue, and what the agent is told.
 type StepBack struct {
@@ -70,6 +80,9 @@ type Result struct {
 	Unfinished []string `json:"unfinished,omitempty"`
 	// StepBack is set when the command's last move was a step back.
 	StepBack *StepBack `json:"step_back,omitempty"`
+	// Done is set when the request (Actor.Request) was carried out
+	// before, a retry of it: Status is StatusDone, and nothing changed.
+	Done *Done `json:"done,omitempty"`
 	// Escalated is set when the issue is stopped for a person.
 	Escalated *issues.Escalation `json:"escalated,omitempty"`
 	// Conflict is set when another process changed the issue first.
