@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
+	"github.com/agenttree/agenttree/cmd/agenttree/statuscmd/waiton"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/breaker"
 	"github.com/agenttree/agenttree/engine/issues"
@@ -60,7 +61,7 @@ type Block struct {
 	Warnings []string `json:"warnings,omitempty"`
 
 	// wait is WaitingOn with its clock, for people.
-	wait waiting
+	wait waiton.Waiting
 }
 
 // BlockPR is the issue's PR as the forge reports it (as issue.yaml holds
@@ -131,7 +132,7 @@ func (a cmds) statusBlock(e *engine.Engine, iss *issues.Issue, asJSON bool) erro
 // forge.
 func blockOf(ctx context.Context, e *engine.Engine, iss *issues.Issue, now time.Time) Block {
 	b := Block{ID: iss.ID, Title: iss.Title, Flow: iss.Flow, Stage: iss.Stage, Escalated: iss.Escalated,
-		EnteredAt: entered(iss), Budgets: budgets(e.Config, iss)}
+		EnteredAt: waiton.Entered(iss), Budgets: budgets(e.Config, iss)}
 	b.ElapsedS = int64(now.Sub(b.EnteredAt) / time.Second)
 	if iss.Breaker != nil {
 		b.Breaker = *iss.Breaker
@@ -148,9 +149,9 @@ func blockOf(ctx context.Context, e *engine.Engine, iss *issues.Issue, now time.
 		poll = w.Poll
 		b.Iteration, b.PollStatus, b.NextLookAt = poll.Iteration, poll.Status, poll.NextAt
 	}
-	wait := waitingOn(e.Config, iss, poll, lookAtAgent(ctx, e, iss.ID))
-	b.WaitingOn, b.wait = wait.what, wait
-	b.Recommendation = Recommendation{For: wait.who, Role: wait.role, Run: wait.run, Why: wait.what}
+	wait := waiton.On(e.Config, iss, poll, waiton.LookAtAgent(ctx, e, iss.ID))
+	b.WaitingOn, b.wait = wait.What, wait
+	b.Recommendation = Recommendation{For: wait.Who, Role: wait.Role, Run: wait.Run, Why: wait.What}
 	b.LatestAction = latestAction(iss, poll)
 	if pending, err := e.Outbox(iss.ID).Pending(); err != nil {
 		b.Warnings = append(b.Warnings, "outbox: "+err.Error())
@@ -253,7 +254,7 @@ func latestAction(iss *issues.Issue, poll *issues.Poll) *Action {
 	var last *Action
 	if n := len(iss.History); n > 0 {
 		h := iss.History[n-1]
-		last = &Action{At: h.At, By: h.Actor, What: historyText(h)}
+		last = &Action{At: h.At, By: h.Actor, What: waiton.HistoryText(h)}
 	}
 	if poll != nil && len(poll.Actions) > 0 {
 		pa := poll.Actions[len(poll.Actions)-1]
@@ -262,18 +263,6 @@ func latestAction(iss *issues.Issue, poll *issues.Poll) *Action {
 		}
 	}
 	return last
-}
-
-// historyText is a history entry in words.
-func historyText(h issues.HistoryEntry) string {
-	s := fmt.Sprintf("%s %s → %s", h.Kind, h.From, h.To)
-	if h.From == "" || h.From == h.To {
-		s = fmt.Sprintf("%s at %s", h.Kind, h.To)
-	}
-	if h.Reason != "" {
-		s += ": " + h.Reason
-	}
-	return s
 }
 
 func (a cmds) printBlock(b Block, now time.Time) {
@@ -287,7 +276,7 @@ func (a cmds) printBlock(b Block, now time.Time) {
 	if b.Owner != "" {
 		line("who acts", "%s", b.Owner)
 	}
-	line("waiting on", "%s", b.wait.text(now))
+	line("waiting on", "%s", b.wait.Text(now))
 	if b.Iteration > 0 {
 		line("iteration", "%d; %s", b.Iteration, nextLook(b.NextLookAt, now))
 	}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agenttree/agenttree/cmd/agenttree/statuscmd/waiton"
 )
 
 func TestFitColumns(t *testing.T) {
@@ -70,8 +72,8 @@ func TestWriteStatusFitsTheWidth(t *testing.T) {
 	long := "agent working (developer) after a step back: CI failed on 0123456789ab: test-unit, test-integration, lint"
 	rows := []Row{
 		{ID: 1, Stage: "implement.feedback", Owner: "agent: developer", Next: "pr_ready", Title: "Add a health check endpoint to the API server",
-			wait: waiting{what: long, since: now.Add(-time.Minute)}},
-		{ID: 12, Stage: "implementation_review", Owner: "human review", Next: "accepted", Title: "Dark mode", wait: waiting{what: "waiting for human review"}},
+			wait: waiton.Waiting{What: long, Since: now.Add(-time.Minute)}},
+		{ID: 12, Stage: "implementation_review", Owner: "human review", Next: "accepted", Title: "Dark mode", wait: waiton.Waiting{What: "waiting for human review"}},
 	}
 	for _, width := range []int{80, 100, 60} {
 		var out bytes.Buffer

@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/agenttree/agenttree/cmd/agenttree/statuscmd/waiton"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
 )
@@ -62,9 +63,9 @@ func emptied(e *engine.Engine, listed []issues.Listed, missing []int, now time.T
 
 // emptiedRow is the row of issue id, whose files were removed.
 func emptiedRow(e *engine.Engine, id int) Row {
-	w := waiting{who: WaiterPerson, what: fmt.Sprintf("a person: its files were removed outside agenttree (`agenttree verify %d`)", id)}
+	w := waiton.Waiting{Who: WaiterPerson, What: fmt.Sprintf("a person: its files were removed outside agenttree (`agenttree verify %d`)", id)}
 	why := fmt.Sprintf("missing: the files of its directory %s (issue.yaml, events.jsonl) were removed outside agenttree; "+
 		"nothing else holds its state, so a person puts them back from a backup if one has it; its branch and PR, if it had them, are where they were",
 		e.Store.HostDir(id))
-	return Row{ID: id, Missing: true, Error: why, WaitingOn: w.what, WaitingFor: w.who, wait: w}
+	return Row{ID: id, Missing: true, Error: why, WaitingOn: w.What, WaitingFor: w.Who, wait: w}
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
 	"github.com/agenttree/agenttree/cmd/agenttree/issuecmd"
+	"github.com/agenttree/agenttree/cmd/agenttree/statuscmd/waiton"
 	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/controller/api"
 	"github.com/agenttree/agenttree/engine"
@@ -56,13 +57,22 @@ type Row struct {
 	Missing bool `json:"missing,omitempty"`
 
 	// wait is WaitingOn with its clock, for people.
-	wait waiting
+	wait waiton.Waiting
 	// budgets are an escalated issue's step backs against their budgets.
 	budgets []BudgetUse
 }
 
-func (a cmds) statusCmd() *cobra.Command {
-	var asJSON, block bool
+// StatusOptions is what `status` was asked.
+type StatusOptions struct {
+	*cmdutil.App
+	// IssueArg is the issue's id as given, "" for every issue.
+	IssueArg string
+	// Block shows the issue as one status block.
+	Block, JSON bool
+}
+
+func newCmdStatus(a *cmdutil.App, runF func(*StatusOptions) error) *cobra.Command {
+	opts := &StatusOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "status [ID]",
 		Short: "Show where issues are and what each waits on, escalated ones first",
@@ -73,55 +83,66 @@ func (a cmds) statusCmd() *cobra.Command {
 		Example: "  agenttree status\n  agenttree status 3 --block\n  agenttree status --json",
 		Args:    cmdutil.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if block && len(args) == 0 {
-				return errors.New("--block shows one issue: `agenttree status ID --block`")
-			}
-			if c, err := a.Remote(); err != nil {
-				return err
-			} else if c != nil {
-				req := api.StatusRequest{Block: block, JSON: asJSON}
-				if len(args) == 1 {
-					if req.Issue, err = cmdutil.ParseID(args[0]); err != nil {
-						return err
-					}
-				}
-				return a.Ask(c, api.RouteStatus, req)
-			}
 			if len(args) == 1 {
-				return a.statusOne(args[0], block, asJSON)
+				opts.IssueArg = args[0]
 			}
-			e, err := a.Engine()
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(opts)
 			}
-			// A one-shot reader of every issue: collecting garbage as it goes
-			// costs a quarter of its time at 10,000 issues, for memory the
-			// process hands back when it exits. The collector starts only past
-			// the limit, so a larger store stays bounded.
-			defer debug.SetMemoryLimit(debug.SetMemoryLimit(statusMemoryLimit))
-			defer debug.SetGCPercent(debug.SetGCPercent(-1))
-			rows, err := statusRows(a.Ctx, e)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return a.PrintJSON(rows)
-			}
-			if err := a.printStatus(rows, time.Now()); err != nil {
-				return err
-			}
-			if !e.Config.Sandbox.Enforced() {
-				fmt.Fprintln(a.Out, "\nagents run as this user: the rules hold their commands, not the files (advisory; see `agenttree doctor`)")
-			}
-			if _, running := controller.Running(e.Store.Root()); !running && needsController(rows) {
-				fmt.Fprintln(a.Out, "\nno controller is running for this repository: the issues waiting on it stay where they are until `agenttree controller` runs")
-			}
-			return nil
+			return statusRun(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
-	cmd.Flags().BoolVar(&block, "block", false, "with ID: one structured status block")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print as JSON")
+	cmd.Flags().BoolVar(&opts.Block, "block", false, "with ID: one structured status block")
 	return cmd
+}
+
+func statusRun(opts *StatusOptions) error {
+	a := cmds{opts.App}
+	if opts.Block && opts.IssueArg == "" {
+		return errors.New("--block shows one issue: `agenttree status ID --block`")
+	}
+	if c, err := a.Remote(); err != nil {
+		return err
+	} else if c != nil {
+		req := api.StatusRequest{Block: opts.Block, JSON: opts.JSON}
+		if opts.IssueArg != "" {
+			if req.Issue, err = cmdutil.ParseID(opts.IssueArg); err != nil {
+				return err
+			}
+		}
+		return a.Ask(c, api.RouteStatus, req)
+	}
+	if opts.IssueArg != "" {
+		return a.statusOne(opts.IssueArg, opts.Block, opts.JSON)
+	}
+	e, err := a.Engine()
+	if err != nil {
+		return err
+	}
+	// A one-shot reader of every issue: collecting garbage as it goes
+	// costs a quarter of its time at 10,000 issues, for memory the
+	// process hands back when it exits. The collector starts only past
+	// the limit, so a larger store stays bounded.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(statusMemoryLimit))
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	rows, err := statusRows(a.Ctx, e)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return a.PrintJSON(rows)
+	}
+	if err := a.printStatus(rows, time.Now()); err != nil {
+		return err
+	}
+	if !e.Config.Sandbox.Enforced() {
+		fmt.Fprintln(a.Out, "\nagents run as this user: the rules hold their commands, not the files (advisory; see `agenttree doctor`)")
+	}
+	if _, running := controller.Running(e.Store.Root()); !running && needsController(rows) {
+		fmt.Fprintln(a.Out, "\nno controller is running for this repository: the issues waiting on it stay where they are until `agenttree controller` runs")
+	}
+	return nil
 }
 
 // statusMemoryLimit is the heap `status` grows to before it collects
@@ -147,7 +168,7 @@ func statusRows(ctx context.Context, e *engine.Engine) ([]Row, error) {
 	}
 	// Each row is worked out on its own (the config is only read), so on
 	// every CPU: with thousands of issues this is a third of status.
-	agents := lookAtAgents(ctx, e)
+	agents := waiton.LookAtAgents(ctx, e)
 	rows := make([]Row, len(listed), len(listed)+len(missing))
 	parallel.For(len(listed), func(i int) { rows[i] = rowOf(e, listed[i], agents) })
 	for _, id := range missing {
@@ -162,15 +183,15 @@ func statusRows(ctx context.Context, e *engine.Engine) ([]Row, error) {
 // missingRow is the row of issue id, whose directory is gone.
 func missingRow(e *engine.Engine, id int) Row {
 	me := &issues.MissingError{ID: id, Dir: e.Store.HostDir(id)}
-	w := waiting{who: WaiterPerson, what: fmt.Sprintf("a person: its directory was removed outside agenttree (`agenttree verify %d`)", id)}
-	return Row{ID: id, Missing: true, Error: "missing: " + me.Problem(), WaitingOn: w.what, WaitingFor: w.who, wait: w}
+	w := waiton.Waiting{Who: WaiterPerson, What: fmt.Sprintf("a person: its directory was removed outside agenttree (`agenttree verify %d`)", id)}
+	return Row{ID: id, Missing: true, Error: "missing: " + me.Problem(), WaitingOn: w.What, WaitingFor: w.Who, wait: w}
 }
 
 // rowOf is the status row of one listed issue.
-func rowOf(e *engine.Engine, l issues.Listed, agents *agentLook) Row {
+func rowOf(e *engine.Engine, l issues.Listed, agents *waiton.Look) Row {
 	if l.Err != nil {
-		w := waiting{who: WaiterPerson, what: fmt.Sprintf("a person: its state is damaged (`agenttree verify %d`, `agenttree repair %d`)", l.ID, l.ID)}
-		return Row{ID: l.ID, Error: l.Err.Error(), WaitingOn: w.what, WaitingFor: w.who, wait: w}
+		w := waiton.Waiting{Who: WaiterPerson, What: fmt.Sprintf("a person: its state is damaged (`agenttree verify %d`, `agenttree repair %d`)", l.ID, l.ID)}
+		return Row{ID: l.ID, Error: l.Err.Error(), WaitingOn: w.What, WaitingFor: w.Who, wait: w}
 	}
 	var poll *issues.Poll
 	if l.Watch != nil {
@@ -191,12 +212,12 @@ func watchPoll(e *engine.Engine, id int) *issues.Poll {
 
 // statusOf is where iss is, who acts there, what it waits on and where
 // `next` would take it.
-func statusOf(e *engine.Engine, iss *issues.Issue, poll *issues.Poll, agents *agentLook) Row {
-	w := waitingOn(e.Config, iss, poll, agents)
+func statusOf(e *engine.Engine, iss *issues.Issue, poll *issues.Poll, agents *waiton.Look) Row {
+	w := waiton.On(e.Config, iss, poll, agents)
 	row := Row{ID: iss.ID, Title: iss.Title, Stage: iss.Stage, Unfinished: iss.EntryPending != nil,
-		WaitingOn: w.what, WaitingFor: w.who, Escalated: iss.Escalated, Attempts: iss.Attempts, Breaker: iss.Breaker, wait: w}
+		WaitingOn: w.What, WaitingFor: w.Who, Escalated: iss.Escalated, Attempts: iss.Attempts, Breaker: iss.Breaker, wait: w}
 	if iss.Escalated != nil {
-		row.Resolve = w.run
+		row.Resolve = w.Run
 		row.budgets = budgets(e.Config, iss)
 	}
 	row.BreakerWarning = breakerWarning(e.Config, iss)
@@ -228,12 +249,12 @@ func (a cmds) statusOne(arg string, block, asJSON bool) error {
 	if block {
 		return a.statusBlock(e, iss, asJSON)
 	}
-	row := statusOf(e, iss, watchPoll(e, id), lookAtAgent(a.Ctx, e, id))
+	row := statusOf(e, iss, watchPoll(e, id), waiton.LookAtAgent(a.Ctx, e, id))
 	if asJSON {
 		return a.PrintJSON(row)
 	}
 	issuecmd.PrintIssue(a.App, e, iss)
-	fmt.Fprintf(a.Out, "  waiting: %s\n", cmdutil.SafeText(row.wait.text(time.Now())))
+	fmt.Fprintf(a.Out, "  waiting: %s\n", cmdutil.SafeText(row.wait.Text(time.Now())))
 	if row.Next != "" {
 		fmt.Fprintf(a.Out, "  next:    %s\n", row.Next)
 	}
@@ -311,7 +332,7 @@ func tableCells(r Row, now time.Time) []string {
 	case r.Error != "":
 		stage = "?"
 	}
-	return []string{strconv.Itoa(r.ID), cmdutil.SafeText(stage), r.Owner, cmdutil.SafeText(r.wait.text(now)), r.Next, cmdutil.SafeTitle(r.Title)}
+	return []string{strconv.Itoa(r.ID), cmdutil.SafeText(stage), r.Owner, cmdutil.SafeText(r.wait.Text(now)), r.Next, cmdutil.SafeTitle(r.Title)}
 }
 
 func printEscalated(w io.Writer, r Row) {
@@ -326,35 +347,17 @@ func printEscalated(w io.Writer, r Row) {
 	if b := r.Breaker; b != nil {
 		fmt.Fprintf(w, "      breaker:  %s\n", cmdutil.SafeText(breakerText(*b)))
 	}
-	for i, way := range waysOut {
+	for i, way := range waiton.WaysOut {
 		label := "resolve:"
 		if i > 0 {
 			label = ""
 		}
-		fmt.Fprintf(w, "      %-9s `%s`  %s\n", label, way.command(r.ID), way.does)
+		fmt.Fprintf(w, "      %-9s `%s`  %s\n", label, way.Command(r.ID), way.Does)
 	}
-}
-
-// wayOut is one of people's commands that let an escalated issue go on.
-type wayOut struct{ usage, does string }
-
-func (w wayOut) command(id int) string { return "agenttree " + fmt.Sprintf(w.usage, id) }
-
-var waysOut = []wayOut{
-	{"resume %d --reason TEXT", "reset its budgets and breaker, and try the stage again"},
-	{"skip %d --reason TEXT", "move past the stage without its gates"},
-	{"abort %d --reason TEXT", "move it to its flow's abandon stage"},
-	{"move %d STAGE --reason TEXT", "put it at any stage of its flow"},
 }
 
 // ResolveCommands are the ways out of issue id's escalation.
-func ResolveCommands(id int) []string {
-	out := make([]string, len(waysOut))
-	for i, w := range waysOut {
-		out[i] = w.command(id)
-	}
-	return out
-}
+func ResolveCommands(id int) []string { return waiton.ResolveCommands(id) }
 
 // usedBudgets are the budgets of list that were drawn on or spent.
 func usedBudgets(list []BudgetUse) []BudgetUse {
@@ -381,14 +384,13 @@ func breakerText(b issues.Breaker) string {
 }
 
 // Waiter is who an issue waits on.
-type Waiter string
+type Waiter = waiton.Waiter
 
 const (
-	WaiterPerson     Waiter = "person"
-	WaiterAgent      Waiter = "agent"
-	WaiterController Waiter = "controller"
-	// WaiterNobody: the issue is done; nothing moves it on.
-	WaiterNobody Waiter = "nobody"
+	WaiterPerson     = waiton.WaiterPerson
+	WaiterAgent      = waiton.WaiterAgent
+	WaiterController = waiton.WaiterController
+	WaiterNobody     = waiton.WaiterNobody
 )
 
 // needsController reports whether any issue waits on the controller.

@@ -12,13 +12,12 @@ import (
 	"github.com/agenttree/agenttree/engine"
 )
 
-// cmds makes the group's commands for one invocation.
+// cmds is one invocation, for the views' helpers.
 type cmds struct{ *cmdutil.App }
 
 // Commands are the group's top-level commands.
 func Commands(a *cmdutil.App) []*cobra.Command {
-	c := cmds{a}
-	return []*cobra.Command{c.statusCmd(), c.watchCmd()}
+	return []*cobra.Command{newCmdStatus(a, nil), newCmdWatch(a, nil)}
 }
 
 // ShowOne prints issue arg as `status ID` does; with block, as its status

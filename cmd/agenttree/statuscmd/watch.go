@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
+	"github.com/agenttree/agenttree/cmd/agenttree/statuscmd/waiton"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/outbox"
@@ -22,9 +23,18 @@ import (
 // watchedMessages is how many of the newest messages watch follows.
 const watchedMessages = 20
 
-func (a cmds) watchCmd() *cobra.Command {
-	var every time.Duration
-	var untilDone, asJSON bool
+// WatchOptions is what `watch` was asked.
+type WatchOptions struct {
+	*cmdutil.App
+	// IssueArg is the issue's id as given.
+	IssueArg string
+	// Interval is how often the issue's files are read.
+	Interval        time.Duration
+	UntilDone, JSON bool
+}
+
+func newCmdWatch(a *cmdutil.App, runF func(*WatchOptions) error) *cobra.Command {
+	opts := &WatchOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "watch ID",
 		Short: "Follow one issue live, a line for each change",
@@ -38,24 +48,33 @@ func (a cmds) watchCmd() *cobra.Command {
 			"escalation_cleared, waiting, controller, message), text (the line printed without\n" +
 			"--json), the issue's stage, waiting_on and waiting_for now, and the move or the\n" +
 			"message the change is about.\n\n" +
-			"Exit status: 0 stopped, 2 bad usage or config.",
+			cmdutil.ExitStatus("0 stopped, "+cmdutil.ExitUsageOrConfig),
 		Example: "  agenttree watch 3\n  agenttree watch 3 --until-done --interval 5s\n  agenttree watch 3 --json | jq -r 'select(.kind == \"move\") | .move.to'",
 		Args:    cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if every <= 0 {
-				return fmt.Errorf("--interval must be more than zero, not %s", every)
+			opts.IssueArg = args[0]
+			if runF != nil {
+				return runF(opts)
 			}
-			e, id, err := a.EngineFor(args[0])
-			if err != nil {
-				return err
-			}
-			return a.watch(e, id, every, untilDone, asJSON)
+			return watchRun(opts)
 		},
 	}
-	cmd.Flags().DurationVar(&every, "interval", time.Second, "how often to read the issue's files")
-	cmd.Flags().BoolVar(&untilDone, "until-done", false, "stop when the issue reaches a terminal stage or escalates")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print each change as one JSON object per line (JSON Lines)")
+	cmd.Flags().DurationVar(&opts.Interval, "interval", time.Second, "how often to read the issue's files")
+	cmd.Flags().BoolVar(&opts.UntilDone, "until-done", false, "stop when the issue reaches a terminal stage or escalates")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print each change as one JSON object per line (JSON Lines)")
 	return cmd
+}
+
+func watchRun(opts *WatchOptions) error {
+	if opts.Interval <= 0 {
+		return fmt.Errorf("--interval must be more than zero, not %s", opts.Interval)
+	}
+	a := cmds{opts.App}
+	e, id, err := a.EngineFor(opts.IssueArg)
+	if err != nil {
+		return err
+	}
+	return a.watch(e, id, opts.Interval, opts.UntilDone, opts.JSON)
 }
 
 // watch prints a line for each change of issue id until a.Ctx is done
@@ -96,7 +115,7 @@ func (a cmds) watch(e *engine.Engine, id int, every time.Duration, untilDone, as
 // sighting is what watch read of an issue at one moment.
 type sighting struct {
 	iss  *issues.Issue
-	wait waiting
+	wait waiton.Waiting
 	// poll is the controller's polling state; empty when there is none.
 	poll     issues.Poll
 	messages []outbox.Message
@@ -114,7 +133,7 @@ func look(ctx context.Context, e *engine.Engine, id int) (*sighting, error) {
 	} else {
 		p = nil
 	}
-	s.wait = waitingOn(e.Config, iss, p, lookAtAgent(ctx, e, id))
+	s.wait = waiton.On(e.Config, iss, p, waiton.LookAtAgent(ctx, e, id))
 	if s.messages, err = e.Outbox(id).Recent(watchedMessages); err != nil {
 		return nil, fmt.Errorf("read the messages of issue %d: %w", id, err)
 	}
@@ -184,7 +203,7 @@ type change struct {
 // event is c as a WatchEvent at now, cur the issue as watch last saw it.
 func (c change) event(now time.Time, cur *sighting) WatchEvent {
 	ev := WatchEvent{At: now.UTC(), Issue: cur.iss.ID, Kind: c.kind, Text: c.text, Stage: cur.iss.Stage,
-		WaitingOn: cur.wait.what, WaitingFor: cur.wait.who, Move: c.move}
+		WaitingOn: cur.wait.What, WaitingFor: cur.wait.Who, Move: c.move}
 	if m := c.msg; m != nil {
 		ev.Message = &WatchMessage{ID: m.ID, To: m.To, Kind: m.Kind, State: m.State, Text: m.Text}
 	}
@@ -195,7 +214,7 @@ func (c change) event(now time.Time, cur *sighting) WatchEvent {
 // first look says where the issue is.
 func changes(prev, cur *sighting) []change {
 	if prev == nil {
-		return []change{{kind: changeState, text: fmt.Sprintf("issue %d (%s) at %s: %s", cur.iss.ID, cmdutil.SafeTitle(cur.iss.Title), cmdutil.SafeText(cur.iss.Stage), cmdutil.SafeText(cur.wait.what))}}
+		return []change{{kind: changeState, text: fmt.Sprintf("issue %d (%s) at %s: %s", cur.iss.ID, cmdutil.SafeTitle(cur.iss.Title), cmdutil.SafeText(cur.iss.Stage), cmdutil.SafeText(cur.wait.What))}}
 	}
 	var out []change
 	say := func(c change) {
@@ -206,7 +225,7 @@ func changes(prev, cur *sighting) []change {
 	moves := newMoves(prev.iss, cur.iss)
 	var said []string // the reasons the lines above give
 	for _, h := range moves {
-		say(change{kind: changeMove, text: cmdutil.SafeText(fmt.Sprintf("%s (by %s)", historyText(h), h.Actor)), move: &h})
+		say(change{kind: changeMove, text: cmdutil.SafeText(fmt.Sprintf("%s (by %s)", waiton.HistoryText(h), h.Actor)), move: &h})
 		said = append(said, h.Reason)
 	}
 	escalated := prev.iss.Escalated == nil && cur.iss.Escalated != nil
@@ -220,10 +239,10 @@ func changes(prev, cur *sighting) []change {
 	}
 	// A move or an escalation says what the issue waits on now.
 	if len(moves) == 0 && !escalated {
-		if cur.wait.what != prev.wait.what {
-			say(change{kind: changeWaiting, text: "waiting on: " + cmdutil.SafeText(cur.wait.what)})
+		if cur.wait.What != prev.wait.What {
+			say(change{kind: changeWaiting, text: "waiting on: " + cmdutil.SafeText(cur.wait.What)})
 		}
-		if st := lines.First(cur.poll.Status); cur.poll.Status != prev.poll.Status && st != "" && !strings.Contains(cur.wait.what, st) {
+		if st := lines.First(cur.poll.Status); cur.poll.Status != prev.poll.Status && st != "" && !strings.Contains(cur.wait.What, st) {
 			say(change{kind: changeController, text: "controller: " + cmdutil.SafeText(st)})
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agenttree/agenttree/cmd/agenttree/statuscmd/waiton"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/outbox"
 	"github.com/agenttree/agenttree/stages"
@@ -19,8 +20,8 @@ func TestWatchChanges(t *testing.T) {
 	back := issues.HistoryEntry{From: "pr_ready", To: "implement.feedback", Kind: stages.MoveStepBack, Actor: "controller",
 		Reason: "CI failed on abc: test-unit", At: at.Add(time.Minute)}
 	escalate := issues.HistoryEntry{From: "pr_ready", To: "pr_ready", Kind: stages.MoveEscalate, Actor: "controller", Reason: "budget spent", At: at}
-	agent := waiting{who: WaiterAgent, what: "agent working (developer)"}
-	ci := waiting{who: WaiterController, what: "controller: 1 of 2 checks still running on abc"}
+	agent := waiton.Waiting{Who: WaiterAgent, What: "agent working (developer)"}
+	ci := waiton.Waiting{Who: WaiterController, What: "controller: 1 of 2 checks still running on abc"}
 	msg := outbox.Message{ID: "m1", To: outbox.ToAgent, Kind: "step_back", Text: "issue 1 was stepped back\nsee the log", State: outbox.Pending}
 	sent := msg
 	sent.State = outbox.Sent
@@ -39,7 +40,7 @@ func TestWatchChanges(t *testing.T) {
 		},
 		{
 			name: "what it waits on",
-			prev: sighting{iss: issue("pr_ready"), wait: waiting{what: "controller: not looked at yet"}},
+			prev: sighting{iss: issue("pr_ready"), wait: waiton.Waiting{What: "controller: not looked at yet"}},
 			cur:  sighting{iss: issue("pr_ready"), wait: ci, poll: issues.Poll{Status: "1 of 2 checks still running on abc"}},
 			want: []string{"waiting on: controller: 1 of 2 checks still running on abc"},
 		},
@@ -70,7 +71,7 @@ func TestWatchChanges(t *testing.T) {
 				iss := issue("pr_ready", escalate)
 				iss.Escalated = &issues.Escalation{Stage: "pr_ready", Kind: "budget", Reason: "budget spent"}
 				return iss
-			}(), wait: waiting{what: "escalated: budget spent"}, poll: issues.Poll{Actions: []issues.Action{{At: at, What: "escalated: budget spent"}}}},
+			}(), wait: waiton.Waiting{What: "escalated: budget spent"}, poll: issues.Poll{Actions: []issues.Action{{At: at, What: "escalated: budget spent"}}}},
 			want: []string{"escalated (budget) at pr_ready: budget spent; a person resolves it: " + strings.Join(ResolveCommands(1), " | ")},
 		},
 		{
@@ -103,8 +104,8 @@ func TestWatchChangeKinds(t *testing.T) {
 	at := time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC)
 	created := issues.HistoryEntry{To: "implementation_review", Kind: issues.KindCreate, Actor: "human", At: at}
 	approved := issues.HistoryEntry{From: "implementation_review", To: "accepted", Kind: stages.MoveApprove, Actor: "human", Reason: "gates passed", At: at}
-	review := waiting{who: WaiterPerson, what: "waiting for human review"}
-	done := waiting{who: WaiterNobody, what: "done"}
+	review := waiton.Waiting{Who: WaiterPerson, What: "waiting for human review"}
+	done := waiton.Waiting{Who: WaiterNobody, What: "done"}
 	msg := outbox.Message{ID: "m1", To: outbox.ToAgent, Kind: "person", Text: "look at the labels", State: outbox.Pending}
 	prev := &sighting{iss: &issues.Issue{ID: 4, Title: "Checkout", Stage: "implementation_review", History: []issues.HistoryEntry{created}}, wait: review}
 	cur := &sighting{iss: &issues.Issue{ID: 4, Title: "Checkout", Stage: "accepted", History: []issues.HistoryEntry{created, approved}}, wait: done,

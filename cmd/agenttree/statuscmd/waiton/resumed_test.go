@@ -1,4 +1,4 @@
-package statuscmd
+package waiton
 
 import (
 	"testing"
@@ -32,8 +32,8 @@ func TestStatusAfterAResume(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
 		iss      issues.Issue
-		what     string
-		nextLook time.Time
+		What     string
+		NextLook time.Time
 	}{
 		{"no resume: the last poll", base, "controller: 2 of 2 checks still running on abc123def456", poll.NextAt},
 		{"resumed since the last poll", resumed(at.Add(2 * time.Minute)),
@@ -41,10 +41,10 @@ func TestStatusAfterAResume(t *testing.T) {
 		{"polled since the resume", resumed(at.Add(30 * time.Second)), "controller: 2 of 2 checks still running on abc123def456", poll.NextAt},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			w := waitingOn(cfg, &tt.iss, poll, nil)
-			assert.Equal(t, WaiterController, w.who)
-			assert.Equal(t, tt.what, w.what)
-			assert.Equal(t, tt.nextLook, w.nextLook)
+			w := On(cfg, &tt.iss, poll, nil)
+			assert.Equal(t, WaiterController, w.Who)
+			assert.Equal(t, tt.What, w.What)
+			assert.Equal(t, tt.NextLook, w.NextLook)
 		})
 	}
 }

@@ -1,4 +1,4 @@
-package statuscmd
+package waiton
 
 import (
 	"context"
@@ -17,10 +17,10 @@ import (
 	"github.com/agenttree/agenttree/stages"
 )
 
-// agentLook is what status knows of the agents' sessions: their records
+// Look is what status knows of the agents' sessions: their records
 // (what `agenttree start` made), and which tmux sessions have a live pane
 // (one tmux call for every issue).
-type agentLook struct {
+type Look struct {
 	records map[int]*sessions.Record
 	// live names the tmux sessions whose pane is alive; nil when tmux
 	// could not be asked (then a record is taken at its word). tmux is
@@ -33,11 +33,11 @@ type agentLook struct {
 // sessionLookTimeout bounds the tmux call: status is for a person waiting.
 const sessionLookTimeout = 5 * time.Second
 
-// lookAtAgents reads every session record, and asks tmux which sessions
+// LookAtAgents reads every session record, and asks tmux which sessions
 // run when it is first needed. The records' directory is listed once, so
 // a status of thousands of issues reads only the few records there are;
 // one that cannot be read counts as none.
-func lookAtAgents(ctx context.Context, e *engine.Engine) *agentLook {
+func LookAtAgents(ctx context.Context, e *engine.Engine) *Look {
 	look := newAgentLook(ctx, e)
 	if entries, err := os.ReadDir(e.Store.Layout().AgentSessions()); err == nil {
 		for _, de := range entries {
@@ -55,8 +55,8 @@ func lookAtAgents(ctx context.Context, e *engine.Engine) *agentLook {
 	return look
 }
 
-// lookAtAgent is lookAtAgents for issue id alone.
-func lookAtAgent(ctx context.Context, e *engine.Engine, id int) *agentLook {
+// LookAtAgent is LookAtAgents for issue id alone.
+func LookAtAgent(ctx context.Context, e *engine.Engine, id int) *Look {
 	look := newAgentLook(ctx, e)
 	if rec, ok := sessions.Recorded(e, id); ok {
 		look.records[id] = rec
@@ -64,10 +64,10 @@ func lookAtAgent(ctx context.Context, e *engine.Engine, id int) *agentLook {
 	return look
 }
 
-// newAgentLook is an agentLook with no records yet, asking e's tmux
+// newAgentLook is an Look with no records yet, asking e's tmux
 // server which sessions run when it is first needed.
-func newAgentLook(ctx context.Context, e *engine.Engine) *agentLook {
-	return &agentLook{records: map[int]*sessions.Record{}, ask: func() map[string]bool { return liveSessions(ctx, e.Config) }}
+func newAgentLook(ctx context.Context, e *engine.Engine) *Look {
+	return &Look{records: map[int]*sessions.Record{}, ask: func() map[string]bool { return liveSessions(ctx, e.Config) }}
 }
 
 // liveSessions names the sessions on cfg's tmux server whose first pane
@@ -95,7 +95,7 @@ func liveSessions(ctx context.Context, cfg *stages.Config) map[string]bool {
 }
 
 // record is issue id's session record, nil when it has none.
-func (l *agentLook) record(id int) *sessions.Record {
+func (l *Look) record(id int) *sessions.Record {
 	if l == nil {
 		return nil
 	}
@@ -106,7 +106,7 @@ func (l *agentLook) record(id int) *sessions.Record {
 // known is false when tmux could not be asked. session is called only
 // when tmux shows any session: rendering its name for each of thousands
 // of issues is a tenth of status.
-func (l *agentLook) running(session func() string) (running, known bool) {
+func (l *Look) running(session func() string) (running, known bool) {
 	if l == nil {
 		return false, false
 	}
@@ -132,11 +132,11 @@ func atFlowEnd(cfg *stages.Config, iss *issues.Issue, node *stages.Node) bool {
 
 // flowEndWaiting is what an issue at the end of a flow with no terminal
 // stage waits on: a person, to put it where it can go on or end.
-func flowEndWaiting(iss *issues.Issue) waiting {
-	return waiting{who: WaiterPerson, since: entered(iss),
-		what: fmt.Sprintf("a person: %s is the last stage of flow %s, which has no terminal stage, so nothing moves it on "+
+func flowEndWaiting(iss *issues.Issue) Waiting {
+	return Waiting{Who: WaiterPerson, Since: Entered(iss),
+		What: fmt.Sprintf("a person: %s is the last stage of flow %s, which has no terminal stage, so nothing moves it on "+
 			"(`agenttree move %d STAGE --reason TEXT`; give the flow a stage with `terminal: completion`)", iss.Stage, iss.Flow, iss.ID),
-		run: []string{fmt.Sprintf("agenttree move %d STAGE --reason TEXT", iss.ID)}}
+		Run: []string{fmt.Sprintf("agenttree move %d STAGE --reason TEXT", iss.ID)}}
 }
 
 // agentStageWaiting is what an issue at an agent's stage waits on: its
@@ -145,7 +145,7 @@ func flowEndWaiting(iss *issues.Issue) waiting {
 // a person's `agenttree start`). An agent runs when tmux shows its session
 // alive: the one its session record names, else the one agenttree would
 // start (a person may have started it by hand).
-func agentStageWaiting(cfg *stages.Config, iss *issues.Issue, role stages.Role, poll *issues.Poll, look *agentLook) waiting {
+func agentStageWaiting(cfg *stages.Config, iss *issues.Issue, role stages.Role, poll *issues.Poll, look *Look) Waiting {
 	start := fmt.Sprintf("agenttree start %d", iss.ID)
 	rec := look.record(iss.ID)
 	if rec != nil && rec.Role != role {
@@ -159,24 +159,24 @@ func agentStageWaiting(cfg *stages.Config, iss *issues.Issue, role stages.Role, 
 	})
 	switch {
 	case rec != nil && !rec.Stopped.IsZero():
-		return waiting{who: WaiterPerson, role: role, since: rec.Stopped,
-			what: fmt.Sprintf("the %s agent was stopped by a person: start it again with `%s`", role, start), run: []string{start}}
+		return Waiting{Who: WaiterPerson, Role: role, Since: rec.Stopped,
+			What: fmt.Sprintf("the %s agent was stopped by a person: start it again with `%s`", role, start), Run: []string{start}}
 	case rec != nil && !rec.RetryAt.IsZero():
 		// The controller restarts it then: its next look at the agent.
-		return waiting{who: WaiterController, role: role, nextLook: rec.RetryAt,
-			what: fmt.Sprintf("rate-limited: the %s agent %s restarts at %s", role, rec.Agent, rec.RetryAt.Local().Format("15:04")),
-			run:  []string{"agenttree controller", start + " --restart"}}
+		return Waiting{Who: WaiterController, Role: role, NextLook: rec.RetryAt,
+			What: fmt.Sprintf("rate-limited: the %s agent %s restarts at %s", role, rec.Agent, rec.RetryAt.Local().Format("15:04")),
+			Run:  []string{"agenttree controller", start + " --restart"}}
 	case running || (rec != nil && !known):
 		return agentWaiting(iss, role, poll)
 	case rec != nil:
-		return waiting{who: WaiterController, role: role, since: entered(iss),
-			what: fmt.Sprintf("controller: to restart the %s agent, whose session ended (`agenttree agents`)", role),
-			run:  []string{"agenttree controller", start + " --restart"}}
+		return Waiting{Who: WaiterController, Role: role, Since: Entered(iss),
+			What: fmt.Sprintf("controller: to restart the %s agent, whose session ended (`agenttree agents`)", role),
+			Run:  []string{"agenttree controller", start + " --restart"}}
 	}
 	if _, auto := sessions.AutoStart(cfg, iss, look.record(iss.ID)); auto {
-		return waiting{who: WaiterController, role: role, since: entered(iss),
-			what: fmt.Sprintf("controller: to start the %s agent (auto_start)", role), run: []string{"agenttree controller", start}}
+		return Waiting{Who: WaiterController, Role: role, Since: Entered(iss),
+			What: fmt.Sprintf("controller: to start the %s agent (auto_start)", role), Run: []string{"agenttree controller", start}}
 	}
-	return waiting{who: WaiterPerson, role: role, since: entered(iss),
-		what: fmt.Sprintf("no %s agent is running: start one with `%s`", role, start), run: []string{start}}
+	return Waiting{Who: WaiterPerson, Role: role, Since: Entered(iss),
+		What: fmt.Sprintf("no %s agent is running: start one with `%s`", role, start), Run: []string{start}}
 }
