@@ -14,8 +14,14 @@ import (
 	"github.com/agenttree/agenttree/sessions"
 )
 
-func (a cmds) cleanCmd() *cobra.Command {
-	var dryRun, asJSON bool
+// CleanOptions is what `clean` was asked.
+type CleanOptions struct {
+	*cmdutil.App
+	DryRun, JSON bool
+}
+
+func newCmdClean(a *cmdutil.App, runF func(*CleanOptions) error) *cobra.Command {
+	opts := &CleanOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "clean",
 		Short: "Remove the worktrees and agent sessions of finished issues, never unsaved work (people only)",
@@ -25,40 +31,47 @@ func (a cmds) cleanCmd() *cobra.Command {
 			"session record. A worktree with uncommitted changes, or with commits on none of the\n" +
 			"remote's branches (fetched first) nor on the default branch, is kept and named, with\n" +
 			"what to do. Issues not finished are left alone. Running it again is harmless.\n\n" +
-			"Exit status: 0 done, 1 some worktree kept for its work or a removal failed,\n" +
-			"2 bad usage or config, 3 not a person.",
+			cmdutil.ExitStatus("0 done, 1 some worktree kept for its work or a removal failed", cmdutil.ExitUsageOrConfig+", "+cmdutil.ExitNotPerson),
 		Example: "  agenttree clean --dry-run\n  agenttree clean",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := a.sessions("cleans up")
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(opts)
 			}
-			s := a.Spin("fetching and checking the worktrees of finished issues")
-			list, err := m.Clean(a.Ctx, dryRun)
-			s.Stop()
-			if list == nil && err != nil {
-				return err
-			}
-			if err != nil {
-				fmt.Fprintln(a.ErrOut, "warning:", err)
-			}
-			if asJSON {
-				if err := a.PrintJSON(list); err != nil {
-					return err
-				}
-			} else {
-				printCleaned(a.Out, list)
-			}
-			if slices.ContainsFunc(list, func(c sessions.Cleaned) bool { return c.Refused() || c.KeptFor == sessions.Failed }) {
-				return cmdutil.SilentExit(exitcode.Blocked)
-			}
-			return nil
+			return cleanRun(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "say what would be removed, and remove nothing")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was done with each issue as JSON")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "say what would be removed, and remove nothing")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print what was done with each issue as JSON")
 	return cmd
+}
+
+func cleanRun(opts *CleanOptions) error {
+	a := cmds{opts.App}
+	m, err := a.sessions("cleans up")
+	if err != nil {
+		return err
+	}
+	s := a.Spin("fetching and checking the worktrees of finished issues")
+	list, err := m.Clean(a.Ctx, opts.DryRun)
+	s.Stop()
+	if list == nil && err != nil {
+		return err
+	}
+	if err != nil {
+		fmt.Fprintln(a.ErrOut, "warning:", err)
+	}
+	if opts.JSON {
+		if err := a.PrintJSON(list); err != nil {
+			return err
+		}
+	} else {
+		printCleaned(a.Out, list)
+	}
+	if slices.ContainsFunc(list, func(c sessions.Cleaned) bool { return c.Refused() || c.KeptFor == sessions.Failed }) {
+		return cmdutil.SilentExit(exitcode.Blocked)
+	}
+	return nil
 }
 
 // maxCleanLine bounds a line of clean's output: long enough for two

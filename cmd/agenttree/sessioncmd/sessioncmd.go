@@ -8,13 +8,10 @@ import (
 	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
 )
 
-// cmds makes the group's commands for one invocation.
+// cmds is one invocation, for the runs' helpers.
 type cmds struct{ *cmdutil.App }
 
 // Commands are the group's top-level commands.
 func Commands(a *cmdutil.App) []*cobra.Command {
-	c := cmds{a}
-	list := []*cobra.Command{c.cleanCmd(), c.tokenCmd()}
-	list = append(list, c.sessionCmds()...)
-	return list
+	return append([]*cobra.Command{newCmdClean(a, nil), newCmdToken(a, nil)}, sessionCmds(a)...)
 }

@@ -21,8 +21,8 @@ import (
 
 // sessionCmds are the commands that start, attach to, stop and list
 // agents' tmux sessions.
-func (a cmds) sessionCmds() []*cobra.Command {
-	return []*cobra.Command{a.startCmd(), a.attachCmd(), a.stopCmd(), a.agentsCmd()}
+func sessionCmds(a *cmdutil.App) []*cobra.Command {
+	return []*cobra.Command{newCmdStart(a, nil), newCmdAttach(a, nil), newCmdStop(a, nil), newCmdAgents(a, nil)}
 }
 
 // sessions opens the session manager, for people only: agents do not
@@ -49,10 +49,18 @@ type startView struct {
 	Reason    string `json:"reason,omitempty"`
 }
 
-func (a cmds) startCmd() *cobra.Command {
-	var opts sessions.Options
-	var role string
-	var asJSON bool
+// StartOptions is what `start` was asked.
+type StartOptions struct {
+	*cmdutil.App
+	// IssueArg is the issue's id as given; Role the agent's role, "" for
+	// the role of the issue's stage.
+	IssueArg, Role string
+	Start          sessions.Options
+	JSON           bool
+}
+
+func newCmdStart(a *cmdutil.App, runF func(*StartOptions) error) *cobra.Command {
+	opts := &StartOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "start ID",
 		Short: "Start the agent of an issue in a tmux session, in the issue's worktree (people only)",
@@ -63,41 +71,51 @@ func (a cmds) startCmd() *cobra.Command {
 			"(AGENTTREE_TOKEN_FILE; it acts only for the session's processes), and give it the stage's\n" +
 			"instructions as its first message. A live session is left alone and reported;\n" +
 			"--restart replaces it. A start that fails leaves nothing behind.\n\n" +
-			"Exit status: 0 started or running, 2 bad usage or config, 3 not a person.",
+			cmdutil.ExitStatus("0 started or running, "+cmdutil.ExitUsageOrConfig+", "+cmdutil.ExitNotPerson),
 		Example: "  agenttree start 3\n  agenttree start 3 --agent codex --restart",
 		Args:    cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := cmdutil.ParseID(args[0])
-			if err != nil {
-				return err
+			opts.IssueArg = args[0]
+			if runF != nil {
+				return runF(opts)
 			}
-			m, err := a.sessions("starts")
-			if err != nil {
-				return err
-			}
-			opts.Role = stages.Role(role)
-			s := a.Spin(fmt.Sprintf("starting issue %d's agent", id))
-			res, err := m.Start(a.Ctx, id, opts)
-			s.Stop()
-			if err != nil {
-				return err
-			}
-			v := startView{Start: res}
-			if res.Message != "" {
-				v.Delivered, v.Reason = a.deliverFirst(m, id, res)
-			}
-			if asJSON {
-				return a.PrintJSON(v)
-			}
-			printStart(a.Out, v)
-			return nil
+			return startRun(opts)
 		},
 	}
-	cmd.Flags().StringVar(&role, "role", "", "the agent's role (default: the role of the issue's stage)")
-	cmd.Flags().StringVar(&opts.Agent, "agent", "", "the agent to start (default: the role's first)")
-	cmd.Flags().BoolVar(&opts.Restart, "restart", false, "replace a live session")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	cmd.Flags().StringVar(&opts.Role, "role", "", "the agent's role (default: the role of the issue's stage)")
+	cmd.Flags().StringVar(&opts.Start.Agent, "agent", "", "the agent to start (default: the role's first)")
+	cmd.Flags().BoolVar(&opts.Start.Restart, "restart", false, "replace a live session")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	return cmd
+}
+
+func startRun(opts *StartOptions) error {
+	a := cmds{opts.App}
+	id, err := cmdutil.ParseID(opts.IssueArg)
+	if err != nil {
+		return err
+	}
+	m, err := a.sessions("starts")
+	if err != nil {
+		return err
+	}
+	start := opts.Start
+	start.Role = stages.Role(opts.Role)
+	s := a.Spin(fmt.Sprintf("starting issue %d's agent", id))
+	res, err := m.Start(a.Ctx, id, start)
+	s.Stop()
+	if err != nil {
+		return err
+	}
+	v := startView{Start: res}
+	if res.Message != "" {
+		v.Delivered, v.Reason = a.deliverFirst(m, id, res)
+	}
+	if opts.JSON {
+		return a.PrintJSON(v)
+	}
+	printStart(a.Out, v)
+	return nil
 }
 
 // deliverFirst delivers the issue's outbox as the controller does, the
@@ -136,7 +154,15 @@ func printStart(w io.Writer, v startView) {
 	fmt.Fprintf(w, "watch it: agenttree attach %d\n", rec.Issue)
 }
 
-func (a cmds) attachCmd() *cobra.Command {
+// AttachOptions is what `attach` was asked.
+type AttachOptions struct {
+	*cmdutil.App
+	// IssueArg is the issue's id as given.
+	IssueArg string
+}
+
+func newCmdAttach(a *cmdutil.App, runF func(*AttachOptions) error) *cobra.Command {
+	opts := &AttachOptions{App: a}
 	return &cobra.Command{
 		Use:     "attach ID",
 		Short:   "Attach this terminal to the tmux session of an issue's agent (people only)",
@@ -145,38 +171,47 @@ func (a cmds) attachCmd() *cobra.Command {
 			"print the command that attaches instead.",
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := cmdutil.ParseID(args[0])
-			if err != nil {
-				return err
+			opts.IssueArg = args[0]
+			if runF != nil {
+				return runF(opts)
 			}
-			m, err := a.sessions("attaches to")
-			if err != nil {
-				return err
-			}
-			rec, err := m.Record(id)
-			if err != nil {
-				return err
-			}
-			argv := []string{"tmux"}
-			if m.Tmux.Socket != "" {
-				argv = append(argv, "-S", m.Tmux.Socket)
-			}
-			argv = append(argv, "attach-session", "-t", "="+rec.Session+":")
-			in, ok := a.In.(*os.File)
-			if !ok || !term.IsTerminal(int(in.Fd())) {
-				fmt.Fprintf(a.Out, "not a terminal; to attach to issue %d's agent, run:\n  %s\n", id, shellJoin(argv))
-				return nil
-			}
-			// Not in a process group of its own (proc.Group): tmux must be
-			// in the terminal's foreground group to read from it.
-			c := exec.CommandContext(a.Ctx, argv[0], argv[1:]...)
-			c.Stdin, c.Stdout, c.Stderr = in, a.Out, a.ErrOut
-			if err := c.Run(); err != nil {
-				return fmt.Errorf("attach to tmux session %s: %w", rec.Session, err)
-			}
-			return nil
+			return attachRun(opts)
 		},
 	}
+}
+
+func attachRun(opts *AttachOptions) error {
+	a := cmds{opts.App}
+	id, err := cmdutil.ParseID(opts.IssueArg)
+	if err != nil {
+		return err
+	}
+	m, err := a.sessions("attaches to")
+	if err != nil {
+		return err
+	}
+	rec, err := m.Record(id)
+	if err != nil {
+		return err
+	}
+	argv := []string{"tmux"}
+	if m.Tmux.Socket != "" {
+		argv = append(argv, "-S", m.Tmux.Socket)
+	}
+	argv = append(argv, "attach-session", "-t", "="+rec.Session+":")
+	in, ok := a.In.(*os.File)
+	if !ok || !term.IsTerminal(int(in.Fd())) {
+		fmt.Fprintf(a.Out, "not a terminal; to attach to issue %d's agent, run:\n  %s\n", id, shellJoin(argv))
+		return nil
+	}
+	// Not in a process group of its own (proc.Group): tmux must be
+	// in the terminal's foreground group to read from it.
+	c := exec.CommandContext(a.Ctx, argv[0], argv[1:]...)
+	c.Stdin, c.Stdout, c.Stderr = in, a.Out, a.ErrOut
+	if err := c.Run(); err != nil {
+		return fmt.Errorf("attach to tmux session %s: %w", rec.Session, err)
+	}
+	return nil
 }
 
 // shellJoin quotes argv for a person to paste into a shell.
@@ -192,8 +227,16 @@ func shellJoin(argv []string) string {
 	return strings.Join(q, " ")
 }
 
-func (a cmds) stopCmd() *cobra.Command {
-	var asJSON bool
+// StopOptions is what `stop` was asked.
+type StopOptions struct {
+	*cmdutil.App
+	// IssueArg is the issue's id as given.
+	IssueArg string
+	JSON     bool
+}
+
+func newCmdStop(a *cmdutil.App, runF func(*StopOptions) error) *cobra.Command {
+	opts := &StopOptions{App: a}
 	cmd := &cobra.Command{
 		Use:     "stop ID",
 		Short:   "End the tmux session of an issue's agent, keeping its worktree (people only)",
@@ -202,27 +245,36 @@ func (a cmds) stopCmd() *cobra.Command {
 			"whatever work is in it; `agenttree start ID` starts an agent there again.",
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := cmdutil.ParseID(args[0])
-			if err != nil {
-				return err
+			opts.IssueArg = args[0]
+			if runF != nil {
+				return runF(opts)
 			}
-			m, err := a.sessions("stops")
-			if err != nil {
-				return err
-			}
-			rec, err := m.Stop(a.Ctx, id)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return a.PrintJSON(rec)
-			}
-			fmt.Fprintf(a.Out, "issue %d: tmux session %s ended; its worktree stays at %s\n", id, rec.Session, rec.Worktree)
-			return nil
+			return stopRun(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the session's record as JSON")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the session's record as JSON")
 	return cmd
+}
+
+func stopRun(opts *StopOptions) error {
+	a := cmds{opts.App}
+	id, err := cmdutil.ParseID(opts.IssueArg)
+	if err != nil {
+		return err
+	}
+	m, err := a.sessions("stops")
+	if err != nil {
+		return err
+	}
+	rec, err := m.Stop(a.Ctx, id)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return a.PrintJSON(rec)
+	}
+	fmt.Fprintf(a.Out, "issue %d: tmux session %s ended; its worktree stays at %s\n", id, rec.Session, rec.Worktree)
+	return nil
 }
 
 // agentView is one session in `agenttree agents --json`.
@@ -231,8 +283,14 @@ type agentView struct {
 	IdleS int64 `json:"idle_s"`
 }
 
-func (a cmds) agentsCmd() *cobra.Command {
-	var asJSON bool
+// AgentsOptions is what `agents` was asked.
+type AgentsOptions struct {
+	*cmdutil.App
+	JSON bool
+}
+
+func newCmdAgents(a *cmdutil.App, runF func(*AgentsOptions) error) *cobra.Command {
+	opts := &AgentsOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "agents",
 		Short: "List the agents' sessions: issue, role, agent, alive, idle for, last line (people only)",
@@ -240,30 +298,38 @@ func (a cmds) agentsCmd() *cobra.Command {
   agenttree agents --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := a.sessions("lists")
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(opts)
 			}
-			list, err := m.List(a.Ctx)
-			if err != nil && list == nil {
-				return err
-			}
-			if err != nil {
-				fmt.Fprintln(a.ErrOut, "warning:", err)
-			}
-			if asJSON {
-				out := make([]agentView, len(list))
-				for i, s := range list {
-					out[i] = agentView{Status: s, IdleS: int64(s.Idle / time.Second)}
-				}
-				return a.PrintJSON(out)
-			}
-			printAgents(a.Out, list)
-			return nil
+			return agentsRun(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print as JSON")
 	return cmd
+}
+
+func agentsRun(opts *AgentsOptions) error {
+	a := cmds{opts.App}
+	m, err := a.sessions("lists")
+	if err != nil {
+		return err
+	}
+	list, err := m.List(a.Ctx)
+	if err != nil && list == nil {
+		return err
+	}
+	if err != nil {
+		fmt.Fprintln(a.ErrOut, "warning:", err)
+	}
+	if opts.JSON {
+		out := make([]agentView, len(list))
+		for i, s := range list {
+			out[i] = agentView{Status: s, IdleS: int64(s.Idle / time.Second)}
+		}
+		return a.PrintJSON(out)
+	}
+	printAgents(a.Out, list)
+	return nil
 }
 
 func printAgents(w io.Writer, list []sessions.Status) {

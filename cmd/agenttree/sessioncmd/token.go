@@ -12,9 +12,17 @@ import (
 	"github.com/agenttree/agenttree/stages"
 )
 
-func (a cmds) tokenCmd() *cobra.Command {
-	var role string
-	var asJSON bool
+// TokenOptions is what `token` was asked.
+type TokenOptions struct {
+	*cmdutil.App
+	// IssueArg is the issue's id as given.
+	IssueArg string
+	Role     string
+	JSON     bool
+}
+
+func newCmdToken(a *cmdutil.App, runF func(*TokenOptions) error) *cobra.Command {
+	opts := &TokenOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "token ID --role ROLE",
 		Short: "Make a session token for an agent working on issue ID in ROLE (people only)",
@@ -24,33 +32,42 @@ func (a cmds) tokenCmd() *cobra.Command {
 		Example: "  AGENTTREE_TOKEN=$(agenttree token 3 --role developer) my-agent",
 		Args:    cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := a.ForPeople("session tokens are made by people; %s cannot"); err != nil {
-				return err
+			opts.IssueArg = args[0]
+			if runF != nil {
+				return runF(opts)
 			}
-			e, id, err := a.EngineFor(args[0])
-			if err != nil {
-				return err
-			}
-			iss, err := e.Store.Get(id)
-			if err != nil {
-				return err
-			}
-			r := stages.Role(role)
-			if !r.Agent() {
-				return &cmdutil.ExitError{Code: exitcode.Usage, Err: errors.New("--role names an agent's role (developer, reviewer, ...)")}
-			}
-			token, err := tokens.Open(e.Store.Root()).Mint(iss.ID, r)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return a.PrintJSON(map[string]any{"token": token, "issue": iss.ID, "role": r})
-			}
-			fmt.Fprintln(a.Out, token)
-			return nil
+			return tokenRun(opts)
 		},
 	}
-	cmd.Flags().StringVar(&role, "role", string(stages.RoleDeveloper), "the agent's role")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	cmd.Flags().StringVar(&opts.Role, "role", string(stages.RoleDeveloper), "the agent's role")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print as JSON")
 	return cmd
+}
+
+func tokenRun(opts *TokenOptions) error {
+	a := opts.App
+	if err := a.ForPeople("session tokens are made by people; %s cannot"); err != nil {
+		return err
+	}
+	e, id, err := a.EngineFor(opts.IssueArg)
+	if err != nil {
+		return err
+	}
+	iss, err := e.Store.Get(id)
+	if err != nil {
+		return err
+	}
+	r := stages.Role(opts.Role)
+	if !r.Agent() {
+		return &cmdutil.ExitError{Code: exitcode.Usage, Err: errors.New("--role names an agent's role (developer, reviewer, ...)")}
+	}
+	token, err := tokens.Open(e.Store.Root()).Mint(iss.ID, r)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return a.PrintJSON(map[string]any{"token": token, "issue": iss.ID, "role": r})
+	}
+	fmt.Fprintln(a.Out, token)
+	return nil
 }
