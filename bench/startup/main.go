@@ -97,7 +97,11 @@ func bench(ctx context.Context, o options) error {
 		if b.bin == "" {
 			continue
 		}
-		t, err := newTarget(ctx, b.label, b.bin, filepath.Join(tmp, fmt.Sprintf("next-%d", i)), statusRepo, o.issues)
+		repo, err := statusCopy(statusRepo, i)
+		if err != nil {
+			return fmt.Errorf("%s: status fixture: %w", b.label, err)
+		}
+		t, err := newTarget(ctx, b.label, b.bin, filepath.Join(tmp, fmt.Sprintf("next-%d", i)), repo, o.issues)
 		if err != nil {
 			return fmt.Errorf("%s (%s): %w", b.label, b.bin, err)
 		}
@@ -108,4 +112,15 @@ func bench(ctx context.Context, o options) error {
 	}
 	s.print(os.Stdout, o)
 	return nil
+}
+
+// statusCopy is build i's own copy of the status repository: each build
+// keeps its scan cache there, and two builds whose caches differ in
+// format would otherwise throw each other's away on every run.
+func statusCopy(repo string, i int) (string, error) {
+	if repo == "" {
+		return "", nil
+	}
+	own := fmt.Sprintf("%s-%d", repo, i)
+	return own, os.CopyFS(own, os.DirFS(repo))
 }
