@@ -155,8 +155,6 @@ type codec struct {
 	dec func(*decoder, reflect.Value)
 }
 
-var timeType = reflect.TypeFor[time.Time]()
-
 func compile(t reflect.Type, shape *strings.Builder, seen map[reflect.Type]*codec, at string) (*codec, error) {
 	if c, ok := seen[t]; ok {
 		fmt.Fprintf(shape, "@%s", t)
@@ -164,7 +162,7 @@ func compile(t reflect.Type, shape *strings.Builder, seen map[reflect.Type]*code
 	}
 	c := &codec{}
 	seen[t] = c
-	if t == timeType {
+	if t == reflect.TypeFor[time.Time]() {
 		shape.WriteString("time")
 		c.enc = func(e *encoder, v reflect.Value) {
 			b, err := v.Interface().(time.Time).MarshalBinary()

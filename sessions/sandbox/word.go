@@ -14,21 +14,20 @@ import (
 // shell interpreter into every command for a list of names and the
 // expansion of one word.
 
-// builtins are the POSIX and bash builtins: a command that starts with
-// one runs no program to look for.
-var builtins = strings.Fields(`
-	alias bg cd command false fc fg getopts hash jobs kill newgrp pwd read
-	true umask unalias wait break : continue . eval exec exit export
-	readonly return set shift times trap unset source bind builtin caller
-	compgen complete compopt declare typeset dirs disown enable history
-	help let local logout mapfile readarray popd pushd shopt suspend type
-	ulimit echo printf test [`)
-
+// isBuiltin reports whether name is a POSIX or bash builtin: a command
+// that starts with one runs no program to look for. A switch, not a
+// table: nothing is built at package initialisation for the commands
+// that start no agent.
 func isBuiltin(name string) bool {
-	for _, b := range builtins {
-		if b == name {
-			return true
-		}
+	switch name {
+	case "alias", "bg", "cd", "command", "false", "fc", "fg", "getopts", "hash", "jobs", "kill",
+		"newgrp", "pwd", "read", "true", "umask", "unalias", "wait",
+		"break", ":", "continue", ".", "eval", "exec", "exit", "export", "readonly", "return",
+		"set", "shift", "times", "trap", "unset",
+		"source", "bind", "builtin", "caller", "compgen", "complete", "compopt", "declare", "typeset",
+		"dirs", "disown", "enable", "history", "help", "let", "local", "logout", "mapfile", "readarray",
+		"popd", "pushd", "shopt", "suspend", "type", "ulimit", "echo", "printf", "test", "[":
+		return true
 	}
 	return false
 }

@@ -117,3 +117,16 @@ func TestFindProgram(t *testing.T) {
 		})
 	}
 }
+
+func TestIsBuiltinAsBashSaysIt(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("bash is not installed")
+	}
+	for _, name := range []string{"cd", "exec", ":", ".", "[", "source", "printf", "ulimit", "claude", "sh", "git", "env"} {
+		out, err := exec.Command("bash", "-c", `type -t "$1"`, "bash", name).Output()
+		if err != nil && len(out) == 0 {
+			out = []byte("none")
+		}
+		assert.Equal(t, strings.TrimSpace(string(out)) == "builtin", isBuiltin(name), "%s: bash says %s", name, out)
+	}
+}
