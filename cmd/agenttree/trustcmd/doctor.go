@@ -50,8 +50,15 @@ type DoctorReport struct {
 	fixed    bool     // --fix ran
 }
 
-func (a cmds) doctorCmd() *cobra.Command {
-	var asJSON, doFix bool
+// DoctorOptions is what `doctor` was asked.
+type DoctorOptions struct {
+	*cmdutil.App
+	// Fix makes the setup doctor describes.
+	Fix, JSON bool
+}
+
+func newCmdDoctor(a *cmdutil.App, runF func(*DoctorOptions) error) *cobra.Command {
+	opts := &DoctorOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Say which trust deployment this repository is in, what it guarantees, and what is wrong",
@@ -68,31 +75,39 @@ func (a cmds) doctorCmd() *cobra.Command {
 			"another user's); the state directory and issues/ where missing; with `sandbox: user:NAME`,\n" +
 			"NAME (as root) and its group for the stage documents. It prints what it changed; run again,\n" +
 			"it changes nothing.\n\n" +
-			"Exit status: 0 nothing wrong, 1 something to fix (each with how), 3 --fix run by an agent.",
+			cmdutil.ExitStatus("0 nothing wrong, 1 something to fix (each with how), 3 --fix run by an agent"),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rep, err := a.doctor(doFix)
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(opts)
 			}
-			if asJSON {
-				if err := a.PrintJSON(rep); err != nil {
-					return err
-				}
-			} else {
-				a.printDoctor(rep)
-			}
-			for _, f := range rep.Findings {
-				if !f.OK {
-					return cmdutil.SilentExit(exitcode.Blocked)
-				}
-			}
-			return nil
+			return doctorRun(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
-	cmd.Flags().BoolVar(&doFix, "fix", false, "make the setup doctor describes (people only)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print as JSON")
+	cmd.Flags().BoolVar(&opts.Fix, "fix", false, "make the setup doctor describes (people only)")
 	return cmd
+}
+
+func doctorRun(opts *DoctorOptions) error {
+	a := cmds{opts.App}
+	rep, err := a.doctor(opts.Fix)
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		if err := a.PrintJSON(rep); err != nil {
+			return err
+		}
+	} else {
+		a.printDoctor(rep)
+	}
+	for _, f := range rep.Findings {
+		if !f.OK {
+			return cmdutil.SilentExit(exitcode.Blocked)
+		}
+	}
+	return nil
 }
 
 func (a cmds) doctor(doFix bool) (*DoctorReport, error) {

@@ -14,10 +14,19 @@ import (
 	"github.com/agenttree/agenttree/internal/exitcode"
 )
 
-// verifyCmd checks issues, and the local forge's records, against their
-// hash-chained logs.
-func (a cmds) verifyCmd() *cobra.Command {
-	var asJSON bool
+// VerifyOptions is what `verify` was asked.
+type VerifyOptions struct {
+	*cmdutil.App
+	// IssueArg is the issue's id as given, "" for every issue and the
+	// local forge's records.
+	IssueArg string
+	JSON     bool
+}
+
+// newCmdVerify checks issues, and the local forge's records, against
+// their hash-chained logs.
+func newCmdVerify(a *cmdutil.App, runF func(*VerifyOptions) error) *cobra.Command {
+	opts := &VerifyOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "verify [ID]",
 		Short: "Check that issues and forge records were changed only by agenttree (their tamper-evident logs)",
@@ -31,29 +40,48 @@ func (a cmds) verifyCmd() *cobra.Command {
 			"Without ID, also check every record of the local forge, its PR records and CI\n" +
 			"results, against the log beside each (prs/N.chain.jsonl, checks/SHA.chain.jsonl).\n" +
 			"Changes nothing.\n\n" +
-			"Exit status: 0 everything checked is consistent, 1 something is not, 2 bad usage.",
+			cmdutil.ExitStatus("0 everything checked is consistent, 1 something is not, "+cmdutil.ExitUsage),
 		Args: cmdutil.MaximumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			out, err := a.verify(args)
-			if err != nil {
-				return err
+			if len(args) == 1 {
+				opts.IssueArg = args[0]
 			}
-			if asJSON {
-				if err := a.PrintJSON(out); err != nil {
-					return err
-				}
-			} else {
-				a.printReports(out.Issues)
-				a.printRecords(out.Forge)
+			if runF != nil {
+				return runF(opts)
 			}
-			if !out.OK {
-				return cmdutil.SilentExit(exitcode.Blocked)
-			}
-			return nil
+			return verifyRun(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the reports as JSON")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the reports as JSON")
 	return cmd
+}
+
+// args are the command's arguments, as verify takes them.
+func (o *VerifyOptions) args() []string {
+	if o.IssueArg == "" {
+		return nil
+	}
+	return []string{o.IssueArg}
+}
+
+func verifyRun(opts *VerifyOptions) error {
+	a := cmds{opts.App}
+	out, err := a.verify(opts.args())
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		if err := a.PrintJSON(out); err != nil {
+			return err
+		}
+	} else {
+		a.printReports(out.Issues)
+		a.printRecords(out.Forge)
+	}
+	if !out.OK {
+		return cmdutil.SilentExit(exitcode.Blocked)
+	}
+	return nil
 }
 
 // verified is what verify found: every issue asked about, and, without
@@ -196,9 +224,18 @@ func (a cmds) printRecords(reports []local.RecordReport) {
 	fmt.Fprintf(a.Out, "%d forge records: %d consistent, %d changed outside agenttree\n", len(reports), len(reports)-bad, bad)
 }
 
-// repairCmd restores an issue from its log (people only).
-func (a cmds) repairCmd() *cobra.Command {
-	var asJSON, adopt bool
+// RepairOptions is what `repair` was asked.
+type RepairOptions struct {
+	*cmdutil.App
+	// IssueArg is the issue's id as given.
+	IssueArg string
+	// Adopt starts a new chain from issue.yaml as it is.
+	Adopt, JSON bool
+}
+
+// newCmdRepair restores an issue from its log (people only).
+func newCmdRepair(a *cmdutil.App, runF func(*RepairOptions) error) *cobra.Command {
+	opts := &RepairOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "repair ID",
 		Short: "Restore an issue changed outside agenttree to the last consistent state its log holds (people only)",
@@ -210,34 +247,42 @@ func (a cmds) repairCmd() *cobra.Command {
 			"An issue that needs no repair is left as it is.\n\n" +
 			"With --adopt, when the log holds nothing to restore, a new chain starts from\n" +
 			"issue.yaml as it is (look at it first); the old log is set aside the same way.\n\n" +
-			"Exit status: 0 repaired or nothing to repair, 1 nothing to restore from,\n" +
-			"2 bad usage, 3 only a person can.",
+			cmdutil.ExitStatus("0 repaired or nothing to repair, 1 nothing to restore from", cmdutil.ExitUsage+", "+cmdutil.ExitOnlyPerson),
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			if err := a.mayRepair(); err != nil {
-				return err
+			opts.IssueArg = args[0]
+			if runF != nil {
+				return runF(opts)
 			}
-			e, id, err := a.EngineFor(args[0])
-			if err != nil {
-				return err
-			}
-			done, err := e.Store.Repair(a.Ctx, id, adopt)
-			if errors.Is(err, issues.ErrNothingToRestore) {
-				return &cmdutil.ExitError{Code: exitcode.Blocked, Err: err}
-			}
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return a.PrintJSON(done)
-			}
-			a.printRepaired(done)
-			return nil
+			return repairRun(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&adopt, "adopt", false, "start a new chain from issue.yaml as it is (when the log holds nothing to restore)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was done as JSON")
+	cmd.Flags().BoolVar(&opts.Adopt, "adopt", false, "start a new chain from issue.yaml as it is (when the log holds nothing to restore)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print what was done as JSON")
 	return cmd
+}
+
+func repairRun(opts *RepairOptions) error {
+	a := cmds{opts.App}
+	if err := a.mayRepair(); err != nil {
+		return err
+	}
+	e, id, err := a.EngineFor(opts.IssueArg)
+	if err != nil {
+		return err
+	}
+	done, err := e.Store.Repair(a.Ctx, id, opts.Adopt)
+	if errors.Is(err, issues.ErrNothingToRestore) {
+		return &cmdutil.ExitError{Code: exitcode.Blocked, Err: err}
+	}
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		return a.PrintJSON(done)
+	}
+	a.printRepaired(done)
+	return nil
 }
 
 // mayRepair refuses anyone but a person: a repair decides which state of
