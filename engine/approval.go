@@ -14,7 +14,7 @@ import (
 
 // A person's approval at a human review, of an issue with a PR, is
 // recorded on the issue as the head of the PR the person was shown, the
-// one CI passed on (staleHead sends any other back through CI): merge_pr
+// one CI passed on (prhead.Stale sends any other back through CI): merge_pr
 // merges that head and nothing else. It is recorded whatever hooks the
 // review declares (docs/CONFIG.md, human_review); where the flow checks
 // the approval with a hook too (pr_approved), the hook's record is the

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/notice"
 	"github.com/agenttree/agenttree/engine/policy"
+	"github.com/agenttree/agenttree/engine/prhead"
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/stages"
 )
@@ -179,7 +181,7 @@ func (t *transition) onward(enterFrom, issueAt *stages.Node, o hooks.Outcome, se
 // them (Reconcile). The hooks run in order from where an earlier attempt
 // stopped, and stop at the first that does not pass: one pending waits
 // (the controller calls again), one failing leaves the entry unfinished.
-// A hook that moves the PR's head starts them again (entryhead.go). What
+// A hook that moves the PR's head starts them again (prhead.Cursor). What
 // is left is kept on the issue, in the same write as the outputs.
 func (t *transition) enter(iss *issues.Issue, from, to *stages.Node) arrival {
 	if to.Controller() && t.actor.Kind != ActorController {
@@ -187,7 +189,7 @@ func (t *transition) enter(iss *issues.Issue, from, to *stages.Node) arrival {
 	}
 	seq := t.sequence(to, iss, policy.Entry(to))
 	list := to.Entering(from)
-	cur, why := cursorOf(iss, to, len(list))
+	cur, why := prhead.CursorOf(iss, to, len(list))
 	if why != "" {
 		seq.said.hook([]string{why}, nil)
 	}
@@ -233,16 +235,47 @@ func (a *arrival) step(t *transition, to *stages.Node, h *stages.HookEntry, seq 
 	return false
 }
 
+// steps runs the entry hooks list of to from cur on, into a, until one
+// does not pass or the issue leaves the stage; a hook that moves the head
+// under the hooks done before it starts them again (once in a call; the
+// next call goes on after a second move).
+func (a *arrival) steps(t *transition, to *stages.Node, list []*stages.HookEntry, seq *sequence, cur *prhead.Cursor) {
+	for cur.Done < len(list) {
+		h := list[cur.Done]
+		passed := a.step(t, to, h, seq)
+		if a.next != nil {
+			return
+		}
+		if why := cur.Moved(cmp.Or(seq.outputs["head_sha"], seq.snap.HeadSHA), to); why != "" {
+			why = h.Label() + ": " + why
+			seq.said.hook([]string{why}, nil)
+			if passed && !cur.Restarted {
+				cur.Restarted = true
+				continue
+			}
+			if passed {
+				o := hooks.Pending(t.e.Config.CIPolling.PollInterval, why)
+				a.waiting = &o
+			}
+			return
+		}
+		if !passed {
+			return
+		}
+		cur.Done++
+	}
+}
+
 // finishEntry saves the entry hooks' outputs and what is still pending
 // (the cursor: how many of total hooks passed, and on which head), in one
 // write.
-func (t *transition) finishEntry(iss *issues.Issue, outputs map[string]string, failures []string, cur entryCursor, total int) (*issues.Issue, []string) {
+func (t *transition) finishEntry(iss *issues.Issue, outputs map[string]string, failures []string, cur prhead.Cursor, total int) (*issues.Issue, []string) {
 	var pending *issues.EntryPending
-	if iss.EntryPending != nil && cur.done < total {
+	if iss.EntryPending != nil && cur.Done < total {
 		p := *iss.EntryPending
-		p.Done, p.Failures, p.Head = cur.done, failures, ""
-		if cur.done > 0 {
-			p.Head = cur.on
+		p.Done, p.Failures, p.Head = cur.Done, failures, ""
+		if cur.Done > 0 {
+			p.Head = cur.On
 		}
 		pending = &p
 	}

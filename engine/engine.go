@@ -3,9 +3,7 @@ package engine
 import (
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 
 	"github.com/agenttree/agenttree/engine/issues"
@@ -69,7 +67,7 @@ func New(cfg *stages.Config, store *issues.Store, reg *hooks.Registry, log *slog
 		o(e)
 	}
 	e.notices = &notice.Book{Config: cfg, IssueDir: store.Dir, SkillsDir: filepath.Join(store.Root(), "skills"),
-		Instructions: e.Instructions, Vars: e.instructionVars}
+		Vars: e.instructionVars}
 	return e
 }
 
@@ -131,37 +129,8 @@ func (e *Engine) instructionVars(iss *issues.Issue) map[string]string {
 	return v
 }
 
-// Instructions are what whoever acts at iss's stage n does there: the
-// stage's skill file, or a one-line summary; after a step back for a
-// failure, what to do about the failure first. Agents are told them when
-// the issue arrives, and sessions when they start.
+// Instructions are what whoever acts at iss's stage n does there
+// (notice.Book.Instructions).
 func (e *Engine) Instructions(n *stages.Node, iss *issues.Issue) string {
-	stage := e.stageInstructions(n, iss)
-	if steppedBackTo(iss, n) {
-		if skill := e.notices.Skill(hooks.Class(iss.Outputs[notice.OutClass]), iss); skill != "" {
-			return skill + "\n\n" + stage
-		}
-	}
-	return stage
-}
-
-func (e *Engine) stageInstructions(n *stages.Node, iss *issues.Issue) string {
-	if skill := n.Skill(); skill != "" {
-		p := skill
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(filepath.Dir(e.Config.File), p)
-		}
-		if data, err := os.ReadFile(p); err == nil {
-			return e.notices.Fill(strings.TrimRight(string(data), "\n"), iss)
-		}
-	}
-	switch {
-	case n.HumanReview():
-		return fmt.Sprintf("%s waits for a person: review issue %d, then `agenttree approve %d`.", n.Path, iss.ID, iss.ID)
-	case n.Terminal() != stages.TerminalNone:
-		return fmt.Sprintf("%s is the end of the flow.", n.Path)
-	case n.Controller():
-		return fmt.Sprintf("%s is run by the host controller (`agenttree controller`): nothing to do there; you are told if your work is needed.", n.Path)
-	}
-	return fmt.Sprintf("Work on %s on branch %s (issue documents in %s), then run `agenttree next`.", n.Path, iss.Branch, e.Store.Dir(iss.ID))
+	return e.notices.Instructions(n, iss)
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/notice"
 	"github.com/agenttree/agenttree/engine/policy"
 	"github.com/agenttree/agenttree/stages"
 )
@@ -89,7 +90,7 @@ func (t *transition) settle(f findings, r *Result, before int) error {
 	s := f.all()
 	iss := f.latest()
 	if len(s.send) > 0 {
-		if err := t.e.queue(t.ctx, iss, f.scope, s.send); err != nil {
+		if err := notice.Queue(t.ctx, t.e.Outbox(iss.ID), iss, f.scope, s.send); err != nil {
 			r.Warnings = append(r.Warnings, "could not queue messages for the agent: "+err.Error())
 		}
 	}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/machine"
+	"github.com/agenttree/agenttree/engine/notice"
+	"github.com/agenttree/agenttree/engine/prhead"
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/stages"
@@ -136,7 +138,7 @@ func (e *Engine) forwardIn(ctx context.Context, tx *issues.Tx, seen *issues.Issu
 		return nil, err
 	}
 	res := f.result(base, dryRun)
-	if res.Status == StatusBlocked && res.Instructions == "" && steppedBackTo(iss, node) {
+	if res.Status == StatusBlocked && res.Instructions == "" && notice.SteppedBackTo(iss, node) {
 		// Back here for a failure, and not through yet: what to do about
 		// that kind of failure is worth saying again.
 		res.Instructions = e.Instructions(node, iss)
@@ -220,7 +222,7 @@ func (t *transition) move(iss *issues.Issue, flow *stages.Flow, node *stages.Nod
 		// that refuses it.
 		var head string
 		pr, head = t.prHead(iss)
-		if rc := t.e.staleHead(flow, node, iss, head); rc != nil {
+		if rc := prhead.Stale(t.e.Hooks, flow, node, iss, head); rc != nil {
 			return t.sendBack(iss, rc)
 		}
 	}
@@ -277,7 +279,7 @@ func (t *transition) move(iss *issues.Issue, flow *stages.Flow, node *stages.Nod
 	want := hop{from: node, to: to, kind: machine.Forward(node)}
 	if want.kind == stages.MoveApprove {
 		// The approval is of the head the person was shown, CI passed on
-		// it (staleHead), and the move out of the review records it,
+		// it (prhead.Stale), and the move out of the review records it,
 		// whatever hooks the review declares: merge_pr merges that head.
 		f.approval.warn(t.approvePR(f.issue)...)
 		want.outputs = approvalOf(pr)
@@ -337,14 +339,8 @@ func lastChange(iss *issues.Issue) string {
 	return fmt.Sprintf(" (last change: %s %s → %s by the %s at %s)", h.Kind, h.From, h.To, h.Actor, h.At.Format("15:04:05"))
 }
 
-// steppedBackTo reports whether iss's last move was a step back to node.
-func steppedBackTo(iss *issues.Issue, node *stages.Node) bool {
-	n := len(iss.History)
-	return n > 0 && iss.History[n-1].Kind == stages.MoveStepBack && iss.History[n-1].To == node.Path
-}
-
 // afterReview reports whether a human review comes before node in flow.
 func afterReview(flow *stages.Flow, node *stages.Node) bool {
 	i := flow.Index(node.Path)
-	return i > 0 && reviewOf(flow, flow.Nodes[i-1]) != nil
+	return i > 0 && prhead.ReviewOf(flow, flow.Nodes[i-1]) != nil
 }

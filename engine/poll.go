@@ -7,8 +7,8 @@ import (
 
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/policy"
+	"github.com/agenttree/agenttree/engine/prhead"
 	"github.com/agenttree/agenttree/hooks"
-	"github.com/agenttree/agenttree/stages"
 )
 
 // ErrNoPR is returned when the issue has no pull request to wait for.
@@ -29,7 +29,7 @@ func (e *Engine) PollCI(ctx context.Context, id int) (hooks.Outcome, *issues.Iss
 	if iss.PRNumber == 0 {
 		return hooks.Outcome{}, nil, fmt.Errorf("issue %d: %w yet; it gets one on entering a stage that opens one (run `agenttree next` to get there)", id, ErrNoPR)
 	}
-	entry, err := e.waitEntry(iss)
+	entry, err := prhead.WaitEntry(e.Hooks, e.Config, iss)
 	if err != nil {
 		return hooks.Outcome{}, nil, err
 	}
@@ -42,26 +42,4 @@ func (e *Engine) PollCI(ctx context.Context, id int) (hooks.Outcome, *issues.Iss
 		o.Warnings = append(o.Warnings, warn...)
 	}
 	return o, iss, nil
-}
-
-// waitEntry is the hook entry `pr wait` polls: the issue's stage's own
-// entry of the hook whose spec says it waits for CI (so its timeouts and
-// reruns apply, but not its failure policy), else that hook with the
-// config's ci_polling.
-func (e *Engine) waitEntry(iss *issues.Issue) (*stages.HookEntry, error) {
-	waits := func(spec stages.HookSpec) bool { return spec.Waits }
-	name, err := e.Hooks.With("waits for CI", waits)
-	if err != nil {
-		return nil, err
-	}
-	if node, ok := e.Config.Node(iss.Stage); ok {
-		for _, h := range node.Hooks() {
-			if spec, ok := e.Hooks.Hook(h.Name); ok && waits(spec) {
-				plain := *h
-				plain.OnFailure, plain.OnConflict, plain.When, plain.Optional = nil, nil, nil, false
-				return &plain, nil
-			}
-		}
-	}
-	return &stages.HookEntry{Name: name, Params: map[string]any{}}, nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/policy"
+	"github.com/agenttree/agenttree/engine/prhead"
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/stages"
 )
@@ -173,8 +174,8 @@ type findings struct {
 	skipped []string
 	journey *journey
 	// recheck is the move back through CI of a head pushed during a
-	// review (reviewhead.go), made or, in a dry run, to make.
-	recheck *recheck
+	// review (prhead.Stale), made or, in a dry run, to make.
+	recheck *prhead.Recheck
 }
 
 // result makes the command's Result from base (the issue as the command
@@ -192,8 +193,8 @@ func (f findings) result(r Result, dryRun bool) Result {
 	switch {
 	case f.recheck != nil && f.journey == nil:
 		// A dry run: what approving would do instead.
-		r.Status, r.To, r.Kind = StatusSteppedBack, f.recheck.to.Path, stages.MoveManual
-		r.Reasons = append(r.Reasons, f.recheck.reason)
+		r.Status, r.To, r.Kind = StatusSteppedBack, f.recheck.To.Path, stages.MoveManual
+		r.Reasons = append(r.Reasons, f.recheck.Reason)
 	case f.unfinished != "":
 		r.Status = StatusBlocked
 		r.Reasons = append(r.Reasons, fmt.Sprintf("the entry hooks of %s did not finish; `agenttree next` runs them again", f.unfinished))
@@ -216,9 +217,9 @@ func (f findings) result(r Result, dryRun bool) Result {
 	}
 	if f.recheck != nil && (r.Status == StatusAdvanced || r.Status == StatusWaiting || r.Status == StatusSteppedBack) {
 		// Not approved: the issue went back through CI (exit status 1).
-		r.Status, r.StepBack = StatusSteppedBack, &StepBack{From: f.recheck.from.Path, To: f.recheck.to.Path, Reason: f.recheck.reason}
-		if f.recheck.todo != "" {
-			r.Instructions = f.recheck.todo
+		r.Status, r.StepBack = StatusSteppedBack, &StepBack{From: f.recheck.From.Path, To: f.recheck.To.Path, Reason: f.recheck.Reason}
+		if f.recheck.Todo != "" {
+			r.Instructions = f.recheck.Todo
 		}
 	}
 	r.Reasons = dedupe(r.Reasons)

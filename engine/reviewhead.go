@@ -2,33 +2,16 @@ package engine
 
 import (
 	"context"
-	"fmt"
-	"slices"
 
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/prhead"
 	"github.com/agenttree/agenttree/forge"
-	"github.com/agenttree/agenttree/internal/gitx"
 	"github.com/agenttree/agenttree/stages"
 )
 
-// A head pushed to the PR while a person reviews it is code that neither
-// CI nor the person saw. Approving it would only move the issue to a merge
-// that refuses it (merge_pr merges the head CI passed and a person
-// approved), and approving again would repeat the refusal. So the issue
-// goes back through the stage that ran CI before the review, saying why;
-// it comes back to the review with CI passed on the new head, and a person
-// approves that (docs/ARCHITECTURE.md §5). The controller's watch of the
-// PR notices the push by itself; a person's approve or next at the review
-// notices it too.
-
-// recheck is a move back through CI for a head CI did not pass: where,
-// why, and what a person does next (todo).
-type recheck struct {
-	// from is the issue's stage, review the human review it is at or came
-	// through, to the stage that runs CI before it.
-	from, review, to   *stages.Node
-	head, reason, todo string
-}
+// A head pushed to the PR while a person reviews it goes back through the
+// stage that ran CI before the review (prhead.Stale, docs/ARCHITECTURE.md
+// §5); a person approves the new head once CI passed on it.
 
 // ReviewHead is the controller's look at the PR of issue id, waiting at a
 // human review, whose head is now head (as the forge reported it): a head
@@ -48,7 +31,7 @@ func (e *Engine) reviewHead(ctx context.Context, id int, head string) (*Result, 
 	if err != nil || !node.HumanReview() || iss.Escalated != nil {
 		return nil, err
 	}
-	rc := e.staleHead(flow, node, iss, head)
+	rc := prhead.Stale(e.Hooks, flow, node, iss, head)
 	if rc == nil {
 		return nil, nil
 	}
@@ -63,69 +46,6 @@ func (e *Engine) reviewHead(ctx context.Context, id int, head string) (*Result, 
 		return nil, err
 	}
 	return &res, nil
-}
-
-// staleHead is the move back through CI of iss at node, whose PR's head is
-// now head, or nil: there is none when CI passed on head (or on nothing
-// yet), when the issue came through no human review, or when the review
-// checks CI itself (its own gates then hold a head CI did not pass).
-func (e *Engine) staleHead(flow *stages.Flow, node *stages.Node, iss *issues.Issue, head string) *recheck {
-	passed := iss.Outputs[stages.CIPassedSHA]
-	if iss.PRNumber == 0 || head == "" || passed == "" || head == passed {
-		return nil
-	}
-	review := reviewOf(flow, node)
-	if review == nil {
-		return nil
-	}
-	to := e.ciStage(flow, review)
-	if to == nil {
-		return nil
-	}
-	when := "during review"
-	if review.Path != node.Path {
-		when = "after the review at " + review.Path
-	}
-	return &recheck{from: node, review: review, to: to, head: head,
-		reason: fmt.Sprintf("a new head %s was pushed %s; CI runs on it again, and a person approves the new head after (CI passed on %s, the head reviewed)",
-			gitx.ShortSHA(head), when, gitx.ShortSHA(passed))}
-}
-
-// reviewOf is the human review an issue at node is at, or the nearest one
-// before node in flow; nil when there is none.
-func reviewOf(flow *stages.Flow, node *stages.Node) *stages.Node {
-	for i := flow.Index(node.Path); i >= 0; i-- {
-		if flow.Nodes[i].HumanReview() {
-			return flow.Nodes[i]
-		}
-	}
-	return nil
-}
-
-// ciStage is the nearest stage before review in flow that runs or checks
-// CI, where a new head goes through CI again; nil when review does so
-// itself or no stage before it does.
-func (e *Engine) ciStage(flow *stages.Flow, review *stages.Node) *stages.Node {
-	if e.checksCI(review) {
-		return nil
-	}
-	for i := flow.Index(review.Path) - 1; i >= 0; i-- {
-		if e.checksCI(flow.Nodes[i]) {
-			return flow.Nodes[i]
-		}
-	}
-	return nil
-}
-
-// checksCI reports whether a hook of n waits for, checks or watches CI:
-// one whose spec writes the head CI passed on, or watches the PR.
-func (e *Engine) checksCI(n *stages.Node) bool {
-	for _, h := range n.EveryHook() {
-		if spec, ok := e.Hooks.Hook(h.Name); ok && (spec.Watches || slices.Contains(spec.Outputs, stages.CIPassedSHA)) {
-			return true
-		}
-	}
-	return false
 }
 
 // prHead is the head of iss's PR as the forge has it now, or "" when
@@ -144,16 +64,15 @@ func (t *transition) prHead(iss *issues.Issue) (*forge.PR, string) {
 
 // sendBack moves iss back through CI as rc says (a dry run only says so),
 // entering the CI stage as any arrival does.
-func (t *transition) sendBack(iss *issues.Issue, rc *recheck) (findings, error) {
+func (t *transition) sendBack(iss *issues.Issue, rc *prhead.Recheck) (findings, error) {
 	f := findings{issue: iss, recheck: rc}
 	if t.actor.Kind == ActorHuman {
-		rc.todo = fmt.Sprintf("CI runs on %s at %s%s; once the issue is back at %s, look at the new commits and approve them: `agenttree approve %d`",
-			gitx.ShortSHA(rc.head), rc.to.Path, runsHere(rc.to, iss.ID), rc.review.Path, iss.ID)
+		rc.ForPerson(iss.ID)
 	}
 	if t.dryRun {
 		return f, nil
 	}
-	h := hop{from: rc.from, to: rc.to, kind: stages.MoveManual, reason: rc.reason}
+	h := hop{from: rc.From, to: rc.To, kind: stages.MoveManual, reason: rc.Reason}
 	cur, err := t.write(iss, Order{Kind: h.kind, Reason: h.reason}, h.to.Path, func(i *issues.Issue) {
 		i.Stage, i.EntryPending, i.Escalated = h.to.Path, pendingOn(h), nil
 	})
@@ -163,14 +82,6 @@ func (t *transition) sendBack(iss *issues.Issue, rc *recheck) (findings, error) 
 	j := t.follow(cur, h)
 	f.issue, f.journey = j.issue, &j
 	return f, nil
-}
-
-// runsHere says how a person has CI run at stage n now.
-func runsHere(n *stages.Node, id int) string {
-	if n.Controller() {
-		return fmt.Sprintf(" (the controller runs it; `agenttree next -i %d` runs its pass here)", id)
-	}
-	return ""
 }
 
 // previewApproval is what a dry run of a person's approval of iss at

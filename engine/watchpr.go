@@ -8,6 +8,7 @@ import (
 
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/policy"
+	"github.com/agenttree/agenttree/engine/prhead"
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/stages"
 )
@@ -19,14 +20,7 @@ const outWatched = "watch_acted_on"
 // Watcher is the entry of a hook that asks for the issue's PR to be
 // watched in the background while an agent or a person works at node
 // (poll_pr_status), or nil.
-func (e *Engine) Watcher(node *stages.Node) *stages.HookEntry {
-	for _, h := range node.Hooks() {
-		if spec, ok := e.Hooks.Hook(h.Name); ok && spec.Watches {
-			return h
-		}
-	}
-	return nil
-}
+func (e *Engine) Watcher(node *stages.Node) *stages.HookEntry { return prhead.Watcher(e.Hooks, node) }
 
 // WatchPR is the controller's background look at the PR of issue id, at a
 // stage whose watcher asks for one: it polls CI once (the hook whose spec
@@ -52,15 +46,9 @@ func (e *Engine) watchPR(ctx context.Context, id int) (*Result, error) {
 	if w == nil || iss.PRNumber == 0 || iss.Escalated != nil {
 		return nil, nil
 	}
-	name, err := e.Hooks.With("waits for CI", func(spec stages.HookSpec) bool { return spec.Waits })
+	probe, err := prhead.Probe(e.Hooks, w)
 	if err != nil {
 		return nil, err
-	}
-	// The CI poll, with the watcher's policies for what it finds.
-	probe := &stages.HookEntry{Name: name, Pos: w.Pos, Params: map[string]any{}, Context: w.Label() + " (CI of PR)",
-		OnFailure: w.OnCIFailure, OnConflict: w.OnConflict}
-	if v, ok := w.Params["interval"]; ok {
-		probe.Params["poll_interval"] = v
 	}
 	t := &transition{e: e, ctx: ctx, tx: tx, actor: Actor{Kind: ActorController}, run: e.Machine(flow).Start(node.Path)}
 	base := Result{Issue: id, From: iss.Stage, To: iss.Stage, Version: iss.Version, Reasons: []string{}, Status: StatusWaiting}

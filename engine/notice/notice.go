@@ -35,8 +35,6 @@ type Book struct {
 	// repository's own skill texts (_agenttree/skills).
 	IssueDir  func(id int) string
 	SkillsDir string
-	// Instructions are a stage's instructions for iss.
-	Instructions func(*stages.Node, *issues.Issue) string
 	// Vars are the placeholders an instructions file may use for iss.
 	Vars func(*issues.Issue) map[string]string
 }

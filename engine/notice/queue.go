@@ -1,0 +1,44 @@
+package notice
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/outbox"
+)
+
+// Queue puts messages hooks asked to send (send_message) in box, iss's
+// outbox, each keyed by its text and what it is about (scope: the head a
+// watch acted on, else the issue's head), so a message asked for again —
+// a pass run again after a crash, a failure policy on every pass — is
+// queued once, and a different one is never mistaken for it.
+func Queue(ctx context.Context, box *outbox.Box, iss *issues.Issue, scope string, texts []string) error {
+	if scope == "" {
+		scope = iss.Stage + "@" + iss.HeadSHA
+	}
+	for _, text := range texts {
+		sum := sha256.Sum256([]byte(scope + "\x00" + text))
+		key := "send-" + hex.EncodeToString(sum[:8])
+		if _, err := box.Put(ctx, outbox.Message{Key: key, To: outbox.ToAgent, Kind: "message", Text: text}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// QueueEntries puts in box, iss's outbox, the messages of the history
+// entries iss gained since it had before of them, as they are written: a
+// message is never lost to a move that follows before the controller
+// looks.
+func (b *Book) QueueEntries(ctx context.Context, box *outbox.Box, iss *issues.Issue, before int) error {
+	for i := before; i < len(iss.History); i++ {
+		for _, m := range b.Entry(iss, i) {
+			if _, err := box.Put(ctx, m); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
