@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -214,99 +213,3 @@ func TestMachineIsBuiltOncePerFlow(t *testing.T) {
 	assert.Same(t, e.Machine(flow), e.Machine(flow))
 }
 
-func TestActorFromEnv(t *testing.T) {
-	tests := []struct {
-		env  map[string]string
-		want engine.Actor
-	}{
-		{nil, human},
-		{map[string]string{"AGENTTREE_ROLE": "developer"}, agent},
-		{map[string]string{"AGENTTREE_ROLE": "reviewer"}, engine.Actor{Kind: engine.ActorAgent, Role: "reviewer"}},
-		{map[string]string{"AGENTTREE_CONTAINER": "1"}, agent},
-		{map[string]string{"AGENTTREE_ROLE": "controller"}, controller},
-		{map[string]string{"AGENTTREE_ROLE": "controller", "AGENTTREE_CONTAINER": "1"}, engine.Actor{Kind: engine.ActorAgent, Role: "controller"}},
-		{map[string]string{"AGENTTREE_ROLE": "manager"}, human},
-	}
-	for _, tt := range tests {
-		got := engine.ActorFromEnv(func(k string) string { return tt.env[k] })
-		assert.Equal(t, tt.want, got, "%v", tt.env)
-	}
-}
-
-func TestCreateAllocatesUniqueIDs(t *testing.T) {
-	e := newEngine(t, testpipeline.Read(t, "planned"))
-	var wg sync.WaitGroup
-	ids := make(chan int, 20)
-	for i := 0; i < 20; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			iss, err := e.Create(context.Background(), engine.NewIssue{Title: "parallel"})
-			if assert.NoError(t, err) {
-				ids <- iss.ID
-			}
-		}()
-	}
-	wg.Wait()
-	close(ids)
-	seen := map[int]bool{}
-	for id := range ids {
-		assert.False(t, seen[id], "id %d given twice", id)
-		seen[id] = true
-	}
-	assert.Len(t, seen, 20)
-}
-
-func TestCreateRejectsBadInput(t *testing.T) {
-	e := newEngine(t, testpipeline.Read(t, "planned"))
-	_, err := e.Create(context.Background(), engine.NewIssue{Title: " "})
-	assert.ErrorContains(t, err, "needs a title")
-	_, err = e.Create(context.Background(), engine.NewIssue{Title: "x", Flow: "nope"})
-	assert.ErrorContains(t, err, `no flow named "nope"`)
-	_, err = e.Create(context.Background(), engine.NewIssue{Title: "x", Stage: "implemnt"})
-	assert.ErrorContains(t, err, `has no stage "implemnt"`)
-	for _, title := range []string{"Fix\x1b[2J login", "two\nlines", "evil \u202egnp.exe"} {
-		_, err = e.Create(context.Background(), engine.NewIssue{Title: title})
-		assert.ErrorContains(t, err, "one line of plain text", "%q", title)
-	}
-	// The flow and the variables decide which gates an issue meets: an
-	// agent chooses neither.
-	_, err = e.Create(context.Background(), engine.NewIssue{Title: "x", Vars: map[string]any{"touches_auth": false}, By: agent})
-	assert.ErrorContains(t, err, "agents may not set touches_auth")
-	list, err := e.Store.List()
-	require.NoError(t, err)
-	assert.Empty(t, list, "nothing is written for bad input")
-}
-
-// An agent cannot pick a shorter flow, or set the variables that decide
-// which gates the issue meets, beyond what the config's agent_create
-// allows.
-func TestAgentsCreateInTheDefaultFlow(t *testing.T) {
-	e := newEngine(t, testpipeline.Read(t, "cli"))
-	_, err := e.Create(context.Background(), engine.NewIssue{Title: "x", Flow: "quick", By: agent})
-	assert.ErrorContains(t, err, "agents create issues in flow default; quick is a person's to choose")
-	iss, err := e.Create(context.Background(), engine.NewIssue{Title: "x", Flow: "quick", By: human})
-	require.NoError(t, err, "a person may")
-	assert.Equal(t, "quick", iss.Flow)
-
-	allowing := newEngine(t, "agent_create:\n  flows: [default, quick]\n  vars: [touches_ui]\n"+testpipeline.Read(t, "cli"))
-	for _, tt := range []struct {
-		name string
-		req  engine.NewIssue
-		err  string
-	}{
-		{"an allowed flow", engine.NewIssue{Title: "x", Flow: "quick", By: agent}, ""},
-		{"an allowed variable", engine.NewIssue{Title: "x", Vars: map[string]any{"touches_ui": true}, By: agent}, ""},
-		{"another variable", engine.NewIssue{Title: "x", Vars: map[string]any{"touches_auth": false}, By: agent}, "agents may not set touches_auth"},
-		{"mid-flow", engine.NewIssue{Title: "x", Stage: "implement.code", By: agent}, "agents create issues at the start of a flow"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := allowing.Create(context.Background(), tt.req)
-			if tt.err == "" {
-				assert.NoError(t, err)
-			} else {
-				assert.ErrorContains(t, err, tt.err)
-			}
-		})
-	}
-}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"github.com/agenttree/agenttree/engine/act"
 	"time"
 
 	"github.com/agenttree/agenttree/engine/issues"
@@ -16,21 +17,21 @@ import (
 // gate, as the controller. A pending hook leaves the issue waiting, with
 // Result.Outcome.RetryAfter saying when to look again.
 func (e *Engine) Reconcile(ctx context.Context, id int) (*Result, error) {
-	return finished(e.forward(ctx, id, Actor{Kind: ActorController}, false, false))
+	return act.Finish(e.forward(ctx, id, Actor{Kind: ActorController}, false, false))
 }
 
 // ReconcileSeen is Reconcile of seen, the issue as the controller read it
 // when it found the issue due: changed since, the pass is a lost race
 // (Result.Conflict), looked at again at the next tick.
 func (e *Engine) ReconcileSeen(ctx context.Context, seen *issues.Issue) (*Result, error) {
-	return finished(e.forwardFrom(ctx, seen, Actor{Kind: ActorController}, false, false))
+	return act.Finish(e.forwardFrom(ctx, seen, Actor{Kind: ActorController}, false, false))
 }
 
 // Escalate stops issue id for a person, for a reason the controller
 // found outside any hook (the forge failing again and again). An issue
 // already escalated is left as it is.
 func (e *Engine) Escalate(ctx context.Context, id int, kind issues.EscalationKind, reason string) (*Result, error) {
-	return finished(e.escalateFor(ctx, id, kind, reason))
+	return act.Finish(e.escalateFor(ctx, id, kind, reason))
 }
 
 func (e *Engine) escalateFor(ctx context.Context, id int, kind issues.EscalationKind, reason string) (*Result, error) {

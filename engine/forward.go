@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/agenttree/agenttree/engine/act"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/machine"
 	"github.com/agenttree/agenttree/engine/notice"
@@ -16,12 +17,12 @@ import (
 
 // Next moves issue id to the next stage of its flow if the gates pass.
 func (e *Engine) Next(ctx context.Context, id int, actor Actor, dryRun bool) (*Result, error) {
-	return finished(e.forward(ctx, id, actor, dryRun, false))
+	return act.Finish(e.forward(ctx, id, actor, dryRun, false))
 }
 
 // Approve moves issue id out of a human review. Only a person may approve.
 func (e *Engine) Approve(ctx context.Context, id int, actor Actor, dryRun bool) (*Result, error) {
-	return finished(e.forward(ctx, id, actor, dryRun, true))
+	return act.Finish(e.forward(ctx, id, actor, dryRun, true))
 }
 
 // transition is one command's work on one issue, made while holding its
@@ -59,7 +60,7 @@ func (t *transition) snapshot(iss *issues.Issue) *hooks.Issue {
 // with tx nil, without the lock, and then the move is made only if
 // nobody changed the issue since.
 func (e *Engine) NextFrom(ctx context.Context, tx *issues.Tx, seen *issues.Issue, actor Actor, dryRun bool) (*Result, error) {
-	return finished(e.forwardIn(ctx, tx, seen, actor, dryRun, false))
+	return act.Finish(e.forwardIn(ctx, tx, seen, actor, dryRun, false))
 }
 
 // forward is next and approve: it checks who may act, then runs one
@@ -105,7 +106,7 @@ func (e *Engine) forwardIn(ctx context.Context, tx *issues.Tx, seen *issues.Issu
 	}
 	base := Result{Issue: id, From: seen.Stage, To: seen.Stage, Version: seen.Version, Reasons: []string{}, DryRun: dryRun,
 		Review: node.HumanReview()}
-	why, err := admit(actor, node, seen, approve, afterReview(flow, node))
+	why, err := act.Admit(actor, node, seen, approve, afterReview(flow, node))
 	switch {
 	case err != nil:
 		return nil, err
@@ -175,43 +176,6 @@ func alreadyDone(iss *issues.Issue, actor Actor) *Result {
 		Done: &Done{Entry: h, Stage: iss.Stage}}
 }
 
-// admit says why actor may not act on node now (the command then waits),
-// or an error for a command that makes no sense here. reviewed: a human
-// review comes before node in its flow, so a person may approve there
-// again what changed since.
-func admit(actor Actor, node *stages.Node, iss *issues.Issue, approve, reviewed bool) (string, error) {
-	if iss.Escalated != nil {
-		return escalatedReason(iss), nil
-	}
-	if approve {
-		if actor.Kind != ActorHuman {
-			return fmt.Sprintf("only a person can approve; %s cannot (ask a person to run `agenttree approve %d`)", actor, iss.ID), nil
-		}
-		if !node.HumanReview() && (!reviewed || !entryPendingAt(iss, node)) {
-			if node.Controller() {
-				// Sent back through CI, say: nothing to approve until it
-				// is back at the review.
-				return "", fmt.Errorf("issue %d is at %s: %w; the controller runs it (`agenttree next -i %d` runs its pass here), and a person approves once it reaches a review",
-					iss.ID, node.Path, ErrNotReview, iss.ID)
-			}
-			return "", fmt.Errorf("issue %d is at %s: %w; use `agenttree next -i %d`", iss.ID, node.Path, ErrNotReview, iss.ID)
-		}
-	}
-	if node.Terminal() != stages.TerminalNone {
-		return "", nil // anyone may finish a terminal stage's entry work
-	}
-	if actor.Kind == ActorController && entryPendingAt(iss, node) {
-		return "", nil // the controller retries unfinished entry work anywhere
-	}
-	return waitReason(actor, node, iss.ID), nil
-}
-
-// escalatedReason says why an escalated issue does not move, and the ways out.
-func escalatedReason(iss *issues.Issue) string {
-	return fmt.Sprintf("issue %d is escalated at %s: %s; a person resolves it: `agenttree resume %d --reason TEXT` (try again), `agenttree skip %d --reason TEXT`, `agenttree abort %d --reason TEXT`, or `agenttree move %d STAGE --reason TEXT`",
-		iss.ID, iss.Escalated.Stage, iss.Escalated.Reason, iss.ID, iss.ID, iss.ID, iss.ID)
-}
-
 // move decides the move of a locked issue and drives it. Each step
 // returns what it found; findings.result makes the Result of them.
 func (t *transition) move(iss *issues.Issue, flow *stages.Flow, node *stages.Node, approve bool) (findings, error) {
@@ -242,7 +206,7 @@ func (t *transition) move(iss *issues.Issue, flow *stages.Flow, node *stages.Nod
 	// Entry hooks that did not finish when the issue arrived (a push that
 	// failed, a merge refused) run again before anything else, terminal
 	// stages included.
-	if entryPendingAt(f.issue, node) {
+	if act.EntryPendingAt(f.issue, node) {
 		if t.dryRun {
 			f.unfinished = node.Path
 			return f, nil
@@ -250,7 +214,7 @@ func (t *transition) move(iss *issues.Issue, flow *stages.Flow, node *stages.Nod
 		if done := t.resume(&f, node); done {
 			return f, nil
 		}
-		if why := waitReason(t.actor, node, f.issue.ID); why != "" && node.Terminal() == stages.TerminalNone {
+		if why := act.WaitReason(t.actor, node, f.issue.ID); why != "" && node.Terminal() == stages.TerminalNone {
 			// The controller finished entry work at a stage it does not
 			// own: whoever works there moves the issue on.
 			f.wait = why
@@ -323,10 +287,6 @@ func (t *transition) approvePR(iss *issues.Issue) []string {
 		return []string{fmt.Sprintf("could not record the approval on PR #%d: %v", iss.PRNumber, err)}
 	}
 	return nil
-}
-
-func entryPendingAt(iss *issues.Issue, node *stages.Node) bool {
-	return iss.EntryPending != nil && iss.EntryPending.Stage == node.Path
 }
 
 // lastChange names who changed iss last, for a command that lost the race

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/agenttree/agenttree/engine/act"
 	"slices"
 	"time"
 
@@ -60,7 +61,7 @@ type Place struct {
 // (hooks.WatchResumedAt), so a hook waiting on something outside, such as
 // CI, tries once more what failed before.
 func (e *Engine) Override(ctx context.Context, id int, actor Actor, o Order) (*Result, error) {
-	return finished(e.override(ctx, id, actor, o))
+	return act.Finish(e.override(ctx, id, actor, o))
 }
 
 func (e *Engine) override(ctx context.Context, id int, actor Actor, o Order) (*Result, error) {

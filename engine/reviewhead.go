@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"github.com/agenttree/agenttree/engine/act"
 
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/prhead"
@@ -18,7 +19,7 @@ import (
 // CI did not pass sends the issue back through the stage that runs CI.
 // It returns nil when there is nothing to do.
 func (e *Engine) ReviewHead(ctx context.Context, id int, head string) (*Result, error) {
-	return finished(e.reviewHead(ctx, id, head))
+	return act.Finish(e.reviewHead(ctx, id, head))
 }
 
 func (e *Engine) reviewHead(ctx context.Context, id int, head string) (*Result, error) {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/agenttree/agenttree/engine/act"
 	"strings"
 
 	"github.com/agenttree/agenttree/engine/issues"
@@ -29,7 +30,7 @@ func (e *Engine) Watcher(node *stages.Node) *stages.HookEntry { return prhead.Wa
 // on_failure, as for the controller's own stages — once per head and
 // failure. It returns nil when there is nothing to watch.
 func (e *Engine) WatchPR(ctx context.Context, id int) (*Result, error) {
-	return finished(e.watchPR(ctx, id))
+	return act.Finish(e.watchPR(ctx, id))
 }
 
 func (e *Engine) watchPR(ctx context.Context, id int) (*Result, error) {

@@ -1,4 +1,4 @@
-package engine
+package act
 
 import (
 	"fmt"
@@ -42,9 +42,9 @@ type Outcome struct {
 	Notes []string
 }
 
-// finished fills r's Outcome from what the command found, once its
+// Finish fills r's Outcome from what the command found, once its
 // report is complete: every command that returns a Result ends here.
-func finished(r *Result, err error) (*Result, error) {
+func Finish(r *Result, err error) (*Result, error) {
 	if r == nil {
 		return r, err
 	}

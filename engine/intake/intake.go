@@ -1,4 +1,7 @@
-package engine
+// Package intake creates issues: it checks a new issue against the
+// config (its title, its flow and stage, what an agent may choose) and
+// stores it at the start of its flow, or where a person places it.
+package intake
 
 import (
 	"context"
@@ -8,6 +11,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agenttree/agenttree/engine/act"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/internal/textsafe"
 	"github.com/agenttree/agenttree/stages"
@@ -21,32 +25,32 @@ type NewIssue struct {
 	Labels []string
 	Vars   map[string]any
 	// By is who creates it (recorded in the history); a person if unset.
-	By Actor
+	By act.Actor
 }
 
 // Create validates req against the config and stores a new issue at the
 // start of its flow (or at req.Stage).
-func (e *Engine) Create(ctx context.Context, req NewIssue) (*issues.Issue, error) {
+func Create(ctx context.Context, cfg *stages.Config, store *issues.Store, req NewIssue) (*issues.Issue, error) {
 	title := strings.TrimSpace(req.Title)
 	if err := checkTitle(title); err != nil {
 		return nil, err
 	}
-	flow, err := e.Config.Flow(req.Flow)
+	flow, err := cfg.Flow(req.Flow)
 	if err != nil {
 		return nil, err
 	}
 	stage := flow.Nodes[0].Path
-	if req.By.Kind == ActorAgent {
-		if err := agentMayCreate(e.Config, flow.Name, req.Vars); err != nil {
+	if req.By.Kind == act.ActorAgent {
+		if err := agentMayCreate(cfg, flow.Name, req.Vars); err != nil {
 			return nil, err
 		}
 	}
-	if req.Stage != "" && req.Stage != stage && req.By.Kind == ActorAgent {
+	if req.Stage != "" && req.Stage != stage && req.By.Kind == act.ActorAgent {
 		// Placing an issue mid-flow would skip gates (a review, say).
 		return nil, fmt.Errorf("agents create issues at the start of a flow (%s); a person can place one at %s", stage, req.Stage)
 	}
 	if req.Stage != "" {
-		node, ok := e.Config.Node(req.Stage)
+		node, ok := cfg.Node(req.Stage)
 		if !ok || flow.Index(node.Path) < 0 {
 			return nil, fmt.Errorf("flow %q has no stage %q (its stages: %s)", flow.Name, req.Stage, strings.Join(flow.Paths(), ", "))
 		}
@@ -54,15 +58,15 @@ func (e *Engine) Create(ctx context.Context, req NewIssue) (*issues.Issue, error
 	}
 	by := req.By.Kind
 	if by == "" {
-		by = ActorHuman
+		by = act.ActorHuman
 	}
 	iss := &issues.Issue{Slug: issues.Slugify(title), Title: title, Flow: flow.Name, Stage: stage, Labels: req.Labels, Vars: req.Vars}
-	if node, _ := e.Config.Node(stage); node.Controller() && len(node.Entering(nil)) > 0 {
+	if node, _ := cfg.Node(stage); node.Controller() && len(node.Entering(nil)) > 0 {
 		// Placed at a controller stage: its entry work is the controller's
 		// to do, as if the issue had moved there.
 		iss.EntryPending = &issues.EntryPending{Stage: stage}
 	}
-	return e.Store.Create(ctx, iss, string(by))
+	return store.Create(ctx, iss, string(by))
 }
 
 // agentMayCreate says whether an agent may create an issue in flow with

@@ -1,4 +1,10 @@
-package engine
+// Package act is the vocabulary of a command on an issue: who acts
+// (Actor), whether they may act where the issue stands (Admit), and what
+// the command came to: the people's report (Result) and, beside it, the
+// Outcome the controller decides from. The engine makes them; the CLI,
+// the agent's API and the controller read them without the engine's
+// workings (docs/ARCHITECTURE.md).
+package act
 
 import (
 	"fmt"
@@ -57,9 +63,9 @@ func ActorFromEnv(getenv func(string) string) Actor {
 	return Actor{Kind: ActorHuman}
 }
 
-// waitReason says why actor may not move an issue out of node, or "" if it
+// WaitReason says why actor may not move an issue out of node, or "" if it
 // may. Agents are held to their own stages; only people leave reviews.
-func waitReason(actor Actor, node *stages.Node, id int) string {
+func WaitReason(actor Actor, node *stages.Node, id int) string {
 	switch actor.Kind {
 	case ActorAgent:
 		switch {
