@@ -56,7 +56,8 @@ func RequestID() string {
 	return hex.EncodeToString(b)
 }
 
-// Do sends req to route and returns the command's output. A controller
+// Do sends req to route and returns the command's output, a typed
+// route's result rendered as the CLI prints it (render). A controller
 // that cannot be reached, or hangs up before answering, is asked again
 // until Wait is over: every request kind is safe to send twice (reads
 // change nothing; a move or a creation carries a request id the
@@ -75,13 +76,19 @@ func (c *Client) Do(ctx context.Context, route string, req any) (Output, error) 
 		backoff.WithRandomizationFactor(0),
 		backoff.WithMaxElapsedTime(0), // until's deadline, which may shrink
 	)
+	answered := false // the controller answered: no more tries
 	out, err := backoff.RetryWithData(func() (Output, error) {
 		resp, err := c.send(ctx, route, body)
+		answered = err == nil
 		switch {
 		case err == nil && resp.Error != "":
 			return resp.Output, backoff.Permanent(&Error{Message: resp.Error, ExitCode: resp.ExitCode})
 		case err == nil:
-			return resp.Output, nil
+			out, err := render(route, req, resp)
+			if err != nil {
+				return Output{}, backoff.Permanent(err)
+			}
+			return out, nil
 		case ctx.Err() != nil:
 			return Output{}, backoff.Permanent(ctx.Err())
 		case errors.Is(err, fs.ErrNotExist):
@@ -93,9 +100,8 @@ func (c *Client) Do(ctx context.Context, route string, req any) (Output, error) 
 		}
 		return Output{}, err
 	}, backoff.WithContext(until{BackOff: b, deadline: &deadline}, ctx))
-	var refused *Error
 	switch {
-	case err == nil, errors.As(err, &refused):
+	case err == nil, answered:
 		return out, err
 	case ctx.Err() != nil:
 		return Output{}, ctx.Err()

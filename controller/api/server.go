@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/internal/identity"
 	"github.com/agenttree/agenttree/sessions/tokens"
 )
@@ -27,9 +28,12 @@ type Caller struct {
 }
 
 // Handlers do what the requests ask; the server has checked who asks.
+// Next and Create answer with typed results, which the agent's CLI
+// renders as a person's does (Agents is the controller's); Show, Status
+// and Inbox with the text the controller rendered.
 type Handlers struct {
-	Next   func(context.Context, Caller, NextRequest) (Output, error)
-	Create func(context.Context, Caller, CreateRequest) (Output, error)
+	Next   func(context.Context, Caller, NextRequest) (*NextResult, error)
+	Create func(context.Context, Caller, CreateRequest) (*issues.Issue, error)
 	Show   func(context.Context, Caller, ShowRequest) (Output, error)
 	Status func(context.Context, Caller, StatusRequest) (Output, error)
 	Inbox  func(context.Context, Caller, InboxRequest) (Output, error)
@@ -182,18 +186,19 @@ func (s *Server) mux(replyWithin time.Duration) *http.ServeMux {
 }
 
 // route decodes a request of type R, works out its caller and hands both
-// to h. The answer is written within replyWithin of the work's end: a
-// client that does not read it gives its connection up then.
-func route[R any](s *Server, replyWithin time.Duration, h func(context.Context, Caller, R) (Output, error)) http.HandlerFunc {
+// to h, answering with its result of type T. The answer is written within
+// replyWithin of the work's end: a client that does not read it gives its
+// connection up then.
+func route[R, T any](s *Server, replyWithin time.Duration, h func(context.Context, Caller, R) (T, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		answerAs := func(logAs slog.Level, out Output, err error) {
+		answerAs := func(logAs slog.Level, out any, err error) {
 			_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(replyWithin))
 			s.reply(w, r, out, err, logAs)
 		}
-		answer := func(out Output, err error) { answerAs(slog.LevelInfo, out, err) }
+		answer := func(out any, err error) { answerAs(slog.LevelInfo, out, err) }
 		caller, err := s.caller(r)
 		if err != nil {
-			answer(Output{}, err)
+			answer(nil, err)
 			return
 		}
 		var req R
@@ -205,11 +210,11 @@ func route[R any](s *Server, replyWithin time.Duration, h func(context.Context, 
 			if unread := (*unreadError)(nil); errors.As(err, &unread) {
 				logAs = slog.LevelDebug
 			}
-			answerAs(logAs, Output{}, Refused(2, "%s", err))
+			answerAs(logAs, nil, Refused(2, "%s", err))
 			return
 		}
 		if h == nil {
-			answer(Output{}, Refused(2, "this controller does not answer %s", r.URL.Path))
+			answer(nil, Refused(2, "this controller does not answer %s", r.URL.Path))
 			return
 		}
 		// The request's work is finished even if the agent hangs up: a
@@ -270,10 +275,25 @@ func (s *Server) mint(_ context.Context, c Caller, req SessionRequest) (Output, 
 	return Output{Text: token}, nil
 }
 
-func (s *Server) reply(w http.ResponseWriter, r *http.Request, out Output, err error, logAs slog.Level) {
-	resp := Response{Output: out}
+// reply writes out, an Output or a typed result (nil: none), or err.
+func (s *Server) reply(w http.ResponseWriter, r *http.Request, out any, err error, logAs slog.Level) {
+	var resp Response
+	switch out := out.(type) {
+	case nil:
+	case Output:
+		resp.Output = out
+	default:
+		if err != nil {
+			break // a typed route's result is nil with an error
+		}
+		var merr error
+		if resp.Result, merr = json.Marshal(out); merr != nil {
+			err = fmt.Errorf("encode the answer: %w", merr)
+		}
+	}
 	status := http.StatusOK
 	if err != nil {
+		resp.Result = nil
 		resp.Error = err.Error()
 		var ae *Error
 		switch {

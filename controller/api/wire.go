@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -74,19 +75,38 @@ type SessionRequest struct {
 	Role  stages.Role `json:"role"`
 }
 
-// Output is what a command prints and the code it exits with: the
-// controller renders it as the CLI would have, so an agent sees the same
-// whichever way its command went.
+// Output is what a command prints and the code it exits with, for the
+// routes the controller still renders (status, issue show, inbox): it
+// renders them as the CLI would have, so an agent sees the same whichever
+// way its command went.
 type Output struct {
 	Text     string `json:"output"`
 	ExitCode int    `json:"exit_code"`
 }
 
-// Response is every answer: the command's output, or an error with the
-// exit code the CLI ends with.
+// NextResult is the answer to a NextRequest: the engine's result, or, for
+// a request the controller already carried out, what it did then.
+type NextResult struct {
+	Result *engine.Result `json:"result,omitempty"`
+	Done   *Done          `json:"done,omitempty"`
+}
+
+// Done is a move a request already made (its id is in the issue's
+// history), and where the issue is now.
+type Done struct {
+	Issue int         `json:"issue"`
+	From  string      `json:"from"`
+	To    string      `json:"to"`
+	Kind  stages.Move `json:"kind"`
+	Stage string      `json:"stage"`
+}
+
+// Response is every answer: a typed route's result, or the command's
+// output, or an error with the exit code the CLI ends with.
 type Response struct {
 	Output
-	Error string `json:"error,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  string          `json:"error,omitempty"`
 }
 
 // Decode reads one request body strictly: one JSON object of the route's

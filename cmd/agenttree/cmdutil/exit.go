@@ -8,6 +8,7 @@ import (
 	"github.com/agenttree/agenttree/controller/api"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/report"
 	"github.com/agenttree/agenttree/internal/atomicfile"
 	"github.com/agenttree/agenttree/internal/exitcode"
 )
@@ -26,21 +27,8 @@ type SilentExit int
 
 func (s SilentExit) Error() string { return fmt.Sprintf("exit %d", int(s)) }
 
-// ResultCode is the exit status of a transition: 0 moved or final,
-// 1 blocked by a gate, stepped back, or moved with entry hooks unfinished,
-// 3 waiting on a person or the controller (escalated included).
-func ResultCode(res *engine.Result) exitcode.Code {
-	if len(res.Unfinished) > 0 && res.Status != engine.StatusWaiting {
-		return exitcode.Blocked
-	}
-	switch res.Status {
-	case engine.StatusBlocked, engine.StatusSteppedBack:
-		return exitcode.Blocked
-	case engine.StatusWaiting, engine.StatusEscalated:
-		return exitcode.Waiting
-	}
-	return exitcode.OK
-}
+// ResultCode is the exit status of a transition (report.Code).
+func ResultCode(res *engine.Result) exitcode.Code { return report.Code(res) }
 
 // ExitCode is the exit status a command's error ends it with.
 func ExitCode(err error) int {

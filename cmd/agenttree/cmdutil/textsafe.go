@@ -5,12 +5,9 @@ import (
 	"time"
 
 	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/engine/report"
 	"github.com/agenttree/agenttree/internal/textsafe"
 )
-
-// maxShownText bounds one piece of stored text (a reason, a hook's
-// failure, a label) in what people are shown.
-const maxShownText = 300
 
 // SafeTitle is an issue's title as people's output shows it: one line,
 // nothing a terminal acts on, no longer than a new title may be. Titles
@@ -20,7 +17,7 @@ func SafeTitle(title string) string { return textsafe.Line(title, engine.MaxTitl
 
 // SafeText is any other stored text, as SafeTitle shows a title: what an
 // agent, a hook or a hand edit put in the files.
-func SafeText(s string) string { return textsafe.Line(s, maxShownText) }
+func SafeText(s string) string { return report.Safe(s) }
 
 // Age is a duration for people: whole seconds, whole minutes past an hour.
 func Age(d time.Duration) string {

@@ -15,6 +15,7 @@ import (
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/machine/render"
+	"github.com/agenttree/agenttree/engine/report"
 	"github.com/agenttree/agenttree/internal/exitcode"
 	"github.com/agenttree/agenttree/stages"
 )
@@ -93,7 +94,7 @@ func PrintCreated(a *cmdutil.App, iss *issues.Issue, asJSON bool) error {
 	if asJSON {
 		return a.PrintJSON(iss)
 	}
-	fmt.Fprintf(a.Out, "created issue %d %q at %s (flow %s, branch %s)\n", iss.ID, iss.Title, iss.Stage, iss.Flow, iss.Branch)
+	report.Printer{Out: a.Out}.Created(iss)
 	return nil
 }
 

@@ -1,0 +1,98 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/internal/exitcode"
+	"github.com/agenttree/agenttree/sessions"
+)
+
+// Agents answers the requests that change an issue, `next` and `issue
+// create`, by calling the engine: the controller serves them as
+// Handlers.Next and Handlers.Create, and the agent's CLI renders what they
+// return (Client.Do) with the code a person's CLI prints the engine's
+// results with.
+type Agents struct {
+	// Engine is the controller's engine, as of its config now.
+	Engine func() (*engine.Engine, error)
+}
+
+// Next moves the issue of the caller's session on (a person's names it).
+// The issue is read once, under its lock when nobody holds it (as a
+// person's `next` does), and a retry of a request already carried out is
+// told what it did, not applied again.
+func (a Agents) Next(ctx context.Context, who Caller, req NextRequest) (*NextResult, error) {
+	e, err := a.Engine()
+	if err != nil {
+		return nil, err
+	}
+	actor, id, err := who.Acting(req.Issue, true)
+	if err != nil {
+		return nil, err
+	}
+	if id <= 0 {
+		return nil, errors.New("which issue? a person names it (`next -i ID`)")
+	}
+	tx, iss, err := e.Store.TryBegin(id)
+	if err != nil {
+		return nil, err
+	}
+	if tx != nil {
+		defer tx.Unlock()
+	} else if iss, err = e.Store.Get(id); err != nil {
+		return nil, err
+	}
+	// The controller may have moved the issue and died before answering.
+	if req.RequestID != "" {
+		if i := slices.IndexFunc(iss.History, func(h issues.HistoryEntry) bool { return h.Request == req.RequestID }); i >= 0 {
+			h := iss.History[i]
+			return &NextResult{Done: &Done{Issue: iss.ID, From: h.From, To: h.To, Kind: h.Kind, Stage: iss.Stage}}, nil
+		}
+	}
+	// An agent of another OS user commits in a clone of its own: its
+	// work is taken in first, for the gates to see.
+	if err := sessions.New(e, nil).TakeWork(ctx, id); err != nil {
+		return nil, err
+	}
+	actor.Request = req.RequestID
+	res, err := e.NextFrom(ctx, tx, iss, actor, req.DryRun)
+	if err != nil {
+		return nil, err
+	}
+	return &NextResult{Result: res}, nil
+}
+
+// Create creates an issue, held to the config's agent_create rules.
+func (a Agents) Create(ctx context.Context, who Caller, req CreateRequest) (*issues.Issue, error) {
+	e, err := a.Engine()
+	if err != nil {
+		return nil, err
+	}
+	actor, _, err := who.Acting(0, true)
+	if err != nil {
+		return nil, err
+	}
+	return e.Create(ctx, engine.NewIssue{Title: req.Title, Flow: req.Flow, Labels: req.Labels, Vars: req.Vars, By: actor})
+}
+
+// Acting is who c acts as, and on which issue: an agent on its session's
+// issue only (named, the issue a request that acts names, 0 for none,
+// must be that one; a read, acts false, may name any), a person on the
+// issue named.
+func (c Caller) Acting(named int, acts bool) (engine.Actor, int, error) {
+	switch {
+	case c.Session != nil:
+		s := c.Session
+		if acts && named > 0 && named != s.Issue {
+			return engine.Actor{}, 0, Refused(int(exitcode.Waiting), "this agent's session is for issue %d; issue %d is not its own", s.Issue, named)
+		}
+		return engine.Actor{Kind: engine.ActorAgent, Role: s.Role}, s.Issue, nil
+	case c.Person:
+		return engine.Actor{Kind: engine.ActorHuman}, named, nil
+	}
+	return engine.Actor{}, 0, Refused(int(exitcode.Waiting), "who is asking is not known")
+}
