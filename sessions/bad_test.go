@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/sessions"
+	"github.com/agenttree/agenttree/sessions/internal/sessionstest"
 )
 
 func TestBadStartsLeaveNothing(t *testing.T) {
@@ -37,48 +38,48 @@ func TestBadStartsLeaveNothing(t *testing.T) {
 		{name: "tmux fails after the worktree", stage: "work", broken: true, msg: "start tmux session shop-developer-1"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newRig(t, tt.extra)
-			iss := r.create("Bad", tt.stage)
+			r := sessionstest.NewRig(t, tt.extra)
+			iss := r.Create("Bad", tt.stage)
 			if tt.broken {
-				r.tmux.Socket = filepath.Join(t.TempDir(), "missing", "sock")
+				r.Tmux.Socket = filepath.Join(t.TempDir(), "missing", "sock")
 			}
-			_, err := r.m.Start(context.Background(), iss.ID, tt.opts)
+			_, err := r.M.Start(context.Background(), iss.ID, tt.opts)
 			require.Error(t, err)
 			if tt.is != nil {
 				assert.ErrorIs(t, err, tt.is)
 			}
 			assert.Contains(t, err.Error(), tt.msg)
-			r.assertNothingMade(iss.Branch)
+			assertNothingMade(r, iss.Branch)
 		})
 	}
 }
 
 // assertNothingMade checks that no worktree, branch, session, token or
 // record is left.
-func (r *rig) assertNothingMade(branch string) {
-	t := r.t
+func assertNothingMade(r *sessionstest.Rig, branch string) {
+	t := r.T
 	t.Helper()
-	assert.NoDirExists(t, filepath.Join(filepath.Dir(r.repo), "shop-worktrees"))
-	assert.Empty(t, r.git(r.repo, "branch", "--list", branch))
-	assert.NotContains(t, r.git(r.repo, "worktree", "list"), branch)
-	live, err := r.tmux.HasSession(context.Background(), "shop-developer-1")
+	assert.NoDirExists(t, filepath.Join(filepath.Dir(r.Repo), "shop-worktrees"))
+	assert.Empty(t, r.Git(r.Repo, "branch", "--list", branch))
+	assert.NotContains(t, r.Git(r.Repo, "worktree", "list"), branch)
+	live, err := r.Tmux.HasSession(context.Background(), "shop-developer-1")
 	require.NoError(t, err)
 	assert.False(t, live)
-	for _, dir := range []string{r.e.Store.Layout().Sessions(), r.e.Store.Layout().AgentSessions()} {
+	for _, dir := range []string{r.E.Store.Layout().Sessions(), r.E.Store.Layout().AgentSessions()} {
 		entries, err := os.ReadDir(dir)
 		if !os.IsNotExist(err) {
 			require.NoError(t, err)
 		}
 		assert.Empty(t, entries, dir)
 	}
-	pending, err := r.e.Outbox(1).Pending()
+	pending, err := r.E.Outbox(1).Pending()
 	require.NoError(t, err)
 	assert.Empty(t, pending)
 }
 
 func TestStartUnknownIssue(t *testing.T) {
-	r := newRig(t, "")
-	_, err := r.m.Start(context.Background(), 7, sessions.Options{})
+	r := sessionstest.NewRig(t, "")
+	_, err := r.M.Start(context.Background(), 7, sessions.Options{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "7")
 }

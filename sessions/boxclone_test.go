@@ -17,6 +17,8 @@ import (
 
 	"github.com/agenttree/agenttree/internal/gittest"
 	"github.com/agenttree/agenttree/sessions"
+	"github.com/agenttree/agenttree/sessions/cleanup"
+	"github.com/agenttree/agenttree/sessions/internal/sessionstest"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -79,32 +81,32 @@ func TestAnAgentInAContainerCommitsAndTheHostRunsNothingOfItsClone(t *testing.T)
 			t.Skip("the stand-in container runtime needs " + tool)
 		}
 	}
-	r := newRigWith(t, boxAgent, func(sock, agent string) string {
-		return fmt.Sprintf(rigConfig, sock, agent, agent, "sandbox: docker:agent:1")
+	r := sessionstest.NewRigWith(t, boxAgent, func(sock, agent string) string {
+		return fmt.Sprintf(sessionstest.RigConfig, sock, agent, agent, "sandbox: docker:agent:1")
 	})
-	bin := standIn(t, r.bin)
+	bin := standIn(t, r.Bin)
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	r.listenController()
+	listenController(r)
 	ctx := context.Background()
-	layout := r.e.Store.Layout()
+	layout := r.E.Store.Layout()
 
 	hostMark := filepath.Join(t.TempDir(), "ran")
 	_, secret := gittest.NewRemote(t)
 	secretSHA := gittest.Commit(t, secret, "secret.txt", "the host's secret\n", "secret")
-	hooks := filepath.Join(r.bin, "hooks")
+	hooks := filepath.Join(r.Bin, "hooks")
 	require.NoError(t, os.Mkdir(hooks, 0o755))
 	script := fmt.Sprintf(planted, hostMark)
 	for name, content := range map[string]string{
-		"hostrepo": r.repo, "secret": filepath.Join(secret, ".git", "objects") + "\n", "secret.sha": secretSHA + "\n",
+		"hostrepo": r.Repo, "secret": filepath.Join(secret, ".git", "objects") + "\n", "secret.sha": secretSHA + "\n",
 		"planted.sh": script, "hooks/reference-transaction": script, "hooks/post-checkout": script, "hooks/post-index-change": script,
 	} {
-		require.NoError(t, os.WriteFile(filepath.Join(r.bin, name), []byte(content), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(r.Bin, name), []byte(content), 0o755))
 	}
 
 	var recs []*sessions.Record
 	for _, title := range []string{"Finished", "Work in progress", "Smuggler"} {
-		iss := r.create(title, "work")
-		res, err := r.m.Start(ctx, iss.ID, sessions.Options{})
+		iss := r.Create(title, "work")
+		res, err := r.M.Start(ctx, iss.ID, sessions.Options{})
 		require.NoError(t, err, title)
 		assert.True(t, res.Session.Clone, "%s: a clone, not a linked worktree", title)
 		assert.DirExists(t, filepath.Join(res.Session.Worktree, ".git"))
@@ -113,10 +115,10 @@ func TestAnAgentInAContainerCommitsAndTheHostRunsNothingOfItsClone(t *testing.T)
 
 	// A colleague's change lands on the remote's main; the host fetches
 	// it, as before it tells an agent to rebase.
-	gittest.Commit(t, r.repo, "main.txt", "main\n", "a colleague's change")
-	r.git(r.repo, "push", "-q", "origin", "main")
-	require.NoError(t, r.m.Refresh(ctx, recs[0].Issue))
-	require.NoError(t, os.WriteFile(filepath.Join(r.bin, "go"), nil, 0o644))
+	gittest.Commit(t, r.Repo, "main.txt", "main\n", "a colleague's change")
+	r.Git(r.Repo, "push", "-q", "origin", "main")
+	require.NoError(t, r.M.Refresh(ctx, recs[0].Issue))
+	require.NoError(t, os.WriteFile(filepath.Join(r.Bin, "go"), nil, 0o644))
 
 	commits := make([]string, len(recs))
 	for i, rec := range recs {
@@ -131,19 +133,19 @@ func TestAnAgentInAContainerCommitsAndTheHostRunsNothingOfItsClone(t *testing.T)
 	}
 
 	// The host takes the agent's commit, served by git in a container.
-	require.NoError(t, r.m.TakeWork(ctx, recs[0].Issue))
-	assert.Equal(t, commits[0], r.git(r.repo, "rev-parse", "refs/heads/"+recs[0].Branch))
+	require.NoError(t, r.M.TakeWork(ctx, recs[0].Issue))
+	assert.Equal(t, commits[0], r.Git(r.Repo, "rev-parse", "refs/heads/"+recs[0].Branch))
 	assert.Contains(t, readAll(t, filepath.Join(bin, "runs")),
 		"run --rm --network=none --pull=never -i -v "+recs[0].Worktree+":"+recs[0].Worktree+":ro agent:1 git upload-pack "+recs[0].Worktree+"\n")
 
 	// A clone whose branch points, through its alternates, at a commit
 	// of a repository of the host's: git serving it in the container
 	// finds no such object, and the host takes in nothing.
-	err := r.m.TakeWork(ctx, recs[2].Issue)
+	err := r.M.TakeWork(ctx, recs[2].Issue)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "take issue 3's work from its agent's clone "+recs[2].Worktree)
-	assert.False(t, r.hasBranch(recs[2].Branch))
-	assert.Error(t, exec.Command("git", "-C", r.repo, "cat-file", "-e", secretSHA).Run(), "the secret is not in the host's repository")
+	assert.False(t, r.HasBranch(recs[2].Branch))
+	assert.Error(t, exec.Command("git", "-C", r.Repo, "cat-file", "-e", secretSHA).Run(), "the secret is not in the host's repository")
 
 	// A restart finds the clone on its branch and reuses it as it is,
 	// running no git there: with an extension no git knows in the
@@ -152,7 +154,7 @@ func TestAnAgentInAContainerCommitsAndTheHostRunsNothingOfItsClone(t *testing.T)
 	before := readAll(t, config)
 	require.NoError(t, os.WriteFile(config, []byte(strings.Replace(before, "repositoryformatversion = 0", "repositoryformatversion = 1", 1)+
 		"[extensions]\n\tplantedByTheAgent = true\n"), 0o644))
-	res, err := r.m.Start(ctx, recs[0].Issue, sessions.Options{Restart: true})
+	res, err := r.M.Start(ctx, recs[0].Issue, sessions.Options{Restart: true})
 	require.NoError(t, err)
 	assert.Equal(t, sessions.Restarted, res.State)
 	assert.Equal(t, recs[0].Worktree, res.Session.Worktree)
@@ -160,21 +162,21 @@ func TestAnAgentInAContainerCommitsAndTheHostRunsNothingOfItsClone(t *testing.T)
 	require.NoError(t, os.WriteFile(config, []byte(before), 0o644))
 
 	// Issue 1's work is pushed (as its PR is); 1 and 2 are finished.
-	r.git(r.repo, "push", "-q", "origin", recs[0].Branch)
+	r.Git(r.Repo, "push", "-q", "origin", recs[0].Branch)
 	for _, rec := range recs[:2] {
-		_, err := r.e.Settle(ctx, rec.Issue, stages.TerminalCompletion, "merged by hand")
+		_, err := r.E.Settle(ctx, rec.Issue, stages.TerminalCompletion, "merged by hand")
 		require.NoError(t, err)
 	}
-	cleaned, err := r.m.Clean(ctx, false)
+	cleaned, err := cleanup.Clean(ctx, r.M, false)
 	require.NoError(t, err)
 	require.Len(t, cleaned, 3)
-	assert.Equal(t, sessions.Removed, cleaned[0].Outcome, cleaned[0].Why)
+	assert.Equal(t, cleanup.Removed, cleaned[0].Outcome, cleaned[0].Why)
 	assert.NoDirExists(t, recs[0].Worktree)
-	assert.Equal(t, sessions.Kept, cleaned[1].Outcome)
-	assert.Equal(t, sessions.Uncommitted, cleaned[1].KeptFor)
+	assert.Equal(t, cleanup.Kept, cleaned[1].Outcome)
+	assert.Equal(t, cleanup.Uncommitted, cleaned[1].KeptFor)
 	assert.Contains(t, cleaned[1].Why, "uncommitted work in "+recs[1].Worktree+" (wip.txt)")
 	assert.FileExists(t, filepath.Join(recs[1].Worktree, "wip.txt"))
-	assert.Equal(t, sessions.NotFinished, cleaned[2].KeptFor)
+	assert.Equal(t, cleanup.NotFinished, cleaned[2].KeptFor)
 	assert.Contains(t, readAll(t, filepath.Join(bin, "runs")),
 		"run --rm --network=none --pull=never -w /work -v "+recs[1].Worktree+":/work:ro agent:1 git status --porcelain -z --untracked-files=all\n")
 
@@ -198,49 +200,51 @@ func TestStartInAContainerFindsTheClonesBranchInItsFiles(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		// make puts what is at the clone's path clone, for branch.
-		make func(t *testing.T, r *rig, clone, branch string)
+		make func(t *testing.T, r *sessionstest.Rig, clone, branch string)
 		msg  string
 	}{
 		{name: "another branch", msg: "is on branch elsewhere, not the issue's issue-001-boxed; switch it back (`git switch issue-001-boxed` in the agent's container)",
-			make: func(t *testing.T, r *rig, clone, _ string) {
-				r.git(filepath.Dir(clone), "init", "-q", "-b", "elsewhere", clone)
+			make: func(t *testing.T, r *sessionstest.Rig, clone, _ string) {
+				r.Git(filepath.Dir(clone), "init", "-q", "-b", "elsewhere", clone)
 			}},
 		{name: "detached", msg: "is on no branch (HEAD is detached: a rebase under way?)",
-			make: func(t *testing.T, r *rig, clone, _ string) {
-				r.git(filepath.Dir(clone), "clone", "-q", r.repo, clone)
-				r.git(clone, "switch", "-q", "--detach")
+			make: func(t *testing.T, r *sessionstest.Rig, clone, _ string) {
+				r.Git(filepath.Dir(clone), "clone", "-q", r.Repo, clone)
+				r.Git(clone, "switch", "-q", "--detach")
 			}},
 		{name: "a linked worktree", msg: "its .git is a file: a linked worktree of the host's repository, made before agents in containers got clones; `git worktree remove` it",
-			make: func(t *testing.T, r *rig, clone, branch string) {
-				r.git(r.repo, "worktree", "add", "-q", "-b", branch, clone)
+			make: func(t *testing.T, r *sessionstest.Rig, clone, branch string) {
+				r.Git(r.Repo, "worktree", "add", "-q", "-b", branch, clone)
 			}},
 		{name: ".git a symlink", msg: "is not a clone agenttree made (.git is a symlink)",
-			make: func(t *testing.T, r *rig, clone, _ string) {
+			make: func(t *testing.T, r *sessionstest.Rig, clone, _ string) {
 				require.NoError(t, os.Mkdir(clone, 0o755))
-				require.NoError(t, os.Symlink(filepath.Join(r.repo, ".git"), filepath.Join(clone, ".git")))
+				require.NoError(t, os.Symlink(filepath.Join(r.Repo, ".git"), filepath.Join(clone, ".git")))
 			}},
 		{name: "HEAD a symlink out", msg: "is not a clone agenttree made (.git/HEAD is a symlink)",
-			make: func(t *testing.T, r *rig, clone, branch string) {
+			make: func(t *testing.T, r *sessionstest.Rig, clone, branch string) {
 				require.NoError(t, os.MkdirAll(filepath.Join(clone, ".git"), 0o755))
 				require.NoError(t, os.WriteFile(outside, []byte("ref: refs/heads/"+branch+"\n"), 0o644))
 				require.NoError(t, os.Symlink(outside, filepath.Join(clone, ".git", "HEAD")))
 			}},
 		{name: "no .git", msg: "is not a clone agenttree made (it has no .git)",
-			make: func(t *testing.T, r *rig, clone, _ string) { require.NoError(t, os.Mkdir(clone, 0o755)) }},
+			make: func(t *testing.T, r *sessionstest.Rig, clone, _ string) { require.NoError(t, os.Mkdir(clone, 0o755)) }},
 		{name: "the clone a symlink", msg: "is a symlink, not a directory",
-			make: func(t *testing.T, r *rig, clone, _ string) { require.NoError(t, os.Symlink(r.repo, clone)) }},
+			make: func(t *testing.T, r *sessionstest.Rig, clone, _ string) {
+				require.NoError(t, os.Symlink(r.Repo, clone))
+			}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newRig(t, "sandbox: docker:agent:1")
-			bin := standIn(t, r.bin)
+			r := sessionstest.NewRig(t, "sandbox: docker:agent:1")
+			bin := standIn(t, r.Bin)
 			t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-			r.listenController()
-			iss := r.create("Boxed", "work")
-			clone := filepath.Join(filepath.Dir(r.repo), "shop-worktrees", iss.Branch)
+			listenController(r)
+			iss := r.Create("Boxed", "work")
+			clone := filepath.Join(filepath.Dir(r.Repo), "shop-worktrees", iss.Branch)
 			require.NoError(t, os.MkdirAll(filepath.Dir(clone), 0o755))
 			tt.make(t, r, clone, iss.Branch)
 
-			_, err := r.m.Start(context.Background(), iss.ID, sessions.Options{})
+			_, err := r.M.Start(context.Background(), iss.ID, sessions.Options{})
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "issue 1's clone")
 			assert.Contains(t, err.Error(), tt.msg)

@@ -6,11 +6,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/agenttree/agenttree/internal/lines"
+	"github.com/agenttree/agenttree/sessions/records"
 )
 
 // ExitKind says why an agent's process ended, as far as its exit status
 // and its last output tell.
-type ExitKind string
+type ExitKind = records.ExitKind
 
 const (
 	// ExitTimeout: it was killed for taking too long (status 124, as

@@ -7,12 +7,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/internal/gitx"
 	"github.com/agenttree/agenttree/internal/proc"
-	"github.com/agenttree/agenttree/sessions/sandbox"
+	"github.com/agenttree/agenttree/sessions/workspace"
 )
 
 // An agent of another OS user (`sandbox: user:NAME`) works in a clone of
@@ -35,14 +34,14 @@ const agentUploadPack = "git -c safe.directory=* upload-pack"
 // in: at the worktrees directory, named as a worktree would be, on the
 // issue's branch.
 func (m *Manager) agentClone(ctx context.Context, iss *issues.Issue, u *proc.User) (*worktree, error) {
-	host := &gitx.Repo{Dir: m.repo()}
-	if err := m.fetch(ctx, host); err != nil {
+	host := &gitx.Repo{Dir: m.Repo}
+	if err := m.Fetch(ctx, host); err != nil {
 		return nil, err
 	}
 	dir := m.cfg().WorktreesDir()
 	path := filepath.Join(dir, filepath.Base(iss.Branch))
 	agent := &gitx.Repo{Dir: path, As: u}
-	switch err := ownedBy(path, u); {
+	switch err := workspace.OwnedBy(path, u); {
 	case err == nil:
 		branch, err := agent.CurrentBranch(ctx)
 		if err != nil {
@@ -86,9 +85,12 @@ func (m *Manager) agentClone(ctx context.Context, iss *issues.Issue, u *proc.Use
 // container finds the host's repository); else the host's repository's
 // own path.
 func (m *Manager) fillClone(ctx context.Context, host, clone *gitx.Repo, branch, origin string) error {
-	mirror := "+refs/heads/*:refs/remotes/origin/*"
-	if _, err := host.RemoteURL(ctx, m.remote()); err == nil {
-		mirror = "+refs/remotes/" + m.remote() + "/*:refs/remotes/origin/*"
+	// The clone's remote is the host's repository, under the name a
+	// clone gives its remote.
+	const remote = gitx.DefaultRemote
+	mirror := "+refs/heads/*:refs/remotes/" + remote + "/*"
+	if _, err := host.RemoteURL(ctx, m.Remote); err == nil {
+		mirror = "+refs/remotes/" + m.Remote + "/*:refs/remotes/" + remote + "/*"
 	}
 	start, err := m.startPoint(ctx, host, branch)
 	if err != nil {
@@ -100,47 +102,30 @@ func (m *Manager) fillClone(ctx context.Context, host, clone *gitx.Repo, branch,
 	if local, _ := host.RefExists(ctx, "refs/heads/"+branch); local {
 		from = "+refs/heads/" + branch + ":refs/agenttree/start"
 	}
-	uploadPack := []string{"config", "remote.origin.uploadpack", agentUploadPack}
+	uploadPack := []string{"config", "remote." + remote + ".uploadpack", agentUploadPack}
 	steps := [][]string{
 		{"init", "--quiet"},
-		{"config", "remote.origin.url", host.Dir},
-		{"config", "remote.origin.fetch", mirror},
+		{"config", "remote." + remote + ".url", host.Dir},
+		{"config", "remote." + remote + ".fetch", mirror},
 	}
 	if origin == "" {
 		// The agent reads the host's repository with it from the start.
 		steps = append(steps, uploadPack)
 	}
 	steps = append(steps,
-		[]string{"fetch", "--quiet", "origin"},
-		[]string{"fetch", "--quiet", "origin", from},
+		[]string{"fetch", "--quiet", remote},
+		[]string{"fetch", "--quiet", remote, from},
 		[]string{"checkout", "--quiet", "-b", branch, "refs/agenttree/start"},
 		[]string{"update-ref", "-d", "refs/agenttree/start"})
 	if origin != "" {
 		// The host's own fetches above used its own upload-pack; the
 		// agent's, in its container, reads a repository it may not own.
-		steps = append(steps, uploadPack, []string{"config", "remote.origin.url", origin})
+		steps = append(steps, uploadPack, []string{"config", "remote." + remote + ".url", origin})
 	}
 	for _, args := range steps {
 		if _, err := clone.Run(ctx, args...); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// ownedBy checks that path is a directory (not a symlink) that u owns;
-// fs.ErrNotExist when there is nothing there.
-func ownedBy(path string, u *proc.User) error {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return err
-	}
-	uid, ok := proc.OwnerUID(fi)
-	switch {
-	case !fi.IsDir():
-		return fmt.Errorf("%s is not a directory (%s); remove it, and start the agent again", path, fi.Mode().Type())
-	case ok && uid != u.UID:
-		return fmt.Errorf("%s is owned by uid %d, not the agent's user %s; move it aside, and start the agent again", path, uid, u.Name)
 	}
 	return nil
 }
@@ -152,72 +137,14 @@ func ownedBy(path string, u *proc.User) error {
 // linked worktree, whose commits are the host's already. Call it before
 // the gates of the agent's `next`.
 func (m *Manager) TakeWork(ctx context.Context, id int) error {
-	rec, err := m.records().get(id)
+	rec, err := m.records().Get(id)
 	if errors.Is(err, ErrNoSession) {
 		return nil
 	}
 	if err != nil || !rec.Clone {
 		return err
 	}
-	if box, ok := sandbox.ContainerOf(rec.Sandbox); ok {
-		return m.takeFromBox(ctx, box, rec)
-	}
-	u, err := proc.LookupUser(sandboxUser(rec.Sandbox))
-	if err != nil {
-		return fmt.Errorf("take issue %d's work from %s: %w", id, rec.Worktree, err)
-	}
-	if err := ownedBy(rec.Worktree, &u); err != nil {
-		return fmt.Errorf("take issue %d's work: %w", id, err)
-	}
-	host := &gitx.Repo{Dir: m.repo()}
-	if err := host.FetchFromAgent(ctx, rec.Worktree, u, "+refs/heads/"+rec.Branch+":refs/heads/"+rec.Branch); err != nil {
-		return fmt.Errorf("take issue %d's work from its agent's clone %s: %w", id, rec.Worktree, err)
-	}
-	return nil
-}
-
-// sandboxUser is the user a record's sandbox ("user:NAME") names.
-func sandboxUser(sandbox string) string {
-	name, _ := strings.CutPrefix(sandbox, "user:")
-	return name
-}
-
-// unsavedInClone says what work exists only in l's clone, asked of git
-// running as the agent (its config and hooks are the agent's): changes
-// not committed, or commits on none of the remote's branches as the
-// clone last fetched them from the host (fetched again first). A
-// container's clone is unsavedInBox's.
-func (m *Manager) unsavedInClone(ctx context.Context, repo *gitx.Repo, l *leftover, saved []string, elsewhere string) (refusal, error) {
-	if box, ok := sandbox.ContainerOf(l.rec.Sandbox); ok {
-		return m.unsavedInBox(ctx, repo, box, l, saved, elsewhere)
-	}
-	u, err := proc.LookupUser(sandboxUser(l.rec.Sandbox))
-	if err != nil {
-		return refusal{}, err
-	}
-	if err := ownedBy(l.clone, &u); err != nil {
-		return refusal{}, err
-	}
-	agent := &gitx.Repo{Dir: l.clone, As: &u}
-	todo := "commit, and run `agenttree next` for the controller to take it, or remove it yourself (`rm -rf " + shellQuote(l.clone) + "`)"
-	changes, err := agent.Changes(ctx)
-	if err != nil {
-		return refusal{}, err
-	}
-	if len(changes) > 0 {
-		return refusal{Uncommitted, fmt.Sprintf("uncommitted work in %s (%s); %s", l.clone, files(changes), todo)}, nil
-	}
-	if err := agent.Fetch(ctx, "origin"); err != nil {
-		return refusal{}, err
-	}
-	n, err := agent.Unpushed(ctx, "HEAD")
-	if err != nil {
-		return refusal{}, err
-	}
-	if n > 0 {
-		return refusal{Unpushed, fmt.Sprintf("%s in %s on none of %s; %s", commits(n), l.clone, elsewhere, todo)}, nil
-	}
-	return refusal{}, nil
+	return workspace.Take(ctx, &gitx.Repo{Dir: m.Repo}, rec)
 }
 
 // Refresh brings the host's view of the remote up to date when issue
@@ -227,14 +154,14 @@ func (m *Manager) unsavedInClone(ctx context.Context, repo *gitx.Repo, l *leftov
 // remote's main, not what the host last fetched. Nothing for an agent in
 // a linked worktree, which fetches from the remote itself.
 func (m *Manager) Refresh(ctx context.Context, id int) error {
-	rec, err := m.records().get(id)
+	rec, err := m.records().Get(id)
 	if errors.Is(err, ErrNoSession) {
 		return nil
 	}
 	if err != nil || !rec.Clone {
 		return err
 	}
-	return m.fetch(ctx, &gitx.Repo{Dir: m.repo()})
+	return m.Fetch(ctx, &gitx.Repo{Dir: m.Repo})
 }
 
 // handDocs gives issue id's documents directory to the agent's OS user u,

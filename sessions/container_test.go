@@ -14,6 +14,7 @@ import (
 
 	"github.com/agenttree/agenttree/controller/api"
 	"github.com/agenttree/agenttree/sessions"
+	"github.com/agenttree/agenttree/sessions/internal/sessionstest"
 	"github.com/agenttree/agenttree/sessions/tokens"
 )
 
@@ -124,37 +125,37 @@ func standIn(t *testing.T, image ...string) string {
 
 // listenController opens the controller's socket of r's state, as a
 // running controller does; the state is made with the first issue.
-func (r *rig) listenController() {
-	l, err := api.Listen(r.e.Store.Layout().Socket())
-	require.NoError(r.t, err)
-	r.t.Cleanup(func() { _ = l.Close() })
+func listenController(r *sessionstest.Rig) {
+	l, err := api.Listen(r.E.Store.Layout().Socket())
+	require.NoError(r.T, err)
+	r.T.Cleanup(func() { _ = l.Close() })
 }
 
 func TestStartRunsTheAgentInAContainer(t *testing.T) {
-	r := newRig(t, "sandbox: docker:agent:1")
-	bin := standIn(t, r.bin)
+	r := sessionstest.NewRig(t, "sandbox: docker:agent:1")
+	bin := standIn(t, r.Bin)
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	iss := r.create("Boxed", "work")
-	r.listenController()
+	iss := r.Create("Boxed", "work")
+	listenController(r)
 
-	res, err := r.m.Start(context.Background(), iss.ID, sessions.Options{})
+	res, err := r.M.Start(context.Background(), iss.ID, sessions.Options{})
 	require.NoError(t, err)
 	assert.Equal(t, "docker:agent:1", res.Session.Sandbox)
 	assert.True(t, res.Session.Clone, "the agent works in a clone of its own, not a linked worktree")
 
 	env := filepath.Join(bin, "run.env")
 	require.Eventually(t, func() bool { _, err := os.Stat(env); return err == nil }, 10*time.Second, 20*time.Millisecond)
-	layout := r.e.Store.Layout()
+	layout := r.E.Store.Layout()
 	args := readAll(t, filepath.Join(bin, "run.args"))
 	assert.Equal(t, strings.Join([]string{"run", "--rm", "-i", "-t", "--name", "agenttree-shop-developer-1",
 		"-v", res.Session.Worktree + ":/work", "-w", "/work",
-		"-v", filepath.Join(r.repo, ".git") + ":/agenttree/origin:ro",
+		"-v", filepath.Join(r.Repo, ".git") + ":/agenttree/origin:ro",
 		"-v", layout.Docs(iss.ID) + ":/agenttree/docs",
 		"-v", filepath.Dir(layout.Socket()) + ":/agenttree/run",
 		"-e", "AGENTTREE_SOCKET=/agenttree/run/controller.sock",
 		"-v", layout.AgentToken(iss.ID) + ":/agenttree/token:ro", "-e", "AGENTTREE_TOKEN_FILE=/agenttree/token",
 		"-e", "AGENTTREE_ISSUE", "-e", "AGENTTREE_ROLE",
-		"agent:1", "sh", "-c", filepath.Join(r.bin, "agent.sh")}, "\n")+"\n", args)
+		"agent:1", "sh", "-c", filepath.Join(r.Bin, "agent.sh")}, "\n")+"\n", args)
 
 	// The values the container takes by name are in the pane's
 	// environment, not in its arguments; the token is in neither: the
@@ -162,7 +163,7 @@ func TestStartRunsTheAgentInAContainer(t *testing.T) {
 	got := readAll(t, env)
 	assert.Contains(t, got, "AGENTTREE_ISSUE=1\nAGENTTREE_ROLE=developer\nAGENTTREE_TOKEN=\nAGENTTREE_TOKEN_FILE=\n")
 	token := strings.TrimSpace(readAll(t, layout.AgentToken(iss.ID)))
-	sess, err := tokens.Open(r.e.Store.Root()).Lookup(token)
+	sess, err := tokens.Open(r.E.Store.Root()).Lookup(token)
 	require.NoError(t, err)
 	assert.Equal(t, iss.ID, sess.Issue)
 	assert.NotContains(t, args, token)
@@ -191,13 +192,13 @@ func TestStartInAContainerThatCannotRunLeavesNothing(t *testing.T) {
 			msg: "start the controller first (`agenttree controller`)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newRig(t, "sandbox: "+tt.sandbox)
-			iss := r.create("Boxed", "work")
+			r := sessionstest.NewRig(t, "sandbox: "+tt.sandbox)
+			iss := r.Create("Boxed", "work")
 			t.Setenv("PATH", tt.path)
-			_, err := r.m.Start(context.Background(), iss.ID, sessions.Options{})
+			_, err := r.M.Start(context.Background(), iss.ID, sessions.Options{})
 			require.ErrorIs(t, err, sessions.ErrSandbox)
 			assert.Contains(t, err.Error(), tt.msg)
-			r.assertNothingMade(iss.Branch)
+			assertNothingMade(r, iss.Branch)
 		})
 	}
 }
@@ -209,15 +210,15 @@ func TestStartInAMissingImageLeavesNothing(t *testing.T) {
 	if _, err := exec.LookPath("docker"); err != nil {
 		t.Skip("docker is not installed")
 	}
-	r := newRig(t, "sandbox: docker:nosuch")
-	iss := r.create("Boxed", "work")
-	r.listenController()
-	_, err := r.m.Start(context.Background(), iss.ID, sessions.Options{})
+	r := sessionstest.NewRig(t, "sandbox: docker:nosuch")
+	iss := r.Create("Boxed", "work")
+	listenController(r)
+	_, err := r.M.Start(context.Background(), iss.ID, sessions.Options{})
 	require.ErrorIs(t, err, sessions.ErrSandbox)
 	if exec.Command("docker", "info").Run() == nil {
 		assert.Contains(t, err.Error(), "sandbox docker:nosuch: there is no image nosuch here; pull it: docker pull nosuch")
 	} else {
 		assert.Contains(t, err.Error(), "sandbox docker:nosuch: cannot tell whether image nosuch is here")
 	}
-	r.assertNothingMade(iss.Branch)
+	assertNothingMade(r, iss.Branch)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/outbox"
 	"github.com/agenttree/agenttree/sessions"
+	"github.com/agenttree/agenttree/sessions/internal/sessionstest"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -58,33 +59,33 @@ stages:
 // keepRig is a rig whose agents behave as mode says, with a controller
 // over its state that the test ticks.
 type keepRig struct {
-	*rig
+	*sessionstest.Rig
 	ctl *controller.Controller
 }
 
 func newKeepRig(t *testing.T, mode string, stallAfter int) *keepRig {
 	t.Helper()
-	r := newRigWith(t, keptAgent, func(sock, agent string) string {
+	r := sessionstest.NewRigWith(t, keptAgent, func(sock, agent string) string {
 		return fmt.Sprintf(keepConfig, sock, agent, mode, stallAfter)
 	})
-	ctl := &controller.Controller{Load: func() (*engine.Engine, error) { return r.e, nil }, Tmux: r.tmux, Interval: 100 * time.Millisecond}
-	return &keepRig{rig: r, ctl: ctl}
+	ctl := &controller.Controller{Load: func() (*engine.Engine, error) { return r.E, nil }, Tmux: r.Tmux, Interval: 100 * time.Millisecond}
+	return &keepRig{Rig: r, ctl: ctl}
 }
 
 // tickUntil ticks the controller until cond holds.
 func (r *keepRig) tickUntil(what string, cond func() bool) {
-	r.t.Helper()
-	require.Eventually(r.t, func() bool {
+	r.T.Helper()
+	require.Eventually(r.T, func() bool {
 		_, err := r.ctl.Tick(context.Background())
-		require.NoError(r.t, err)
+		require.NoError(r.T, err)
 		return cond()
 	}, 30*time.Second, 100*time.Millisecond, what)
 }
 
 func (r *keepRig) issue(id int) *issues.Issue {
-	r.t.Helper()
-	iss, err := r.e.Store.Get(id)
-	require.NoError(r.t, err)
+	r.T.Helper()
+	iss, err := r.E.Store.Get(id)
+	require.NoError(r.T, err)
 	return iss
 }
 
@@ -92,15 +93,15 @@ func (r *keepRig) escalated(id int) bool { return r.issue(id).Escalated != nil }
 
 // runs are the starts of issue id's agents, in order.
 func (r *keepRig) runs(id int) []string {
-	data, _ := os.ReadFile(filepath.Join(r.bin, fmt.Sprintf("runs-%d", id)))
+	data, _ := os.ReadFile(filepath.Join(r.Bin, fmt.Sprintf("runs-%d", id)))
 	return strings.Fields(strings.ReplaceAll(string(data), " ", "/"))
 }
 
 // messages are the kinds of the messages to issue id's agent.
 func (r *keepRig) messages(id int) []outbox.Message {
-	r.t.Helper()
-	all, err := r.e.Outbox(id).Recent(0)
-	require.NoError(r.t, err)
+	r.T.Helper()
+	all, err := r.E.Outbox(id).Recent(0)
+	require.NoError(r.T, err)
 	return all
 }
 
@@ -114,8 +115,8 @@ func kinds(msgs []outbox.Message) []string {
 
 func TestKeepAliveRestartsThenFallsBackThenEscalates(t *testing.T) {
 	r := newKeepRig(t, "crash", 0)
-	iss := r.create("Flaky", "work")
-	_, err := r.m.Start(context.Background(), iss.ID, sessions.Options{})
+	iss := r.Create("Flaky", "work")
+	_, err := r.M.Start(context.Background(), iss.ID, sessions.Options{})
 	require.NoError(t, err)
 
 	r.tickUntil("the issue escalated", func() bool { return r.escalated(iss.ID) })
@@ -128,7 +129,7 @@ func TestKeepAliveRestartsThenFallsBackThenEscalates(t *testing.T) {
 	assert.Contains(t, esc.Reason, "panic: something broke")
 	assert.Contains(t, esc.Reason, "`agenttree start 1 --restart`")
 
-	rec, err := r.m.Record(iss.ID)
+	rec, err := r.M.Record(iss.ID)
 	require.NoError(t, err)
 	assert.Equal(t, "second", rec.Agent)
 	assert.Equal(t, 1, rec.Fallbacks)
@@ -157,8 +158,8 @@ func TestKeepAliveRestartsThenFallsBackThenEscalates(t *testing.T) {
 
 func TestKeepAliveEscalatesAnAuthenticationFailureAtOnce(t *testing.T) {
 	r := newKeepRig(t, "auth", 0)
-	iss := r.create("Locked out", "work")
-	_, err := r.m.Start(context.Background(), iss.ID, sessions.Options{})
+	iss := r.Create("Locked out", "work")
+	_, err := r.M.Start(context.Background(), iss.ID, sessions.Options{})
 	require.NoError(t, err)
 
 	r.tickUntil("the issue escalated", func() bool { return r.escalated(iss.ID) })
@@ -171,8 +172,8 @@ func TestKeepAliveEscalatesAnAuthenticationFailureAtOnce(t *testing.T) {
 
 func TestKeepAliveNudgesAStalledAgentThenEscalates(t *testing.T) {
 	r := newKeepRig(t, "quiet", 1)
-	iss := r.create("Stuck", "work")
-	_, err := r.m.Start(context.Background(), iss.ID, sessions.Options{})
+	iss := r.Create("Stuck", "work")
+	_, err := r.M.Start(context.Background(), iss.ID, sessions.Options{})
 	require.NoError(t, err)
 
 	r.tickUntil("the agent nudged", func() bool { return hasKind(r.messages(iss.ID), "nudge") })
@@ -197,22 +198,22 @@ func count(msgs []outbox.Message, kind string) int {
 
 func TestKeepAliveRecreatesSessionsAfterAReboot(t *testing.T) {
 	r := newKeepRig(t, "live", 0)
-	iss := r.create("Survive", "work")
-	res, err := r.m.Start(context.Background(), iss.ID, sessions.Options{})
+	iss := r.Create("Survive", "work")
+	res, err := r.M.Start(context.Background(), iss.ID, sessions.Options{})
 	require.NoError(t, err)
-	pwd := filepath.Join(r.bin, "pwd-1")
+	pwd := filepath.Join(r.Bin, "pwd-1")
 	require.Eventually(t, func() bool { return strings.Contains(readFile(pwd), res.Session.Worktree) }, 10*time.Second, 20*time.Millisecond)
 	require.NoError(t, os.Remove(pwd))
 
-	require.NoError(t, exec.Command("tmux", "-S", r.tmux.Socket, "kill-server").Run())
+	require.NoError(t, exec.Command("tmux", "-S", r.Tmux.Socket, "kill-server").Run())
 	r.tickUntil("the session recreated", func() bool {
-		live, err := r.tmux.HasSession(context.Background(), res.Session.Session)
+		live, err := r.Tmux.HasSession(context.Background(), res.Session.Session)
 		return err == nil && live
 	})
 	require.Eventually(t, func() bool { return strings.Contains(readFile(pwd), res.Session.Worktree) }, 10*time.Second, 20*time.Millisecond,
 		"the agent runs in the same worktree")
 	assert.Equal(t, []string{"first/start", "first/resume"}, r.runs(iss.ID))
-	rec, err := r.m.Record(iss.ID)
+	rec, err := r.M.Record(iss.ID)
 	require.NoError(t, err)
 	assert.Equal(t, res.Session.Worktree, rec.Worktree)
 	assert.Equal(t, sessions.ExitGone, rec.LastExit)
@@ -224,22 +225,22 @@ func TestKeepAliveRecreatesSessionsAfterAReboot(t *testing.T) {
 func TestKeepAliveRespectsStopAndFinishedIssues(t *testing.T) {
 	r := newKeepRig(t, "crash", 0)
 	ctx := context.Background()
-	stopped := r.create("Stopped", "work")
-	_, err := r.m.Start(ctx, stopped.ID, sessions.Options{})
+	stopped := r.Create("Stopped", "work")
+	_, err := r.M.Start(ctx, stopped.ID, sessions.Options{})
 	require.NoError(t, err)
 	// Stopped once it ran: a stop before its first line is not what is tried.
 	require.Eventually(t, func() bool { return len(r.runs(stopped.ID)) == 1 }, 10*time.Second, 20*time.Millisecond)
-	_, err = r.m.Stop(ctx, stopped.ID)
+	_, err = r.M.Stop(ctx, stopped.ID)
 	require.NoError(t, err)
-	done := r.create("Done", "work")
-	_, err = r.m.Start(ctx, done.ID, sessions.Options{})
+	done := r.Create("Done", "work")
+	_, err = r.M.Start(ctx, done.ID, sessions.Options{})
 	require.NoError(t, err)
-	_, err = r.e.Settle(ctx, done.ID, stages.TerminalCompletion, "merged by hand")
+	_, err = r.E.Settle(ctx, done.ID, stages.TerminalCompletion, "merged by hand")
 	require.NoError(t, err)
 
 	// The finished issue's agent crashes; nothing starts either again.
 	require.Eventually(t, func() bool {
-		list, err := r.m.List(ctx)
+		list, err := r.M.List(ctx)
 		return err == nil && len(list) == 2 && list[1].Exited
 	}, 10*time.Second, 20*time.Millisecond)
 	for range 5 {
@@ -248,10 +249,10 @@ func TestKeepAliveRespectsStopAndFinishedIssues(t *testing.T) {
 	}
 	assert.Equal(t, []string{"first/start"}, r.runs(stopped.ID))
 	assert.Equal(t, []string{"first/start"}, r.runs(done.ID))
-	rec, err := r.m.Record(stopped.ID)
+	rec, err := r.M.Record(stopped.ID)
 	require.NoError(t, err)
 	assert.False(t, rec.Stopped.IsZero())
-	live, err := r.tmux.HasSession(ctx, rec.Session)
+	live, err := r.Tmux.HasSession(ctx, rec.Session)
 	require.NoError(t, err)
 	assert.False(t, live)
 	assert.False(t, r.escalated(stopped.ID))
@@ -260,23 +261,23 @@ func TestKeepAliveRespectsStopAndFinishedIssues(t *testing.T) {
 
 func TestAutoStartStartsTheReviewer(t *testing.T) {
 	r := newKeepRig(t, "live", 0)
-	iss := r.create("Review me", "review")
+	iss := r.Create("Review me", "review")
 	r.tickUntil("the reviewer started", func() bool {
-		rec, err := r.m.Record(iss.ID)
+		rec, err := r.M.Record(iss.ID)
 		return err == nil && rec.Role == "reviewer"
 	})
-	rec, err := r.m.Record(iss.ID)
+	rec, err := r.M.Record(iss.ID)
 	require.NoError(t, err)
 	assert.Equal(t, "checker", rec.Agent)
 	assert.Equal(t, "shop-reviewer-1", rec.Session)
-	live, err := r.tmux.HasSession(context.Background(), rec.Session)
+	live, err := r.Tmux.HasSession(context.Background(), rec.Session)
 	require.NoError(t, err)
 	assert.True(t, live)
 	// A developer's issue gets no session on its own (no auto_start).
-	dev := r.create("Developer's", "work")
+	dev := r.Create("Developer's", "work")
 	_, err = r.ctl.Tick(context.Background())
 	require.NoError(t, err)
-	_, err = r.m.Record(dev.ID)
+	_, err = r.M.Record(dev.ID)
 	assert.ErrorIs(t, err, sessions.ErrNoSession)
 }
 

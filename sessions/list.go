@@ -25,15 +25,15 @@ type Status struct {
 // and the record says the session was stopped, so that nothing starts it
 // again on its own.
 func (m *Manager) Stop(ctx context.Context, id int) (*Record, error) {
-	rec, err := m.records().get(id)
+	rec, err := m.records().Get(id)
 	if err != nil {
 		return nil, err
 	}
-	if err := m.end(ctx, id, rec.Session); err != nil {
+	if err := m.End(ctx, id, rec.Session); err != nil {
 		return nil, err
 	}
 	rec.Stopped = time.Now().UTC().Truncate(time.Second)
-	if err := m.records().put(rec); err != nil {
+	if err := m.records().Put(rec); err != nil {
 		return nil, err
 	}
 	return rec, nil
@@ -42,7 +42,7 @@ func (m *Manager) Stop(ctx context.Context, id int) (*Record, error) {
 // List is every session record, by issue, with its state now. A record
 // that cannot be read is reported in the error; the others are listed.
 func (m *Manager) List(ctx context.Context) ([]Status, error) {
-	recs, rerr := m.records().list()
+	recs, rerr := m.records().List()
 	panes, err := m.panes(ctx)
 	if err != nil {
 		return nil, errors.Join(rerr, err)
@@ -81,4 +81,4 @@ func (m *Manager) lastLine(ctx context.Context, pane string) string {
 }
 
 // Record is issue id's session record; ErrNoSession when it has none.
-func (m *Manager) Record(id int) (*Record, error) { return m.records().get(id) }
+func (m *Manager) Record(id int) (*Record, error) { return m.records().Get(id) }

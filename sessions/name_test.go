@@ -13,6 +13,7 @@ import (
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/hooks/builtin"
 	"github.com/agenttree/agenttree/sessions"
+	"github.com/agenttree/agenttree/sessions/internal/sessionstest"
 	"github.com/agenttree/agenttree/stages"
 	"github.com/agenttree/agenttree/stages/load"
 )
@@ -38,12 +39,12 @@ func TestSessionNamesAreUniquePerRepository(t *testing.T) {
 // No agent is started on a parked issue, which no agent can move: the
 // person is told to start the issue first.
 func TestStartRefusesAParkedIssue(t *testing.T) {
-	r := newRig(t, "")
-	iss := r.create("Parked", "backlog")
-	_, err := r.m.Start(context.Background(), iss.ID, sessions.Options{})
+	r := sessionstest.NewRig(t, "")
+	iss := r.Create("Parked", "backlog")
+	_, err := r.M.Start(context.Background(), iss.ID, sessions.Options{})
 	require.ErrorIs(t, err, sessions.ErrNotYet)
 	assert.Contains(t, err.Error(), fmt.Sprintf("`agenttree next -i %d`", iss.ID))
-	list, err := r.m.List(context.Background())
+	list, err := r.M.List(context.Background())
 	require.NoError(t, err)
 	assert.Empty(t, list, "nothing was started")
 }

@@ -42,7 +42,7 @@ const deadOutput = 50
 // now. A record that cannot be read is reported in the error; the others
 // are returned.
 func (m *Manager) Look(ctx context.Context) (map[int]Seen, error) {
-	recs, rerr := m.records().list()
+	recs, rerr := m.records().List()
 	panes, err := m.panes(ctx)
 	if err != nil {
 		return nil, errors.Join(rerr, err)
@@ -101,7 +101,7 @@ func AutoStart(cfg *stages.Config, iss *issues.Issue, rec *Record) (stages.Role,
 }
 
 // SaveRecord writes rec as the issue's session record.
-func (m *Manager) SaveRecord(rec *Record) error { return m.records().put(rec) }
+func (m *Manager) SaveRecord(rec *Record) error { return m.records().Put(rec) }
 
 // Relaunch starts rec's agent again in the issue's worktree, as the
 // controller does to keep it alive: resume runs the agent's
@@ -126,10 +126,10 @@ func (m *Manager) Relaunch(ctx context.Context, rec Record, resume bool, why str
 	if err != nil {
 		return nil, fmt.Errorf("issue %d, agent %s: %w", rec.Issue, agent.Name, err)
 	}
-	if err := m.records().put(&rec); err != nil {
+	if err := m.records().Put(&rec); err != nil {
 		return nil, err
 	}
-	if err := m.end(ctx, rec.Issue, rec.Session); err != nil {
+	if err := m.End(ctx, rec.Issue, rec.Session); err != nil {
 		return nil, err
 	}
 	rec.Session, rec.Socket, rec.Branch = Name(m.cfg(), iss, rec.Role), m.Tmux.Socket, iss.Branch
@@ -150,5 +150,5 @@ func (m *Manager) Nudge(ctx context.Context, rec Record, text string) error {
 		Key: "nudge-" + rec.NudgedAt.Format(time.RFC3339), To: outbox.ToAgent, Kind: "nudge", Text: text}); err != nil {
 		return fmt.Errorf("queue a nudge for issue %d: %w", rec.Issue, err)
 	}
-	return m.records().put(&rec)
+	return m.records().Put(&rec)
 }

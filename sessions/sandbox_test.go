@@ -15,21 +15,22 @@ import (
 
 	"github.com/agenttree/agenttree/internal/ostest"
 	"github.com/agenttree/agenttree/sessions"
+	"github.com/agenttree/agenttree/sessions/internal/sessionstest"
 )
 
 func TestSandboxUserRunsTheAgentAsItsUser(t *testing.T) {
 	u := ostest.OtherUser(t)
-	r := newRig(t, "sandbox: user:"+u.Name)
-	ostest.OpenUp(t, filepath.Dir(r.repo))
-	ostest.OpenUp(t, r.bin)
-	require.NoError(t, os.Chmod(r.bin, 0o777)) // the agent writes its environment there
-	iss := r.create("Sandboxed", "work")
+	r := sessionstest.NewRig(t, "sandbox: user:"+u.Name)
+	ostest.OpenUp(t, filepath.Dir(r.Repo))
+	ostest.OpenUp(t, r.Bin)
+	require.NoError(t, os.Chmod(r.Bin, 0o777)) // the agent writes its environment there
+	iss := r.Create("Sandboxed", "work")
 
-	res, err := r.m.Start(context.Background(), iss.ID, sessions.Options{})
+	res, err := r.M.Start(context.Background(), iss.ID, sessions.Options{})
 	require.NoError(t, err)
 	assert.Equal(t, "user:"+u.Name, res.Session.Sandbox)
 
-	env := r.agentEnv(iss.ID)
+	env := r.AgentEnv(iss.ID)
 	id := fmt.Sprint(u.UID)
 	assert.Equal(t, id+" "+id+" "+id+" "+id, env["Uid"], "real, effective, saved and filesystem uid are all the user's")
 	assert.Equal(t, u.Name, env["USER"])

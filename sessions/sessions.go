@@ -15,6 +15,8 @@ import (
 
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/internal/gitx"
+	"github.com/agenttree/agenttree/sessions/records"
 	"github.com/agenttree/agenttree/sessions/sandbox"
 	"github.com/agenttree/agenttree/sessions/tmux"
 	"github.com/agenttree/agenttree/stages"
@@ -33,43 +35,30 @@ var (
 	// ErrSandbox: the configured sandbox cannot run agents here.
 	ErrSandbox = sandbox.ErrUnavailable
 	// ErrNoSession: the issue has no session record.
-	ErrNoSession = errors.New("no agent session")
+	ErrNoSession = records.ErrNoSession
 )
 
 // Manager starts, stops and lists the agent sessions of one pipeline.
 type Manager struct {
 	Engine *engine.Engine
 	Tmux   *tmux.Client
-	// Repo is the main checkout worktrees are added to; empty: the config
-	// file's directory.
+	// Repo is the main checkout worktrees are added to (New: the config
+	// file's directory).
 	Repo string
-	// Remote is fetched before a worktree is made; empty: origin.
+	// Remote is fetched before a worktree is made (New:
+	// gitx.DefaultRemote).
 	Remote string
 	Log    *slog.Logger
 }
 
 // New returns the manager of e's sessions on client's tmux server.
 func New(e *engine.Engine, client *tmux.Client) *Manager {
-	return &Manager{Engine: e, Tmux: client, Log: e.Log}
+	return &Manager{Engine: e, Tmux: client, Repo: filepath.Dir(e.Config.File), Remote: gitx.DefaultRemote, Log: e.Log}
 }
 
 func (m *Manager) cfg() *stages.Config { return m.Engine.Config }
 
-func (m *Manager) records() records { return records{layout: m.Engine.Store.Layout()} }
-
-func (m *Manager) repo() string {
-	if m.Repo != "" {
-		return m.Repo
-	}
-	return filepath.Dir(m.cfg().File)
-}
-
-func (m *Manager) remote() string {
-	if m.Remote != "" {
-		return m.Remote
-	}
-	return "origin"
-}
+func (m *Manager) records() records.Store { return records.Open(m.Engine.Store.Layout()) }
 
 func (m *Manager) log() *slog.Logger {
 	if m.Log == nil {

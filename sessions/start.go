@@ -77,7 +77,7 @@ func (m *Manager) Start(ctx context.Context, id int, opts Options) (*Start, erro
 	state := Started
 	if live {
 		if !opts.Restart {
-			rec, _ := m.records().get(id)
+			rec, _ := m.records().Get(id)
 			return &Start{State: Running, Session: rec}, nil
 		}
 		state = Restarted
@@ -88,7 +88,7 @@ func (m *Manager) Start(ctx context.Context, id int, opts Options) (*Start, erro
 		return nil, fmt.Errorf("issue %d, agent %s: %w", id, agent.Name, err)
 	}
 	if live {
-		if err := m.end(ctx, id, name); err != nil {
+		if err := m.End(ctx, id, name); err != nil {
 			return nil, err
 		}
 	}
@@ -228,10 +228,10 @@ func (m *Manager) launch(ctx context.Context, iss *issues.Issue, rec *Record, l 
 	}
 	undo = append(undo, func() error { return m.Tmux.KillSession(cleanup, rec.Session) })
 
-	if err := m.records().put(rec); err != nil {
+	if err := m.records().Put(rec); err != nil {
 		return "", err
 	}
-	undo = append(undo, func() error { return m.records().remove(iss.ID) })
+	undo = append(undo, func() error { return m.records().Remove(iss.ID) })
 	return m.queueFirst(ctx, iss, rec, note)
 }
 
@@ -253,13 +253,14 @@ func (m *Manager) queueFirst(ctx context.Context, iss *issues.Issue, rec *Record
 	return msg.ID, nil
 }
 
-// end ends session name of issue id and revokes its token, keeping its
-// worktree. A session already gone is no error.
-func (m *Manager) end(ctx context.Context, id int, name string) error {
+// End ends session name of issue id, removes its container and revokes
+// its token, keeping its worktree and record. A session already gone is
+// no error.
+func (m *Manager) End(ctx context.Context, id int, name string) error {
 	if err := m.Tmux.KillSession(ctx, name); err != nil && !errors.Is(err, tmux.ErrNoSession) {
 		return err
 	}
-	rec, err := m.records().get(id)
+	rec, err := m.records().Get(id)
 	if errors.Is(err, ErrNoSession) {
 		return nil
 	}
@@ -292,9 +293,9 @@ func (m *Manager) plan(ctx context.Context, command string, id int, session stri
 	mounts := sandbox.Mounts{Issue: id, Docs: layout.Docs(id), Socket: layout.Socket(), Token: layout.AgentToken(id)}
 	if _, ok := sandbox.ContainerOf(m.cfg().Sandbox.String()); ok {
 		// The origin of the agent's clone.
-		gitDir, err := (&gitx.Repo{Dir: m.repo()}).Run(ctx, "rev-parse", "--path-format=absolute", "--git-common-dir")
+		gitDir, err := (&gitx.Repo{Dir: m.Repo}).Run(ctx, "rev-parse", "--path-format=absolute", "--git-common-dir")
 		if err != nil {
-			return nil, fmt.Errorf("find the git directory of %s, which the agent's container gets read-only: %w", m.repo(), err)
+			return nil, fmt.Errorf("find the git directory of %s, which the agent's container gets read-only: %w", m.Repo, err)
 		}
 		mounts.Origin = gitDir
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/internal/gitx"
+	"github.com/agenttree/agenttree/sessions/workspace"
 )
 
 // worktree is an issue's worktree and what making it made, to undo.
@@ -27,8 +28,8 @@ type worktree struct {
 // out, or adds one under the configured directory: on the branch, made
 // from the remote's branch or, when there is none, the default branch.
 func (m *Manager) worktree(ctx context.Context, iss *issues.Issue) (*worktree, error) {
-	repo := &gitx.Repo{Dir: m.repo()}
-	if err := m.fetch(ctx, repo); err != nil {
+	repo := &gitx.Repo{Dir: m.Repo}
+	if err := m.Fetch(ctx, repo); err != nil {
 		return nil, err
 	}
 	existing, ok, err := repo.WorktreeFor(ctx, iss.Branch)
@@ -39,7 +40,7 @@ func (m *Manager) worktree(ctx context.Context, iss *issues.Issue) (*worktree, e
 		if err := repo.WorktreePrune(ctx); err != nil {
 			return nil, err
 		}
-	case ok && sameDir(existing.Path, repo.Dir):
+	case ok && workspace.SameDir(existing.Path, repo.Dir):
 		return nil, fmt.Errorf("issue %d's branch %s is checked out in the main checkout %s; switch that to another branch (`git switch %s`) so the agent gets a worktree of its own",
 			iss.ID, iss.Branch, existing.Path, m.cfg().DefaultBranch)
 	case ok:
@@ -65,16 +66,16 @@ func (m *Manager) worktree(ctx context.Context, iss *issues.Issue) (*worktree, e
 	return wt, nil
 }
 
-// fetch brings the remote's branches up to date; a repository without
-// the remote works from what it has.
-func (m *Manager) fetch(ctx context.Context, repo *gitx.Repo) error {
-	if _, err := repo.RemoteURL(ctx, m.remote()); errors.Is(err, gitx.ErrNoRemote) {
+// Fetch brings repo's copy of m.Remote's branches up to date; a
+// repository without the remote works from what it has.
+func (m *Manager) Fetch(ctx context.Context, repo *gitx.Repo) error {
+	if _, err := repo.RemoteURL(ctx, m.Remote); errors.Is(err, gitx.ErrNoRemote) {
 		return nil
 	} else if err != nil {
 		return err
 	}
-	if err := repo.Fetch(ctx, m.remote()); err != nil {
-		return fmt.Errorf("fetch %s: %w", m.remote(), err)
+	if err := repo.Fetch(ctx, m.Remote); err != nil {
+		return fmt.Errorf("fetch %s: %w", m.Remote, err)
 	}
 	return nil
 }
@@ -83,8 +84,8 @@ func (m *Manager) fetch(ctx context.Context, repo *gitx.Repo) error {
 // the remote's default branch, else the local one.
 func (m *Manager) startPoint(ctx context.Context, repo *gitx.Repo, branch string) (string, error) {
 	for _, ref := range []string{
-		"refs/remotes/" + m.remote() + "/" + branch,
-		"refs/remotes/" + m.remote() + "/" + m.cfg().DefaultBranch,
+		"refs/remotes/" + m.Remote + "/" + branch,
+		"refs/remotes/" + m.Remote + "/" + m.cfg().DefaultBranch,
 		"refs/heads/" + m.cfg().DefaultBranch,
 	} {
 		ok, err := repo.RefExists(ctx, ref)
@@ -96,7 +97,7 @@ func (m *Manager) startPoint(ctx context.Context, repo *gitx.Repo, branch string
 		}
 	}
 	return "", fmt.Errorf("no branch %s in %s nor on %s to start issue branch %s from; set default_branch in %s",
-		m.cfg().DefaultBranch, repo.Dir, m.remote(), branch, filepath.Base(m.cfg().File))
+		m.cfg().DefaultBranch, repo.Dir, m.Remote, branch, filepath.Base(m.cfg().File))
 }
 
 // undo removes what worktree made: the worktree, the branch if it is
@@ -118,10 +119,4 @@ func (w *worktree) undo(ctx context.Context, branch string) error {
 	}
 	_ = os.Remove(filepath.Dir(w.path)) // only when empty
 	return err
-}
-
-func sameDir(a, b string) bool {
-	ai, err1 := os.Stat(a)
-	bi, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(ai, bi)
 }

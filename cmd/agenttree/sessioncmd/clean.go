@@ -11,7 +11,7 @@ import (
 	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
 	"github.com/agenttree/agenttree/internal/exitcode"
 	"github.com/agenttree/agenttree/internal/textsafe"
-	"github.com/agenttree/agenttree/sessions"
+	"github.com/agenttree/agenttree/sessions/cleanup"
 )
 
 // CleanOptions is what `clean` was asked.
@@ -53,7 +53,7 @@ func cleanRun(opts *CleanOptions) error {
 		return err
 	}
 	s := a.Spin("fetching and checking the worktrees of finished issues")
-	list, err := m.Clean(a.Ctx, opts.DryRun)
+	list, err := cleanup.Clean(a.Ctx, m, opts.DryRun)
 	s.Stop()
 	if list == nil && err != nil {
 		return err
@@ -68,7 +68,7 @@ func cleanRun(opts *CleanOptions) error {
 	} else {
 		printCleaned(a.Out, list)
 	}
-	if slices.ContainsFunc(list, func(c sessions.Cleaned) bool { return c.Refused() || c.KeptFor == sessions.Failed }) {
+	if slices.ContainsFunc(list, func(c cleanup.Cleaned) bool { return c.Refused() || c.KeptFor == cleanup.Failed }) {
 		return cmdutil.SilentExit(exitcode.Blocked)
 	}
 	return nil
@@ -79,14 +79,14 @@ func cleanRun(opts *CleanOptions) error {
 const maxCleanLine = 1000
 
 // printCleaned prints one line per issue: what went, or why it stays.
-func printCleaned(w io.Writer, list []sessions.Cleaned) {
+func printCleaned(w io.Writer, list []cleanup.Cleaned) {
 	if len(list) == 0 {
 		fmt.Fprintln(w, "nothing to clean: no issue has an agent session or a worktree left")
 		return
 	}
 	for _, c := range list {
 		line := fmt.Sprintf("issue %d: kept: %s", c.Issue, c.Why)
-		if c.Outcome != sessions.Kept {
+		if c.Outcome != cleanup.Kept {
 			line = fmt.Sprintf("issue %d: %s %s", c.Issue, strings.ReplaceAll(string(c.Outcome), "_", " "), strings.Join(leftBehind(c), ", "))
 		}
 		if c.BranchKept != "" {
@@ -97,7 +97,7 @@ func printCleaned(w io.Writer, list []sessions.Cleaned) {
 }
 
 // leftBehind names what c's issue left: its worktree, branch and session.
-func leftBehind(c sessions.Cleaned) []string {
+func leftBehind(c cleanup.Cleaned) []string {
 	var parts []string
 	if c.Worktree != "" {
 		parts = append(parts, "worktree "+c.Worktree)

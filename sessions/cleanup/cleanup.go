@@ -1,4 +1,7 @@
-package sessions
+// Package cleanup removes what finished issues' agents left behind (their
+// tmux sessions, tokens, worktrees or clones, local branches and session
+// records), never work that exists nowhere else: `agenttree clean`.
+package cleanup
 
 import (
 	"cmp"
@@ -14,6 +17,9 @@ import (
 
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/internal/gitx"
+	"github.com/agenttree/agenttree/sessions"
+	"github.com/agenttree/agenttree/sessions/records"
+	"github.com/agenttree/agenttree/sessions/workspace"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -72,12 +78,24 @@ func (c Cleaned) Refused() bool { return c.KeptFor == Uncommitted || c.KeptFor =
 //
 // The error is about the issues or records that cannot be read; the
 // others are cleaned all the same.
-func (m *Manager) Clean(ctx context.Context, dryRun bool) ([]Cleaned, error) {
-	repo := &gitx.Repo{Dir: m.repo()}
+func Clean(ctx context.Context, m *sessions.Manager, dryRun bool) ([]Cleaned, error) {
+	return cleaner{Manager: m, records: records.Open(m.Engine.Store.Layout())}.run(ctx, dryRun)
+}
+
+// cleaner cleans up after the issues of a Manager's pipeline.
+type cleaner struct {
+	*sessions.Manager
+	records records.Store
+}
+
+func (m cleaner) cfg() *stages.Config { return m.Engine.Config }
+
+func (m cleaner) run(ctx context.Context, dryRun bool) ([]Cleaned, error) {
+	repo := &gitx.Repo{Dir: m.Repo}
 	// Stale remote-tracking branches would call pushed what the remote
 	// no longer has.
-	if err := m.fetch(ctx, repo); err != nil {
-		return nil, fmt.Errorf("%w; clean checks for unpushed work against %s's branches", err, m.remote())
+	if err := m.Fetch(ctx, repo); err != nil {
+		return nil, fmt.Errorf("%w; clean checks for unpushed work against %s's branches", err, m.Remote)
 	}
 	saved, err := m.savedBranches(ctx, repo)
 	if err != nil {
@@ -99,7 +117,7 @@ func (m *Manager) Clean(ctx context.Context, dryRun bool) ([]Cleaned, error) {
 
 // savedBranches are the local branches, besides the remote's, whose
 // commits are saved: the default branch, when it exists here.
-func (m *Manager) savedBranches(ctx context.Context, repo *gitx.Repo) ([]string, error) {
+func (m cleaner) savedBranches(ctx context.Context, repo *gitx.Repo) ([]string, error) {
 	ref := "refs/heads/" + m.cfg().DefaultBranch
 	ok, err := repo.RefExists(ctx, ref)
 	if err != nil || !ok {
@@ -114,9 +132,9 @@ type leftover struct {
 	iss *issues.Issue
 	// err: the issue cannot be read; nothing of it is touched.
 	err error
-	rec *Record
+	rec *records.Session
 	wt  *gitx.Worktree
-	// clone is the agent's own clone (Record.Clone) when it is there.
+	// clone is the agent's own clone (records.Session.Clone) when it is there.
 	clone string
 	// branchAt is the local branch's commit; empty: no branch here.
 	branchAt string
@@ -127,14 +145,14 @@ type leftover struct {
 
 // leftovers are the issues with a session record or a worktree on their
 // branch, by id. The main checkout is never an issue's worktree.
-func (m *Manager) leftovers(ctx context.Context, repo *gitx.Repo) ([]*leftover, error) {
-	recs, rerr := m.records().list()
+func (m cleaner) leftovers(ctx context.Context, repo *gitx.Repo) ([]*leftover, error) {
+	recs, rerr := m.records.List()
 	all, ierr := m.Engine.Store.List()
 	trees, err := repo.Worktrees(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list the worktrees of %s: %w", repo.Dir, err)
 	}
-	recOf := map[int]*Record{}
+	recOf := map[int]*records.Session{}
 	for _, rec := range recs {
 		recOf[rec.Issue] = rec
 	}
@@ -195,7 +213,7 @@ func (l *leftover) findBranch(ctx context.Context, repo *gitx.Repo) error {
 }
 
 // clean cleans up after one issue, or says why not.
-func (m *Manager) clean(ctx context.Context, repo *gitx.Repo, l *leftover, saved []string, dryRun bool) Cleaned {
+func (m cleaner) clean(ctx context.Context, repo *gitx.Repo, l *leftover, saved []string, dryRun bool) Cleaned {
 	c := Cleaned{Issue: l.id, Outcome: Kept}
 	if l.rec != nil {
 		c.Session = l.rec.Session
@@ -249,8 +267,8 @@ type refusal struct {
 
 // unsaved says what work exists only in l's worktree or branch; empty:
 // none.
-func (m *Manager) unsaved(ctx context.Context, repo *gitx.Repo, l *leftover, saved []string) (refusal, error) {
-	elsewhere := m.remote() + "'s branches"
+func (m cleaner) unsaved(ctx context.Context, repo *gitx.Repo, l *leftover, saved []string) (refusal, error) {
+	elsewhere := m.Remote + "'s branches"
 	if len(saved) > 0 {
 		elsewhere = fmt.Sprintf("%s nor on %s", elsewhere, m.cfg().DefaultBranch)
 	}
@@ -287,15 +305,15 @@ func (m *Manager) unsaved(ctx context.Context, repo *gitx.Repo, l *leftover, sav
 	}
 	b := l.iss.Branch
 	return refusal{Unpushed, fmt.Sprintf("%s of branch %s on none of %s; push it (`git push %s %s`), or delete it yourself with `git branch -D %s`",
-		commits(n), b, elsewhere, m.remote(), shellQuote(b), shellQuote(b))}, nil
+		commits(n), b, elsewhere, m.Remote, shellQuote(b), shellQuote(b))}, nil
 }
 
 // remove ends l's session, revoking its token, and removes its worktree,
 // its branch (unless checked out elsewhere) and, last, its record: a
 // removal that fails part way is taken up again by the next clean.
-func (m *Manager) remove(ctx context.Context, repo *gitx.Repo, l *leftover) error {
+func (m cleaner) remove(ctx context.Context, repo *gitx.Repo, l *leftover) error {
 	if l.rec != nil {
-		if err := m.end(ctx, l.id, l.rec.Session); err != nil {
+		if err := m.End(ctx, l.id, l.rec.Session); err != nil {
 			return fmt.Errorf("end tmux session %s: %w", l.rec.Session, err)
 		}
 	}
@@ -323,7 +341,7 @@ func (m *Manager) remove(ctx context.Context, repo *gitx.Repo, l *leftover) erro
 		}
 	}
 	if l.rec != nil {
-		if err := m.records().remove(l.id); err != nil {
+		if err := m.records.Remove(l.id); err != nil {
 			return fmt.Errorf("remove the session record of issue %d: %w", l.id, err)
 		}
 	}
@@ -362,5 +380,5 @@ func shellQuote(s string) string {
 // samePath reports whether a and b name one directory, also when it is
 // gone.
 func samePath(a, b string) bool {
-	return a != "" && b != "" && (filepath.Clean(a) == filepath.Clean(b) || sameDir(a, b))
+	return a != "" && b != "" && (filepath.Clean(a) == filepath.Clean(b) || workspace.SameDir(a, b))
 }
