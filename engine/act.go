@@ -19,6 +19,8 @@ type (
 	StepBack  = act.StepBack
 	Done      = act.Done
 	Outcome   = act.Outcome
+	Order     = act.Order
+	Place     = act.Place
 )
 
 const (

@@ -9,6 +9,7 @@ import (
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/machine"
 	"github.com/agenttree/agenttree/engine/notice"
+	"github.com/agenttree/agenttree/engine/transition"
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/internal/gitx"
@@ -34,6 +35,7 @@ type Engine struct {
 	mu       sync.Mutex
 	machines map[*stages.Flow]*machine.Machine
 	notices  *notice.Book
+	deps     *transition.Deps
 }
 
 // Option sets what an engine works with besides its config, store and
@@ -68,6 +70,8 @@ func New(cfg *stages.Config, store *issues.Store, reg *hooks.Registry, log *slog
 	}
 	e.notices = &notice.Book{Config: cfg, IssueDir: store.Dir, SkillsDir: filepath.Join(store.Root(), "skills"),
 		Vars: e.instructionVars}
+	e.deps = &transition.Deps{Config: cfg, Store: store, Hooks: reg, Log: log, Forge: e.Forge, MaxChain: e.maxChain, Notices: e.notices,
+		Env: e.hookEnv, Snapshot: e.Snapshot, Outbox: e.Outbox}
 	return e
 }
 

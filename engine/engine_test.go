@@ -212,4 +212,3 @@ func TestMachineIsBuiltOncePerFlow(t *testing.T) {
 	require.NoError(t, err)
 	assert.Same(t, e.Machine(flow), e.Machine(flow))
 }
-

@@ -2,13 +2,10 @@ package engine
 
 import (
 	"context"
-	"github.com/agenttree/agenttree/engine/act"
-	"time"
 
+	"github.com/agenttree/agenttree/engine/act"
 	"github.com/agenttree/agenttree/engine/issues"
-	"github.com/agenttree/agenttree/engine/notice"
-	"github.com/agenttree/agenttree/engine/policy"
-	"github.com/agenttree/agenttree/stages"
+	"github.com/agenttree/agenttree/engine/transition"
 )
 
 // Reconcile is the controller's pass over issue id (docs/ARCHITECTURE.md §6): it
@@ -44,8 +41,8 @@ func (e *Engine) escalateFor(ctx context.Context, id int, kind issues.Escalation
 	if iss.Escalated != nil {
 		return r, nil
 	}
-	t := &transition{e: e, ctx: ctx, tx: tx, actor: Actor{Kind: ActorController}}
-	cur, err := t.escalate(iss, escalation{Escalation: issues.Escalation{Stage: iss.Stage, Kind: kind, Reason: reason}})
+	t := transition.New(ctx, e.deps, tx, Actor{Kind: ActorController}, false, nil)
+	cur, err := t.Escalate(iss, issues.Escalation{Stage: iss.Stage, Kind: kind, Reason: reason})
 	if err != nil {
 		return nil, err
 	}
@@ -54,82 +51,4 @@ func (e *Engine) escalateFor(ctx context.Context, id int, kind issues.Escalation
 		r.Warnings = append(r.Warnings, "could not queue the escalation's messages (the controller queues them at its next pass): "+err.Error())
 	}
 	return r, nil
-}
-
-// all is everything the command's steps said, in the order they ran.
-func (f findings) all() said {
-	var s said
-	s.add(f.approval)
-	s.add(f.said)
-	if f.resumed != nil {
-		s.add(f.resumed.said)
-	}
-	if j := f.journey; j != nil {
-		s.add(j.gate.said)
-		for _, a := range j.arrivals {
-			s.add(a.said)
-		}
-		s.add(j.said)
-	}
-	return s
-}
-
-// latest is the issue as the command's steps last read or wrote it.
-func (f findings) latest() *issues.Issue {
-	if f.journey != nil && f.journey.issue != nil {
-		return f.journey.issue
-	}
-	return f.issue
-}
-
-// settle keeps what the command's hooks asked of people and agents: the
-// first escalation stops the issue for a person (a history entry, not a
-// move), the messages hooks asked to send go to the issue's outbox, and so
-// do the messages of every history entry the command wrote (it had before
-// entries when the command began).
-func (t *transition) settle(f findings, r *Result, before int) error {
-	s := f.all()
-	iss := f.latest()
-	if len(s.send) > 0 {
-		if err := notice.Queue(t.ctx, t.e.Outbox(iss.ID), iss, f.scope, s.send); err != nil {
-			r.Warnings = append(r.Warnings, "could not queue messages for the agent: "+err.Error())
-		}
-	}
-	if len(s.escalations) > 0 {
-		cur, err := t.escalate(iss, s.escalations[0])
-		if err != nil {
-			return err
-		}
-		iss = cur
-		r.Status, r.Escalated, r.Version = StatusEscalated, cur.Escalated, cur.Version
-	}
-	if err := t.e.queueEntries(t.ctx, iss, before); err != nil {
-		r.Warnings = append(r.Warnings, "could not queue the messages of this move (the controller queues them at its next pass): "+err.Error())
-	}
-	return nil
-}
-
-// escalate stops iss for a person: it moves no more until a person
-// resumes, skips, aborts or moves it.
-func (t *transition) escalate(iss *issues.Issue, esc escalation) (*issues.Issue, error) {
-	now := time.Now().UTC().Truncate(time.Second)
-	return t.tx.Update(iss.Version, func(cur *issues.Issue) error {
-		e := esc.Escalation
-		e.At = now
-		if e.Stage == "" {
-			e.Stage = cur.Stage
-		}
-		cur.Escalated = &e
-		if esc.failure != nil {
-			// The failure that spent the budget or opened the breaker
-			// counts in the breaker, not as a step back; its full text
-			// is kept beside the reason's one line.
-			policy.CountEscalation(cur, esc.failure, t.e.Config, e.Stage)
-			e.Reason = policy.Summary(e.Reason)
-			e.Detail = esc.failure.Reason
-		}
-		cur.History = append(cur.History, issues.HistoryEntry{From: cur.Stage, To: cur.Stage, Kind: stages.MoveEscalate,
-			Actor: string(t.actor.Kind), Request: t.actor.Request, Reason: e.Reason, At: now})
-		return nil
-	})
 }

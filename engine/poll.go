@@ -6,8 +6,8 @@ import (
 	"fmt"
 
 	"github.com/agenttree/agenttree/engine/issues"
-	"github.com/agenttree/agenttree/engine/policy"
 	"github.com/agenttree/agenttree/engine/prhead"
+	"github.com/agenttree/agenttree/engine/transition"
 	"github.com/agenttree/agenttree/hooks"
 )
 
@@ -33,13 +33,7 @@ func (e *Engine) PollCI(ctx context.Context, id int) (hooks.Outcome, *issues.Iss
 	if err != nil {
 		return hooks.Outcome{}, nil, err
 	}
-	t := &transition{e: e, ctx: ctx, tx: tx, actor: Actor{Kind: ActorHuman}}
 	node, _ := e.Config.Node(iss.Stage)
-	o, _ := t.runHook(entry, t.snapshot(iss), node, policy.RouteNone)
-	if o.Kind == hooks.KindPass || o.Kind == hooks.KindFail {
-		var warn []string
-		iss, warn = t.save(iss, o.Outputs, nil)
-		o.Warnings = append(o.Warnings, warn...)
-	}
+	o, iss := transition.New(ctx, e.deps, tx, Actor{Kind: ActorHuman}, false, nil).Poll(iss, entry, node)
 	return o, iss, nil
 }

@@ -51,3 +51,13 @@ func SteppedBackTo(iss *issues.Issue, node *stages.Node) bool {
 	n := len(iss.History)
 	return n > 0 && iss.History[n-1].Kind == stages.MoveStepBack && iss.History[n-1].To == node.Path
 }
+
+// LastChange names who changed iss last, for a command that lost the race
+// to it.
+func LastChange(iss *issues.Issue) string {
+	if len(iss.History) == 0 {
+		return ""
+	}
+	h := iss.History[len(iss.History)-1]
+	return fmt.Sprintf(" (last change: %s %s → %s by the %s at %s)", h.Kind, h.From, h.To, h.Actor, h.At.Format("15:04:05"))
+}

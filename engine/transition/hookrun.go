@@ -1,9 +1,10 @@
-package engine
+package transition
 
 import (
 	"cmp"
 	"maps"
 
+	"github.com/agenttree/agenttree/engine/act"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/policy"
 	"github.com/agenttree/agenttree/forge"
@@ -14,16 +15,16 @@ import (
 // runHook runs one hook for a transition (policy.Runner): what it asked
 // to keep is kept, and a failure routed. It also says why the outcome
 // calls a person, if it does.
-func (t *transition) runHook(h *stages.HookEntry, snap *hooks.Issue, node *stages.Node, r policy.Routing) (hooks.Outcome, policy.Called) {
-	run := &policy.Runner{Config: t.e.Config, Hooks: t.e.Hooks, Env: t.e.hookEnv(t.dryRun), Log: t.e.Log, Tx: t.tx,
-		Controller: t.actor.Kind == ActorController, DryRun: t.dryRun}
+func (t *Transition) runHook(h *stages.HookEntry, snap *hooks.Issue, node *stages.Node, r policy.Routing) (hooks.Outcome, policy.Called) {
+	run := &policy.Runner{Config: t.d.Config, Hooks: t.d.Hooks, Env: t.d.Env(t.dryRun), Log: t.d.Log, Tx: t.tx,
+		Controller: t.actor.Kind == act.ActorController, DryRun: t.dryRun}
 	return run.Run(t.ctx, h, snap, node, r)
 }
 
 // sequence runs the hooks of one list in order, each seeing the outputs
 // of those before it. Each step of a transition makes its own.
 type sequence struct {
-	t    *transition
+	t    *Transition
 	node *stages.Node
 	// routing says which failures go to the stage's on_failure.
 	routing policy.Routing
@@ -32,7 +33,7 @@ type sequence struct {
 	said    said
 }
 
-func (t *transition) sequence(node *stages.Node, iss *issues.Issue, r policy.Routing) *sequence {
+func (t *Transition) sequence(node *stages.Node, iss *issues.Issue, r policy.Routing) *sequence {
 	return &sequence{t: t, node: node, routing: r, snap: t.snapshot(iss), outputs: map[string]string{}}
 }
 
@@ -52,7 +53,7 @@ func (s *sequence) run(h *stages.HookEntry) hooks.Outcome {
 	if head := o.Outputs["head_sha"]; head != "" && head != s.snap.HeadSHA && s.snap.PRNumber > 0 {
 		// A new head (a push, a rebase): what a cache of the forge holds
 		// of the PR is stale for the hooks after this one.
-		if c, ok := forge.As[forge.Cache](s.t.e.Forge); ok {
+		if c, ok := forge.As[forge.Cache](s.t.d.Forge); ok {
 			c.Forget(s.snap.PRNumber)
 		}
 	}
@@ -66,33 +67,4 @@ func (s *sequence) run(h *stages.HookEntry) hooks.Outcome {
 		s.snap.Outputs = merged
 	}
 	return o
-}
-
-// jumps reports whether the outcome sends the issue elsewhere.
-func jumps(o hooks.Outcome) bool {
-	switch o.Kind {
-	case hooks.KindRedirect, hooks.KindStepBack, hooks.KindRollback:
-		return true
-	}
-	return false
-}
-
-// jumpKind is the move an outcome that jumps makes.
-func jumpKind(k hooks.Kind) stages.Move {
-	switch k {
-	case hooks.KindStepBack:
-		return stages.MoveStepBack
-	case hooks.KindRollback:
-		return stages.MoveRollback
-	}
-	return stages.MoveRedirect
-}
-
-// jumpReason is what the history says of a jump: a step back's message for
-// the agent, else the hook's reason.
-func jumpReason(o hooks.Outcome) string {
-	if o.Kind == hooks.KindStepBack && o.Message != "" {
-		return o.Message
-	}
-	return o.Reason
 }

@@ -1,8 +1,9 @@
-package engine
+package transition
 
 import (
 	"fmt"
 
+	"github.com/agenttree/agenttree/engine/act"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/policy"
 	"github.com/agenttree/agenttree/engine/prhead"
@@ -49,7 +50,7 @@ func (s *said) add(o said) {
 func (s *said) warn(w ...string) { s.warnings = append(s.warnings, w...) }
 
 // into adds what was said to the Result's notes and warnings.
-func (s said) into(r *Result) {
+func (s said) into(r *act.Result) {
 	r.Notes = append(r.Notes, s.notes...)
 	r.Warnings = append(r.Warnings, s.warnings...)
 }
@@ -85,7 +86,7 @@ type findings struct {
 
 // result makes the command's Result from base (the issue as the command
 // found it) and what its steps found.
-func (f findings) result(r Result, dryRun bool) Result {
+func (f findings) result(r act.Result, dryRun bool) act.Result {
 	f.approval.into(&r)
 	f.said.into(&r)
 	if f.resumed != nil {
@@ -98,31 +99,31 @@ func (f findings) result(r Result, dryRun bool) Result {
 	switch {
 	case f.recheck != nil && f.journey == nil:
 		// A dry run: what approving would do instead.
-		r.Status, r.To, r.Kind = StatusSteppedBack, f.recheck.To.Path, stages.MoveManual
+		r.Status, r.To, r.Kind = act.StatusSteppedBack, f.recheck.To.Path, stages.MoveManual
 		r.Reasons = append(r.Reasons, f.recheck.Reason)
 	case f.unfinished != "":
-		r.Status = StatusBlocked
+		r.Status = act.StatusBlocked
 		r.Reasons = append(r.Reasons, fmt.Sprintf("the entry hooks of %s did not finish; `agenttree next` runs them again", f.unfinished))
 	case f.journey != nil:
 		f.journey.into(&r, dryRun)
 	case f.resumed != nil && len(f.resumed.failures) > 0:
-		r.Status = StatusBlocked
+		r.Status = act.StatusBlocked
 		r.Reasons = append(r.Reasons, f.resumed.failures...)
 	case f.resumed != nil && f.resumed.waiting != nil:
-		r.Status, r.Outcome.RetryAfter, r.Class = StatusWaiting, f.resumed.waiting.RetryAfter, f.resumed.waiting.Class
+		r.Status, r.Outcome.RetryAfter, r.Class = act.StatusWaiting, f.resumed.waiting.RetryAfter, f.resumed.waiting.Class
 		r.Reasons = append(r.Reasons, f.resumed.waiting.Reason)
 	case f.resumed != nil && f.resumed.instructions != "" && f.final == "" && f.wait == "":
-		r.Status, r.Instructions = StatusWaiting, f.resumed.instructions
+		r.Status, r.Instructions = act.StatusWaiting, f.resumed.instructions
 	case f.wait != "":
-		r.Status = StatusWaiting
+		r.Status = act.StatusWaiting
 		r.Reasons = append(r.Reasons, f.wait)
 	default:
-		r.Status = StatusFinal
+		r.Status = act.StatusFinal
 		r.Reasons = append(r.Reasons, f.final)
 	}
-	if f.recheck != nil && (r.Status == StatusAdvanced || r.Status == StatusWaiting || r.Status == StatusSteppedBack) {
+	if f.recheck != nil && (r.Status == act.StatusAdvanced || r.Status == act.StatusWaiting || r.Status == act.StatusSteppedBack) {
 		// Not approved: the issue went back through CI (exit status 1).
-		r.Status, r.StepBack = StatusSteppedBack, &StepBack{From: f.recheck.From.Path, To: f.recheck.To.Path, Reason: f.recheck.Reason}
+		r.Status, r.StepBack = act.StatusSteppedBack, &act.StepBack{From: f.recheck.From.Path, To: f.recheck.To.Path, Reason: f.recheck.Reason}
 		if f.recheck.Todo != "" {
 			r.Instructions = f.recheck.Todo
 		}

@@ -1,10 +1,11 @@
-package engine
+package transition
 
 import (
 	"fmt"
 	"maps"
 	"path/filepath"
 
+	"github.com/agenttree/agenttree/engine/act"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/policy"
 	"github.com/agenttree/agenttree/stages"
@@ -44,7 +45,7 @@ type journey struct {
 	err  error
 	said said
 	// stepBack describes the last step back written.
-	stepBack *StepBack
+	stepBack *act.StepBack
 }
 
 // drive makes the move want of an issue at from, and follows where the
@@ -53,12 +54,12 @@ type journey struct {
 // moves hooks ask for are not gated). Each move is one that the stage
 // machine allows from where the issue stands; the run records it once it
 // is written.
-func (t *transition) drive(iss *issues.Issue, from *stages.Node, want hop, gated bool) journey {
-	j := journey{want: want, firstGated: gated, issue: iss, gate: decision{status: StatusAdvanced, hop: want}}
+func (t *Transition) drive(iss *issues.Issue, from *stages.Node, want hop, gated bool) journey {
+	j := journey{want: want, firstGated: gated, issue: iss, gate: decision{status: act.StatusAdvanced, hop: want}}
 	h := want
 	if gated {
 		j.gate = t.decide(iss, from, want.to, want.kind)
-		if j.gate.status != StatusAdvanced || t.dryRun {
+		if j.gate.status != act.StatusAdvanced || t.dryRun {
 			return j
 		}
 		h = j.gate.hop
@@ -99,7 +100,7 @@ func (t *transition) drive(iss *issues.Issue, from *stages.Node, want hop, gated
 		if a.next == nil {
 			return j
 		}
-		if len(j.hops) > t.e.maxChain {
+		if len(j.hops) > t.d.MaxChain {
 			j.said.warn(fmt.Sprintf("stopped following redirects at %s after %d hops; check the hooks for a loop", h.to.Path, len(j.hops)-1))
 			return j
 		}
@@ -119,13 +120,13 @@ func merged(under, over map[string]string) map[string]string {
 }
 
 // stepBackOf describes the step back h, just written to cur.
-func (t *transition) stepBackOf(cur *issues.Issue, h hop) *StepBack {
-	sb := &StepBack{From: h.from.Path, To: h.to.Path, Reason: h.reason, Message: h.reason}
+func (t *Transition) stepBackOf(cur *issues.Issue, h hop) *act.StepBack {
+	sb := &act.StepBack{From: h.from.Path, To: h.to.Path, Reason: h.reason, Message: h.reason}
 	if f := h.failure; f != nil {
 		sb.Reason, sb.Class, sb.Checks = f.Reason, string(f.Class), f.Checks()
-		sb.Attempt, sb.MaxRetries = cur.Attempts[string(f.Class)], policy.Budget(t.e.Config, h.from, f.Class)
+		sb.Attempt, sb.MaxRetries = cur.Attempts[string(f.Class)], policy.Budget(t.d.Config, h.from, f.Class)
 		if f.Feedback != "" {
-			sb.Feedback = filepath.Join(t.e.Store.Dir(cur.ID), f.Feedback)
+			sb.Feedback = filepath.Join(t.d.Store.Dir(cur.ID), f.Feedback)
 		}
 	}
 	return sb
@@ -133,27 +134,27 @@ func (t *transition) stepBackOf(cur *issues.Issue, h hop) *StepBack {
 
 // into fills in r what the command's moves did: where the issue went and
 // why, what its hooks said, and what is left to do.
-func (j journey) into(r *Result, dryRun bool) {
+func (j journey) into(r *act.Result, dryRun bool) {
 	j.gate.said.into(r)
 	r.Reasons = append(r.Reasons, j.gate.reasons...)
 	// Until a move is written, To names where the command was going.
 	r.To = j.want.to.Path
 	switch {
-	case j.gate.status != StatusAdvanced:
+	case j.gate.status != act.StatusAdvanced:
 		r.Status = j.gate.status
 		if w := j.gate.wait; w != nil {
 			r.Outcome.RetryAfter, r.Class = w.RetryAfter, w.Class
 		}
 	case dryRun:
-		r.Status, r.To, r.Kind = StatusAdvanced, j.gate.hop.to.Path, j.gate.hop.kind
+		r.Status, r.To, r.Kind = act.StatusAdvanced, j.gate.hop.to.Path, j.gate.hop.kind
 	case len(j.hops) == 0:
-		r.Status, r.To, r.Kind = StatusBlocked, j.gate.hop.to.Path, j.gate.hop.kind
+		r.Status, r.To, r.Kind = act.StatusBlocked, j.gate.hop.to.Path, j.gate.hop.kind
 		if j.err != nil {
 			r.Conflict = isConflict(j.err)
 			r.Reasons = append(r.Reasons, j.err.Error())
 		}
 		if r.Conflict {
-			r.Status = StatusWaiting // another process moved it: not this command's to fix
+			r.Status = act.StatusWaiting // another process moved it: not this command's to fix
 		}
 	default:
 		j.moved(r)
@@ -161,8 +162,8 @@ func (j journey) into(r *Result, dryRun bool) {
 }
 
 // moved fills in where the moves took the issue and what they left to do.
-func (j journey) moved(r *Result) {
-	r.Status, r.Version = StatusAdvanced, j.issue.Version
+func (j journey) moved(r *act.Result) {
+	r.Status, r.Version = act.StatusAdvanced, j.issue.Version
 	last := j.hops[len(j.hops)-1]
 	r.To, r.Kind = last.to.Path, last.kind
 	hooked := j.hops
@@ -181,7 +182,7 @@ func (j journey) moved(r *Result) {
 		if w := final.waiting; w != nil {
 			// Moved, and the new stage's entry waits (CI running): that is
 			// waiting, not unfinished work to fix.
-			r.Status, r.Outcome.RetryAfter, r.Class = StatusWaiting, w.RetryAfter, w.Class
+			r.Status, r.Outcome.RetryAfter, r.Class = act.StatusWaiting, w.RetryAfter, w.Class
 			r.Reasons = append(r.Reasons, w.Reason)
 		}
 	}
@@ -190,6 +191,6 @@ func (j journey) moved(r *Result) {
 		r.Warnings = append(r.Warnings, j.err.Error())
 	}
 	if last.kind == stages.MoveStepBack && j.stepBack != nil {
-		r.Status, r.StepBack = StatusSteppedBack, j.stepBack
+		r.Status, r.StepBack = act.StatusSteppedBack, j.stepBack
 	}
 }

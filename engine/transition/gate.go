@@ -1,9 +1,11 @@
-package engine
+package transition
 
 import (
 	"fmt"
 	"os"
 
+	"github.com/agenttree/agenttree/engine/act"
+	"github.com/agenttree/agenttree/engine/approval"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/policy"
 	"github.com/agenttree/agenttree/hooks"
@@ -15,7 +17,7 @@ import (
 type decision struct {
 	// status is StatusAdvanced when hop may be made, else StatusBlocked or
 	// StatusWaiting (a spent rollback budget: a person decides).
-	status  Status
+	status  act.Status
 	hop     hop
 	reasons []string
 	said    said
@@ -28,9 +30,9 @@ type decision struct {
 // hooks in order (every failure collected; a hook that sends the issue
 // elsewhere ends the gate), then the rollback decision of node's
 // completion hooks.
-func (t *transition) decide(iss *issues.Issue, node, to *stages.Node, kind stages.Move) decision {
+func (t *Transition) decide(iss *issues.Issue, node, to *stages.Node, kind stages.Move) decision {
 	if err := t.run.Check(to.Path, kind); err != nil {
-		return decision{status: StatusBlocked, reasons: []string{err.Error()}}
+		return decision{status: act.StatusBlocked, reasons: []string{err.Error()}}
 	}
 	seq := t.sequence(node, iss, policy.Gate(node))
 	d := t.choose(seq, node, to, kind)
@@ -39,50 +41,50 @@ func (t *transition) decide(iss *issues.Issue, node, to *stages.Node, kind stage
 }
 
 // choose is decide's verdict, from the hooks seq runs.
-func (t *transition) choose(seq *sequence, node, to *stages.Node, kind stages.Move) decision {
+func (t *Transition) choose(seq *sequence, node, to *stages.Node, kind stages.Move) decision {
 	var d decision
 	reasons, jump, wait := t.gate(seq, node, to)
 	switch {
 	case jump != nil:
-		target, ok := t.e.Config.Node(jump.Target)
+		target, ok := t.d.Config.Node(jump.Target)
 		if !ok {
 			return d.block(fmt.Sprintf("a hook sent the issue to unknown stage %q", jump.Target))
 		}
-		h := hop{from: node, to: target, kind: jumpKind(jump.Kind), reason: jumpReason(*jump), outputs: seq.outputs, failure: policy.FailureOf(*jump, seq.snap)}
+		h := hop{from: node, to: target, kind: policy.JumpKind(jump.Kind), reason: policy.JumpReason(*jump), outputs: seq.outputs, failure: policy.FailureOf(*jump, seq.snap)}
 		if err := t.run.Check(target.Path, h.kind); err != nil {
 			return d.block(err.Error())
 		}
 		// What else the gate found is worth knowing on the way back.
-		return decision{status: StatusAdvanced, hop: h, reasons: append([]string{h.reason}, reasons...)}
+		return decision{status: act.StatusAdvanced, hop: h, reasons: append([]string{h.reason}, reasons...)}
 	case wait != nil:
 		// Only waiting holds the issue: no verdict yet, nothing to fix.
-		return decision{status: StatusWaiting, reasons: reasons, wait: wait}
+		return decision{status: act.StatusWaiting, reasons: reasons, wait: wait}
 	case len(reasons) > 0:
 		return d.block(reasons...)
 	}
 	back, why, stop := t.decideRollback(seq, node, to)
 	switch {
 	case stop:
-		return decision{status: StatusWaiting, reasons: []string{why}}
+		return decision{status: act.StatusWaiting, reasons: []string{why}}
 	case back == nil:
-		return decision{status: StatusAdvanced, hop: hop{from: node, to: to, kind: kind, reason: "gates passed", outputs: seq.outputs}}
+		return decision{status: act.StatusAdvanced, hop: hop{from: node, to: to, kind: kind, reason: "gates passed", outputs: seq.outputs}}
 	}
 	if err := t.run.Check(back.Path, stages.MoveRollback); err != nil {
 		return d.block(err.Error())
 	}
-	return decision{status: StatusAdvanced, reasons: []string{why},
+	return decision{status: act.StatusAdvanced, reasons: []string{why},
 		hop: hop{from: node, to: back, kind: stages.MoveRollback, reason: why, outputs: seq.outputs}}
 }
 
 func (d decision) block(reasons ...string) decision {
-	d.status, d.reasons = StatusBlocked, append(d.reasons, reasons...)
+	d.status, d.reasons = act.StatusBlocked, append(d.reasons, reasons...)
 	return d
 }
 
 // gate checks what guards leaving node for to, in order. It returns every
 // failure, or the outcome of a hook that sent the issue elsewhere; wait is
 // the first hook still waiting, when no hook failed.
-func (t *transition) gate(seq *sequence, node, to *stages.Node) (reasons []string, jump, wait *hooks.Outcome) {
+func (t *Transition) gate(seq *sequence, node, to *stages.Node) (reasons []string, jump, wait *hooks.Outcome) {
 	outputs, entries := node.Leaving(to)
 	failed := false
 	for _, f := range outputs {
@@ -91,12 +93,12 @@ func (t *transition) gate(seq *sequence, node, to *stages.Node) (reasons []strin
 		}
 	}
 	for _, h := range entries {
-		if t.approving && t.checksApproval(h) {
-			continue // the approval a dry run previews (previewApproval)
+		if t.approving && approval.Checks(t.d.Hooks, h) {
+			continue // the approval a dry run previews (approval.Preview)
 		}
 		o := seq.run(h)
 		switch {
-		case jumps(o):
+		case policy.Jumps(o):
 			return reasons, &o, nil
 		case o.Kind == hooks.KindFail, o.Kind == hooks.KindEscalate:
 			reasons, failed = append(reasons, o.Reason), true
@@ -118,7 +120,7 @@ func (t *transition) gate(seq *sequence, node, to *stages.Node) (reasons []strin
 // loop sends the issue back instead of forward and back. A spent rollback
 // budget stops an agent (waiting on a person); a person's `next` is the
 // decision to move on.
-func (t *transition) decideRollback(seq *sequence, node, to *stages.Node) (back *stages.Node, why string, stop bool) {
+func (t *Transition) decideRollback(seq *sequence, node, to *stages.Node) (back *stages.Node, why string, stop bool) {
 	for _, h := range node.Completed(to) {
 		if !t.rollsBack(h) {
 			continue
@@ -126,13 +128,13 @@ func (t *transition) decideRollback(seq *sequence, node, to *stages.Node) (back 
 		o := seq.run(h)
 		switch o.Kind {
 		case hooks.KindRollback:
-			target, ok := t.e.Config.Node(o.Target)
+			target, ok := t.d.Config.Node(o.Target)
 			if !ok {
 				return nil, fmt.Sprintf("rollback names unknown stage %q", o.Target), true
 			}
 			return target, o.Reason, false
 		case hooks.KindFail:
-			if t.actor.Kind == ActorHuman {
+			if t.actor.Kind == act.ActorHuman {
 				seq.said.warn(o.Reason + " (moving on: a person decided)")
 				continue
 			}
@@ -144,8 +146,8 @@ func (t *transition) decideRollback(seq *sequence, node, to *stages.Node) (back 
 
 // rollsBack reports whether the hook of h may roll an issue back: such
 // completion hooks are decided before the move is written.
-func (t *transition) rollsBack(h *stages.HookEntry) bool {
-	spec, ok := t.e.Hooks.Hook(h.Name)
+func (t *Transition) rollsBack(h *stages.HookEntry) bool {
+	spec, ok := t.d.Hooks.Hook(h.Name)
 	return ok && spec.Moves(stages.MoveRollback)
 }
 

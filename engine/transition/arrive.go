@@ -1,13 +1,13 @@
-package engine
+package transition
 
 import (
 	"cmp"
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
+	"github.com/agenttree/agenttree/engine/act"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/notice"
 	"github.com/agenttree/agenttree/engine/policy"
@@ -20,19 +20,19 @@ import (
 // since it was read (its version). When the new stage has entry hooks
 // (entering it as from h.from), the same write marks them pending, so a
 // crash or a failure leaves them to run again from the same place.
-func (t *transition) commit(iss *issues.Issue, h hop) (*issues.Issue, error) {
+func (t *Transition) commit(iss *issues.Issue, h hop) (*issues.Issue, error) {
 	return t.tx.Update(iss.Version, func(cur *issues.Issue) error {
 		from := cur.Stage
 		cur.Stage = h.to.Path
 		cur.EntryPending = pendingOn(h)
-		applyOutputs(cur, h.outputs)
+		policy.ApplyOutputs(cur, h.outputs)
 		switch {
 		case h.failure != nil:
-			policy.Count(cur, h.failure, t.e.Config, from)
+			policy.Count(cur, h.failure, t.d.Config, from)
 		case h.kind == stages.MoveStepBack:
 			// Sent back on purpose, not for a failure: no failure's
 			// details follow it.
-			applyOutputs(cur, map[string]string{notice.OutClass: "", notice.OutFeedback: ""})
+			policy.ApplyOutputs(cur, map[string]string{notice.OutClass: "", notice.OutFeedback: ""})
 		case h.kind == stages.MoveAdvance:
 			policy.Passed(cur, h.from)
 		}
@@ -42,49 +42,14 @@ func (t *transition) commit(iss *issues.Issue, h hop) (*issues.Issue, error) {
 	})
 }
 
-// changes reports whether outputs would change what iss holds.
-func changes(iss *issues.Issue, outputs map[string]string) bool {
-	for k, v := range outputs {
-		if iss.Outputs[k] != v {
-			return true
-		}
-	}
-	return false
-}
-
-// applyOutputs keeps hook outputs on the issue (an empty value removes
-// one); the PR facts also fill the issue's own fields.
-func applyOutputs(iss *issues.Issue, outputs map[string]string) {
-	for k, v := range outputs {
-		if v == "" {
-			delete(iss.Outputs, k)
-			continue
-		}
-		if iss.Outputs == nil {
-			iss.Outputs = map[string]string{}
-		}
-		iss.Outputs[k] = v
-		switch k {
-		case "pr_number":
-			if n, err := strconv.Atoi(v); err == nil {
-				iss.PRNumber = n
-			}
-		case "pr_url":
-			iss.PRURL = v
-		case "head_sha":
-			iss.HeadSHA = v
-		}
-	}
-}
-
 // save writes outputs and change in one update of iss. A failure is
 // returned as a warning: the move it follows stands.
-func (t *transition) save(iss *issues.Issue, outputs map[string]string, change func(*issues.Issue)) (*issues.Issue, []string) {
-	if !changes(iss, outputs) && change == nil {
+func (t *Transition) save(iss *issues.Issue, outputs map[string]string, change func(*issues.Issue)) (*issues.Issue, []string) {
+	if !policy.Changes(iss, outputs) && change == nil {
 		return iss, nil // a poll that learned nothing new writes nothing
 	}
 	updated, err := t.tx.Update(iss.Version, func(i *issues.Issue) error {
-		applyOutputs(i, outputs)
+		policy.ApplyOutputs(i, outputs)
 		if change != nil {
 			change(i)
 		}
@@ -116,7 +81,7 @@ type arrival struct {
 // arrive runs what follows the move h, just written: for a move forward
 // the completion hooks of the stage left, then the entry hooks of the
 // stage entered.
-func (t *transition) arrive(iss *issues.Issue, h hop) arrival {
+func (t *Transition) arrive(iss *issues.Issue, h hop) arrival {
 	var completed said
 	if h.kind == stages.MoveAdvance || h.kind == stages.MoveApprove {
 		a := t.complete(iss, h.from, h.to)
@@ -134,7 +99,7 @@ func (t *transition) arrive(iss *issues.Issue, h hop) arrival {
 // complete runs the completion hooks of node after a move to to (those
 // that roll back were decided before the move). Their failures are
 // warnings: the move stands.
-func (t *transition) complete(iss *issues.Issue, node, to *stages.Node) arrival {
+func (t *Transition) complete(iss *issues.Issue, node, to *stages.Node) arrival {
 	seq := t.sequence(node, iss, policy.RouteNone)
 	var a arrival
 	for _, h := range node.Completed(to) {
@@ -142,7 +107,7 @@ func (t *transition) complete(iss *issues.Issue, node, to *stages.Node) arrival 
 			continue
 		}
 		o := seq.run(h)
-		if jumps(o) {
+		if policy.Jumps(o) {
 			// The issue is at to now; its entry counts as from node.
 			a.next = t.onward(node, to, o, seq)
 			break
@@ -161,14 +126,14 @@ func (t *transition) complete(iss *issues.Issue, node, to *stages.Node) arrival 
 // onward is the move a hook asks for of an issue at issueAt, if the
 // pipeline allows it: the stage it goes to is entered as if from
 // enterFrom. Otherwise what was refused is said, and the issue stays.
-func (t *transition) onward(enterFrom, issueAt *stages.Node, o hooks.Outcome, seq *sequence) *hop {
+func (t *Transition) onward(enterFrom, issueAt *stages.Node, o hooks.Outcome, seq *sequence) *hop {
 	s := &seq.said
-	target, ok := t.e.Config.Node(o.Target)
+	target, ok := t.d.Config.Node(o.Target)
 	if !ok {
 		s.warn(fmt.Sprintf("a hook sent the issue to unknown stage %q; it stays at %s", o.Target, issueAt.Path))
 		return nil
 	}
-	h := &hop{from: enterFrom, to: target, kind: jumpKind(o.Kind), reason: jumpReason(o), outputs: o.Outputs, failure: policy.FailureOf(o, seq.snap)}
+	h := &hop{from: enterFrom, to: target, kind: policy.JumpKind(o.Kind), reason: policy.JumpReason(o), outputs: o.Outputs, failure: policy.FailureOf(o, seq.snap)}
 	if err := t.run.Check(target.Path, h.kind); err != nil {
 		s.warn(err.Error())
 		return nil
@@ -183,8 +148,8 @@ func (t *transition) onward(enterFrom, issueAt *stages.Node, o hooks.Outcome, se
 // (the controller calls again), one failing leaves the entry unfinished.
 // A hook that moves the PR's head starts them again (prhead.Cursor). What
 // is left is kept on the issue, in the same write as the outputs.
-func (t *transition) enter(iss *issues.Issue, from, to *stages.Node) arrival {
-	if to.Controller() && t.actor.Kind != ActorController {
+func (t *Transition) enter(iss *issues.Issue, from, to *stages.Node) arrival {
+	if to.Controller() && t.actor.Kind != act.ActorController {
 		return arrival{issue: iss, instructions: fmt.Sprintf("%s is run by the host controller; `agenttree controller` takes the issue from here.", to.Path)}
 	}
 	seq := t.sequence(to, iss, policy.Entry(to))
@@ -208,20 +173,20 @@ func (t *transition) enter(iss *issues.Issue, from, to *stages.Node) arrival {
 	a.issue, warn = t.finishEntry(iss, seq.outputs, a.failures, cur, len(list))
 	seq.said.warn(warn...)
 	a.said = seq.said
-	a.instructions = t.e.Instructions(to, a.issue)
+	a.instructions = t.d.Notices.Instructions(to, a.issue)
 	return a
 }
 
 // step runs one entry hook of to into a, and reports whether it passed
 // (the sequence goes on).
-func (a *arrival) step(t *transition, to *stages.Node, h *stages.HookEntry, seq *sequence) bool {
+func (a *arrival) step(t *Transition, to *stages.Node, h *stages.HookEntry, seq *sequence) bool {
 	o := seq.run(h)
 	switch {
-	case jumps(o) && o.Target == to.Path:
+	case policy.Jumps(o) && o.Target == to.Path:
 		// Stepping back to the stage being entered would enter it
 		// again, and fail again: it is a failed entry.
 		a.failures = append(a.failures, fmt.Sprintf("%s (post_start of %s): %s", h.Label(), to.Path, o.Reason))
-	case jumps(o):
+	case policy.Jumps(o):
 		if a.next = t.onward(to, to, o, seq); a.next == nil {
 			a.failures = append(a.failures, fmt.Sprintf("%s (post_start of %s) asked to move the issue to %s, which the pipeline does not allow", h.Label(), to.Path, o.Target))
 		}
@@ -239,7 +204,7 @@ func (a *arrival) step(t *transition, to *stages.Node, h *stages.HookEntry, seq 
 // does not pass or the issue leaves the stage; a hook that moves the head
 // under the hooks done before it starts them again (once in a call; the
 // next call goes on after a second move).
-func (a *arrival) steps(t *transition, to *stages.Node, list []*stages.HookEntry, seq *sequence, cur *prhead.Cursor) {
+func (a *arrival) steps(t *Transition, to *stages.Node, list []*stages.HookEntry, seq *sequence, cur *prhead.Cursor) {
 	for cur.Done < len(list) {
 		h := list[cur.Done]
 		passed := a.step(t, to, h, seq)
@@ -254,7 +219,7 @@ func (a *arrival) steps(t *transition, to *stages.Node, list []*stages.HookEntry
 				continue
 			}
 			if passed {
-				o := hooks.Pending(t.e.Config.CIPolling.PollInterval, why)
+				o := hooks.Pending(t.d.Config.CIPolling.PollInterval, why)
 				a.waiting = &o
 			}
 			return
@@ -269,7 +234,7 @@ func (a *arrival) steps(t *transition, to *stages.Node, list []*stages.HookEntry
 // finishEntry saves the entry hooks' outputs and what is still pending
 // (the cursor: how many of total hooks passed, and on which head), in one
 // write.
-func (t *transition) finishEntry(iss *issues.Issue, outputs map[string]string, failures []string, cur prhead.Cursor, total int) (*issues.Issue, []string) {
+func (t *Transition) finishEntry(iss *issues.Issue, outputs map[string]string, failures []string, cur prhead.Cursor, total int) (*issues.Issue, []string) {
 	var pending *issues.EntryPending
 	if iss.EntryPending != nil && cur.Done < total {
 		p := *iss.EntryPending
@@ -279,7 +244,7 @@ func (t *transition) finishEntry(iss *issues.Issue, outputs map[string]string, f
 		}
 		pending = &p
 	}
-	if !changes(iss, outputs) && equalPending(pending, iss.EntryPending) {
+	if !policy.Changes(iss, outputs) && equalPending(pending, iss.EntryPending) {
 		return iss, nil
 	}
 	return t.save(iss, outputs, func(i *issues.Issue) { i.EntryPending = pending })
@@ -296,13 +261,13 @@ func equalPending(a, b *issues.EntryPending) bool {
 // issue whose entry hooks (a merge) refused commits pushed after the
 // review. It is a history entry, not a move. The approval check is the
 // hook whose spec says it is one.
-func (t *transition) reapprove(iss *issues.Issue, node *stages.Node) (*issues.Issue, said, error) {
+func (t *Transition) reapprove(iss *issues.Issue, node *stages.Node) (*issues.Issue, said, error) {
 	var s said
 	if t.dryRun {
 		return iss, s, nil
 	}
 	s.warn(t.approvePR(iss)...)
-	name, err := t.e.Hooks.With("checks approvals", func(spec stages.HookSpec) bool { return spec.Approval })
+	name, err := t.d.Hooks.With("checks approvals", func(spec stages.HookSpec) bool { return spec.Approval })
 	if err != nil {
 		s.warn(err.Error())
 		return iss, s, nil

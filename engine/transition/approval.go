@@ -1,0 +1,45 @@
+package transition
+
+import (
+	"time"
+
+	"github.com/agenttree/agenttree/engine/approval"
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/policy"
+	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// A person's approval is the engine/approval package's: this writes it.
+
+// approveAgain is a person's approval of iss at node, after the review,
+// where the entry work (a merge) refused what nobody had approved: a move
+// past the review, say. Where the flow checks the approval with a hook up
+// to node, that hook decides, as it would have at the review
+// (reapprove); otherwise the person's approval of the PR's head is the
+// record, as it is at the review.
+func (t *Transition) approveAgain(iss *issues.Issue, flow *stages.Flow, node *stages.Node, pr *forge.PR) (*issues.Issue, said, error) {
+	outputs := approval.Of(pr)
+	if outputs == nil || approval.FlowChecks(t.d.Hooks, flow, node) {
+		return t.reapprove(iss, node)
+	}
+	var s said
+	s.warn(t.approvePR(iss)...)
+	return t.recordReapproval(iss, outputs, s)
+}
+
+// recordReapproval writes a person's approval of iss's PR as it is now
+// (outputs: approved_sha and what goes with it), after the review.
+func (t *Transition) recordReapproval(iss *issues.Issue, outputs map[string]string, s said) (*issues.Issue, said, error) {
+	cur, err := t.tx.Update(iss.Version, func(cur *issues.Issue) error {
+		policy.ApplyOutputs(cur, outputs)
+		cur.History = append(cur.History, issues.HistoryEntry{From: cur.Stage, To: cur.Stage, Kind: stages.MoveApprove, Actor: string(t.actor.Kind), Request: t.actor.Request,
+			Reason: "a person approved the PR again, as it is now", At: time.Now().UTC().Truncate(time.Second)})
+		return nil
+	})
+	if err != nil {
+		return nil, s, err
+	}
+	s.notes = append(s.notes, "approved the PR at its current head")
+	return cur, s, nil
+}
