@@ -24,7 +24,8 @@ type Agents struct {
 // Next moves the issue of the caller's session on (a person's names it).
 // The issue is read once, under its lock when nobody holds it (as a
 // person's `next` does), and a retry of a request already carried out is
-// told what it did, not applied again.
+// told what it did, not applied again: the engine finds the request in
+// the issue's history (Result.Done).
 func (a Agents) Next(ctx context.Context, who Caller, req NextRequest) (*NextResult, error) {
 	e, err := a.Engine()
 	if err != nil {
@@ -46,24 +47,32 @@ func (a Agents) Next(ctx context.Context, who Caller, req NextRequest) (*NextRes
 	} else if iss, err = e.Store.Get(id); err != nil {
 		return nil, err
 	}
-	// The controller may have moved the issue and died before answering.
-	if req.RequestID != "" {
-		if i := slices.IndexFunc(iss.History, func(h issues.HistoryEntry) bool { return h.Request == req.RequestID }); i >= 0 {
-			h := iss.History[i]
-			return &NextResult{Done: &Done{Issue: iss.ID, From: h.From, To: h.To, Kind: h.Kind, Stage: iss.Stage}}, nil
-		}
-	}
 	// An agent of another OS user commits in a clone of its own: its
-	// work is taken in first, for the gates to see.
-	if err := sessions.New(e, nil).TakeWork(ctx, id); err != nil {
-		return nil, err
+	// work is taken in first, for the gates to see. A retry of a request
+	// the issue as read already records (the controller moved it and died
+	// before answering) changes nothing, so it takes nothing in either: a
+	// clone gone or moved on since must not turn the answer into an
+	// error. Whether it is a retry is the engine's to say, under the lock.
+	if !recorded(iss, req.RequestID) {
+		if err := sessions.New(e, nil).TakeWork(ctx, id); err != nil {
+			return nil, err
+		}
 	}
 	actor.Request = req.RequestID
 	res, err := e.NextFrom(ctx, tx, iss, actor, req.DryRun)
 	if err != nil {
 		return nil, err
 	}
+	if d := res.Done; d != nil {
+		return &NextResult{Done: &Done{Issue: res.Issue, From: d.Entry.From, To: d.Entry.To, Kind: d.Entry.Kind, Stage: d.Stage}}, nil
+	}
 	return &NextResult{Result: res}, nil
+}
+
+// recorded reports whether iss's history records the request id: history
+// is only appended to, so a request found without the lock stands.
+func recorded(iss *issues.Issue, request string) bool {
+	return request != "" && slices.ContainsFunc(iss.History, func(h issues.HistoryEntry) bool { return h.Request == request })
 }
 
 // Create creates an issue, held to the config's agent_create rules.
