@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/agenttree/agenttree/engine/issues/scancache"
 	"github.com/agenttree/agenttree/internal/parallel"
 )
 
@@ -26,37 +27,37 @@ type Listed struct {
 // created (no issue.yaml yet, nothing logged) is left out.
 //
 // An issue whose files are as an earlier Scan found them is not read
-// again: the scan cache (see scanCache) holds what that Scan read, keyed
+// again: the scan cache (package scancache) holds what that Scan read, keyed
 // by the files' identity, size and times. The issues are read on every
 // CPU.
 func (s *Store) Scan() ([]Listed, error) {
 	// The cache is decoded while the files are stat'ed: one is work for
 	// a CPU, the other mostly for the file system.
-	loaded := make(chan map[int]*scanEntry, 1)
-	go func() { loaded <- s.loadScanCache() }()
+	loaded := make(chan map[int]*scancache.Entry, 1)
+	go func() { loaded <- scancache.Load(s.scanCachePath()) }()
 	ids, err := s.ids()
 	if err != nil {
 		<-loaded
 		return nil, err
 	}
 	at := s.now()
-	stamps := make([]fileStamps, len(ids))
+	stamps := make([]scancache.Stamps, len(ids))
 	func() {
-		st := s.stamper()
-		defer st.close()
+		st := scancache.OpenStamper(s.layout.HostIssues())
+		defer st.Close()
 		// Taken before the files are read: a change made after this is a
 		// change of stamp, so the cache never pairs a newer content with
 		// these stamps.
-		parallel.For(len(ids), func(i int) { stamps[i] = st.stamps(ids[i]) })
+		parallel.For(len(ids), func(i int) { stamps[i] = st.Stamps(ids[i]) })
 	}()
 	cache := <-loaded
 	listed := make([]Listed, len(ids))
-	entries := make([]*scanEntry, len(ids))
+	entries := make([]*scancache.Entry, len(ids))
 	parallel.For(len(ids), func(i int) {
 		listed[i], entries[i] = s.scanOne(ids[i], stamps[i], at, cache[ids[i]])
 	})
-	if cacheChanged(cache, ids, entries) {
-		s.saveScanCache(entries)
+	if scancache.Changed(cache, ids, entries) {
+		scancache.Save(s.scanCachePath(), entries)
 	}
 	out := listed[:0]
 	for _, l := range listed {
@@ -71,8 +72,8 @@ func (s *Store) Scan() ([]Listed, error) {
 // cached when they are the same. It returns what the cache may hold of
 // the issue now: cached itself when it was used, nil when nothing is to
 // be kept.
-func (s *Store) scanOne(id int, st fileStamps, at time.Time, cached *scanEntry) (Listed, *scanEntry) {
-	if cached != nil && st.known() && cached.Stamps == st {
+func (s *Store) scanOne(id int, st scancache.Stamps, at time.Time, cached *scancache.Entry) (Listed, *scancache.Entry) {
+	if cached != nil && st.Known() && cached.Stamps == st {
 		return Listed{ID: id, Issue: cached.Issue, Watch: cached.Watch}, cached
 	}
 	l := Listed{ID: id}
@@ -84,8 +85,10 @@ func (s *Store) scanOne(id int, st fileStamps, at time.Time, cached *scanEntry) 
 	if werr == nil {
 		l.Watch = w
 	}
-	if werr != nil || !st.settled(at, s.settle) || !cacheable(l.Issue) {
+	if werr != nil || !st.Settled(at, s.settle) || !scancache.Cacheable(l.Issue) {
 		return l, nil
 	}
-	return l, &scanEntry{ID: id, Stamps: st, Issue: l.Issue, Watch: l.Watch}
+	return l, &scancache.Entry{ID: id, Stamps: st, Issue: l.Issue, Watch: l.Watch}
 }
+
+func (s *Store) scanCachePath() string { return scancache.Path(s.layout.HostIssues()) }

@@ -15,6 +15,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/agenttree/agenttree/engine/issues/scancache"
 	"github.com/agenttree/agenttree/internal/atomicfile"
 	"github.com/agenttree/agenttree/internal/statedir"
 )
@@ -42,7 +43,7 @@ type Store struct {
 	LockTimeout time.Duration
 	now         func() time.Time
 	// settle is how long before a Scan an issue's files must have last
-	// changed for the scan cache to keep what it read (settleTime).
+	// changed for the scan cache to keep what it read (scancache.SettleTime).
 	settle time.Duration
 
 	warnMu   sync.Mutex
@@ -59,7 +60,7 @@ func Open(root string) (*Store, error) {
 	// The migration holds its locks for a few writes, once per state
 	// directory: a bounded wait needs no caller's context.
 	ctx := context.Background()
-	s := &Store{root: root, layout: layout, LockTimeout: 30 * time.Second, now: time.Now, settle: settleTime}
+	s := &Store{root: root, layout: layout, LockTimeout: 30 * time.Second, now: time.Now, settle: scancache.SettleTime}
 	if err := hostIsTheHosts(layout); err != nil {
 		return nil, err
 	}
@@ -99,7 +100,7 @@ func (s *Store) lock(ctx context.Context, path, what string) (func(), error) {
 }
 
 // Get reads issue id, checked against the last line of its log as every
-// Lock checks it (see checkHead): an issue changed outside agenttree is a
+// Lock checks it (see eventlog.Log.CheckHead): an issue changed outside agenttree is a
 // *TamperedError, never shown or acted on as if agenttree had written it.
 // A write logged but not yet in issue.yaml reads as made: the log is the
 // truth. The check reads one line from the end of the log, so a display

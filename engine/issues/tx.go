@@ -14,6 +14,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/agenttree/agenttree/engine/issues/record"
 	"github.com/agenttree/agenttree/internal/atomicfile"
 )
 
@@ -35,7 +36,7 @@ type Tx struct {
 }
 
 // Lock takes issue id's lock, waiting up to LockTimeout, and checks the
-// issue against its log (see checkHead): an issue changed outside
+// issue against its log (see eventlog.Log.CheckHead): an issue changed outside
 // agenttree is a *TamperedError, and a write a crash interrupted is
 // finished first.
 func (s *Store) Lock(ctx context.Context, id int) (*Tx, error) {
@@ -197,31 +198,11 @@ func (s *Store) readWatch(id int) (*WatchFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &WatchFile{}
-	if len(doc.Content) > 0 && isWatchLayout(doc.Content[0]) {
-		err = doc.Decode(w)
-	} else if len(doc.Content) > 0 {
-		err = doc.Decode(&w.Hooks)
-	}
+	w, err := record.DecodeWatch(&doc)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.watchPath(id), err)
 	}
-	if w.Hooks == nil {
-		w.Hooks = map[string]string{}
-	}
 	return w, nil
-}
-
-// isWatchLayout reports whether a watch.yaml mapping is the current
-// layout (hooks:, poll:) rather than the first one, a flat map of the
-// hooks' keys.
-func isWatchLayout(m *yaml.Node) bool {
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if k := m.Content[i].Value; k == "hooks" || k == "poll" {
-			return true
-		}
-	}
-	return false
 }
 
 // ReadWatch reads issue id's watch state without its lock: for display.

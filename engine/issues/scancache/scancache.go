@@ -1,16 +1,6 @@
-package issues
-
-import (
-	"os"
-	"path/filepath"
-	"time"
-
-	"github.com/agenttree/agenttree/internal/atomicfile"
-	"github.com/agenttree/agenttree/internal/bincode"
-	"github.com/agenttree/agenttree/internal/statedir"
-)
-
-// The scan cache (host/issues/.scan-cache) holds what the last Scan read
+// Package scancache is the store's scan cache (host/issues/.scan-cache),
+// apart from the store (package issues) because it is a cache, not the
+// state: it holds what the last Scan read
 // of each issue, with the stamps of its issue.yaml, events.jsonl and
 // watch.yaml: inode, size, modification and change times. A later Scan
 // stats the three files, and reuses what the cache holds when all three
@@ -18,13 +8,13 @@ import (
 // reads no log.
 //
 // That is as strong a check as reading them again. The check of an
-// issue (Get, checkHead) depends on nothing but the content of issue.yaml
+// issue (Get, eventlog.Log.CheckHead) depends on nothing but the content of issue.yaml
 // and events.jsonl, and a file whose stamp is unchanged has its content
 // unchanged: every write of a file, in place or by a rename, sets its
 // change time to the clock's time, and no program can set a change time
 // back (utimes sets the modification time and, in doing so, the change
 // time to now). An entry is kept only when its files' change times are
-// settleTime older than the moment they were stat'ed: a change made
+// SettleTime older than the moment they were stat'ed: a change made
 // afterwards, even within the file system's clock granularity, then gets
 // a later change time, a different stamp. (The same rule as git's racily
 // clean index entries.) An issue that fails its check is never kept.
@@ -35,10 +25,23 @@ import (
 // the host's files can forge it, and could forge the chain as well.
 // Nothing acts on what a cache says: Lock reads and checks the files
 // every time, and so do `verify` and Get.
+package scancache
 
-// settleTime is how long before a stat a file's change time must be for
+import (
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/agenttree/agenttree/engine/issues/eventlog"
+	"github.com/agenttree/agenttree/engine/issues/record"
+	"github.com/agenttree/agenttree/internal/atomicfile"
+	"github.com/agenttree/agenttree/internal/bincode"
+	"github.com/agenttree/agenttree/internal/statedir"
+)
+
+// SettleTime is how long before a stat a file's change time must be for
 // its entry to be kept: well above any file system's time granularity.
-const settleTime = 2 * time.Second
+const SettleTime = 2 * time.Second
 
 // scanCacheFormat changes whenever what scanFile holds means something
 // else: a cache of another format is ignored. (A change to the types'
@@ -52,75 +55,77 @@ const scanCacheFormat = 2
 
 type scanFile struct {
 	Format  int
-	Entries []*scanEntry
+	Entries []*Entry
 }
 
-// scanEntry is what a Scan read of one issue.
-type scanEntry struct {
+// Entry is what a Scan read of one issue.
+type Entry struct {
 	ID     int
-	Stamps fileStamps
-	Issue  *Issue
-	// Watch is nil when the issue has no watch.yaml (Stamps.Watch is
-	// zero): most have none, and an empty one costs a map to decode.
-	Watch *WatchFile
+	Stamps Stamps
+	Issue  *record.Issue
+	// Watch is nil in the file when the issue has no watch.yaml
+	// (Stamps.Watch is zero): most have none, and an empty one costs a
+	// map to decode. Load gives an empty one.
+	Watch *record.WatchFile
 }
 
-// fileStamps are the stamps of an issue's files.
-type fileStamps struct {
-	Issue, Events, Watch stamp
+// Stamps are the stamps of an issue's files.
+type Stamps struct {
+	Issue, Events, Watch Stamp
 }
 
-// stamp is a file's identity, size and times; the zero stamp is a file
+// Stamp is a file's identity, size and times; the zero stamp is a file
 // that does not exist.
-type stamp struct {
+type Stamp struct {
 	Ino          uint64
 	Size         int64
 	Mtime, Ctime int64 // Unix nanoseconds
 }
 
-func (s *Store) scanCachePath() string { return filepath.Join(s.layout.HostIssues(), ".scan-cache") }
+// Path is the scan cache of the issues directory dir.
+func Path(dir string) string { return filepath.Join(dir, ".scan-cache") }
 
-// stamps stats issue id's files. Where the system has no change times,
+// Stamps stats issue id's files. Where the system has no change times,
 // the stamps are unknown (the zero value).
-func (st stamper) stamps(id int) fileStamps {
-	var f fileStamps
+func (st Stamper) Stamps(id int) Stamps {
+	var f Stamps
 	var ok bool
 	// The directory's name as the layout names it, from a layout without
 	// a root: a short path to clean, not the whole one.
 	dir := filepath.Base(statedir.Layout{}.Issue(id)) + string(filepath.Separator)
 	if f.Issue, ok = st.stamp(dir + "issue.yaml"); !ok {
-		return fileStamps{}
+		return Stamps{}
 	}
-	if f.Events, ok = st.stamp(dir + eventsFile); !ok {
-		return fileStamps{}
+	if f.Events, ok = st.stamp(dir + eventlog.File); !ok {
+		return Stamps{}
 	}
 	if f.Watch, ok = st.stamp(dir + "watch.yaml"); !ok {
-		return fileStamps{}
+		return Stamps{}
 	}
 	return f
 }
 
-// known reports whether the stamps can be compared: issue.yaml and
+// Known reports whether the stamps can be compared: issue.yaml and
 // events.jsonl exist and were stat'ed.
-func (f fileStamps) known() bool { return f.Issue.Ino != 0 && f.Events.Ino != 0 }
+func (f Stamps) Known() bool { return f.Issue.Ino != 0 && f.Events.Ino != 0 }
 
-// settled reports whether every file was last changed settle before at,
+// Settled reports whether every file was last changed settle before at,
 // when they were stat'ed.
-func (f fileStamps) settled(at time.Time, settle time.Duration) bool {
+func (f Stamps) Settled(at time.Time, settle time.Duration) bool {
 	limit := at.Add(-settle).UnixNano()
-	for _, st := range []stamp{f.Issue, f.Events, f.Watch} {
+	for _, st := range []Stamp{f.Issue, f.Events, f.Watch} {
 		if st.Ctime >= limit || st.Mtime >= limit {
 			return false
 		}
 	}
-	return f.known()
+	return f.Known()
 }
 
-// cacheable reports whether iss comes back from the cache as it is: its
+// Cacheable reports whether iss comes back from the cache as it is: its
 // vars hold only the scalars bincode carries in an interface (as YAML
 // parses them). An issue with other vars is
 // read every time.
-func cacheable(iss *Issue) bool {
+func Cacheable(iss *record.Issue) bool {
 	for _, v := range iss.Vars {
 		switch v.(type) {
 		case bool, int, float64, string:
@@ -131,10 +136,10 @@ func cacheable(iss *Issue) bool {
 	return true
 }
 
-// loadScanCache reads the scan cache, by issue id; a missing, unreadable
+// Load reads the scan cache at path, by issue id; a missing, unreadable
 // or outdated cache is an empty one.
-func (s *Store) loadScanCache() map[int]*scanEntry {
-	data, err := os.ReadFile(s.scanCachePath())
+func Load(path string) map[int]*Entry {
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil
 	}
@@ -146,13 +151,13 @@ func (s *Store) loadScanCache() map[int]*scanEntry {
 	if err := codec.Unmarshal(data, &f); err != nil || f.Format != scanCacheFormat {
 		return nil
 	}
-	byID := make(map[int]*scanEntry, len(f.Entries))
+	byID := make(map[int]*Entry, len(f.Entries))
 	for _, e := range f.Entries {
 		if e == nil || e.Issue == nil {
 			continue
 		}
 		if e.Watch == nil {
-			e.Watch = &WatchFile{}
+			e.Watch = &record.WatchFile{}
 		}
 		if e.Watch.Hooks == nil {
 			e.Watch.Hooks = map[string]string{} // as readWatch gives it
@@ -162,15 +167,15 @@ func (s *Store) loadScanCache() map[int]*scanEntry {
 	return byID
 }
 
-// saveScanCache replaces the scan cache with entries (nil ones left
+// Save replaces the scan cache at path with entries (nil ones left
 // out). It is a cache: a failure to write it (a process that may not
 // write the host's files) is not one of the scan.
-func (s *Store) saveScanCache(entries []*scanEntry) {
+func Save(path string, entries []*Entry) {
 	f := scanFile{Format: scanCacheFormat}
 	for _, e := range entries {
 		switch {
 		case e == nil:
-		case e.Stamps.Watch == stamp{}:
+		case e.Stamps.Watch == Stamp{}:
 			bare := *e
 			bare.Watch = nil
 			f.Entries = append(f.Entries, &bare)
@@ -186,12 +191,12 @@ func (s *Store) saveScanCache(entries []*scanEntry) {
 	if err != nil {
 		return
 	}
-	_ = atomicfile.Replace(s.scanCachePath(), data, 0o644)
+	_ = atomicfile.Replace(path, data, 0o644)
 }
 
-// cacheChanged reports whether entries, what the cache is to hold for
-// ids, differ from cache, what it held.
-func cacheChanged(cache map[int]*scanEntry, ids []int, entries []*scanEntry) bool {
+// Changed reports whether entries, what the cache is to hold for ids,
+// differ from cache, what it held.
+func Changed(cache map[int]*Entry, ids []int, entries []*Entry) bool {
 	kept := 0
 	for i, e := range entries {
 		switch {

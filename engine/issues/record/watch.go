@@ -1,6 +1,10 @@
-package issues
+package record
 
-import "time"
+import (
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
 
 // WatchFile is an issue's watch.yaml: what polling hooks remember (Hooks),
 // and the controller's polling state of the issue's PR (Poll). Neither is
@@ -81,4 +85,35 @@ type Checks struct {
 	Queued  int `yaml:"queued,omitempty" json:"queued,omitempty"`
 	Passing int `yaml:"passing" json:"passing"`
 	Failing int `yaml:"failing" json:"failing"`
+}
+
+// DecodeWatch decodes watch.yaml as parsed into doc. The first layout, a
+// flat map of the hooks' keys, is read as the hooks' part.
+func DecodeWatch(doc *yaml.Node) (*WatchFile, error) {
+	w := &WatchFile{}
+	var err error
+	if len(doc.Content) > 0 && isWatchLayout(doc.Content[0]) {
+		err = doc.Decode(w)
+	} else if len(doc.Content) > 0 {
+		err = doc.Decode(&w.Hooks)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if w.Hooks == nil {
+		w.Hooks = map[string]string{}
+	}
+	return w, nil
+}
+
+// isWatchLayout reports whether a watch.yaml mapping is the current
+// layout (hooks:, poll:) rather than the first one, a flat map of the
+// hooks' keys.
+func isWatchLayout(m *yaml.Node) bool {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if k := m.Content[i].Value; k == "hooks" || k == "poll" {
+			return true
+		}
+	}
+	return false
 }

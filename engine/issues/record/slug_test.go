@@ -1,11 +1,12 @@
-package issues_test
+package record_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/stretchr/testify/assert"
+
+	"github.com/agenttree/agenttree/engine/issues/record"
 )
 
 func TestSlugify(t *testing.T) {
@@ -36,7 +37,7 @@ func TestSlugify(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.title, func(t *testing.T) {
-			assert.Equal(t, tt.want, issues.Slugify(tt.title))
+			assert.Equal(t, tt.want, record.Slugify(tt.title))
 		})
 	}
 }

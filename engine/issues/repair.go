@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/agenttree/agenttree/engine/issues/eventlog"
 )
 
 // RepairAction says what Repair did.
@@ -91,30 +93,30 @@ func (s *Store) Repair(ctx context.Context, id int, adopt bool) (*Repaired, erro
 
 // restore writes the last good state of the log back, as Repair says.
 func (t *Tx) restore(done *Repaired, cur *Issue) (*Repaired, error) {
-	r := t.s.replay(t.id)
-	if r.last == nil {
+	r := t.s.events(t.id).Replay()
+	if r.Last == nil {
 		return nil, fmt.Errorf("issue %d: %w; if its issue.yaml is right (look at it), `agenttree repair %d --adopt` starts a new chain from it",
 			t.id, ErrNothingToRestore, t.id)
 	}
-	if r.cut >= 0 {
-		aside := filepath.Join(t.s.HostDir(t.id), setAsideFile)
-		n, err := t.s.events(t.id).SetAside(r.cut, aside)
+	if r.Cut >= 0 {
+		aside := filepath.Join(t.s.HostDir(t.id), eventlog.SetAsideFile)
+		n, err := t.s.events(t.id).SetAside(r.Cut, aside)
 		if err != nil {
 			return nil, fmt.Errorf("issue %d: %w", t.id, err)
 		}
 		done.SetAside, done.SetAsideLines = aside, n
 	}
-	restored := *r.last
+	restored := *r.Last
 	done.Restored = restored.Version
 	if cur != nil {
-		done.Undone = diff(r.last, cur)
+		done.Undone = eventlog.Diff(r.Last, cur)
 		restored.Version = max(restored.Version, cur.Version)
 	}
 	restored.Version++
 	restored.Updated = t.s.now().UTC().Truncate(time.Second)
 	note := &RepairNote{Restored: done.Restored, Problem: strings.Join(done.Problems, "; "), Undone: done.Undone,
 		SetAside: filepath.Base(done.SetAside), SetAsideLines: done.SetAsideLines}
-	data, err := t.s.commit(r.lastLine().Hash, &restored, OpRepair, nil, note)
+	data, err := t.s.commit(r.LastLine().Hash, &restored, OpRepair, nil, note)
 	if err != nil {
 		return nil, err
 	}
@@ -131,11 +133,11 @@ func (t *Tx) adopt(done *Repaired, cur *Issue) (*Repaired, error) {
 	if cur.ID != t.id {
 		return nil, fmt.Errorf("issue %d: its issue.yaml says it is issue %d; fix that by hand before adopting it", t.id, cur.ID)
 	}
-	data, n, err := t.startChain(cur, OpAdopt, setAsideFile)
+	data, n, err := t.startChain(cur, OpAdopt, eventlog.SetAsideFile)
 	if err != nil {
 		return nil, err
 	}
-	done.SetAside, done.SetAsideLines = filepath.Join(t.s.HostDir(t.id), setAsideFile), n
+	done.SetAside, done.SetAsideLines = filepath.Join(t.s.HostDir(t.id), eventlog.SetAsideFile), n
 	t.data, t.head = data, cur.Chain
 	done.Action, done.Version = RepairAdopted, cur.Version
 	return done, nil
