@@ -7,15 +7,15 @@ import (
 
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/report"
 	"github.com/agenttree/agenttree/internal/exitcode"
 	"github.com/agenttree/agenttree/sessions"
 )
 
-// Agents answers the requests that change an issue, `next` and `issue
-// create`, by calling the engine: the controller serves them as
-// Handlers.Next and Handlers.Create, and the agent's CLI renders what they
-// return (Client.Do) with the code a person's CLI prints the engine's
-// results with.
+// Agents answers an agent's `next`, `issue create`, `issue show` and
+// `inbox` by calling the engine: the controller serves them as Handlers,
+// and the agent's CLI renders what they return (Client.Do) with the code
+// a person's CLI prints them with (engine/report).
 type Agents struct {
 	// Engine is the controller's engine, as of its config now.
 	Engine func() (*engine.Engine, error)
@@ -86,6 +86,51 @@ func (a Agents) Create(ctx context.Context, who Caller, req CreateRequest) (*iss
 		return nil, err
 	}
 	return e.Create(ctx, engine.NewIssue{Title: req.Title, Flow: req.Flow, Labels: req.Labels, Vars: req.Vars, By: actor})
+}
+
+// Show reads an issue (req.Issue, else the caller's session's), as
+// `issue show` prints it.
+func (a Agents) Show(_ context.Context, who Caller, req ShowRequest) (*report.Shown, error) {
+	e, err := a.Engine()
+	if err != nil {
+		return nil, err
+	}
+	_, id, err := who.Acting(req.Issue, false)
+	if err != nil {
+		return nil, err
+	}
+	if req.Issue != 0 {
+		id = req.Issue
+	}
+	iss, err := e.Store.Get(id)
+	if err != nil {
+		return nil, err
+	}
+	s := report.Show(e, iss)
+	return &s, nil
+}
+
+// Inbox reads the messages of the caller's session's issue.
+func (a Agents) Inbox(_ context.Context, who Caller, req InboxRequest) (*report.Inbox, error) {
+	e, err := a.Engine()
+	if err != nil {
+		return nil, err
+	}
+	_, id, err := who.Acting(0, false)
+	if err != nil {
+		return nil, err
+	}
+	if id <= 0 {
+		return nil, errors.New("an inbox is an issue's: an agent reads its own session's")
+	}
+	if _, err := e.Store.Get(id); err != nil {
+		return nil, err
+	}
+	v, err := report.ReadInbox(e.Outbox(id), id, req.Recent)
+	if err != nil {
+		return nil, err
+	}
+	return &v, nil
 }
 
 // Acting is who c acts as, and on which issue: an agent on its session's

@@ -102,7 +102,7 @@ func TestCallerIsToldByTheKernelAndTheToken(t *testing.T) {
 	sessions := tokens.Open(root)
 	var seen []api.Caller
 	srv := &api.Server{Sessions: sessions, Owner: os.Getuid(), Handlers: api.Handlers{
-		Show: func(_ context.Context, c api.Caller, req api.ShowRequest) (api.Output, error) {
+		Status: func(_ context.Context, c api.Caller, req api.StatusRequest) (api.Output, error) {
 			seen = append(seen, c)
 			return api.Output{Text: "shown\n"}, nil
 		},
@@ -110,7 +110,7 @@ func TestCallerIsToldByTheKernelAndTheToken(t *testing.T) {
 	socket := serve(t, srv)
 	ctx := context.Background()
 
-	out, err := api.NewClient(socket, "").Do(ctx, api.RouteShow, api.ShowRequest{Issue: 1})
+	out, err := api.NewClient(socket, "").Do(ctx, api.RouteStatus, api.StatusRequest{Issue: 1})
 	require.NoError(t, err)
 	assert.Equal(t, "shown\n", out.Text)
 	require.Len(t, seen, 1)
@@ -120,14 +120,14 @@ func TestCallerIsToldByTheKernelAndTheToken(t *testing.T) {
 
 	token, err := sessions.Mint(7, "reviewer")
 	require.NoError(t, err)
-	_, err = api.NewClient(socket, token).Do(ctx, api.RouteShow, api.ShowRequest{})
+	_, err = api.NewClient(socket, token).Do(ctx, api.RouteStatus, api.StatusRequest{})
 	require.NoError(t, err)
 	require.Len(t, seen, 2)
 	assert.False(t, seen[1].Person, "a token lowers a person to the session's agent")
 	require.NotNil(t, seen[1].Session)
 	assert.Equal(t, 7, seen[1].Session.Issue)
 
-	_, err = api.NewClient(socket, "att_forged").Do(ctx, api.RouteShow, api.ShowRequest{})
+	_, err = api.NewClient(socket, "att_forged").Do(ctx, api.RouteStatus, api.StatusRequest{})
 	var refused *api.Error
 	require.ErrorAs(t, err, &refused)
 	assert.Contains(t, refused.Message, "not one this controller gave")
@@ -146,7 +146,7 @@ func TestClientWaitsForARestartingController(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	socket := filepath.Join(dir, "s.sock")
 	start := time.Now()
-	_, err = api.NewClient(socket, "").Do(context.Background(), api.RouteShow, api.ShowRequest{})
+	_, err = api.NewClient(socket, "").Do(context.Background(), api.RouteStatus, api.StatusRequest{})
 	var unavailable *api.Unavailable
 	require.ErrorAs(t, err, &unavailable)
 	assert.Contains(t, err.Error(), "`agenttree controller`")
@@ -159,7 +159,7 @@ func TestClientWaitsForARestartingController(t *testing.T) {
 	ln.(interface{ SetUnlinkOnClose(bool) }).SetUnlinkOnClose(false)
 	require.NoError(t, ln.Close())
 	srv := &api.Server{Sessions: tokens.Open(t.TempDir()), Owner: os.Getuid(), Handlers: api.Handlers{
-		Show: func(context.Context, api.Caller, api.ShowRequest) (api.Output, error) {
+		Status: func(context.Context, api.Caller, api.StatusRequest) (api.Output, error) {
 			return api.Output{Text: "back"}, nil
 		},
 	}}
@@ -173,7 +173,7 @@ func TestClientWaitsForARestartingController(t *testing.T) {
 		t.Cleanup(cancel)
 		_ = srv.Serve(ctx, ln)
 	}()
-	out, err := api.NewClient(socket, "").Do(context.Background(), api.RouteShow, api.ShowRequest{})
+	out, err := api.NewClient(socket, "").Do(context.Background(), api.RouteStatus, api.StatusRequest{})
 	require.NoError(t, err)
 	assert.Equal(t, "back", out.Text)
 }
@@ -191,14 +191,14 @@ func TestASocketDeepInTheFileSystem(t *testing.T) {
 	ln, err := api.Listen(socket)
 	require.NoError(t, err)
 	srv := &api.Server{Sessions: tokens.Open(t.TempDir()), Owner: os.Getuid(), Handlers: api.Handlers{
-		Show: func(context.Context, api.Caller, api.ShowRequest) (api.Output, error) {
+		Status: func(context.Context, api.Caller, api.StatusRequest) (api.Output, error) {
 			return api.Output{Text: "deep"}, nil
 		},
 	}}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = srv.Serve(ctx, ln) }()
-	out, err := api.NewClient(socket, "").Do(context.Background(), api.RouteShow, api.ShowRequest{})
+	out, err := api.NewClient(socket, "").Do(context.Background(), api.RouteStatus, api.StatusRequest{})
 	require.NoError(t, err)
 	assert.Equal(t, "deep", out.Text)
 	cancel()

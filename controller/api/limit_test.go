@@ -59,7 +59,7 @@ func TestAFloodFromOnePeerSlowsOnlyThatPeer(t *testing.T) {
 		Log: slog.New(slog.NewTextHandler(&logs, nil)),
 		// Agents together may hold 10-3 = 7.
 		Limits: api.Limits{Conns: 10, PerPeer: 3},
-		Handlers: api.Handlers{Show: func(context.Context, api.Caller, api.ShowRequest) (api.Output, error) {
+		Handlers: api.Handlers{Status: func(context.Context, api.Caller, api.StatusRequest) (api.Output, error) {
 			return api.Output{Text: "shown"}, nil
 		}}}
 	socket := serve(t, srv)
@@ -94,7 +94,7 @@ func TestAFloodFromOnePeerSlowsOnlyThatPeer(t *testing.T) {
 		})
 	}
 
-	out, err := api.NewClient(socket, "").Do(t.Context(), api.RouteShow, api.ShowRequest{})
+	out, err := api.NewClient(socket, "").Do(t.Context(), api.RouteStatus, api.StatusRequest{})
 	require.NoError(t, err, "root on the host is answered while agents hold all they may")
 	assert.Equal(t, "shown", out.Text)
 
@@ -139,7 +139,7 @@ func TestRequestsAreBoundedNotTheWork(t *testing.T) {
 	)
 	srv := &api.Server{Sessions: tokens.Open(t.TempDir()), Owner: os.Getuid(),
 		Limits: api.Limits{Conns: 4, PerPeer: 2, Request: request, Reply: reply},
-		Handlers: api.Handlers{Show: func(_ context.Context, _ api.Caller, req api.ShowRequest) (api.Output, error) {
+		Handlers: api.Handlers{Status: func(_ context.Context, _ api.Caller, req api.StatusRequest) (api.Output, error) {
 			switch req.Issue {
 			case 1: // `next` running gates
 				time.Sleep(3 * (request + reply))
@@ -156,7 +156,7 @@ func TestRequestsAreBoundedNotTheWork(t *testing.T) {
 		require.NoError(t, err)
 		defer conn.Close()
 		start := time.Now()
-		_, err = io.WriteString(conn, "POST "+api.RouteShow+" HTTP/1.1\r\nHost: agenttree\r\nContent-Length: 100\r\n\r\n{")
+		_, err = io.WriteString(conn, "POST "+api.RouteStatus+" HTTP/1.1\r\nHost: agenttree\r\nContent-Length: 100\r\n\r\n{")
 		require.NoError(t, err)
 		require.NoError(t, conn.SetReadDeadline(time.Now().Add(settleWithin)))
 		answer, err := io.ReadAll(conn)
@@ -166,7 +166,7 @@ func TestRequestsAreBoundedNotTheWork(t *testing.T) {
 	})
 
 	t.Run("work longer than the request's and the answer's bounds", func(t *testing.T) {
-		out, err := api.NewClient(socket, "").Do(t.Context(), api.RouteShow, api.ShowRequest{Issue: 1})
+		out, err := api.NewClient(socket, "").Do(t.Context(), api.RouteStatus, api.StatusRequest{Issue: 1})
 		require.NoError(t, err)
 		assert.Equal(t, "worked", out.Text)
 	})
@@ -177,13 +177,13 @@ func TestRequestsAreBoundedNotTheWork(t *testing.T) {
 			conn, err := api.Dial(t.Context(), socket)
 			require.NoError(t, err)
 			t.Cleanup(func() { conn.Close() })
-			_, err = io.WriteString(conn, "POST "+api.RouteShow+" HTTP/1.1\r\nHost: agenttree\r\nContent-Length: 11\r\n\r\n{\"issue\":2}")
+			_, err = io.WriteString(conn, "POST "+api.RouteStatus+" HTTP/1.1\r\nHost: agenttree\r\nContent-Length: 11\r\n\r\n{\"issue\":2}")
 			require.NoError(t, err)
 		}
 		client := api.NewClient(socket, "")
 		client.Wait = 100 * time.Millisecond
 		require.Eventually(t, func() bool {
-			out, err := client.Do(t.Context(), api.RouteShow, api.ShowRequest{})
+			out, err := client.Do(t.Context(), api.RouteStatus, api.StatusRequest{})
 			return err == nil && out.Text == "shown"
 		}, settleWithin, lookEvery, "the unread answers' connections are given back")
 	})

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/report"
@@ -52,6 +53,35 @@ func render(route string, req any, resp *Response) (Output, error) {
 			p.Created(&iss)
 		}
 		return Output{Text: b.String()}, nil
+	case RouteShow:
+		var s report.Shown
+		if err := decodeResult(route, resp, &s); err != nil {
+			return Output{}, err
+		}
+		if s.Issue == nil {
+			return Output{}, fmt.Errorf("the controller's answer to %s holds no issue", route)
+		}
+		if r, _ := deref[ShowRequest](req); r.JSON {
+			if err := printJSON(&b, s.Issue); err != nil {
+				return Output{}, err
+			}
+		} else {
+			p.Issue(s)
+		}
+		return Output{Text: b.String()}, nil
+	case RouteInbox:
+		var v report.Inbox
+		if err := decodeResult(route, resp, &v); err != nil {
+			return Output{}, err
+		}
+		if r, _ := deref[InboxRequest](req); r.JSON {
+			if err := printJSON(&b, &v); err != nil {
+				return Output{}, err
+			}
+		} else {
+			p.Inbox(v, time.Now())
+		}
+		return Output{Text: b.String()}, nil
 	}
 	return resp.Output, nil
 }
@@ -60,7 +90,11 @@ func decodeResult(route string, resp *Response, v any) error {
 	if len(resp.Result) == 0 {
 		return fmt.Errorf("the controller's answer to %s holds no result: is it of another agenttree version? restart it (`agenttree controller`)", route)
 	}
-	if err := json.Unmarshal(resp.Result, v); err != nil {
+	// Numbers stay as sent: an issue's vars print as they were stored
+	// (1000000, not 1e+06 as a float64 would).
+	dec := json.NewDecoder(bytes.NewReader(resp.Result))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
 		return fmt.Errorf("reading the controller's answer to %s: %w", route, err)
 	}
 	return nil

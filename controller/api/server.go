@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/report"
 	"github.com/agenttree/agenttree/internal/identity"
 	"github.com/agenttree/agenttree/sessions/tokens"
 )
@@ -28,15 +29,15 @@ type Caller struct {
 }
 
 // Handlers do what the requests ask; the server has checked who asks.
-// Next and Create answer with typed results, which the agent's CLI
-// renders as a person's does (Agents is the controller's); Show, Status
-// and Inbox with the text the controller rendered.
+// Next, Create, Show and Inbox answer with typed results, which the
+// agent's CLI renders as a person's does (Agents is the controller's);
+// Status with the text the controller rendered.
 type Handlers struct {
 	Next   func(context.Context, Caller, NextRequest) (*NextResult, error)
 	Create func(context.Context, Caller, CreateRequest) (*issues.Issue, error)
-	Show   func(context.Context, Caller, ShowRequest) (Output, error)
+	Show   func(context.Context, Caller, ShowRequest) (*report.Shown, error)
 	Status func(context.Context, Caller, StatusRequest) (Output, error)
-	Inbox  func(context.Context, Caller, InboxRequest) (Output, error)
+	Inbox  func(context.Context, Caller, InboxRequest) (*report.Inbox, error)
 }
 
 // Server answers the agents' requests on the state directory's socket.

@@ -76,9 +76,8 @@ type SessionRequest struct {
 }
 
 // Output is what a command prints and the code it exits with, for the
-// routes the controller still renders (status, issue show, inbox): it
-// renders them as the CLI would have, so an agent sees the same whichever
-// way its command went.
+// route the controller still renders (status): it renders it as the CLI
+// would have, so an agent sees the same whichever way its command went.
 type Output struct {
 	Text     string `json:"output"`
 	ExitCode int    `json:"exit_code"`

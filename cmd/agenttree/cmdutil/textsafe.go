@@ -1,31 +1,20 @@
 package cmdutil
 
 import (
-	"strings"
 	"time"
 
-	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/report"
-	"github.com/agenttree/agenttree/internal/textsafe"
 )
 
 // SafeTitle is an issue's title as people's output shows it: one line,
 // nothing a terminal acts on, no longer than a new title may be. Titles
 // are checked when an issue is created; older ones, and issue.yaml files
 // edited by hand, were not. --json output keeps the title as stored.
-func SafeTitle(title string) string { return textsafe.Line(title, engine.MaxTitleLen) }
+func SafeTitle(title string) string { return report.SafeTitle(title) }
 
 // SafeText is any other stored text, as SafeTitle shows a title: what an
 // agent, a hook or a hand edit put in the issue's files.
 func SafeText(s string) string { return report.Safe(s) }
 
 // Age is a duration for people: whole seconds, whole minutes past an hour.
-func Age(d time.Duration) string {
-	switch d = d.Round(time.Second); {
-	case d <= 0:
-		return "0s"
-	case d < time.Hour:
-		return d.String()
-	}
-	return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
-}
+func Age(d time.Duration) string { return report.Age(d) }

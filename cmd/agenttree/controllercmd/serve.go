@@ -8,8 +8,6 @@ import (
 	"strconv"
 
 	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
-	"github.com/agenttree/agenttree/cmd/agenttree/inboxcmd"
-	"github.com/agenttree/agenttree/cmd/agenttree/issuecmd"
 	"github.com/agenttree/agenttree/cmd/agenttree/statuscmd"
 	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/controller/api"
@@ -36,14 +34,10 @@ func (a cmds) serveAgents(ctx context.Context, c *controller.Controller, stateDi
 		Handlers: api.Handlers{
 			Next:   agents.Next,
 			Create: agents.Create,
-			Show: func(ctx context.Context, who api.Caller, req api.ShowRequest) (api.Output, error) {
-				return serve(a, ctx, c, who, req.Issue, req, serveShow)
-			},
+			Show:   agents.Show,
+			Inbox:  agents.Inbox,
 			Status: func(ctx context.Context, who api.Caller, req api.StatusRequest) (api.Output, error) {
 				return serve(a, ctx, c, who, req.Issue, req, serveStatus)
-			},
-			Inbox: func(ctx context.Context, who api.Caller, req api.InboxRequest) (api.Output, error) {
-				return serve(a, ctx, c, who, 0, req, serveInbox)
 			},
 		}}
 	done := make(chan struct{})
@@ -66,9 +60,9 @@ type request struct {
 }
 
 // serve runs f, a read that prints what the CLI would have, into the
-// output it returns, for the reads whose rendering needs the controller's
-// config and state (status, issue show, inbox); `next` and `issue create`
-// are api.Agents', rendered by the agent's CLI.
+// output it returns, for the read whose rendering still needs the
+// controller's config and state (status); the other requests are
+// api.Agents', rendered by the agent's CLI.
 func serve[R any](a cmds, ctx context.Context, c *controller.Controller, who api.Caller, named int, req R,
 	f func(h *cmdutil.App, r request, req R) error) (api.Output, error) {
 	e, err := c.Engine()
@@ -93,24 +87,9 @@ func serve[R any](a cmds, ctx context.Context, c *controller.Controller, who api
 	return api.Output{Text: out.String()}, nil
 }
 
-func serveShow(h *cmdutil.App, r request, req api.ShowRequest) error {
-	id := req.Issue
-	if id == 0 {
-		id = r.issue
-	}
-	return issuecmd.Show(h, r.e, id, req.JSON)
-}
-
 func serveStatus(h *cmdutil.App, r request, req api.StatusRequest) error {
 	if req.Issue != 0 {
 		return statuscmd.ShowOne(h, strconv.Itoa(req.Issue), req.Block, req.JSON)
 	}
 	return statuscmd.ShowAll(h, r.e, req.JSON)
-}
-
-func serveInbox(h *cmdutil.App, r request, req api.InboxRequest) error {
-	if r.issue <= 0 {
-		return errors.New("an inbox is an issue's: an agent reads its own session's")
-	}
-	return inboxcmd.Show(h, r.e, r.issue, req.Recent, req.JSON)
 }

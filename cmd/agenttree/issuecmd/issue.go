@@ -3,7 +3,6 @@ package issuecmd
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -14,7 +13,6 @@ import (
 	"github.com/agenttree/agenttree/controller/api"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
-	"github.com/agenttree/agenttree/engine/machine/render"
 	"github.com/agenttree/agenttree/engine/report"
 	"github.com/agenttree/agenttree/internal/exitcode"
 	"github.com/agenttree/agenttree/stages"
@@ -247,49 +245,7 @@ func Show(a *cmdutil.App, e *engine.Engine, id int, asJSON bool) error {
 // PrintIssue prints iss as `issue show` does: the status views start
 // with it.
 func PrintIssue(a *cmdutil.App, e *engine.Engine, iss *issues.Issue) {
-	fmt.Fprintf(a.Out, "issue %d: %s\n", iss.ID, cmdutil.SafeTitle(iss.Title))
-	fmt.Fprintf(a.Out, "  stage:   %s (flow %s, version %d)\n", iss.Stage, iss.Flow, iss.Version)
-	if n, ok := e.Config.Node(iss.Stage); ok {
-		fmt.Fprintf(a.Out, "  owner:   %s\n", render.Describe(n))
-	}
-	fmt.Fprintf(a.Out, "  branch:  %s\n", iss.Branch)
-	if p := iss.EntryPending; p != nil {
-		fmt.Fprintf(a.Out, "  unfinished: entering %s did not finish (`agenttree next -i %d` runs it again)\n", p.Stage, iss.ID)
-		for _, f := range p.Failures {
-			fmt.Fprintf(a.Out, "    - %s\n", cmdutil.SafeText(f))
-		}
-	}
-	if iss.PRURL != "" {
-		fmt.Fprintf(a.Out, "  pr:      #%d %s\n", iss.PRNumber, iss.PRURL)
-	}
-	if len(iss.Labels) > 0 {
-		fmt.Fprintf(a.Out, "  labels:  %s\n", cmdutil.SafeText(strings.Join(iss.Labels, ", ")))
-	}
-	if len(iss.Vars) > 0 {
-		keys := make([]string, 0, len(iss.Vars))
-		for k := range iss.Vars {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		pairs := make([]string, len(keys))
-		for i, k := range keys {
-			pairs[i] = fmt.Sprintf("%s=%v", k, iss.Vars[k])
-		}
-		fmt.Fprintf(a.Out, "  vars:    %s\n", strings.Join(pairs, " "))
-	}
-	fmt.Fprintf(a.Out, "  dir:     %s\n", e.Store.Dir(iss.ID))
-	fmt.Fprintln(a.Out, "  history:")
-	for _, h := range iss.History {
-		from := h.From
-		if from == "" {
-			from = "·"
-		}
-		line := fmt.Sprintf("    %s  %-9s %s → %s by %s", h.At.Local().Format("2006-01-02 15:04"), h.Kind, from, h.To, h.Actor)
-		if h.Reason != "" {
-			line += ": " + cmdutil.SafeText(h.Reason)
-		}
-		fmt.Fprintln(a.Out, line)
-	}
+	report.Printer{Out: a.Out, ErrOut: a.ErrOut}.Issue(report.Show(e, iss))
 }
 
 // unknownStage says that stage is none of cfg's, with the closest one and

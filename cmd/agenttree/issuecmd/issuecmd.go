@@ -1,6 +1,7 @@
 // Package issuecmd holds the issue command group: issue create, list and
-// show. The controller answers an agent's create and show with PrintCreated
-// and Show.
+// show. An agent's create and show are the controller's to answer
+// (controller/api); its CLI prints the answers with engine/report, as
+// these commands print theirs.
 package issuecmd
 
 import (
