@@ -7,21 +7,37 @@ import (
 	"github.com/agenttree/agenttree/forge/local/cirun"
 )
 
-// ciRunnerCmd is the local forge's CI runner: the forge starts this
+// CIRunnerOptions is what the local forge's CI runner was started with.
+type CIRunnerOptions struct {
+	*cmdutil.App
+	// Args are cirun's own, unparsed.
+	Args []string
+}
+
+// newCmdCIRunner is the local forge's CI runner: the forge starts this
 // executable again with it, detached, to run one CI attempt. People never
 // call it, so it is hidden. cirun writes its arguments and reads them
 // back, so cobra passes them on unparsed.
-func (a cmds) ciRunnerCmd() *cobra.Command {
+func newCmdCIRunner(a *cmdutil.App, runF func(*CIRunnerOptions) error) *cobra.Command {
+	opts := &CIRunnerOptions{App: a}
 	return &cobra.Command{
 		Use:                cirun.Command + " [flags] -- COMMAND",
 		Short:              "Run one local CI attempt (started by the local forge)",
 		Hidden:             true,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if code := cirun.Main(a.Ctx, args, a.ErrOut); code != 0 {
-				return cmdutil.SilentExit(code)
+			opts.Args = args
+			if runF != nil {
+				return runF(opts)
 			}
-			return nil
+			return ciRunnerRun(opts)
 		},
 	}
+}
+
+func ciRunnerRun(opts *CIRunnerOptions) error {
+	if code := cirun.Main(opts.Ctx, opts.Args, opts.ErrOut); code != 0 {
+		return cmdutil.SilentExit(code)
+	}
+	return nil
 }

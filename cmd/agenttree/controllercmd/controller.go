@@ -17,10 +17,21 @@ import (
 	"github.com/agenttree/agenttree/internal/exitcode"
 )
 
-func (a cmds) controllerCmd() *cobra.Command {
-	var once, asJSON bool
-	var issueFlag, logFormat string
-	var interval time.Duration
+// ControllerOptions is what `controller` was asked.
+type ControllerOptions struct {
+	*cmdutil.App
+	// Once runs one pass over the due issues, JSON printing its results.
+	Once, JSON bool
+	// IssueArg is the issue's id as given (--issue), "" for every issue.
+	IssueArg string
+	// LogFormat is text or json.
+	LogFormat string
+	// Interval is the time between passes, 0 for the config's.
+	Interval time.Duration
+}
+
+func newCmdController(a *cmdutil.App, runF func(*ControllerOptions) error) *cobra.Command {
+	opts := &ControllerOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "controller",
 		Short: "Run the host controller: controller stages, CI, conflicts, PR watching, messages to agents",
@@ -29,74 +40,82 @@ func (a cmds) controllerCmd() *cobra.Command {
 			"with a message typed into the agent's tmux pane, watches PRs, and calls a person when a\n" +
 			"budget is spent. All its state is on disk: stop it (Ctrl-C finishes the hook in flight) or\n" +
 			"kill it at any moment, and start it again.\n\n" +
-			"Exit status: 0 stopped (with --once: nothing failed), 1 a pass failed (--once),\n" +
-			"2 bad usage or config, or another controller already runs for this repository.",
+			cmdutil.ExitStatus("0 stopped (with --once: nothing failed), 1 a pass failed (--once)",
+				cmdutil.ExitUsageOrConfig+", or another controller already runs for this repository"),
 		Example: "  agenttree controller\n  agenttree controller --once --issue 3\n  agenttree controller --interval 30s --log-format json",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if actor := engine.ActorFromEnv(a.Getenv); actor.Kind == engine.ActorAgent {
-				return &cmdutil.ExitError{Code: exitcode.Waiting, Err: fmt.Errorf("the controller runs on the host, for people; %s cannot run it", actor)}
+			if runF != nil {
+				return runF(opts)
 			}
-			id := 0
-			if issueFlag != "" {
-				var err error
-				if id, err = cmdutil.ParseID(issueFlag); err != nil {
-					return err
-				}
-			}
-			first, err := a.Engine()
-			if err != nil {
-				return err
-			}
-			if id != 0 {
-				if _, err := first.Store.Get(id); err != nil {
-					return err
-				}
-			}
-			unlock, err := controller.Lock(first.Store.Root())
-			if errors.Is(err, controller.ErrRunning) {
-				return &cmdutil.ExitError{Code: exitcode.Usage, Err: err}
-			}
-			if err != nil {
-				return err
-			}
-			defer unlock()
-			// One issue named: it is looked at on every pass, whatever its
-			// polling state says.
-			c := &controller.Controller{Load: a.Reloader(first), Issue: id, Eager: id != 0, Interval: interval, Log: a.controllerLog(logFormat)}
-			if !once {
-				c.Log.Info("controller started", "state", first.Store.Root(), "pid", os.Getpid())
-				ctx, stop := context.WithCancel(a.Ctx)
-				defer stop()
-				served, err := a.serveAgents(ctx, c, first.Store.Root(), c.Log)
-				if err != nil {
-					return err
-				}
-				err = c.Run(ctx)
-				stop()
-				served()
-				c.Log.Info("controller stopped", forgeRequests(c)...)
-				return err
-			}
-			sum, err := c.Tick(a.Ctx)
-			if err != nil {
-				return err
-			}
-			if err := a.printTick(sum, asJSON); err != nil {
-				return err
-			}
-			if sum.Failed > 0 {
-				return cmdutil.SilentExit(exitcode.Blocked)
-			}
-			return nil
+			return controllerRun(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&once, "once", false, "run one pass over the due issues and exit")
-	cmd.Flags().StringVar(&issueFlag, "issue", "", "work on this issue only")
-	cmd.Flags().DurationVar(&interval, "interval", 0, "time between passes (default: controller.interval_s, 10s)")
-	cmd.Flags().StringVar(&logFormat, "log-format", "text", "log format on stderr: text or json")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "with --once: print the pass's results as JSON")
+	cmd.Flags().BoolVar(&opts.Once, "once", false, "run one pass over the due issues and exit")
+	cmd.Flags().StringVar(&opts.IssueArg, "issue", "", "work on this issue only")
+	cmd.Flags().DurationVar(&opts.Interval, "interval", 0, "time between passes (default: controller.interval_s, 10s)")
+	cmd.Flags().StringVar(&opts.LogFormat, "log-format", "text", "log format on stderr: text or json")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "with --once: print the pass's results as JSON")
 	return cmd
+}
+
+func controllerRun(opts *ControllerOptions) error {
+	a := cmds{opts.App}
+	if actor := engine.ActorFromEnv(a.Getenv); actor.Kind == engine.ActorAgent {
+		return &cmdutil.ExitError{Code: exitcode.Waiting, Err: fmt.Errorf("the controller runs on the host, for people; %s cannot run it", actor)}
+	}
+	id := 0
+	if opts.IssueArg != "" {
+		var err error
+		if id, err = cmdutil.ParseID(opts.IssueArg); err != nil {
+			return err
+		}
+	}
+	first, err := a.Engine()
+	if err != nil {
+		return err
+	}
+	if id != 0 {
+		if _, err := first.Store.Get(id); err != nil {
+			return err
+		}
+	}
+	unlock, err := controller.Lock(first.Store.Root())
+	if errors.Is(err, controller.ErrRunning) {
+		return &cmdutil.ExitError{Code: exitcode.Usage, Err: err}
+	}
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	// One issue named: it is looked at on every pass, whatever its
+	// polling state says.
+	c := &controller.Controller{Load: a.Reloader(first), Issue: id, Eager: id != 0, Interval: opts.Interval, Log: a.controllerLog(opts.LogFormat)}
+	if !opts.Once {
+		c.Log.Info("controller started", "state", first.Store.Root(), "pid", os.Getpid())
+		ctx, stop := context.WithCancel(a.Ctx)
+		defer stop()
+		served, err := a.serveAgents(ctx, c, first.Store.Root(), c.Log)
+		if err != nil {
+			return err
+		}
+		err = c.Run(ctx)
+		stop()
+		served()
+		c.Log.Info("controller stopped", forgeRequests(c)...)
+		return err
+	}
+	sum, err := c.Tick(a.Ctx)
+	if err != nil {
+		return err
+	}
+	if err := a.printTick(sum, opts.JSON); err != nil {
+		return err
+	}
+	if sum.Failed > 0 {
+		return cmdutil.SilentExit(exitcode.Blocked)
+	}
+	return nil
 }
 
 func (a cmds) controllerLog(format string) *slog.Logger {

@@ -10,11 +10,10 @@ import (
 	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
 )
 
-// cmds makes the group's commands for one invocation.
+// cmds is one invocation, for the runs' helpers.
 type cmds struct{ *cmdutil.App }
 
 // Commands are the group's top-level commands.
 func Commands(a *cmdutil.App) []*cobra.Command {
-	c := cmds{a}
-	return []*cobra.Command{c.controllerCmd(), c.prCmd(), c.ciRunnerCmd()}
+	return []*cobra.Command{newCmdController(a, nil), newCmdPR(a), newCmdCIRunner(a, nil)}
 }

@@ -14,16 +14,26 @@ import (
 	"github.com/agenttree/agenttree/internal/exitcode"
 )
 
-func (a cmds) prCmd() *cobra.Command {
+func newCmdPR(a *cmdutil.App) *cobra.Command {
 	cmd := &cobra.Command{Use: "pr", Short: "Work with an issue's pull request"}
-	cmd.AddCommand(a.prWaitCmd())
+	cmd.AddCommand(newCmdPRWait(a, nil))
 	return cmd
 }
 
-func (a cmds) prWaitCmd() *cobra.Command {
-	var interval time.Duration
-	var asJSON bool
-	var prNumber int
+// PRWaitOptions is what `pr wait` was asked.
+type PRWaitOptions struct {
+	*cmdutil.App
+	// IssueArg is the issue's id, or its PR's URL, as given; "" with PR.
+	IssueArg string
+	// PR is the PR's number (--pr), 0 for none.
+	PR int
+	// Interval is the longest pause between polls, 0 for the config's.
+	Interval time.Duration
+	JSON     bool
+}
+
+func newCmdPRWait(a *cmdutil.App, runF func(*PRWaitOptions) error) *cobra.Command {
+	opts := &PRWaitOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "wait ID",
 		Short: "Poll an issue's PR until its CI is done (for use without a controller)",
@@ -36,43 +46,46 @@ func (a cmds) prWaitCmd() *cobra.Command {
 			"or the PR's URL. A number alone is always an issue id, never a PR number. A PR that\n" +
 			"several issues had is the one of the issue not yet done or dropped; if that leaves more\n" +
 			"than one, name the issue.\n\n" +
-			"Exit status: 0 CI passed, 1 CI failed (ci_feedback.md is written in the issue's directory),\n" +
-			"2 bad usage, 3 stopped after 5 errors in a row talking to the forge (no CI verdict),\n" +
-			"4 timed out (ci_polling.timeout_s or the stage's wait_for_ci timeout).\n" +
+			cmdutil.ExitStatus("0 CI passed, 1 CI failed (ci_feedback.md is written in the issue's directory)",
+				cmdutil.ExitUsage+", 3 stopped after 5 errors in a row talking to the forge (no CI verdict)",
+				"4 timed out (ci_polling.timeout_s or the stage's wait_for_ci timeout)") + "\n" +
 			"--json prints the outcome with the polls made (iterations) and the time waited (elapsed_s).",
 		Args: func(cmd *cobra.Command, args []string) error {
 			if cmd.Flags().Changed("pr") {
 				if len(args) > 0 {
-					return fmt.Errorf("name the issue or its PR, not both: `agenttree pr wait --pr %d` or `agenttree pr wait %s`", prNumber, args[0])
+					return fmt.Errorf("name the issue or its PR, not both: `agenttree pr wait --pr %d` or `agenttree pr wait %s`", opts.PR, args[0])
 				}
 				return nil
 			}
 			return cmdutil.ExactArgs(1)(cmd, args)
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			arg := ""
 			if len(args) > 0 {
-				arg = args[0]
+				opts.IssueArg = args[0]
 			}
-			return a.prWait(arg, prNumber, interval, asJSON)
+			if runF != nil {
+				return runF(opts)
+			}
+			return prWaitRun(opts)
 		},
 	}
-	cmd.Flags().DurationVar(&interval, "interval", 0, "longest pause between polls (default: as the config's ci_polling says)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the outcome as JSON")
-	cmd.Flags().IntVar(&prNumber, "pr", 0, "the PR's number instead of the issue's id")
+	cmd.Flags().DurationVar(&opts.Interval, "interval", 0, "longest pause between polls (default: as the config's ci_polling says)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the outcome as JSON")
+	cmd.Flags().IntVar(&opts.PR, "pr", 0, "the PR's number instead of the issue's id")
 	return cmd
 }
 
-// prWait waits for the CI of the PR of issue arg (or of the issue whose
-// PR is prNumber, or arg's PR URL), printing each phase, and exits as the
-// outcome says.
-func (a cmds) prWait(arg string, prNumber int, interval time.Duration, asJSON bool) error {
-	e, id, err := a.waitTarget(arg, prNumber)
+// prWaitRun waits for the CI of the PR of the issue named (or of the
+// issue whose PR is opts.PR, or the PR's URL), printing each phase, and
+// exits as the outcome says.
+func prWaitRun(opts *PRWaitOptions) error {
+	a := cmds{opts.App}
+	e, id, err := a.waitTarget(opts.IssueArg, opts.PR)
 	if err != nil {
 		return err
 	}
-	out, err := controller.WaitCI(a.Ctx, e, id, interval, func(p controller.WaitPhase) {
-		if !asJSON {
+	out, err := controller.WaitCI(a.Ctx, e, id, opts.Interval, func(p controller.WaitPhase) {
+		if !opts.JSON {
 			fmt.Fprintf(a.Out, "[%d] %s elapsed: %s; next poll in %s\n", p.Iteration, roundDuration(p.Elapsed), p.Status, roundDuration(p.Next))
 		}
 	})
@@ -85,7 +98,7 @@ func (a cmds) prWait(arg string, prNumber int, interval time.Duration, asJSON bo
 	case err != nil:
 		return err
 	}
-	if asJSON {
+	if opts.JSON {
 		if err := a.PrintJSON(out); err != nil {
 			return err
 		}

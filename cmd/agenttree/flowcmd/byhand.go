@@ -12,19 +12,29 @@ import (
 )
 
 // byHandExit is the exit status of people's commands, for their help.
-const byHandExit = "Exit status: 0 done, 1 moved but the new stage's entry work did not finish,\n" +
-	"2 bad usage or config, 3 only a person can (or another process has the issue)."
+var byHandExit = cmdutil.ExitStatus("0 done, 1 moved but the new stage's entry work did not finish",
+	cmdutil.ExitUsageOrConfig+", "+cmdutil.ExitOnlyPerson+" (or another process has the issue)")
 
 // manualCmds are people's commands: the ways out of an escalation
 // (resume, skip, abort) and a person's word over the pipeline (reject,
 // move). Agents and the controller are refused (exit 3).
-func (a cmds) manualCmds() []*cobra.Command {
-	return []*cobra.Command{a.resumeCmd(), a.skipCmd(), a.abortCmd(), a.rejectCmd(), a.moveCmd()}
+func manualCmds(a *cmdutil.App) []*cobra.Command {
+	return []*cobra.Command{newCmdResume(a, nil), newCmdSkip(a, nil), newCmdAbort(a, nil), newCmdReject(a, nil), newCmdMove(a, nil)}
 }
 
-func (a cmds) resumeCmd() *cobra.Command {
-	var reason string
-	cmd := a.byHandCmd(&cobra.Command{
+// ByHandOptions is what resume, skip and abort were asked.
+type ByHandOptions struct {
+	*cmdutil.App
+	// IssueArg is the issue's id as given.
+	IssueArg string
+	// Reason is kept in the issue's history.
+	Reason string
+	JSON   bool
+}
+
+func newCmdResume(a *cmdutil.App, runF func(*ByHandOptions) error) *cobra.Command {
+	opts := &ByHandOptions{App: a}
+	cmd := &cobra.Command{
 		Use:     "resume ID --reason TEXT",
 		Short:   "Let an escalated issue go on: reset its retry budgets and circuit breaker (people only)",
 		Example: `  agenttree resume 3 --reason "CI runner fixed"`,
@@ -33,48 +43,75 @@ func (a cmds) resumeCmd() *cobra.Command {
 			"right) is kept in the issue's history. An issue that is not escalated and whose\n" +
 			"breaker is closed is refused (exit 2): `agenttree status ID` says what it waits on.\n\n" + byHandExit,
 		Args: cmdutil.ExactArgs(1),
-	}, func(e *engine.Engine, id int, actor engine.Actor, _ []string) (*engine.Result, error) {
-		return people.Resume(a.Ctx, e, id, actor, reason)
-	})
-	cmd.Flags().StringVar(&reason, "reason", "", "what was put right, for the issue's history (required)")
+		RunE: byHandRunE(opts, runF, resumeRun),
+	}
+	cmd.Flags().StringVar(&opts.Reason, "reason", "", "what was put right, for the issue's history (required)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	return cmd
 }
 
-func (a cmds) skipCmd() *cobra.Command {
-	var reason string
-	cmd := a.byHandCmd(&cobra.Command{
+func resumeRun(opts *ByHandOptions) error {
+	return byHand(opts.App, opts.IssueArg, opts.JSON, func(e *engine.Engine, id int, actor engine.Actor) (*engine.Result, error) {
+		return people.Resume(opts.Ctx, e, id, actor, opts.Reason)
+	})
+}
+
+func newCmdSkip(a *cmdutil.App, runF func(*ByHandOptions) error) *cobra.Command {
+	opts := &ByHandOptions{App: a}
+	cmd := &cobra.Command{
 		Use:     "skip ID --reason TEXT",
 		Short:   "Move an issue past its stage without the stage's gates (people only)",
 		Example: `  agenttree skip 3 --reason "docs-only change, no review needed"`,
 		Long: "Move issue ID to the stage `agenttree next` would choose, without checking the\n" +
 			"current stage's gates. The reason is kept in the issue's history.\n\n" + byHandExit,
 		Args: cmdutil.ExactArgs(1),
-	}, func(e *engine.Engine, id int, actor engine.Actor, _ []string) (*engine.Result, error) {
-		return people.Skip(a.Ctx, e, id, actor, reason)
-	})
-	cmd.Flags().StringVar(&reason, "reason", "", "why the stage is skipped, for the issue's history (required)")
+		RunE: byHandRunE(opts, runF, skipRun),
+	}
+	cmd.Flags().StringVar(&opts.Reason, "reason", "", "why the stage is skipped, for the issue's history (required)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	return cmd
 }
 
-func (a cmds) abortCmd() *cobra.Command {
-	var reason string
-	cmd := a.byHandCmd(&cobra.Command{
+func skipRun(opts *ByHandOptions) error {
+	return byHand(opts.App, opts.IssueArg, opts.JSON, func(e *engine.Engine, id int, actor engine.Actor) (*engine.Result, error) {
+		return people.Skip(opts.Ctx, e, id, actor, opts.Reason)
+	})
+}
+
+func newCmdAbort(a *cmdutil.App, runF func(*ByHandOptions) error) *cobra.Command {
+	opts := &ByHandOptions{App: a}
+	cmd := &cobra.Command{
 		Use:     "abort ID --reason TEXT",
 		Short:   "Abandon an issue: move it to its flow's abandon stage (people only)",
 		Example: `  agenttree abort 3 --reason "duplicate of 2"`,
 		Long: "Move issue ID to the stage of its flow declared `terminal: abandon`, and run\n" +
 			"that stage's entry hooks. The reason is kept in the issue's history.\n\n" + byHandExit,
 		Args: cmdutil.ExactArgs(1),
-	}, func(e *engine.Engine, id int, actor engine.Actor, _ []string) (*engine.Result, error) {
-		return people.Abort(a.Ctx, e, id, actor, reason)
-	})
-	cmd.Flags().StringVar(&reason, "reason", "", "why it is abandoned, for the issue's history (required)")
+		RunE: byHandRunE(opts, runF, abortRun),
+	}
+	cmd.Flags().StringVar(&opts.Reason, "reason", "", "why it is abandoned, for the issue's history (required)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	return cmd
 }
 
-func (a cmds) rejectCmd() *cobra.Command {
-	var to, message string
-	cmd := a.byHandCmd(&cobra.Command{
+func abortRun(opts *ByHandOptions) error {
+	return byHand(opts.App, opts.IssueArg, opts.JSON, func(e *engine.Engine, id int, actor engine.Actor) (*engine.Result, error) {
+		return people.Abort(opts.Ctx, e, id, actor, opts.Reason)
+	})
+}
+
+// RejectOptions is what `reject` was asked.
+type RejectOptions struct {
+	*cmdutil.App
+	IssueArg string
+	// To is the stage the work goes back to, "" for the review's own.
+	To, Message string
+	JSON        bool
+}
+
+func newCmdReject(a *cmdutil.App, runF func(*RejectOptions) error) *cobra.Command {
+	opts := &RejectOptions{App: a}
+	cmd := &cobra.Command{
 		Use:   "reject ID --message TEXT [--to STAGE]",
 		Short: "Send work at a human review back to an earlier stage, with a message for the agent (people only)",
 		Example: `  agenttree reject 3 --message "the form needs labels"
@@ -83,57 +120,95 @@ func (a cmds) rejectCmd() *cobra.Command {
 			"on_failure.step_back_to, else the nearest earlier stage where an agent works).\n" +
 			"The message is kept in the issue's history and delivered to the agent.\n\n" + byHandExit,
 		Args: cmdutil.ExactArgs(1),
-	}, func(e *engine.Engine, id int, actor engine.Actor, _ []string) (*engine.Result, error) {
-		return people.Reject(a.Ctx, e, id, actor, to, message)
-	})
-	cmd.Flags().StringVar(&message, "message", "", "what the agent must change (required)")
-	cmd.Flags().StringVar(&to, "to", "", "the stage the work goes back to")
+		RunE: func(_ *cobra.Command, args []string) error {
+			opts.IssueArg = args[0]
+			if runF != nil {
+				return runF(opts)
+			}
+			return rejectRun(opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Message, "message", "", "what the agent must change (required)")
+	cmd.Flags().StringVar(&opts.To, "to", "", "the stage the work goes back to")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	return cmd
 }
 
-func (a cmds) moveCmd() *cobra.Command {
-	var reason string
-	cmd := a.byHandCmd(&cobra.Command{
+func rejectRun(opts *RejectOptions) error {
+	return byHand(opts.App, opts.IssueArg, opts.JSON, func(e *engine.Engine, id int, actor engine.Actor) (*engine.Result, error) {
+		return people.Reject(opts.Ctx, e, id, actor, opts.To, opts.Message)
+	})
+}
+
+// MoveOptions is what `move` was asked.
+type MoveOptions struct {
+	*cmdutil.App
+	IssueArg, Stage string
+	Reason          string
+	JSON            bool
+}
+
+func newCmdMove(a *cmdutil.App, runF func(*MoveOptions) error) *cobra.Command {
+	opts := &MoveOptions{App: a}
+	cmd := &cobra.Command{
 		Use:     "move ID STAGE --reason TEXT",
 		Short:   "Put an issue at any stage of its flow (people only)",
 		Example: `  agenttree move 3 implement.code --reason "reopened: the fix was incomplete"`,
 		Long: "Move issue ID to STAGE, any stage of its flow, without gates, and run the\n" +
 			"stage's entry hooks. The reason is kept in the issue's history.\n\n" + byHandExit,
 		Args: cmdutil.ExactArgs(2),
-	}, func(e *engine.Engine, id int, actor engine.Actor, args []string) (*engine.Result, error) {
-		return people.Move(a.Ctx, e, id, actor, args[1], reason)
-	})
-	cmd.Flags().StringVar(&reason, "reason", "", "why, for the issue's history (required)")
+		RunE: func(_ *cobra.Command, args []string) error {
+			opts.IssueArg, opts.Stage = args[0], args[1]
+			if runF != nil {
+				return runF(opts)
+			}
+			return moveRun(opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Reason, "reason", "", "why, for the issue's history (required)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	return cmd
 }
 
-// byHandCmd completes cmd, one of people's commands: --json, and a run
-// that calls do on the issue its first argument names, as whoever runs it,
-// and reports the result as `next` does.
-func (a cmds) byHandCmd(cmd *cobra.Command, do func(e *engine.Engine, id int, actor engine.Actor, args []string) (*engine.Result, error)) *cobra.Command {
-	var asJSON bool
-	cmd.RunE = func(_ *cobra.Command, args []string) error {
-		e, id, actor, err := a.EngineActing(args[0])
-		if err != nil {
-			return err
+func moveRun(opts *MoveOptions) error {
+	return byHand(opts.App, opts.IssueArg, opts.JSON, func(e *engine.Engine, id int, actor engine.Actor) (*engine.Result, error) {
+		return people.Move(opts.Ctx, e, id, actor, opts.Stage, opts.Reason)
+	})
+}
+
+// byHandRunE is the RunE of resume, skip and abort: runF when a test
+// gave one, else run.
+func byHandRunE(opts *ByHandOptions, runF, run func(*ByHandOptions) error) func(*cobra.Command, []string) error {
+	return func(_ *cobra.Command, args []string) error {
+		opts.IssueArg = args[0]
+		if runF != nil {
+			return runF(opts)
 		}
-		res, err := do(e, id, actor, args)
-		if err != nil {
-			return err
-		}
-		if res.Status == engine.StatusAdvanced && res.Kind == stages.MoveResume && !asJSON {
-			a.printResumed(res)
-			return nil
-		}
-		return a.Report(res, asJSON)
+		return run(opts)
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
-	return cmd
+}
+
+// byHand runs do, one of people's commands, on the issue arg names, as
+// whoever runs it, and reports the result as `next` does.
+func byHand(a *cmdutil.App, arg string, asJSON bool, do func(e *engine.Engine, id int, actor engine.Actor) (*engine.Result, error)) error {
+	e, id, actor, err := a.EngineActing(arg)
+	if err != nil {
+		return err
+	}
+	res, err := do(e, id, actor)
+	if err != nil {
+		return err
+	}
+	if res.Status == engine.StatusAdvanced && res.Kind == stages.MoveResume && !asJSON {
+		printResumed(a, res)
+		return nil
+	}
+	return a.Report(res, asJSON)
 }
 
 // printResumed says that an issue goes on where it is: a resume is no
 // move, and "moved pr_ready → pr_ready" would say one happened.
-func (a cmds) printResumed(res *engine.Result) {
+func printResumed(a *cmdutil.App, res *engine.Result) {
 	fmt.Fprintf(a.Out, "issue %d resumed at %s\n", res.Issue, res.From)
 	a.Lines("  ", res.Reasons)
 	if res.Instructions != "" {

@@ -9,13 +9,11 @@ import (
 	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
 )
 
-// cmds makes the group's commands for one invocation.
+// cmds is one invocation, for the runs' helpers.
 type cmds struct{ *cmdutil.App }
 
 // Commands are the group's top-level commands.
 func Commands(a *cmdutil.App) []*cobra.Command {
-	c := cmds{a}
-	list := []*cobra.Command{c.nextCmd(), c.approveCmd()}
-	list = append(list, c.manualCmds()...)
-	return list
+	list := []*cobra.Command{newCmdNext(a, nil), newCmdApprove(a, nil)}
+	return append(list, manualCmds(a)...)
 }

@@ -16,9 +16,17 @@ import (
 	"github.com/agenttree/agenttree/sessions"
 )
 
-func (a cmds) nextCmd() *cobra.Command {
-	var idFlag string
-	var dryRun, asJSON bool
+// NextOptions is what `next` was asked.
+type NextOptions struct {
+	*cmdutil.App
+	// IssueArg is the issue's id as given (-i), "" for the one the
+	// environment or the git branch names.
+	IssueArg     string
+	DryRun, JSON bool
+}
+
+func newCmdNext(a *cmdutil.App, runF func(*NextOptions) error) *cobra.Command {
+	opts := &NextOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "next",
 		Short: "Check the current stage's gates and move the issue to its next stage",
@@ -30,98 +38,114 @@ func (a cmds) nextCmd() *cobra.Command {
 			"human review, a person's next is an approval, the same as `agenttree approve ID`: the\n" +
 			"review's gates, the approval of the PR's head, then the next stage's entry work (a merge).\n" +
 			"--dry-run says what it would do and changes nothing.\n\n" +
-			"Exit status: 0 moved (or already at the final stage); 1 blocked by a gate (each reason\n" +
-			"printed), stepped back, or the new stage's entry work did not finish; 2 bad usage or\n" +
-			"config; 3 waiting on a person or the controller, or another process has the issue;\n" +
-			"130 interrupted.",
+			cmdutil.ExitStatus("0 moved (or already at the final stage); 1 blocked by a gate (each reason\n"+
+				"printed), stepped back, or the new stage's entry work did not finish; 2 bad usage or\n"+
+				"config; 3 waiting on a person or the controller, or another process has the issue;\n"+
+				"130 interrupted"),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if c, err := a.Remote(); err != nil {
-				return err
-			} else if c != nil {
-				req := api.NextRequest{RequestID: api.RequestID(), DryRun: dryRun, JSON: asJSON}
-				if idFlag != "" {
-					if req.Issue, err = cmdutil.ParseID(idFlag); err != nil {
-						return err
-					}
-				}
-				return a.Ask(c, api.RouteNext, req)
+			if runF != nil {
+				return runF(opts)
 			}
-			e, err := a.Engine()
-			if err != nil {
-				return err
-			}
-			if !inGitRepo(filepath.Dir(e.Config.File)) {
-				fmt.Fprintf(a.ErrOut, "warning: %s is not in a git repository: gates on commits, branches and PRs cannot pass; run `git init` there (then `git remote add origin URL`)\n",
-					filepath.Dir(e.Config.File))
-			}
-			id, err := a.ResolveIssue(idFlag, e.WorkDir)
-			if err != nil {
-				return err
-			}
-			actor, err := a.Actor(e, id)
-			if err != nil {
-				return err
-			}
-			// The issue is read once, under its lock, when nobody holds
-			// it (nearly always): what the command decides with is what it
-			// changes. Held by another process, it is read without the
-			// lock, and the engine reads it again under the lock to move it.
-			tx, iss, err := e.Store.TryBegin(id)
-			if err != nil {
-				return err
-			}
-			unlock := func() {
-				if tx != nil {
-					tx.Unlock()
-					tx = nil
-				}
-			}
-			defer unlock()
-			if tx == nil {
-				if iss, err = e.Store.Get(id); err != nil {
-					return err
-				}
-			}
-			if !dryRun && actor.Kind == engine.ActorHuman && controllerRuns(e, iss) {
-				// A person's next at a controller stage is the controller's
-				// pass, in the foreground: it never skips the controller's
-				// work, and takes the issue's lock itself.
-				unlock()
-				if res, err := a.controllerPass(e, iss); err != nil || res != nil {
-					if err != nil {
-						return err
-					}
-					return a.Report(res, asJSON)
-				}
-				// Nothing for the controller to do after all: the issue is
-				// read again, as it is now.
-				if iss, err = e.Store.Get(id); err != nil {
-					return err
-				}
-			}
-			// An agent of another OS user commits in a clone of its own:
-			// its work is taken in first, for the gates to see.
-			if err := sessions.New(e, nil).TakeWork(a.Ctx, id); err != nil {
-				return err
-			}
-			s := a.Spin(fmt.Sprintf("checking the gates of issue %d", id))
-			res, err := e.NextFrom(a.Ctx, tx, iss, actor, dryRun)
-			s.Stop()
-			if err != nil {
-				return err
-			}
-			return a.Report(res, asJSON)
+			return nextRun(opts)
 		},
 	}
-	cmd.Flags().StringVarP(&idFlag, "issue", "i", "", "issue id (default: AGENTTREE_ISSUE, then the git branch)")
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "check the gates without moving the issue")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	cmd.Flags().StringVarP(&opts.IssueArg, "issue", "i", "", "issue id (default: AGENTTREE_ISSUE, then the git branch)")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "check the gates without moving the issue")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	return cmd
 }
 
-func (a cmds) approveCmd() *cobra.Command {
-	var dryRun, asJSON bool
+func nextRun(opts *NextOptions) error {
+	a := cmds{opts.App}
+	if c, err := a.Remote(); err != nil {
+		return err
+	} else if c != nil {
+		req := api.NextRequest{RequestID: api.RequestID(), DryRun: opts.DryRun, JSON: opts.JSON}
+		if opts.IssueArg != "" {
+			if req.Issue, err = cmdutil.ParseID(opts.IssueArg); err != nil {
+				return err
+			}
+		}
+		return a.Ask(c, api.RouteNext, req)
+	}
+	e, err := a.Engine()
+	if err != nil {
+		return err
+	}
+	if !inGitRepo(filepath.Dir(e.Config.File)) {
+		fmt.Fprintf(a.ErrOut, "warning: %s is not in a git repository: gates on commits, branches and PRs cannot pass; run `git init` there (then `git remote add origin URL`)\n",
+			filepath.Dir(e.Config.File))
+	}
+	id, err := a.ResolveIssue(opts.IssueArg, e.WorkDir)
+	if err != nil {
+		return err
+	}
+	actor, err := a.Actor(e, id)
+	if err != nil {
+		return err
+	}
+	// The issue is read once, under its lock, when nobody holds it
+	// (nearly always): what the command decides with is what it changes.
+	// Held by another process, it is read without the lock, and the
+	// engine reads it again under the lock to move it.
+	tx, iss, err := e.Store.TryBegin(id)
+	if err != nil {
+		return err
+	}
+	unlock := func() {
+		if tx != nil {
+			tx.Unlock()
+			tx = nil
+		}
+	}
+	defer unlock()
+	if tx == nil {
+		if iss, err = e.Store.Get(id); err != nil {
+			return err
+		}
+	}
+	if !opts.DryRun && actor.Kind == engine.ActorHuman && controllerRuns(e, iss) {
+		// A person's next at a controller stage is the controller's pass,
+		// in the foreground: it never skips the controller's work, and
+		// takes the issue's lock itself.
+		unlock()
+		if res, err := a.controllerPass(e, iss); err != nil || res != nil {
+			if err != nil {
+				return err
+			}
+			return a.Report(res, opts.JSON)
+		}
+		// Nothing for the controller to do after all: the issue is read
+		// again, as it is now.
+		if iss, err = e.Store.Get(id); err != nil {
+			return err
+		}
+	}
+	// An agent of another OS user commits in a clone of its own: its work
+	// is taken in first, for the gates to see.
+	if err := sessions.New(e, nil).TakeWork(a.Ctx, id); err != nil {
+		return err
+	}
+	s := a.Spin(fmt.Sprintf("checking the gates of issue %d", id))
+	res, err := e.NextFrom(a.Ctx, tx, iss, actor, opts.DryRun)
+	s.Stop()
+	if err != nil {
+		return err
+	}
+	return a.Report(res, opts.JSON)
+}
+
+// ApproveOptions is what `approve` was asked.
+type ApproveOptions struct {
+	*cmdutil.App
+	// IssueArg is the issue's id as given.
+	IssueArg     string
+	DryRun, JSON bool
+}
+
+func newCmdApprove(a *cmdutil.App, runF func(*ApproveOptions) error) *cobra.Command {
+	opts := &ApproveOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "approve ID",
 		Short: "Approve an issue waiting at a human review (people only)",
@@ -135,29 +159,38 @@ func (a cmds) approveCmd() *cobra.Command {
 			"Once CI passed on the new head and the issue is back at the review, approve it.\n\n" +
 			"--dry-run says what approving would do: which head it approves and where the issue goes\n" +
 			"then, with the work that runs there; it changes nothing.\n\n" +
-			"Exit status: 0 approved; 1 a gate failed (each reason printed), the entry work did not\n" +
-			"finish, or the issue went back through CI for a new head; 2 bad usage or config, or the\n" +
-			"issue is at no review; 3 not a person, or another process has the issue; 130 interrupted.",
+			cmdutil.ExitStatus("0 approved; 1 a gate failed (each reason printed), the entry work did not\n"+
+				"finish, or the issue went back through CI for a new head; 2 bad usage or config, or the\n"+
+				"issue is at no review; 3 not a person, or another process has the issue; 130 interrupted"),
 		Example: `  agenttree approve 3
   agenttree approve 3 --dry-run`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			e, id, actor, err := a.EngineActing(args[0])
-			if err != nil {
-				return err
+			opts.IssueArg = args[0]
+			if runF != nil {
+				return runF(opts)
 			}
-			s := a.Spin(fmt.Sprintf("approving issue %d", id))
-			res, err := e.Approve(a.Ctx, id, actor, dryRun)
-			s.Stop()
-			if err != nil {
-				return err
-			}
-			return a.Report(res, asJSON)
+			return approveRun(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "say what approving would do (the head approved, where the issue goes) without doing it")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "say what approving would do (the head approved, where the issue goes) without doing it")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	return cmd
+}
+
+func approveRun(opts *ApproveOptions) error {
+	a := opts.App
+	e, id, actor, err := a.EngineActing(opts.IssueArg)
+	if err != nil {
+		return err
+	}
+	s := a.Spin(fmt.Sprintf("approving issue %d", id))
+	res, err := e.Approve(a.Ctx, id, actor, opts.DryRun)
+	s.Stop()
+	if err != nil {
+		return err
+	}
+	return a.Report(res, opts.JSON)
 }
 
 // controllerRuns reports whether iss is at a controller stage, where a
