@@ -1,3 +1,9 @@
+// Package engine moves issues through the pipeline of one config, and is
+// the only writer of issue state: it says who may act, takes the issue's
+// lock and hands the move to engine/transition, which runs the gates,
+// records the move on the stage machine and commits it through the store
+// (docs/ARCHITECTURE.md §3, §4). Every command, a person's or an agent's
+// through the controller's socket, comes through here.
 package engine
 
 import (

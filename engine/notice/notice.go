@@ -2,7 +2,9 @@
 // people running the pipeline when the issue's history changes: work sent
 // back (with what failed, where to read more and what to do about that
 // kind of failure), an escalation, a person's move, a review waiting,
-// entry work that failed. It reads an issue; it writes nothing.
+// entry work that failed. The wording reads an issue and writes nothing;
+// Queue puts the words into the issue's outbox, under the outbox's own
+// lock, for the controller to deliver.
 package notice
 
 import (

@@ -8,9 +8,12 @@
 //	  host/                written by people and the controller only
 //	    issues/NNN/        issue.yaml, events.jsonl, watch.yaml, outbox/
 //	    issues/.last-id    the last id given
+//	    issues/.scan-cache what the last scan read of each issue (a cache)
 //	    forge/             the local forge: prs/ and checks/ (records, each
 //	                       with its log), locks/
 //	    sessions/          agent session tokens (hashes only)
+//	    agents/            agents' session records, and the files handing
+//	                       each agent its token
 //	    controller.lock
 //	    layout             the layout's version, the host's mount namespace
 //
