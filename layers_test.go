@@ -3,7 +3,10 @@ package agenttree
 import (
 	"bufio"
 	"bytes"
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -81,4 +84,36 @@ func errText(err error) string {
 		return string(ee.Stderr)
 	}
 	return ""
+}
+
+// TestPackagesStayReadable holds the size guideline of docs/ARCHITECTURE.md
+// §2: no production package over 1,500 lines, no file over 500. A package
+// that outgrows it is split along a seam, not trimmed to fit.
+func TestPackagesStayReadable(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.Dir}}{{range .GoFiles}} {{.}}{{end}}`, module+"/...").Output()
+	require.NoError(t, err, "go list: %s", errText(err))
+
+	var over []string
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 2 {
+			continue
+		}
+		dir, total := fields[0], 0
+		for _, name := range fields[1:] {
+			data, err := os.ReadFile(filepath.Join(dir, name))
+			require.NoError(t, err)
+			n := bytes.Count(data, []byte("\n"))
+			total += n
+			if n > 500 {
+				over = append(over, fmt.Sprintf("%s/%s: %d lines (at most 500 a file)", dir, name, n))
+			}
+		}
+		if total > 1500 {
+			over = append(over, fmt.Sprintf("%s: %d lines (at most 1,500 a package)", dir, total))
+		}
+	}
+	require.NoError(t, sc.Err())
+	require.Empty(t, over, "split along a seam (docs/ARCHITECTURE.md §2)")
 }
