@@ -3,9 +3,7 @@
 package examples_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,8 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
 	"github.com/agenttree/agenttree/cmd/agenttree/statuscmd"
+	"github.com/agenttree/agenttree/controller/api"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/outbox"
 	"github.com/agenttree/agenttree/internal/gittest"
@@ -141,17 +139,14 @@ func (s *scenarioRig) told(t *testing.T, id int) []string {
 // statusRow is issue id's row of `agenttree status --json`.
 func (s *scenarioRig) statusRow(t *testing.T, id int) statuscmd.Row {
 	t.Helper()
-	var out bytes.Buffer
-	app := &cmdutil.App{Ctx: context.Background(), Getenv: func(string) string { return "" }, Out: &out, ErrOut: &out, WD: s.dir, Fixed: s.e}
-	require.NoError(t, statuscmd.ShowAll(app, s.e, true))
-	var rows []statuscmd.Row
-	require.NoError(t, json.Unmarshal(out.Bytes(), &rows), out.String())
-	for _, r := range rows {
+	ans, err := statuscmd.AnswerOf(context.Background(), s.e, api.StatusRequest{})
+	require.NoError(t, err)
+	for _, r := range ans.Rows {
 		if r.ID == id {
-			return r
+			return r.Row
 		}
 	}
-	require.Failf(t, "no status row", "issue %d is not in %s", id, out.String())
+	require.Failf(t, "no status row", "issue %d is not among %d rows", id, len(ans.Rows))
 	return statuscmd.Row{}
 }
 

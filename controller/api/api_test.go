@@ -102,7 +102,7 @@ func TestCallerIsToldByTheKernelAndTheToken(t *testing.T) {
 	sessions := tokens.Open(root)
 	var seen []api.Caller
 	srv := &api.Server{Sessions: sessions, Owner: os.Getuid(), Handlers: api.Handlers{
-		Status: func(_ context.Context, c api.Caller, req api.StatusRequest) (api.Output, error) {
+		Status: func(_ context.Context, c api.Caller, req api.StatusRequest) (any, error) {
 			seen = append(seen, c)
 			return api.Output{Text: "shown\n"}, nil
 		},
@@ -159,7 +159,7 @@ func TestClientWaitsForARestartingController(t *testing.T) {
 	ln.(interface{ SetUnlinkOnClose(bool) }).SetUnlinkOnClose(false)
 	require.NoError(t, ln.Close())
 	srv := &api.Server{Sessions: tokens.Open(t.TempDir()), Owner: os.Getuid(), Handlers: api.Handlers{
-		Status: func(context.Context, api.Caller, api.StatusRequest) (api.Output, error) {
+		Status: func(context.Context, api.Caller, api.StatusRequest) (any, error) {
 			return api.Output{Text: "back"}, nil
 		},
 	}}
@@ -191,7 +191,7 @@ func TestASocketDeepInTheFileSystem(t *testing.T) {
 	ln, err := api.Listen(socket)
 	require.NoError(t, err)
 	srv := &api.Server{Sessions: tokens.Open(t.TempDir()), Owner: os.Getuid(), Handlers: api.Handlers{
-		Status: func(context.Context, api.Caller, api.StatusRequest) (api.Output, error) {
+		Status: func(context.Context, api.Caller, api.StatusRequest) (any, error) {
 			return api.Output{Text: "deep"}, nil
 		},
 	}}

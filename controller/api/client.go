@@ -63,6 +63,20 @@ func RequestID() string {
 // change nothing; a move or a creation carries a request id the
 // controller recognises). A refusal is an *Error.
 func (c *Client) Do(ctx context.Context, route string, req any) (Output, error) {
+	return c.do(ctx, route, req, func(resp *Response) (Output, error) { return render(route, req, resp) })
+}
+
+// Result sends req to route, as Do does, and decodes the route's typed
+// result into v, for the caller to print: the routes whose printer lives
+// above this package (status, cmd/agenttree/statuscmd).
+func (c *Client) Result(ctx context.Context, route string, req, v any) error {
+	_, err := c.do(ctx, route, req, func(resp *Response) (Output, error) { return Output{}, decodeResult(route, resp, v) })
+	return err
+}
+
+// do sends req to route until the controller answers, and hands a
+// successful answer to answered.
+func (c *Client) do(ctx context.Context, route string, req any, answered func(*Response) (Output, error)) (Output, error) {
 	body, err := json.Marshal(req)
 	if err != nil {
 		return Output{}, err
@@ -76,15 +90,15 @@ func (c *Client) Do(ctx context.Context, route string, req any) (Output, error) 
 		backoff.WithRandomizationFactor(0),
 		backoff.WithMaxElapsedTime(0), // until's deadline, which may shrink
 	)
-	answered := false // the controller answered: no more tries
+	replied := false // the controller answered: no more tries
 	out, err := backoff.RetryWithData(func() (Output, error) {
 		resp, err := c.send(ctx, route, body)
-		answered = err == nil
+		replied = err == nil
 		switch {
 		case err == nil && resp.Error != "":
 			return resp.Output, backoff.Permanent(&Error{Message: resp.Error, ExitCode: resp.ExitCode})
 		case err == nil:
-			out, err := render(route, req, resp)
+			out, err := answered(resp)
 			if err != nil {
 				return Output{}, backoff.Permanent(err)
 			}
@@ -101,7 +115,7 @@ func (c *Client) Do(ctx context.Context, route string, req any) (Output, error) 
 		return Output{}, err
 	}, backoff.WithContext(until{BackOff: b, deadline: &deadline}, ctx))
 	switch {
-	case err == nil, answered:
+	case err == nil, replied:
 		return out, err
 	case ctx.Err() != nil:
 		return Output{}, ctx.Err()

@@ -59,7 +59,7 @@ func TestAFloodFromOnePeerSlowsOnlyThatPeer(t *testing.T) {
 		Log: slog.New(slog.NewTextHandler(&logs, nil)),
 		// Agents together may hold 10-3 = 7.
 		Limits: api.Limits{Conns: 10, PerPeer: 3},
-		Handlers: api.Handlers{Status: func(context.Context, api.Caller, api.StatusRequest) (api.Output, error) {
+		Handlers: api.Handlers{Status: func(context.Context, api.Caller, api.StatusRequest) (any, error) {
 			return api.Output{Text: "shown"}, nil
 		}}}
 	socket := serve(t, srv)
@@ -139,7 +139,7 @@ func TestRequestsAreBoundedNotTheWork(t *testing.T) {
 	)
 	srv := &api.Server{Sessions: tokens.Open(t.TempDir()), Owner: os.Getuid(),
 		Limits: api.Limits{Conns: 4, PerPeer: 2, Request: request, Reply: reply},
-		Handlers: api.Handlers{Status: func(_ context.Context, _ api.Caller, req api.StatusRequest) (api.Output, error) {
+		Handlers: api.Handlers{Status: func(_ context.Context, _ api.Caller, req api.StatusRequest) (any, error) {
 			switch req.Issue {
 			case 1: // `next` running gates
 				time.Sleep(3 * (request + reply))

@@ -29,14 +29,15 @@ type Caller struct {
 }
 
 // Handlers do what the requests ask; the server has checked who asks.
-// Next, Create, Show and Inbox answer with typed results, which the
-// agent's CLI renders as a person's does (Agents is the controller's);
-// Status with the text the controller rendered.
+// They answer with typed results, which the agent's CLI renders as a
+// person's does: Next, Create, Show and Inbox in Client.Do (Agents is the
+// controller's), Status, whose rows and printer are the CLI's
+// (cmd/agenttree/statuscmd), through Client.Result.
 type Handlers struct {
 	Next   func(context.Context, Caller, NextRequest) (*NextResult, error)
 	Create func(context.Context, Caller, CreateRequest) (*issues.Issue, error)
 	Show   func(context.Context, Caller, ShowRequest) (*report.Shown, error)
-	Status func(context.Context, Caller, StatusRequest) (Output, error)
+	Status func(context.Context, Caller, StatusRequest) (any, error)
 	Inbox  func(context.Context, Caller, InboxRequest) (*report.Inbox, error)
 }
 

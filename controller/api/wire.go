@@ -75,9 +75,8 @@ type SessionRequest struct {
 	Role  stages.Role `json:"role"`
 }
 
-// Output is what a command prints and the code it exits with, for the
-// route the controller still renders (status): it renders it as the CLI
-// would have, so an agent sees the same whichever way its command went.
+// Output is what a command prints and the code it exits with: what
+// Client.Do makes of a typed result, and a session token's answer.
 type Output struct {
 	Text     string `json:"output"`
 	ExitCode int    `json:"exit_code"`

@@ -114,6 +114,19 @@ func (a *App) Ask(c *api.Client, route string, req any) error {
 	return nil
 }
 
+// AskResult sends req to route, as Ask does, and decodes the answer into
+// v for the command to print: the routes whose printer is the command's
+// own (status).
+func (a *App) AskResult(c *api.Client, route string, req, v any) error {
+	s := a.Spin("waiting for the controller's answer")
+	err := c.Result(a.Ctx, route, req, v)
+	s.Stop()
+	if refused := (*api.Error)(nil); errors.As(err, &refused) {
+		return &ExitError{Code: exitcode.Code(refused.ExitCode), Err: errors.New(refused.Message)}
+	}
+	return err
+}
+
 // Actor is who acts on issue id (0: none yet) in this process, which the
 // operating system takes for a person: the environment may lower it to an
 // agent, and a session token binds that agent to its issue and role, as

@@ -95,7 +95,7 @@ func controllerRun(opts *ControllerOptions) error {
 		c.Log.Info("controller started", "state", first.Store.Root(), "pid", os.Getpid())
 		ctx, stop := context.WithCancel(a.Ctx)
 		defer stop()
-		served, err := a.serveAgents(ctx, c, first.Store.Root(), c.Log)
+		served, err := serveAgents(ctx, c, first.Store.Root(), c.Log)
 		if err != nil {
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
 	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil/cmdtest"
+	"github.com/agenttree/agenttree/cmd/agenttree/statuscmd"
 	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/controller/api"
 	"github.com/agenttree/agenttree/engine"
@@ -160,7 +161,8 @@ func TestRuns(t *testing.T) {
 }
 
 // The controller answers agents on its socket until it is stopped: issue
-// show and inbox with what a person's CLI prints, status rendered here.
+// show and inbox with what a person's CLI prints, status with the rows or
+// the issue its CLI prints.
 func TestControllerAnswersAgentsUntilStopped(t *testing.T) {
 	w := newWorkspace(t, true)
 	e, err := w.App.Engine()
@@ -183,9 +185,17 @@ func TestControllerAnswersAgentsUntilStopped(t *testing.T) {
 	out, err := client.Do(context.Background(), api.RouteShow, api.ShowRequest{Issue: 1})
 	require.NoError(t, err)
 	assert.Equal(t, shown.String(), out.Text)
-	out, err = client.Do(context.Background(), api.RouteStatus, api.StatusRequest{Issue: 1})
-	require.NoError(t, err)
-	assert.Contains(t, out.Text, shown.String()+"  waiting: ")
+	var status statuscmd.Answer
+	require.NoError(t, client.Result(context.Background(), api.RouteStatus, api.StatusRequest{Issue: 1}, &status))
+	require.NotNil(t, status.Shown)
+	assert.Equal(t, shown.String(), func() string {
+		var b bytes.Buffer
+		report.Printer{Out: &b}.Issue(*status.Shown)
+		return b.String()
+	}())
+	var all statuscmd.Answer
+	require.NoError(t, client.Result(context.Background(), api.RouteStatus, api.StatusRequest{}, &all))
+	assert.Len(t, all.Rows, 1)
 	_, err = client.Do(context.Background(), api.RouteInbox, api.InboxRequest{})
 	var refused *api.Error
 	require.ErrorAs(t, err, &refused, "a person's inbox names no issue")

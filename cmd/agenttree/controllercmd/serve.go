@@ -1,17 +1,13 @@
 package controllercmd
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"log/slog"
-	"strconv"
 
 	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
 	"github.com/agenttree/agenttree/cmd/agenttree/statuscmd"
 	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/controller/api"
-	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/internal/identity"
 	"github.com/agenttree/agenttree/internal/statedir"
 	"github.com/agenttree/agenttree/sessions/tokens"
@@ -19,7 +15,7 @@ import (
 
 // serveAgents answers agents' requests on the state directory's socket
 // until ctx is done, holding them to the controller's config.
-func (a cmds) serveAgents(ctx context.Context, c *controller.Controller, stateDir string, log *slog.Logger) (wait func(), err error) {
+func serveAgents(ctx context.Context, c *controller.Controller, stateDir string, log *slog.Logger) (wait func(), err error) {
 	owner, err := identity.Owner(stateDir)
 	if err != nil {
 		return nil, err
@@ -36,8 +32,15 @@ func (a cmds) serveAgents(ctx context.Context, c *controller.Controller, stateDi
 			Create: agents.Create,
 			Show:   agents.Show,
 			Inbox:  agents.Inbox,
-			Status: func(ctx context.Context, who api.Caller, req api.StatusRequest) (api.Output, error) {
-				return serve(a, ctx, c, who, req.Issue, req, serveStatus)
+			Status: func(ctx context.Context, who api.Caller, req api.StatusRequest) (any, error) {
+				e, err := c.Engine()
+				if err != nil {
+					return nil, err
+				}
+				if _, _, err := who.Acting(req.Issue, false); err != nil {
+					return nil, err
+				}
+				return statuscmd.AnswerOf(ctx, e, req)
 			},
 		}}
 	done := make(chan struct{})
@@ -49,47 +52,4 @@ func (a cmds) serveAgents(ctx context.Context, c *controller.Controller, stateDi
 	}()
 	log.Info("answering agents", "socket", socket, "max_conns", srv.Limits.Conns, "max_conns_per_peer", srv.Limits.PerPeer)
 	return func() { <-done }, nil
-}
-
-// request is one agent's read, as the controller sees it.
-type request struct {
-	e *engine.Engine
-	// issue is the issue it reads: the session's, or the one a person
-	// named.
-	issue int
-}
-
-// serve runs f, a read that prints what the CLI would have, into the
-// output it returns, for the read whose rendering still needs the
-// controller's config and state (status); the other requests are
-// api.Agents', rendered by the agent's CLI.
-func serve[R any](a cmds, ctx context.Context, c *controller.Controller, who api.Caller, named int, req R,
-	f func(h *cmdutil.App, r request, req R) error) (api.Output, error) {
-	e, err := c.Engine()
-	if err != nil {
-		return api.Output{}, err
-	}
-	_, id, err := who.Acting(named, false)
-	if err != nil {
-		return api.Output{}, err
-	}
-	r := request{e: e, issue: id}
-	var out bytes.Buffer
-	h := &cmdutil.App{Ctx: ctx, Getenv: func(string) string { return "" }, Out: &out, ErrOut: &out, WD: a.WD, ConfigPath: a.ConfigPath, Fixed: e}
-	err = f(h, r, req)
-	var se cmdutil.SilentExit
-	switch {
-	case errors.As(err, &se):
-		return api.Output{Text: out.String(), ExitCode: int(se)}, nil
-	case err != nil:
-		return api.Output{Text: out.String()}, &api.Error{Message: err.Error(), ExitCode: cmdutil.ExitCode(err)}
-	}
-	return api.Output{Text: out.String()}, nil
-}
-
-func serveStatus(h *cmdutil.App, r request, req api.StatusRequest) error {
-	if req.Issue != 0 {
-		return statuscmd.ShowOne(h, strconv.Itoa(req.Issue), req.Block, req.JSON)
-	}
-	return statuscmd.ShowAll(h, r.e, req.JSON)
 }

@@ -18,13 +18,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
-	"github.com/agenttree/agenttree/cmd/agenttree/issuecmd"
 	"github.com/agenttree/agenttree/cmd/agenttree/statuscmd/waiton"
 	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/controller/api"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/machine/render"
+	"github.com/agenttree/agenttree/engine/report"
 	"github.com/agenttree/agenttree/internal/parallel"
 	"github.com/agenttree/agenttree/stages"
 )
@@ -111,7 +111,11 @@ func statusRun(opts *StatusOptions) error {
 				return err
 			}
 		}
-		return a.Ask(c, api.RouteStatus, req)
+		var ans Answer
+		if err := a.AskResult(c, api.RouteStatus, req, &ans); err != nil {
+			return err
+		}
+		return a.printAnswer(&ans, opts.JSON)
 	}
 	if opts.IssueArg != "" {
 		return a.statusOne(opts.IssueArg, opts.Block, opts.JSON)
@@ -253,11 +257,7 @@ func (a cmds) statusOne(arg string, block, asJSON bool) error {
 	if asJSON {
 		return a.PrintJSON(row)
 	}
-	issuecmd.PrintIssue(a.App, e, iss)
-	fmt.Fprintf(a.Out, "  waiting: %s\n", cmdutil.SafeText(row.wait.Text(time.Now())))
-	if row.Next != "" {
-		fmt.Fprintf(a.Out, "  next:    %s\n", row.Next)
-	}
+	a.printOne(report.Show(e, iss), row, time.Now())
 	return nil
 }
 
