@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -52,39 +51,18 @@ func newWorkspace(t *testing.T, message bool) *cmdtest.Workspace {
 }
 
 func TestNewCmds(t *testing.T) {
-	tests := []struct {
-		name string
-		run  func() (any, error)
-		want any
-		err  string
-	}{
-		{name: "controller", run: parse(newCmdController), want: &ControllerOptions{LogFormat: "text"}},
-		{name: "controller, every flag", run: parse(newCmdController, "--once", "--issue", "3", "--interval", "30s", "--log-format", "json", "--json"),
-			want: &ControllerOptions{Once: true, IssueArg: "3", Interval: 30 * time.Second, LogFormat: "json", JSON: true}},
-		{name: "controller takes no argument", run: parse(newCmdController, "3"), err: "unknown command"},
-		{name: "pr wait ID", run: parse(newCmdPRWait, "3", "--interval", "5s", "--json"), want: &PRWaitOptions{IssueArg: "3", Interval: 5 * time.Second, JSON: true}},
-		{name: "pr wait --pr", run: parse(newCmdPRWait, "--pr", "45"), want: &PRWaitOptions{PR: 45}},
-		{name: "pr wait, an issue and a PR", run: parse(newCmdPRWait, "3", "--pr", "45"), err: "name the issue or its PR, not both: `agenttree pr wait --pr 45` or `agenttree pr wait 3`"},
-		{name: "pr wait nothing", run: parse(newCmdPRWait), err: "ID"},
-		{name: "ci runner, its arguments unparsed", run: parse(newCmdCIRunner, "--attempt", "a1", "--", "make", "test"),
-			want: &CIRunnerOptions{Args: []string{"--attempt", "a1", "--", "make", "test"}}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := tt.run()
-			if tt.err != "" {
-				require.ErrorContains(t, err, tt.err)
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, got)
-		})
-	}
-}
-
-// parse is cmdtest.Options for a table of commands.
-func parse[O any](newCmd func(*cmdutil.App, func(*O) error) *cobra.Command, args ...string) func() (any, error) {
-	return func() (any, error) { return cmdtest.Options(newCmd, args...) }
+	cmdtest.CheckFlags(t, []cmdtest.Flags{
+		{Name: "controller", Run: cmdtest.Flagged(newCmdController), Want: &ControllerOptions{LogFormat: "text"}},
+		{Name: "controller, every flag", Run: cmdtest.Flagged(newCmdController, "--once", "--issue", "3", "--interval", "30s", "--log-format", "json", "--json"),
+			Want: &ControllerOptions{Once: true, IssueArg: "3", Interval: 30 * time.Second, LogFormat: "json", JSON: true}},
+		{Name: "controller takes no argument", Run: cmdtest.Flagged(newCmdController, "3"), Err: "unknown command"},
+		{Name: "pr wait ID", Run: cmdtest.Flagged(newCmdPRWait, "3", "--interval", "5s", "--json"), Want: &PRWaitOptions{IssueArg: "3", Interval: 5 * time.Second, JSON: true}},
+		{Name: "pr wait --pr", Run: cmdtest.Flagged(newCmdPRWait, "--pr", "45"), Want: &PRWaitOptions{PR: 45}},
+		{Name: "pr wait, an issue and a PR", Run: cmdtest.Flagged(newCmdPRWait, "3", "--pr", "45"), Err: "name the issue or its PR, not both: `agenttree pr wait --pr 45` or `agenttree pr wait 3`"},
+		{Name: "pr wait nothing", Run: cmdtest.Flagged(newCmdPRWait), Err: "ID"},
+		{Name: "ci runner, its arguments unparsed", Run: cmdtest.Flagged(newCmdCIRunner, "--attempt", "a1", "--", "make", "test"),
+			Want: &CIRunnerOptions{Args: []string{"--attempt", "a1", "--", "make", "test"}}},
+	})
 }
 
 func TestRuns(t *testing.T) {

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -38,40 +37,19 @@ func newWorkspace(t *testing.T, stage string) *cmdtest.Workspace {
 }
 
 func TestNewCmds(t *testing.T) {
-	tests := []struct {
-		name string
-		run  func() (any, error)
-		want any
-		err  string
-	}{
-		{name: "next", run: parse(newCmdNext), want: &NextOptions{}},
-		{name: "next, every flag", run: parse(newCmdNext, "-i", "3", "--dry-run", "--json"), want: &NextOptions{IssueArg: "3", DryRun: true, JSON: true}},
-		{name: "next takes no argument", run: parse(newCmdNext, "3"), err: "unknown command"},
-		{name: "approve", run: parse(newCmdApprove, "3", "--dry-run"), want: &ApproveOptions{IssueArg: "3", DryRun: true}},
-		{name: "approve nothing", run: parse(newCmdApprove), err: "ID"},
-		{name: "resume", run: parse(newCmdResume, "3", "--reason", "CI fixed"), want: &ByHandOptions{IssueArg: "3", Reason: "CI fixed"}},
-		{name: "skip", run: parse(newCmdSkip, "3", "--reason", "docs", "--json"), want: &ByHandOptions{IssueArg: "3", Reason: "docs", JSON: true}},
-		{name: "abort", run: parse(newCmdAbort, "3", "--reason", "dup"), want: &ByHandOptions{IssueArg: "3", Reason: "dup"}},
-		{name: "reject", run: parse(newCmdReject, "3", "--message", "labels", "--to", "plan"), want: &RejectOptions{IssueArg: "3", Message: "labels", To: "plan"}},
-		{name: "move", run: parse(newCmdMove, "3", "security", "--reason", "r"), want: &MoveOptions{IssueArg: "3", Stage: "security", Reason: "r"}},
-		{name: "move without a stage", run: parse(newCmdMove, "3"), err: "STAGE"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := tt.run()
-			if tt.err != "" {
-				require.ErrorContains(t, err, tt.err)
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, got)
-		})
-	}
-}
-
-// parse is cmdtest.Options for a table of commands.
-func parse[O any](newCmd func(*cmdutil.App, func(*O) error) *cobra.Command, args ...string) func() (any, error) {
-	return func() (any, error) { return cmdtest.Options(newCmd, args...) }
+	cmdtest.CheckFlags(t, []cmdtest.Flags{
+		{Name: "next", Run: cmdtest.Flagged(newCmdNext), Want: &NextOptions{}},
+		{Name: "next, every flag", Run: cmdtest.Flagged(newCmdNext, "-i", "3", "--dry-run", "--json"), Want: &NextOptions{IssueArg: "3", DryRun: true, JSON: true}},
+		{Name: "next takes no argument", Run: cmdtest.Flagged(newCmdNext, "3"), Err: "unknown command"},
+		{Name: "approve", Run: cmdtest.Flagged(newCmdApprove, "3", "--dry-run"), Want: &ApproveOptions{IssueArg: "3", DryRun: true}},
+		{Name: "approve nothing", Run: cmdtest.Flagged(newCmdApprove), Err: "ID"},
+		{Name: "resume", Run: cmdtest.Flagged(newCmdResume, "3", "--reason", "CI fixed"), Want: &ByHandOptions{IssueArg: "3", Reason: "CI fixed"}},
+		{Name: "skip", Run: cmdtest.Flagged(newCmdSkip, "3", "--reason", "docs", "--json"), Want: &ByHandOptions{IssueArg: "3", Reason: "docs", JSON: true}},
+		{Name: "abort", Run: cmdtest.Flagged(newCmdAbort, "3", "--reason", "dup"), Want: &ByHandOptions{IssueArg: "3", Reason: "dup"}},
+		{Name: "reject", Run: cmdtest.Flagged(newCmdReject, "3", "--message", "labels", "--to", "plan"), Want: &RejectOptions{IssueArg: "3", Message: "labels", To: "plan"}},
+		{Name: "move", Run: cmdtest.Flagged(newCmdMove, "3", "security", "--reason", "r"), Want: &MoveOptions{IssueArg: "3", Stage: "security", Reason: "r"}},
+		{Name: "move without a stage", Run: cmdtest.Flagged(newCmdMove, "3"), Err: "STAGE"},
+	})
 }
 
 // Each run moves, or refuses to move, a real issue in a real repository,

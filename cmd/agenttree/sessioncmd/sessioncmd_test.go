@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -60,39 +59,18 @@ func newWorkspace(t *testing.T) (*cmdtest.Workspace, string) {
 }
 
 func TestNewCmds(t *testing.T) {
-	tests := []struct {
-		name string
-		run  func() (any, error)
-		want any
-		err  string
-	}{
-		{name: "start", run: parse(newCmdStart, "3"), want: &StartOptions{IssueArg: "3"}},
-		{name: "start, every flag", run: parse(newCmdStart, "3", "--role", "reviewer", "--agent", "codex", "--restart", "--json"),
-			want: &StartOptions{IssueArg: "3", Role: "reviewer", Start: sessions.Options{Agent: "codex", Restart: true}, JSON: true}},
-		{name: "start without ID", run: parse(newCmdStart), err: "ID"},
-		{name: "attach", run: parse(newCmdAttach, "3"), want: &AttachOptions{IssueArg: "3"}},
-		{name: "stop", run: parse(newCmdStop, "3", "--json"), want: &StopOptions{IssueArg: "3", JSON: true}},
-		{name: "agents", run: parse(newCmdAgents), want: &AgentsOptions{}},
-		{name: "clean", run: parse(newCmdClean, "--dry-run", "--json"), want: &CleanOptions{DryRun: true, JSON: true}},
-		{name: "token", run: parse(newCmdToken, "3"), want: &TokenOptions{IssueArg: "3", Role: "developer"}},
-		{name: "token as a reviewer", run: parse(newCmdToken, "3", "--role", "reviewer", "--json"), want: &TokenOptions{IssueArg: "3", Role: "reviewer", JSON: true}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := tt.run()
-			if tt.err != "" {
-				require.ErrorContains(t, err, tt.err)
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, got)
-		})
-	}
-}
-
-// parse is cmdtest.Options for a table of commands.
-func parse[O any](newCmd func(*cmdutil.App, func(*O) error) *cobra.Command, args ...string) func() (any, error) {
-	return func() (any, error) { return cmdtest.Options(newCmd, args...) }
+	cmdtest.CheckFlags(t, []cmdtest.Flags{
+		{Name: "start", Run: cmdtest.Flagged(newCmdStart, "3"), Want: &StartOptions{IssueArg: "3"}},
+		{Name: "start, every flag", Run: cmdtest.Flagged(newCmdStart, "3", "--role", "reviewer", "--agent", "codex", "--restart", "--json"),
+			Want: &StartOptions{IssueArg: "3", Role: "reviewer", Start: sessions.Options{Agent: "codex", Restart: true}, JSON: true}},
+		{Name: "start without ID", Run: cmdtest.Flagged(newCmdStart), Err: "ID"},
+		{Name: "attach", Run: cmdtest.Flagged(newCmdAttach, "3"), Want: &AttachOptions{IssueArg: "3"}},
+		{Name: "stop", Run: cmdtest.Flagged(newCmdStop, "3", "--json"), Want: &StopOptions{IssueArg: "3", JSON: true}},
+		{Name: "agents", Run: cmdtest.Flagged(newCmdAgents), Want: &AgentsOptions{}},
+		{Name: "clean", Run: cmdtest.Flagged(newCmdClean, "--dry-run", "--json"), Want: &CleanOptions{DryRun: true, JSON: true}},
+		{Name: "token", Run: cmdtest.Flagged(newCmdToken, "3"), Want: &TokenOptions{IssueArg: "3", Role: "developer"}},
+		{Name: "token as a reviewer", Run: cmdtest.Flagged(newCmdToken, "3", "--role", "reviewer", "--json"), Want: &TokenOptions{IssueArg: "3", Role: "reviewer", JSON: true}},
+	})
 }
 
 func TestTokenRun(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -44,35 +43,14 @@ func newWorkspace(t *testing.T, edit bool) *cmdtest.Workspace {
 }
 
 func TestNewCmds(t *testing.T) {
-	tests := []struct {
-		name string
-		run  func() (any, error)
-		want any
-		err  string
-	}{
-		{name: "verify", run: parse(newCmdVerify), want: &VerifyOptions{}},
-		{name: "verify ID", run: parse(newCmdVerify, "3", "--json"), want: &VerifyOptions{IssueArg: "3", JSON: true}},
-		{name: "verify two", run: parse(newCmdVerify, "3", "4"), err: "ID"},
-		{name: "repair", run: parse(newCmdRepair, "3", "--adopt", "--json"), want: &RepairOptions{IssueArg: "3", Adopt: true, JSON: true}},
-		{name: "repair nothing", run: parse(newCmdRepair), err: "ID"},
-		{name: "doctor", run: parse(newCmdDoctor, "--fix", "--json"), want: &DoctorOptions{Fix: true, JSON: true}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := tt.run()
-			if tt.err != "" {
-				require.ErrorContains(t, err, tt.err)
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, got)
-		})
-	}
-}
-
-// parse is cmdtest.Options for a table of commands.
-func parse[O any](newCmd func(*cmdutil.App, func(*O) error) *cobra.Command, args ...string) func() (any, error) {
-	return func() (any, error) { return cmdtest.Options(newCmd, args...) }
+	cmdtest.CheckFlags(t, []cmdtest.Flags{
+		{Name: "verify", Run: cmdtest.Flagged(newCmdVerify), Want: &VerifyOptions{}},
+		{Name: "verify ID", Run: cmdtest.Flagged(newCmdVerify, "3", "--json"), Want: &VerifyOptions{IssueArg: "3", JSON: true}},
+		{Name: "verify two", Run: cmdtest.Flagged(newCmdVerify, "3", "4"), Err: "ID"},
+		{Name: "repair", Run: cmdtest.Flagged(newCmdRepair, "3", "--adopt", "--json"), Want: &RepairOptions{IssueArg: "3", Adopt: true, JSON: true}},
+		{Name: "repair nothing", Run: cmdtest.Flagged(newCmdRepair), Err: "ID"},
+		{Name: "doctor", Run: cmdtest.Flagged(newCmdDoctor, "--fix", "--json"), Want: &DoctorOptions{Fix: true, JSON: true}},
+	})
 }
 
 func TestVerifyRun(t *testing.T) {

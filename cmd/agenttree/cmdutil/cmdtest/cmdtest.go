@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
@@ -120,4 +121,36 @@ func Options[O any](newCmd func(*cmdutil.App, func(*O) error) *cobra.Command, ar
 		}
 	}
 	return got, err
+}
+
+// Flags is one case of a table that checks what a command's flags fill
+// in: Run parses (Flagged), and its options equal Want, or its error
+// holds Err.
+type Flags struct {
+	Name string
+	Run  func() (any, error)
+	Want any
+	Err  string
+}
+
+// Flagged is Options for a case of a Flags table: newCmd with args,
+// parsed when the case runs.
+func Flagged[O any](newCmd func(*cmdutil.App, func(*O) error) *cobra.Command, args ...string) func() (any, error) {
+	return func() (any, error) { return Options(newCmd, args...) }
+}
+
+// CheckFlags runs a table of Flags cases, each a subtest.
+func CheckFlags(t *testing.T, cases []Flags) {
+	t.Helper()
+	for _, tt := range cases {
+		t.Run(tt.Name, func(t *testing.T) {
+			got, err := tt.Run()
+			if tt.Err != "" {
+				require.ErrorContains(t, err, tt.Err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.Want, got)
+		})
+	}
 }
