@@ -76,7 +76,7 @@ func New(cfg *stages.Config, store *issues.Store, reg *hooks.Registry, log *slog
 	}
 	e.notices = &notice.Book{Config: cfg, IssueDir: store.Dir, SkillsDir: filepath.Join(store.Root(), "skills"),
 		Vars: e.instructionVars}
-	e.deps = &transition.Deps{Config: cfg, Store: store, Hooks: reg, Log: log, Forge: e.Forge, MaxChain: e.maxChain, Notices: e.notices,
+	e.deps = &transition.Deps{Config: cfg, Store: store, Hooks: reg, Log: log, Forge: func() forge.Forge { return e.Forge }, MaxChain: e.maxChain, Notices: e.notices,
 		Env: e.hookEnv, Snapshot: e.Snapshot, Outbox: e.Outbox}
 	return e
 }

@@ -245,3 +245,22 @@ stages:
 	assert.Len(t, got.History, 2, "created, then one move")
 	require.NotNil(t, got.EntryPending)
 }
+
+// The forge a transition asks is the engine's forge as it is then: the
+// controller wraps it in its per-tick batch after New, and a transition
+// that asked the forge New was given would bypass the batch (requests
+// the batch already made, and a hook's push that the batch must forget).
+func TestTransitionsAskTheForgeTheEngineHasNow(t *testing.T) {
+	var first, now int
+	e := engineWith(t, "stages:\n  - name: review\n    human_review: true\n  - name: done\n    terminal: completion\n", registry(),
+		engine.WithForge(forge.Lazy(func() (forge.Forge, error) { first++; return nil, errors.New("the forge given to New") })))
+	iss := create(t, e, "review", nil)
+	_, err := e.Store.Update(context.Background(), iss.ID, iss.Version, func(i *issues.Issue) error { i.PRNumber = 7; return nil })
+	require.NoError(t, err)
+	e.Forge = forge.Lazy(func() (forge.Forge, error) { now++; return nil, errors.New("the forge set after New") })
+
+	_, err = e.Approve(context.Background(), iss.ID, human, true)
+	require.NoError(t, err)
+	assert.Zero(t, first, "the forge New was given is asked nothing once another is set")
+	assert.Positive(t, now, "the review's PR is read from the forge the engine has now")
+}

@@ -50,10 +50,10 @@ func (t *Transition) recordReapproval(iss *issues.Issue, outputs map[string]stri
 // there is no PR, no forge, or no answer (the gates then say what is
 // wrong).
 func (t *Transition) prHead(iss *issues.Issue) (*forge.PR, string) {
-	if iss.PRNumber == 0 || t.d.Forge == nil {
+	if iss.PRNumber == 0 || t.d.Forge() == nil {
 		return nil, ""
 	}
-	pr, err := t.d.Forge.PR(t.ctx, iss.PRNumber)
+	pr, err := t.d.Forge().PR(t.ctx, iss.PRNumber)
 	if err != nil || pr.State != forge.StateOpen {
 		return nil, ""
 	}

@@ -53,7 +53,7 @@ func (s *sequence) run(h *stages.HookEntry) hooks.Outcome {
 	if head := o.Outputs["head_sha"]; head != "" && head != s.snap.HeadSHA && s.snap.PRNumber > 0 {
 		// A new head (a push, a rebase): what a cache of the forge holds
 		// of the PR is stale for the hooks after this one.
-		if c, ok := forge.As[forge.Cache](s.t.d.Forge); ok {
+		if c, ok := forge.As[forge.Cache](s.t.d.Forge()); ok {
 			c.Forget(s.snap.PRNumber)
 		}
 	}

@@ -44,7 +44,7 @@ func (t *Transition) move(iss *issues.Issue, flow *stages.Flow, node *stages.Nod
 		// on entering this stage refused unapproved commits).
 		var err error
 		if t.dryRun {
-			f.approval.notes = append(f.approval.notes, approval.PreviewAgain(t.d.Forge, t.d.Hooks, t.d.Config, iss, pr, flow, node))
+			f.approval.notes = append(f.approval.notes, approval.PreviewAgain(t.d.Forge(), t.d.Hooks, t.d.Config, iss, pr, flow, node))
 			f.final = fmt.Sprintf("issue %d stays at %s: a dry run approves nothing and runs nothing", iss.ID, node.Path)
 			return f, nil
 		}
@@ -97,7 +97,7 @@ func (t *Transition) move(iss *issues.Issue, flow *stages.Flow, node *stages.Nod
 		f.approval.warn(t.approvePR(f.issue)...)
 		want.outputs = approval.Of(pr)
 		if t.dryRun {
-			what, counted := approval.Preview(t.d.Forge, f.issue, pr, node, to)
+			what, counted := approval.Preview(t.d.Forge(), f.issue, pr, node, to)
 			f.approval.notes, t.approving = append(f.approval.notes, what), counted
 		}
 	}
@@ -129,7 +129,7 @@ func (t *Transition) approvePR(iss *issues.Issue) []string {
 	if iss.PRNumber == 0 || t.dryRun {
 		return nil
 	}
-	ap, ok := forge.As[forge.Approver](t.d.Forge)
+	ap, ok := forge.As[forge.Approver](t.d.Forge())
 	if !ok {
 		return nil
 	}

@@ -31,7 +31,11 @@ type Deps struct {
 	Store  *issues.Store
 	Hooks  *hooks.Registry
 	Log    *slog.Logger
-	Forge  forge.Forge
+	// Forge is the engine's forge as it is when asked (nil when the
+	// config's hooks need none): the controller wraps the engine's forge
+	// in its per-tick batch after New, and the transitions must see that
+	// batch as the hooks do.
+	Forge func() forge.Forge
 	// MaxChain bounds the moves that entry and completion hooks make in
 	// one command, so a misconfigured loop cannot spin forever.
 	MaxChain int
