@@ -98,7 +98,7 @@ func (c *Controller) act(ctx context.Context, e *engine.Engine, d dueIssue, batc
 		if err == nil && d.node.HumanReview() && res.Outcome.Status == engine.StatusWaiting && res.Outcome.RetryAfter == 0 {
 			// The controller's hooks of a review have run and a person
 			// reviews: the PR is watched meanwhile, as at any review.
-			watched, n, werr := prwatch.Watch(ctx, e, d.watched(), pr, c.now())
+			watched, n, werr := prwatch.Watch(ctx, e, d.watched(), pr, c.now)
 			if werr != nil || watched != nil {
 				res, err = watched, werr
 			}
@@ -107,7 +107,7 @@ func (c *Controller) act(ctx context.Context, e *engine.Engine, d dueIssue, batc
 	case batch.left(d.iss.PRNumber):
 		res, err = prwatch.Missed(ctx, e, d.watched())
 	default:
-		res, threads, err = prwatch.Watch(ctx, e, d.watched(), pr, c.now())
+		res, threads, err = prwatch.Watch(ctx, e, d.watched(), pr, c.now)
 	}
 	if errors.Is(err, atomicfile.ErrLocked) {
 		// Someone else is moving the issue: look again soon.

@@ -51,9 +51,10 @@ func Missed(ctx context.Context, e *engine.Engine, d Due) (*engine.Result, error
 // Watch looks at the PR of an issue an agent or a person works on: a PR
 // merged outside agenttree completes the issue, one closed abandons it,
 // and what reviewers wrote is forwarded to the agent, once each. It also
-// says how many review comments and threads were new; now stamps the
-// polling state's log.
-func Watch(ctx context.Context, e *engine.Engine, d Due, pr *forge.PR, now time.Time) (*engine.Result, int, error) {
+// says how many review comments and threads were new. now is the clock
+// that stamps the polling state's log, read when the entry is written
+// (after the poll's hooks, which may take minutes).
+func Watch(ctx context.Context, e *engine.Engine, d Due, pr *forge.PR, now func() time.Time) (*engine.Result, int, error) {
 	if pr == nil {
 		return nil, 0, nil
 	}
@@ -110,7 +111,7 @@ func NewFeedback(ctx context.Context, e *engine.Engine, d Due, pr *forge.PR, log
 // in the agent's outbox, and says how many it put. Each comment and thread
 // is keyed by its id, so it is queued once whatever crashes; the handled
 // ids are kept in watch.yaml.
-func forwardFeedback(ctx context.Context, e *engine.Engine, d Due, pr *forge.PR, now time.Time) (int, error) {
+func forwardFeedback(ctx context.Context, e *engine.Engine, d Due, pr *forge.PR, now func() time.Time) (int, error) {
 	feed, ok := forge.As[forge.ReviewFeed](e.Forge)
 	if !ok || (pr.FeedbackMark != "" && d.Poll != nil && d.Poll.FeedbackMark == pr.FeedbackMark) {
 		return 0, nil // nothing new said since the last look
@@ -147,7 +148,7 @@ func forwardFeedback(ctx context.Context, e *engine.Engine, d Due, pr *forge.PR,
 }
 
 // markHandled keeps the feedback ids forwarded and the mark they were read at.
-func markHandled(ctx context.Context, e *engine.Engine, id int, ids []string, mark string, now time.Time) error {
+func markHandled(ctx context.Context, e *engine.Engine, id int, ids []string, mark string, now func() time.Time) error {
 	tx, _, err := e.Store.Begin(ctx, id)
 	if err != nil {
 		return err
@@ -167,7 +168,7 @@ func markHandled(ctx context.Context, e *engine.Engine, id int, ids []string, ma
 	next.Handled = append(slices.Clone(next.Handled), ids...)
 	next.FeedbackMark = mark
 	if len(ids) > 0 {
-		next.Log(now, fmt.Sprintf("forwarded %d review comment(s)", len(ids)))
+		next.Log(now(), fmt.Sprintf("forwarded %d review comment(s)", len(ids)))
 	}
 	return tx.SetPoll(&next)
 }
