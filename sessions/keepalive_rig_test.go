@@ -25,12 +25,14 @@ import (
 // keptAgent is the agent of the keep-alive tests: it notes how it was
 // started ("NAME MODE" in runs-ISSUE beside it), then behaves as its
 // third argument says: crash, auth (refused credentials), or live (waits
-// for input, echoing it).
+// for input, echoing it). crash waits a second before its last line, so
+// that on a loaded machine the first message typed into its pane comes
+// before the line, not after it: the escalation quotes the last line.
 const keptAgent = `#!/bin/sh
 echo "$1 $2" >> "$(dirname "$0")/runs-$AGENTTREE_ISSUE"
 echo "PWD=$(pwd -P)" > "$(dirname "$0")/pwd-$AGENTTREE_ISSUE"
 case "$3" in
-crash) sleep 0.2; echo "panic: something broke"; exit 1 ;;
+crash) sleep 1; echo "panic: something broke"; exit 1 ;;
 auth) echo "Error: Invalid API key. Please run /login"; exit 1 ;;
 quiet) exec sleep 60 ;;
 esac
