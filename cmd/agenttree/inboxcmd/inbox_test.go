@@ -38,30 +38,12 @@ func newIssue(t *testing.T) (*cmdtest.Workspace, *engine.Engine) {
 }
 
 func TestNewCmdInbox(t *testing.T) {
-	tests := []struct {
-		name string
-		args []string
-		want InboxOptions
-		err  string
-	}{
-		{name: "defaults", want: InboxOptions{Recent: 10}},
-		{name: "an id", args: []string{"3"}, want: InboxOptions{IssueArg: "3", Recent: 10}},
-		{name: "-i", args: []string{"-i", "4", "--recent", "2", "--json"}, want: InboxOptions{IssueArg: "4", Recent: 2, JSON: true}},
-		{name: "two ids", args: []string{"3", "4"}, err: "ID"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var got *InboxOptions
-			err := cmdtest.Parse(newCmdInbox(&cmdutil.App{}, func(o *InboxOptions) error { got = o; return nil }), tt.args...)
-			if tt.err != "" {
-				require.ErrorContains(t, err, tt.err)
-				return
-			}
-			require.NoError(t, err)
-			got.App = nil
-			assert.Equal(t, tt.want, *got)
-		})
-	}
+	cmdtest.CheckFlags(t, []cmdtest.Flags{
+		{Name: "defaults", Run: cmdtest.Flagged(newCmdInbox), Want: &InboxOptions{Recent: 10}},
+		{Name: "an id", Run: cmdtest.Flagged(newCmdInbox, "3"), Want: &InboxOptions{IssueArg: "3", Recent: 10}},
+		{Name: "-i", Run: cmdtest.Flagged(newCmdInbox, "-i", "4", "--recent", "2", "--json"), Want: &InboxOptions{IssueArg: "4", Recent: 2, JSON: true}},
+		{Name: "two ids", Run: cmdtest.Flagged(newCmdInbox, "3", "4"), Err: "ID"},
+	})
 }
 
 func TestInboxRun(t *testing.T) {

@@ -22,36 +22,18 @@ func TestMain(m *testing.M) {
 }
 
 func TestNewCmdCreate(t *testing.T) {
-	tests := []struct {
-		name string
-		args []string
-		want CreateOptions
-		err  string
-	}{
-		{name: "title", args: []string{"Add login page"}, want: CreateOptions{Req: engine.NewIssue{Title: "Add login page"}}},
+	cmdtest.CheckFlags(t, []cmdtest.Flags{
+		{Name: "title", Run: cmdtest.Flagged(newCmdCreate, "Add login page"), Want: &CreateOptions{Req: engine.NewIssue{Title: "Add login page"}}},
 		{
-			name: "every flag",
-			args: []string{"Fix typo", "--flow", "quick", "--stage", "implement.code", "--label", "a,b", "--label", "c",
-				"--set", "x=1", "--set", "y=a,b", "--json"},
-			want: CreateOptions{Req: engine.NewIssue{Title: "Fix typo", Flow: "quick", Stage: "implement.code", Labels: []string{"a", "b", "c"}},
+			Name: "every flag",
+			Run: cmdtest.Flagged(newCmdCreate, "Fix typo", "--flow", "quick", "--stage", "implement.code", "--label", "a,b", "--label", "c",
+				"--set", "x=1", "--set", "y=a,b", "--json"),
+			Want: &CreateOptions{Req: engine.NewIssue{Title: "Fix typo", Flow: "quick", Stage: "implement.code", Labels: []string{"a", "b", "c"}},
 				Sets: []string{"x=1", "y=a,b"}, JSON: true},
 		},
-		{name: "no title", args: nil, err: "TITLE"},
-		{name: "two titles", args: []string{"a", "b"}, err: "TITLE"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var got *CreateOptions
-			err := cmdtest.Parse(newCmdCreate(&cmdutil.App{}, func(o *CreateOptions) error { got = o; return nil }), tt.args...)
-			if tt.err != "" {
-				require.ErrorContains(t, err, tt.err)
-				return
-			}
-			require.NoError(t, err)
-			got.App = nil
-			assert.Equal(t, tt.want, *got)
-		})
-	}
+		{Name: "no title", Run: cmdtest.Flagged(newCmdCreate), Err: "TITLE"},
+		{Name: "two titles", Run: cmdtest.Flagged(newCmdCreate, "a", "b"), Err: "TITLE"},
+	})
 }
 
 func TestCreateRun(t *testing.T) {
