@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"io"
 	"strings"
 	"testing"
@@ -16,7 +15,7 @@ import (
 // at least 2 arg(s), only received 1", "accepts at most 1 arg(s)"): each
 // says in its own what is missing or too much.
 func TestEveryCommandSaysWhichArgumentIsWrong(t *testing.T) {
-	a := &cmdutil.App{Ctx: context.Background(), WD: t.TempDir(), Getenv: func(string) string { return "" },
+	a := &cmdutil.App{WD: t.TempDir(), Getenv: func(string) string { return "" },
 		In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard}
 	var walk func(*cobra.Command)
 	checked := 0

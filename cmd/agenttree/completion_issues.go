@@ -37,7 +37,7 @@ func offered(cmd string) func(iss *issues.Issue, at *stages.Node) bool {
 
 // issues lists the issues cmd can act on, each with its title and stage.
 func (c completer) issues(cmd *cobra.Command) ([]cobra.Completion, cobra.ShellCompDirective) {
-	e, err := c.quiet().Engine()
+	e, err := c.quiet().Engine(cmd.Context())
 	if err != nil {
 		return none()
 	}
@@ -103,7 +103,7 @@ func (c completer) issueOnLine(cmd *cobra.Command, done []string) *issues.Issue 
 	if err != nil {
 		return nil
 	}
-	e, err := c.quiet().Engine()
+	e, err := c.quiet().Engine(cmd.Context())
 	if err != nil {
 		return nil
 	}

@@ -6,7 +6,6 @@
 package cmdutil
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -19,7 +18,6 @@ import (
 // and what every command group asks of them (the config, the engine, who
 // acts). Each command group embeds it.
 type App struct {
-	Ctx    context.Context
 	Getenv func(string) string
 	In     io.Reader
 	// Out and ErrOut are the standard output and error.

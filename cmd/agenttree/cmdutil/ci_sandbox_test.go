@@ -46,7 +46,7 @@ func TestLocalCIFollowsTheSandbox(t *testing.T) {
 			cfg.CI.Command = "id -u"
 			cfg.Sandbox = tt.sandbox
 			ctx := context.Background()
-			f := (&App{Ctx: ctx}).openForge(cfg, filepath.Join(work, "_agenttree"))
+			f := (&App{}).openForge(ctx, cfg, filepath.Join(work, "_agenttree"))
 
 			checks, err := f.Checks(ctx, sha)
 			if tt.wantErr != "" {

@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -91,7 +92,7 @@ func (a *App) LoadConfig() (*stages.Config, *hooks.Registry, error) {
 // Engine loads the config and opens the state directory beside it. A
 // process that is an agent by what the operating system says cannot: its
 // commands are requests to the controller (remote).
-func (a *App) Engine() (*engine.Engine, error) {
+func (a *App) Engine(ctx context.Context) (*engine.Engine, error) {
 	if a.Fixed != nil {
 		return a.Fixed, nil
 	}
@@ -117,16 +118,16 @@ func (a *App) Engine() (*engine.Engine, error) {
 	}
 	// Hooks check the work tree the command ran in.
 	return engine.New(cfg, store, reg, a.Logger(), engine.WithWorkDir(a.WorkDir),
-		engine.WithForge(a.openForge(cfg, stateDir)), engine.WithGit(openGit)), nil
+		engine.WithForge(a.openForge(ctx, cfg, stateDir)), engine.WithGit(openGit)), nil
 }
 
 // EngineFor parses an issue id argument, then opens the engine.
-func (a *App) EngineFor(arg string) (*engine.Engine, int, error) {
+func (a *App) EngineFor(ctx context.Context, arg string) (*engine.Engine, int, error) {
 	id, err := ParseID(arg)
 	if err != nil {
 		return nil, 0, err
 	}
-	e, err := a.Engine()
+	e, err := a.Engine(ctx)
 	return e, id, err
 }
 
@@ -159,13 +160,13 @@ func mainWorktree(dir string) (string, bool) {
 
 // Reloader opens the engine: first the one already open, then afresh
 // each time the controller finds the config changed.
-func (a *App) Reloader(first *engine.Engine) func() (*engine.Engine, error) {
+func (a *App) Reloader(ctx context.Context, first *engine.Engine) func() (*engine.Engine, error) {
 	return func() (*engine.Engine, error) {
 		if first != nil {
 			e := first
 			first = nil
 			return e, nil
 		}
-		return a.Engine()
+		return a.Engine(ctx)
 	}
 }

@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"context"
 	"path/filepath"
 
 	"github.com/agenttree/agenttree/forge"
@@ -13,15 +14,15 @@ import (
 
 // openForge returns the config's forge, opened on first use: most commands
 // never touch a PR and should not pay for reading remotes and tokens.
-func (a *App) openForge(cfg *stages.Config, stateDir string) *forge.LazyForge {
+func (a *App) openForge(ctx context.Context, cfg *stages.Config, stateDir string) *forge.LazyForge {
 	repoDir := filepath.Dir(cfg.File)
 	return forge.Lazy(func() (forge.Forge, error) {
 		if cfg.Forge == "github" {
-			return github.New(a.Ctx, github.Options{Repo: cfg.GitHub.Repo, Host: cfg.GitHub.Host, RepoDir: repoDir, Logger: a.Logger()})
+			return github.New(ctx, github.Options{Repo: cfg.GitHub.Repo, Host: cfg.GitHub.Host, RepoDir: repoDir, Logger: a.Logger()})
 		}
 		// CI runs the agents' code: as the sandbox's user, never the host's.
 		ciUser, ciRefused := shell.HostUser(cfg.Sandbox)
-		return local.New(a.Ctx, local.Options{StateDir: stateDir, RepoDir: repoDir, DefaultBranch: cfg.DefaultBranch,
+		return local.New(ctx, local.Options{StateDir: stateDir, RepoDir: repoDir, DefaultBranch: cfg.DefaultBranch,
 			Project: cfg.Project, CICommand: cfg.CI.Command, CITimeout: cfg.CI.Timeout, CIMaxParallel: cfg.CI.MaxParallel, CIEnv: cfg.CI.Env, CIUser: ciUser, CIRefused: ciRefused})
 	})
 }

@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -41,7 +42,7 @@ func issueFromBranch(branch string) (int, bool) {
 
 // ResolveIssue finds the issue a command is about: -i, AGENTTREE_ISSUE,
 // then the current git branch.
-func (a *App) ResolveIssue(flag string, dir string) (int, error) {
+func (a *App) ResolveIssue(ctx context.Context, flag string, dir string) (int, error) {
 	if flag != "" {
 		return ParseID(flag)
 	}
@@ -52,7 +53,7 @@ func (a *App) ResolveIssue(flag string, dir string) (int, error) {
 		}
 		return id, nil
 	}
-	branch, err := (&gitx.Repo{Dir: dir}).CurrentBranch(a.Ctx)
+	branch, err := (&gitx.Repo{Dir: dir}).CurrentBranch(ctx)
 	if err == nil {
 		if id, ok := issueFromBranch(branch); ok {
 			return id, nil

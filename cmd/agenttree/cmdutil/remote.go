@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -97,9 +98,9 @@ func (a *App) agentWhy() string {
 
 // Ask sends an agent's request to the controller and prints the answer as
 // the command would have.
-func (a *App) Ask(c *api.Client, route string, req any) error {
+func (a *App) Ask(ctx context.Context, c *api.Client, route string, req any) error {
 	s := a.Spin("waiting for the controller's answer")
-	out, err := c.Do(a.Ctx, route, req)
+	out, err := c.Do(ctx, route, req)
 	s.Stop()
 	fmt.Fprint(a.Out, out.Text)
 	var refused *api.Error
@@ -117,9 +118,9 @@ func (a *App) Ask(c *api.Client, route string, req any) error {
 // AskResult sends req to route, as Ask does, and decodes the answer into
 // v for the command to print: the routes whose printer is the command's
 // own (status).
-func (a *App) AskResult(c *api.Client, route string, req, v any) error {
+func (a *App) AskResult(ctx context.Context, c *api.Client, route string, req, v any) error {
 	s := a.Spin("waiting for the controller's answer")
-	err := c.Result(a.Ctx, route, req, v)
+	err := c.Result(ctx, route, req, v)
 	s.Stop()
 	if refused := (*api.Error)(nil); errors.As(err, &refused) {
 		return &ExitError{Code: exitcode.Code(refused.ExitCode), Err: errors.New(refused.Message)}
@@ -169,8 +170,8 @@ func (a *App) ForPeople(why string, args ...any) error {
 
 // EngineActing parses an issue id argument, opens the engine, and says
 // who acts on that issue.
-func (a *App) EngineActing(arg string) (*engine.Engine, int, engine.Actor, error) {
-	e, id, err := a.EngineFor(arg)
+func (a *App) EngineActing(ctx context.Context, arg string) (*engine.Engine, int, engine.Actor, error) {
+	e, id, err := a.EngineFor(ctx, arg)
 	if err != nil {
 		return nil, 0, engine.Actor{}, err
 	}

@@ -60,7 +60,7 @@ func TestNewCmds(t *testing.T) {
 }
 
 // parse is cmdtest.Options for a table of commands.
-func parse[O any](newCmd func(*cmdutil.App, func(*O) error) *cobra.Command) func(args ...string) (any, error) {
+func parse[O any](newCmd func(*cmdutil.App, func(context.Context, *O) error) *cobra.Command) func(args ...string) (any, error) {
 	return func(args ...string) (any, error) {
 		o, err := cmdtest.Options(newCmd, args...)
 		return o, err
@@ -79,7 +79,7 @@ func gitRepo(t *testing.T) string {
 
 func app(wd string) (*cmdutil.App, *bytes.Buffer, *bytes.Buffer) {
 	var out, errOut bytes.Buffer
-	return &cmdutil.App{Ctx: context.Background(), WD: wd, Getenv: func(string) string { return "" }, In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, &out, &errOut
+	return &cmdutil.App{WD: wd, Getenv: func(string) string { return "" }, In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, &out, &errOut
 }
 
 func TestInitRun(t *testing.T) {
@@ -112,7 +112,7 @@ func TestInitRun(t *testing.T) {
 			}
 			a, out, _ := app(repo)
 			tt.opts.App = a
-			err := initRun(&tt.opts)
+			err := initRun(t.Context(), &tt.opts)
 			if tt.err != "" {
 				require.ErrorContains(t, err, tt.err)
 				assert.Equal(t, int(tt.code), cmdutil.ExitCode(err))
@@ -135,7 +135,7 @@ func TestInitRun(t *testing.T) {
 
 func TestInitRunOutsideARepository(t *testing.T) {
 	a, out, _ := app(t.TempDir())
-	err := initRun(&InitOptions{App: a})
+	err := initRun(t.Context(), &InitOptions{App: a})
 	require.Error(t, err)
 	assert.Equal(t, int(exitcode.Usage), cmdutil.ExitCode(err))
 	assert.Empty(t, out.String())
@@ -167,7 +167,7 @@ func TestValidateRun(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := cmdtest.NewWith(t, tt.config)
 			tt.opts.App = w.App
-			err := validateRun(&tt.opts)
+			err := validateRun(t.Context(), &tt.opts)
 			if tt.code != 0 {
 				assert.Equal(t, tt.code, cmdutil.ExitCode(err), "%v", err)
 			} else {
@@ -185,7 +185,7 @@ func TestValidateRun(t *testing.T) {
 
 func TestValidateRunJSON(t *testing.T) {
 	w := cmdtest.NewWith(t, "stages:\n  - name: work\n    pre_completion:\n      - no_such_hook:\n")
-	err := validateRun(&ValidateOptions{App: w.App, JSON: true})
+	err := validateRun(t.Context(), &ValidateOptions{App: w.App, JSON: true})
 	assert.Equal(t, int(exitcode.Usage), cmdutil.ExitCode(err))
 	var rep ValidateReport
 	require.NoError(t, json.Unmarshal(w.Out.Bytes(), &rep), w.Out.String())
@@ -197,14 +197,14 @@ func TestValidateRunJSON(t *testing.T) {
 
 func TestStagesRun(t *testing.T) {
 	w := cmdtest.New(t, "cli")
-	require.NoError(t, stagesRun(&StagesOptions{App: w.App}))
+	require.NoError(t, stagesRun(t.Context(), &StagesOptions{App: w.App}))
 	out := w.Out.String()
 	assert.True(t, strings.HasPrefix(out, "flow default (default):\n  backlog "), out)
 	assert.Contains(t, out, "flow quick:\n  backlog ")
 	assert.Contains(t, out, "\n  implement.code ")
 
 	w.Reset()
-	require.NoError(t, stagesRun(&StagesOptions{App: w.App, JSON: true}))
+	require.NoError(t, stagesRun(t.Context(), &StagesOptions{App: w.App, JSON: true}))
 	var rep stagesReport
 	require.NoError(t, json.Unmarshal(w.Out.Bytes(), &rep))
 	assert.Equal(t, "default", rep.DefaultFlow)
@@ -228,7 +228,7 @@ func TestGraphRun(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := cmdtest.New(t, "cli")
 			tt.opts.App = w.App
-			err := graphRun(&tt.opts)
+			err := graphRun(t.Context(), &tt.opts)
 			if tt.err != "" {
 				require.ErrorContains(t, err, tt.err)
 				if tt.code != 0 {
@@ -246,7 +246,7 @@ func TestGraphRun(t *testing.T) {
 
 func TestSchemaRun(t *testing.T) {
 	a, out, _ := app(t.TempDir())
-	require.NoError(t, schemaRun(&SchemaOptions{App: a}))
+	require.NoError(t, schemaRun(t.Context(), &SchemaOptions{App: a}))
 	var schema map[string]any
 	require.NoError(t, json.Unmarshal(out.Bytes(), &schema))
 	assert.Equal(t, "https://json-schema.org/draft/2020-12/schema", schema["$schema"])

@@ -1,6 +1,7 @@
 package configcmd
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -18,7 +19,7 @@ type GraphOptions struct {
 	Format, Flow string
 }
 
-func newCmdGraph(a *cmdutil.App, runF func(*GraphOptions) error) *cobra.Command {
+func newCmdGraph(a *cmdutil.App, runF func(context.Context, *GraphOptions) error) *cobra.Command {
 	opts := &GraphOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "graph",
@@ -34,9 +35,9 @@ block; the dot output is for Graphviz.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
-				return runF(opts)
+				return runF(cmd.Context(), opts)
 			}
-			return graphRun(opts)
+			return graphRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Format, "format", string(render.Mermaid), "mermaid or dot")
@@ -45,7 +46,7 @@ block; the dot output is for Graphviz.`,
 	return cmd
 }
 
-func graphRun(opts *GraphOptions) error {
+func graphRun(ctx context.Context, opts *GraphOptions) error {
 	cfg, reg, err := opts.LoadConfig()
 	if err != nil {
 		return err

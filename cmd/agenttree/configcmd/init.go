@@ -133,7 +133,7 @@ type InitOptions struct {
 	Force    bool
 }
 
-func newCmdInit(a *cmdutil.App, runF func(*InitOptions) error) *cobra.Command {
+func newCmdInit(a *cmdutil.App, runF func(context.Context, *InitOptions) error) *cobra.Command {
 	opts := &InitOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "init [DIR]",
@@ -152,9 +152,9 @@ func newCmdInit(a *cmdutil.App, runF func(*InitOptions) error) *cobra.Command {
 				opts.Dir = args[0]
 			}
 			if runF != nil {
-				return runF(opts)
+				return runF(cmd.Context(), opts)
 			}
-			return initRun(opts)
+			return initRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "replace an existing .agenttree.yaml")
@@ -162,7 +162,7 @@ func newCmdInit(a *cmdutil.App, runF func(*InitOptions) error) *cobra.Command {
 	return cmd
 }
 
-func initRun(opts *InitOptions) error {
+func initRun(ctx context.Context, opts *InitOptions) error {
 	a := cmds{opts.App}
 	dir := a.WD
 	if opts.Dir != "" {
@@ -171,7 +171,7 @@ func initRun(opts *InitOptions) error {
 			dir = filepath.Join(a.WD, dir)
 		}
 	}
-	s, err := a.scaffold(filepath.Clean(dir), opts.Template, opts.Force)
+	s, err := a.scaffold(ctx, filepath.Clean(dir), opts.Template, opts.Force)
 	if err != nil {
 		return &cmdutil.ExitError{Code: exitcode.Usage, Err: err}
 	}
@@ -191,11 +191,11 @@ func initRun(opts *InitOptions) error {
 // scaffold works out what init writes in dir, refusing what it must not
 // do: a dir outside a git work tree, an unknown template, a config there
 // already (unless force). It writes nothing.
-func (a cmds) scaffold(dir, template string, force bool) (*scaffold, error) {
-	if err := requireWorkTree(a.Ctx, dir); err != nil {
+func (a cmds) scaffold(ctx context.Context, dir, template string, force bool) (*scaffold, error) {
+	if err := requireWorkTree(ctx, dir); err != nil {
 		return nil, err
 	}
-	config, what, err := configText(a.Ctx, dir, template)
+	config, what, err := configText(ctx, dir, template)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,8 @@
 package configcmd
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
@@ -10,7 +12,7 @@ import (
 // SchemaOptions is what `schema` was asked: nothing but where to print.
 type SchemaOptions struct{ *cmdutil.App }
 
-func newCmdSchema(a *cmdutil.App, runF func(*SchemaOptions) error) *cobra.Command {
+func newCmdSchema(a *cmdutil.App, runF func(context.Context, *SchemaOptions) error) *cobra.Command {
 	opts := &SchemaOptions{App: a}
 	return &cobra.Command{
 		Use:   "schema",
@@ -26,14 +28,14 @@ func newCmdSchema(a *cmdutil.App, runF func(*SchemaOptions) error) *cobra.Comman
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
-				return runF(opts)
+				return runF(cmd.Context(), opts)
 			}
-			return schemaRun(opts)
+			return schemaRun(cmd.Context(), opts)
 		},
 	}
 }
 
-func schemaRun(opts *SchemaOptions) error {
+func schemaRun(ctx context.Context, opts *SchemaOptions) error {
 	data, err := configref.JSONSchema(cmdutil.HookRegistry())
 	if err != nil {
 		return err

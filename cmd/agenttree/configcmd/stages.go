@@ -1,6 +1,7 @@
 package configcmd
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -21,7 +22,7 @@ type StagesOptions struct {
 	JSON bool
 }
 
-func newCmdStages(a *cmdutil.App, runF func(*StagesOptions) error) *cobra.Command {
+func newCmdStages(a *cmdutil.App, runF func(context.Context, *StagesOptions) error) *cobra.Command {
 	opts := &StagesOptions{App: a}
 	cmd := &cobra.Command{
 		Use:     "stages",
@@ -30,16 +31,16 @@ func newCmdStages(a *cmdutil.App, runF func(*StagesOptions) error) *cobra.Comman
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
-				return runF(opts)
+				return runF(cmd.Context(), opts)
 			}
-			return stagesRun(opts)
+			return stagesRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print as JSON")
 	return cmd
 }
 
-func stagesRun(opts *StagesOptions) error {
+func stagesRun(ctx context.Context, opts *StagesOptions) error {
 	a := opts.App
 	cfg, _, err := a.LoadConfig()
 	if err != nil {

@@ -2,6 +2,7 @@ package configcmd
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -54,7 +55,7 @@ type ValidateOptions struct {
 	JSON bool
 }
 
-func newCmdValidate(a *cmdutil.App, runF func(*ValidateOptions) error) *cobra.Command {
+func newCmdValidate(a *cmdutil.App, runF func(context.Context, *ValidateOptions) error) *cobra.Command {
 	opts := &ValidateOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "validate",
@@ -68,16 +69,16 @@ wrong is reported too. Exits 2 when there is any error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
-				return runF(opts)
+				return runF(cmd.Context(), opts)
 			}
-			return validateRun(opts)
+			return validateRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the report as JSON")
 	return cmd
 }
 
-func validateRun(opts *ValidateOptions) error {
+func validateRun(ctx context.Context, opts *ValidateOptions) error {
 	a := cmds{opts.App}
 	rep, err := a.validateReport()
 	if err != nil {

@@ -1,6 +1,8 @@
 package controllercmd
 
 import (
+	"context"
+
 	"github.com/spf13/cobra"
 
 	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
@@ -18,7 +20,7 @@ type CIRunnerOptions struct {
 // executable again with it, detached, to run one CI attempt. People never
 // call it, so it is hidden. cirun writes its arguments and reads them
 // back, so cobra passes them on unparsed.
-func newCmdCIRunner(a *cmdutil.App, runF func(*CIRunnerOptions) error) *cobra.Command {
+func newCmdCIRunner(a *cmdutil.App, runF func(context.Context, *CIRunnerOptions) error) *cobra.Command {
 	opts := &CIRunnerOptions{App: a}
 	return &cobra.Command{
 		Use:                cirun.Command + " [flags] -- COMMAND",
@@ -28,15 +30,15 @@ func newCmdCIRunner(a *cmdutil.App, runF func(*CIRunnerOptions) error) *cobra.Co
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Args = args
 			if runF != nil {
-				return runF(opts)
+				return runF(cmd.Context(), opts)
 			}
-			return ciRunnerRun(opts)
+			return ciRunnerRun(cmd.Context(), opts)
 		},
 	}
 }
 
-func ciRunnerRun(opts *CIRunnerOptions) error {
-	if code := cirun.Main(opts.Ctx, opts.Args, opts.ErrOut); code != 0 {
+func ciRunnerRun(ctx context.Context, opts *CIRunnerOptions) error {
+	if code := cirun.Main(ctx, opts.Args, opts.ErrOut); code != 0 {
 		return cmdutil.SilentExit(code)
 	}
 	return nil

@@ -30,7 +30,7 @@ type ControllerOptions struct {
 	Interval time.Duration
 }
 
-func newCmdController(a *cmdutil.App, runF func(*ControllerOptions) error) *cobra.Command {
+func newCmdController(a *cmdutil.App, runF func(context.Context, *ControllerOptions) error) *cobra.Command {
 	opts := &ControllerOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "controller",
@@ -46,9 +46,9 @@ func newCmdController(a *cmdutil.App, runF func(*ControllerOptions) error) *cobr
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
-				return runF(opts)
+				return runF(cmd.Context(), opts)
 			}
-			return controllerRun(opts)
+			return controllerRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Once, "once", false, "run one pass over the due issues and exit")
@@ -59,7 +59,7 @@ func newCmdController(a *cmdutil.App, runF func(*ControllerOptions) error) *cobr
 	return cmd
 }
 
-func controllerRun(opts *ControllerOptions) error {
+func controllerRun(ctx context.Context, opts *ControllerOptions) error {
 	a := cmds{opts.App}
 	if actor := engine.ActorFromEnv(a.Getenv); actor.Kind == engine.ActorAgent {
 		return &cmdutil.ExitError{Code: exitcode.Waiting, Err: fmt.Errorf("the controller runs on the host, for people; %s cannot run it", actor)}
@@ -71,7 +71,7 @@ func controllerRun(opts *ControllerOptions) error {
 			return err
 		}
 	}
-	first, err := a.Engine()
+	first, err := a.Engine(ctx)
 	if err != nil {
 		return err
 	}
@@ -90,10 +90,10 @@ func controllerRun(opts *ControllerOptions) error {
 	defer unlock()
 	// One issue named: it is looked at on every pass, whatever its
 	// polling state says.
-	c := &controller.Controller{Load: a.Reloader(first), Issue: id, Eager: id != 0, Interval: opts.Interval, Log: a.controllerLog(opts.LogFormat)}
+	c := &controller.Controller{Load: a.Reloader(ctx, first), Issue: id, Eager: id != 0, Interval: opts.Interval, Log: a.controllerLog(opts.LogFormat)}
 	if !opts.Once {
 		c.Log.Info("controller started", "state", first.Store.Root(), "pid", os.Getpid())
-		ctx, stop := context.WithCancel(a.Ctx)
+		ctx, stop := context.WithCancel(ctx)
 		defer stop()
 		served, err := serveAgents(ctx, c, first.Store.Root(), c.Log)
 		if err != nil {
@@ -105,7 +105,7 @@ func controllerRun(opts *ControllerOptions) error {
 		c.Log.Info("controller stopped", forgeRequests(c)...)
 		return err
 	}
-	sum, err := c.Tick(a.Ctx)
+	sum, err := c.Tick(ctx)
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 func newWorkspace(t *testing.T, message bool) *cmdtest.Workspace {
 	t.Helper()
 	w := cmdtest.NewWith(t, testpipeline.Read(t, "cli")+fmt.Sprintf("tmux: {socket: %q}\n", cmdtest.Tmux(t)))
-	e, err := w.App.Engine()
+	e, err := w.App.Engine(t.Context())
 	require.NoError(t, err)
 	ctx := context.Background()
 	_, err = e.Create(ctx, engine.NewIssue{Title: "Add login page", Stage: "implement.code"})
@@ -78,36 +78,38 @@ func TestRuns(t *testing.T) {
 		out, err string
 		code     exitcode.Code
 	}{
-		{name: "one pass, nothing due", run: func(a *cmdutil.App) error { return controllerRun(&ControllerOptions{App: a, Once: true}) },
+		{name: "one pass, nothing due", run: func(a *cmdutil.App) error { return controllerRun(t.Context(), &ControllerOptions{App: a, Once: true}) },
 			out: "nothing for the controller to do\n"},
-		{name: "one pass, as JSON", run: func(a *cmdutil.App) error { return controllerRun(&ControllerOptions{App: a, Once: true, JSON: true}) },
+		{name: "one pass, as JSON", run: func(a *cmdutil.App) error {
+			return controllerRun(t.Context(), &ControllerOptions{App: a, Once: true, JSON: true})
+		},
 			out: "{\n  \"due\": 0,\n  \"failed\": 0,\n  \"results\": []\n}\n"},
 		{name: "one pass over an issue with a message", message: true,
 			run: func(a *cmdutil.App) error {
-				return controllerRun(&ControllerOptions{App: a, Once: true, IssueArg: "1"})
+				return controllerRun(t.Context(), &ControllerOptions{App: a, Once: true, IssueArg: "1"})
 			},
 			out: "1 issue(s) looked at (messages, escalations); nothing moved\n"},
 		{name: "no such issue", run: func(a *cmdutil.App) error {
-			return controllerRun(&ControllerOptions{App: a, Once: true, IssueArg: "9"})
+			return controllerRun(t.Context(), &ControllerOptions{App: a, Once: true, IssueArg: "9"})
 		},
 			err: "9"},
 		{name: "not an issue id", run: func(a *cmdutil.App) error {
-			return controllerRun(&ControllerOptions{App: a, Once: true, IssueArg: "x"})
+			return controllerRun(t.Context(), &ControllerOptions{App: a, Once: true, IssueArg: "x"})
 		},
 			err: "x", code: exitcode.Usage},
 		{name: "run by an agent", env: map[string]string{"AGENTTREE_ROLE": "developer"},
-			run: func(a *cmdutil.App) error { return controllerRun(&ControllerOptions{App: a, Once: true}) },
+			run: func(a *cmdutil.App) error { return controllerRun(t.Context(), &ControllerOptions{App: a, Once: true}) },
 			err: "the controller runs on the host, for people", code: exitcode.Waiting},
-		{name: "another controller runs", held: true, run: func(a *cmdutil.App) error { return controllerRun(&ControllerOptions{App: a, Once: true}) },
+		{name: "another controller runs", held: true, run: func(a *cmdutil.App) error { return controllerRun(t.Context(), &ControllerOptions{App: a, Once: true}) },
 			err: controller.ErrRunning.Error(), code: exitcode.Usage},
-		{name: "pr wait, no PR yet", run: func(a *cmdutil.App) error { return prWaitRun(&PRWaitOptions{App: a, IssueArg: "1"}) },
+		{name: "pr wait, no PR yet", run: func(a *cmdutil.App) error { return prWaitRun(t.Context(), &PRWaitOptions{App: a, IssueArg: "1"}) },
 			err: "issue 1: no pull request yet"},
-		{name: "pr wait, a PR no issue has", run: func(a *cmdutil.App) error { return prWaitRun(&PRWaitOptions{App: a, PR: 45}) },
+		{name: "pr wait, a PR no issue has", run: func(a *cmdutil.App) error { return prWaitRun(t.Context(), &PRWaitOptions{App: a, PR: 45}) },
 			err: "no issue here has PR #45"},
 		{name: "pr wait, a PR's URL no issue has", run: func(a *cmdutil.App) error {
-			return prWaitRun(&PRWaitOptions{App: a, IssueArg: "https://github.com/octo/app/pull/45"})
+			return prWaitRun(t.Context(), &PRWaitOptions{App: a, IssueArg: "https://github.com/octo/app/pull/45"})
 		}, err: "no issue here has https://github.com/octo/app/pull/45"},
-		{name: "the CI runner without a command", run: func(a *cmdutil.App) error { return ciRunnerRun(&CIRunnerOptions{App: a}) },
+		{name: "the CI runner without a command", run: func(a *cmdutil.App) error { return ciRunnerRun(t.Context(), &CIRunnerOptions{App: a}) },
 			code: exitcode.Usage},
 	}
 	for _, tt := range tests {
@@ -143,7 +145,7 @@ func TestRuns(t *testing.T) {
 // the issue its CLI prints.
 func TestControllerAnswersAgentsUntilStopped(t *testing.T) {
 	w := newWorkspace(t, true)
-	e, err := w.App.Engine()
+	e, err := w.App.Engine(t.Context())
 	require.NoError(t, err)
 	iss, err := e.Store.Get(1)
 	require.NoError(t, err)
@@ -153,9 +155,10 @@ func TestControllerAnswersAgentsUntilStopped(t *testing.T) {
 
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	w.App.Ctx = ctx
 	ran := make(chan error, 1)
-	go func() { ran <- controllerRun(&ControllerOptions{App: w.App, Interval: time.Hour, LogFormat: "json"}) }()
+	go func() {
+		ran <- controllerRun(ctx, &ControllerOptions{App: w.App, Interval: time.Hour, LogFormat: "json"})
+	}()
 	socket := statedir.Layout{Root: e.Store.Root()}.Socket()
 	require.Eventually(t, func() bool { _, err := os.Stat(socket); return err == nil }, 30*time.Second, 20*time.Millisecond, "the controller listens")
 

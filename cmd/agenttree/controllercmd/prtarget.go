@@ -1,6 +1,7 @@
 package controllercmd
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"slices"
@@ -42,15 +43,15 @@ func prNumberOf(s string) (int, bool) {
 // waitTarget is the issue `pr wait` waits on: arg is an issue id (a number
 // alone, or #N, is always one) or a PR's URL; prNumber (--pr) is a PR's
 // number.
-func (a cmds) waitTarget(arg string, prNumber int) (*engine.Engine, int, error) {
+func (a cmds) waitTarget(ctx context.Context, arg string, prNumber int) (*engine.Engine, int, error) {
 	prURL := ""
 	if n, ok := prOfURL(arg); ok {
 		prURL, prNumber = arg, n
 	}
 	if prNumber == 0 && prURL == "" {
-		return a.EngineFor(arg)
+		return a.EngineFor(ctx, arg)
 	}
-	e, err := a.Engine()
+	e, err := a.Engine(ctx)
 	if err != nil {
 		return nil, 0, err
 	}

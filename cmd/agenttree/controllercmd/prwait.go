@@ -32,7 +32,7 @@ type PRWaitOptions struct {
 	JSON     bool
 }
 
-func newCmdPRWait(a *cmdutil.App, runF func(*PRWaitOptions) error) *cobra.Command {
+func newCmdPRWait(a *cmdutil.App, runF func(context.Context, *PRWaitOptions) error) *cobra.Command {
 	opts := &PRWaitOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "wait ID",
@@ -64,9 +64,9 @@ func newCmdPRWait(a *cmdutil.App, runF func(*PRWaitOptions) error) *cobra.Comman
 				opts.IssueArg = args[0]
 			}
 			if runF != nil {
-				return runF(opts)
+				return runF(cmd.Context(), opts)
 			}
-			return prWaitRun(opts)
+			return prWaitRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().DurationVar(&opts.Interval, "interval", 0, "longest pause between polls (default: as the config's ci_polling says)")
@@ -78,13 +78,13 @@ func newCmdPRWait(a *cmdutil.App, runF func(*PRWaitOptions) error) *cobra.Comman
 // prWaitRun waits for the CI of the PR of the issue named (or of the
 // issue whose PR is opts.PR, or the PR's URL), printing each phase, and
 // exits as the outcome says.
-func prWaitRun(opts *PRWaitOptions) error {
+func prWaitRun(ctx context.Context, opts *PRWaitOptions) error {
 	a := cmds{opts.App}
-	e, id, err := a.waitTarget(opts.IssueArg, opts.PR)
+	e, id, err := a.waitTarget(ctx, opts.IssueArg, opts.PR)
 	if err != nil {
 		return err
 	}
-	out, err := controller.WaitCI(a.Ctx, e, id, opts.Interval, func(p controller.WaitPhase) {
+	out, err := controller.WaitCI(ctx, e, id, opts.Interval, func(p controller.WaitPhase) {
 		if !opts.JSON {
 			fmt.Fprintf(a.Out, "[%d] %s elapsed: %s; next poll in %s\n", p.Iteration, roundDuration(p.Elapsed), p.Status, roundDuration(p.Next))
 		}

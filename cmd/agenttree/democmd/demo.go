@@ -1,6 +1,7 @@
 package democmd
 
 import (
+	"context"
 	"os"
 	"time"
 
@@ -18,7 +19,7 @@ type DemoOptions struct {
 	Demo demo.Options
 }
 
-func newCmdDemo(a *cmdutil.App, runF func(*DemoOptions) error) *cobra.Command {
+func newCmdDemo(a *cmdutil.App, runF func(context.Context, *DemoOptions) error) *cobra.Command {
 	opts := &DemoOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -35,9 +36,9 @@ func newCmdDemo(a *cmdutil.App, runF func(*DemoOptions) error) *cobra.Command {
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
-				return runF(opts)
+				return runF(cmd.Context(), opts)
 			}
-			return demoRun(opts)
+			return demoRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Demo.Keep, "keep", false, "leave the repository and the agent's session (the controller is stopped), and say how to attach and how to start the controller again")
@@ -46,14 +47,14 @@ func newCmdDemo(a *cmdutil.App, runF func(*DemoOptions) error) *cobra.Command {
 	return cmd
 }
 
-func demoRun(opts *DemoOptions) error {
+func demoRun(ctx context.Context, opts *DemoOptions) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
 	d := opts.Demo
 	d.Self, d.Out = self, opts.Out
-	if err := demo.Run(opts.Ctx, d); err != nil {
+	if err := demo.Run(ctx, d); err != nil {
 		return &cmdutil.ExitError{Code: exitcode.Blocked, Err: err}
 	}
 	return nil

@@ -22,7 +22,7 @@ type DemoAgentOptions struct {
 
 // newCmdDemoAgent is the scripted agent `agenttree demo` configures as an
 // ordinary agent command: it reads its pane and acts on what it is told.
-func newCmdDemoAgent(a *cmdutil.App, runF func(*DemoAgentOptions) error) *cobra.Command {
+func newCmdDemoAgent(a *cmdutil.App, runF func(context.Context, *DemoAgentOptions) error) *cobra.Command {
 	opts := &DemoAgentOptions{App: a}
 	cmd := &cobra.Command{
 		Use:    "demo-agent",
@@ -31,16 +31,16 @@ func newCmdDemoAgent(a *cmdutil.App, runF func(*DemoAgentOptions) error) *cobra.
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
-				return runF(opts)
+				return runF(cmd.Context(), opts)
 			}
-			return demoAgentRun(opts)
+			return demoAgentRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Base, "base", "main", "the branch its work goes to")
 	return cmd
 }
 
-func demoAgentRun(opts *DemoAgentOptions) error {
+func demoAgentRun(ctx context.Context, opts *DemoAgentOptions) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -56,5 +56,5 @@ func demoAgentRun(opts *DemoAgentOptions) error {
 			return string(out), err
 		},
 	}
-	return agent.Run(opts.Ctx, opts.In)
+	return agent.Run(ctx, opts.In)
 }

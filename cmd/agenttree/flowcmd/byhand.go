@@ -1,6 +1,7 @@
 package flowcmd
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -32,7 +33,7 @@ type ByHandOptions struct {
 	JSON   bool
 }
 
-func newCmdResume(a *cmdutil.App, runF func(*ByHandOptions) error) *cobra.Command {
+func newCmdResume(a *cmdutil.App, runF func(context.Context, *ByHandOptions) error) *cobra.Command {
 	opts := &ByHandOptions{App: a}
 	cmd := &cobra.Command{
 		Use:     "resume ID --reason TEXT",
@@ -50,13 +51,13 @@ func newCmdResume(a *cmdutil.App, runF func(*ByHandOptions) error) *cobra.Comman
 	return cmd
 }
 
-func resumeRun(opts *ByHandOptions) error {
-	return byHand(opts.App, opts.IssueArg, opts.JSON, func(e *engine.Engine, id int, actor engine.Actor) (*engine.Result, error) {
-		return people.Resume(opts.Ctx, e, id, actor, opts.Reason)
+func resumeRun(ctx context.Context, opts *ByHandOptions) error {
+	return byHand(ctx, opts.App, opts.IssueArg, opts.JSON, func(e *engine.Engine, id int, actor engine.Actor) (*engine.Result, error) {
+		return people.Resume(ctx, e, id, actor, opts.Reason)
 	})
 }
 
-func newCmdSkip(a *cmdutil.App, runF func(*ByHandOptions) error) *cobra.Command {
+func newCmdSkip(a *cmdutil.App, runF func(context.Context, *ByHandOptions) error) *cobra.Command {
 	opts := &ByHandOptions{App: a}
 	cmd := &cobra.Command{
 		Use:     "skip ID --reason TEXT",
@@ -72,13 +73,13 @@ func newCmdSkip(a *cmdutil.App, runF func(*ByHandOptions) error) *cobra.Command 
 	return cmd
 }
 
-func skipRun(opts *ByHandOptions) error {
-	return byHand(opts.App, opts.IssueArg, opts.JSON, func(e *engine.Engine, id int, actor engine.Actor) (*engine.Result, error) {
-		return people.Skip(opts.Ctx, e, id, actor, opts.Reason)
+func skipRun(ctx context.Context, opts *ByHandOptions) error {
+	return byHand(ctx, opts.App, opts.IssueArg, opts.JSON, func(e *engine.Engine, id int, actor engine.Actor) (*engine.Result, error) {
+		return people.Skip(ctx, e, id, actor, opts.Reason)
 	})
 }
 
-func newCmdAbort(a *cmdutil.App, runF func(*ByHandOptions) error) *cobra.Command {
+func newCmdAbort(a *cmdutil.App, runF func(context.Context, *ByHandOptions) error) *cobra.Command {
 	opts := &ByHandOptions{App: a}
 	cmd := &cobra.Command{
 		Use:     "abort ID --reason TEXT",
@@ -94,9 +95,9 @@ func newCmdAbort(a *cmdutil.App, runF func(*ByHandOptions) error) *cobra.Command
 	return cmd
 }
 
-func abortRun(opts *ByHandOptions) error {
-	return byHand(opts.App, opts.IssueArg, opts.JSON, func(e *engine.Engine, id int, actor engine.Actor) (*engine.Result, error) {
-		return people.Abort(opts.Ctx, e, id, actor, opts.Reason)
+func abortRun(ctx context.Context, opts *ByHandOptions) error {
+	return byHand(ctx, opts.App, opts.IssueArg, opts.JSON, func(e *engine.Engine, id int, actor engine.Actor) (*engine.Result, error) {
+		return people.Abort(ctx, e, id, actor, opts.Reason)
 	})
 }
 
@@ -109,7 +110,7 @@ type RejectOptions struct {
 	JSON        bool
 }
 
-func newCmdReject(a *cmdutil.App, runF func(*RejectOptions) error) *cobra.Command {
+func newCmdReject(a *cmdutil.App, runF func(context.Context, *RejectOptions) error) *cobra.Command {
 	opts := &RejectOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "reject ID --message TEXT [--to STAGE]",
@@ -120,12 +121,12 @@ func newCmdReject(a *cmdutil.App, runF func(*RejectOptions) error) *cobra.Comman
 			"on_failure.step_back_to, else the nearest earlier stage where an agent works).\n" +
 			"The message is kept in the issue's history and delivered to the agent.\n\n" + byHandExit,
 		Args: cmdutil.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.IssueArg = args[0]
 			if runF != nil {
-				return runF(opts)
+				return runF(cmd.Context(), opts)
 			}
-			return rejectRun(opts)
+			return rejectRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Message, "message", "", "what the agent must change (required)")
@@ -134,9 +135,9 @@ func newCmdReject(a *cmdutil.App, runF func(*RejectOptions) error) *cobra.Comman
 	return cmd
 }
 
-func rejectRun(opts *RejectOptions) error {
-	return byHand(opts.App, opts.IssueArg, opts.JSON, func(e *engine.Engine, id int, actor engine.Actor) (*engine.Result, error) {
-		return people.Reject(opts.Ctx, e, id, actor, opts.To, opts.Message)
+func rejectRun(ctx context.Context, opts *RejectOptions) error {
+	return byHand(ctx, opts.App, opts.IssueArg, opts.JSON, func(e *engine.Engine, id int, actor engine.Actor) (*engine.Result, error) {
+		return people.Reject(ctx, e, id, actor, opts.To, opts.Message)
 	})
 }
 
@@ -148,7 +149,7 @@ type MoveOptions struct {
 	JSON            bool
 }
 
-func newCmdMove(a *cmdutil.App, runF func(*MoveOptions) error) *cobra.Command {
+func newCmdMove(a *cmdutil.App, runF func(context.Context, *MoveOptions) error) *cobra.Command {
 	opts := &MoveOptions{App: a}
 	cmd := &cobra.Command{
 		Use:     "move ID STAGE --reason TEXT",
@@ -157,12 +158,12 @@ func newCmdMove(a *cmdutil.App, runF func(*MoveOptions) error) *cobra.Command {
 		Long: "Move issue ID to STAGE, any stage of its flow, without gates, and run the\n" +
 			"stage's entry hooks. The reason is kept in the issue's history.\n\n" + byHandExit,
 		Args: cmdutil.ExactArgs(2),
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.IssueArg, opts.Stage = args[0], args[1]
 			if runF != nil {
-				return runF(opts)
+				return runF(cmd.Context(), opts)
 			}
-			return moveRun(opts)
+			return moveRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Reason, "reason", "", "why, for the issue's history (required)")
@@ -170,28 +171,28 @@ func newCmdMove(a *cmdutil.App, runF func(*MoveOptions) error) *cobra.Command {
 	return cmd
 }
 
-func moveRun(opts *MoveOptions) error {
-	return byHand(opts.App, opts.IssueArg, opts.JSON, func(e *engine.Engine, id int, actor engine.Actor) (*engine.Result, error) {
-		return people.Move(opts.Ctx, e, id, actor, opts.Stage, opts.Reason)
+func moveRun(ctx context.Context, opts *MoveOptions) error {
+	return byHand(ctx, opts.App, opts.IssueArg, opts.JSON, func(e *engine.Engine, id int, actor engine.Actor) (*engine.Result, error) {
+		return people.Move(ctx, e, id, actor, opts.Stage, opts.Reason)
 	})
 }
 
 // byHandRunE is the RunE of resume, skip and abort: runF when a test
 // gave one, else run.
-func byHandRunE(opts *ByHandOptions, runF, run func(*ByHandOptions) error) func(*cobra.Command, []string) error {
-	return func(_ *cobra.Command, args []string) error {
+func byHandRunE(opts *ByHandOptions, runF, run func(context.Context, *ByHandOptions) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
 		opts.IssueArg = args[0]
 		if runF != nil {
-			return runF(opts)
+			return runF(cmd.Context(), opts)
 		}
-		return run(opts)
+		return run(cmd.Context(), opts)
 	}
 }
 
 // byHand runs do, one of people's commands, on the issue arg names, as
 // whoever runs it, and reports the result as `next` does.
-func byHand(a *cmdutil.App, arg string, asJSON bool, do func(e *engine.Engine, id int, actor engine.Actor) (*engine.Result, error)) error {
-	e, id, actor, err := a.EngineActing(arg)
+func byHand(ctx context.Context, a *cmdutil.App, arg string, asJSON bool, do func(e *engine.Engine, id int, actor engine.Actor) (*engine.Result, error)) error {
+	e, id, actor, err := a.EngineActing(ctx, arg)
 	if err != nil {
 		return err
 	}

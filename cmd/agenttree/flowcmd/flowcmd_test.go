@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 func newWorkspace(t *testing.T, stage string) *cmdtest.Workspace {
 	t.Helper()
 	w := cmdtest.New(t, "cli")
-	e, err := w.App.Engine()
+	e, err := w.App.Engine(t.Context())
 	require.NoError(t, err)
 	_, err = e.Create(context.Background(), engine.NewIssue{Title: "Add login page", Stage: stage})
 	require.NoError(t, err)
@@ -67,51 +67,63 @@ func TestRuns(t *testing.T) {
 		out, err, stage string
 		code            exitcode.Code
 	}{
-		{name: "next blocked by a gate", at: "implement.code", run: func(a *cmdutil.App) error { return nextRun(&NextOptions{App: a, IssueArg: "1"}) },
+		{name: "next blocked by a gate", at: "implement.code", run: func(a *cmdutil.App) error { return nextRun(t.Context(), &NextOptions{App: a, IssueArg: "1"}) },
 			out: "issue 1 is blocked at implement.code; fix these, then run `agenttree next` again:\n  - notes.md: not found", code: exitcode.Blocked, stage: "implement.code"},
-		{name: "next, dry run", at: "backlog", run: func(a *cmdutil.App) error { return nextRun(&NextOptions{App: a, IssueArg: "1", DryRun: true}) },
+		{name: "next, dry run", at: "backlog", run: func(a *cmdutil.App) error {
+			return nextRun(t.Context(), &NextOptions{App: a, IssueArg: "1", DryRun: true})
+		},
 			out: "issue 1 would move backlog → plan.draft (advance)\n", stage: "backlog"},
-		{name: "next", at: "backlog", run: func(a *cmdutil.App) error { return nextRun(&NextOptions{App: a, IssueArg: "1"}) },
+		{name: "next", at: "backlog", run: func(a *cmdutil.App) error { return nextRun(t.Context(), &NextOptions{App: a, IssueArg: "1"}) },
 			out: "issue 1 moved backlog → plan.draft (advance)\n\nWork on plan.draft on branch issue-001-add-login-page", stage: "plan.draft"},
 		{name: "an agent's next, its issue from the environment", at: "implement.feedback",
 			env: map[string]string{"AGENTTREE_ROLE": "developer", "AGENTTREE_ISSUE": "1"},
-			run: func(a *cmdutil.App) error { return nextRun(&NextOptions{App: a}) },
+			run: func(a *cmdutil.App) error { return nextRun(t.Context(), &NextOptions{App: a}) },
 			out: "issue 1 moved implement.feedback → security (advance)\n", stage: "security"},
 		{name: "an agent's next at another role's stage", at: "security",
 			env: map[string]string{"AGENTTREE_ROLE": "developer", "AGENTTREE_ISSUE": "1"},
-			run: func(a *cmdutil.App) error { return nextRun(&NextOptions{App: a}) },
+			run: func(a *cmdutil.App) error { return nextRun(t.Context(), &NextOptions{App: a}) },
 			out: "issue 1 is waiting at security:", code: exitcode.Waiting, stage: "security"},
-		{name: "approve", at: "implementation_review", run: func(a *cmdutil.App) error { return approveRun(&ApproveOptions{App: a, IssueArg: "1"}) },
+		{name: "approve", at: "implementation_review", run: func(a *cmdutil.App) error { return approveRun(t.Context(), &ApproveOptions{App: a, IssueArg: "1"}) },
 			out: "issue 1 moved implementation_review → accepted (approve)\n\naccepted is the end of the flow.\n", stage: "accepted"},
-		{name: "approve at no review", at: "implement.code", run: func(a *cmdutil.App) error { return approveRun(&ApproveOptions{App: a, IssueArg: "1"}) },
+		{name: "approve at no review", at: "implement.code", run: func(a *cmdutil.App) error { return approveRun(t.Context(), &ApproveOptions{App: a, IssueArg: "1"}) },
 			err: "not at a human review stage; use `agenttree next -i 1`", code: exitcode.Usage, stage: "implement.code"},
-		{name: "resume, nothing to resume", at: "implement.code", run: func(a *cmdutil.App) error { return resumeRun(&ByHandOptions{App: a, IssueArg: "1", Reason: "x"}) },
+		{name: "resume, nothing to resume", at: "implement.code", run: func(a *cmdutil.App) error {
+			return resumeRun(t.Context(), &ByHandOptions{App: a, IssueArg: "1", Reason: "x"})
+		},
 			err: "nothing to resume", code: exitcode.Usage, stage: "implement.code"},
-		{name: "skip", at: "implement.code", run: func(a *cmdutil.App) error { return skipRun(&ByHandOptions{App: a, IssueArg: "1", Reason: "docs only"}) },
+		{name: "skip", at: "implement.code", run: func(a *cmdutil.App) error {
+			return skipRun(t.Context(), &ByHandOptions{App: a, IssueArg: "1", Reason: "docs only"})
+		},
 			out: "issue 1 moved implement.code → implement.feedback (skip)\n  docs only\n", stage: "implement.feedback"},
 		{name: "skip, by an agent", at: "implement.code", env: map[string]string{"AGENTTREE_ROLE": "developer"},
-			run: func(a *cmdutil.App) error { return skipRun(&ByHandOptions{App: a, IssueArg: "1", Reason: "docs only"}) },
+			run: func(a *cmdutil.App) error {
+				return skipRun(t.Context(), &ByHandOptions{App: a, IssueArg: "1", Reason: "docs only"})
+			},
 			out: "issue 1 is waiting at implement.code: only a person can skip a stage", code: exitcode.Waiting, stage: "implement.code"},
 		{name: "abort", at: "implement.code", run: func(a *cmdutil.App) error {
-			return abortRun(&ByHandOptions{App: a, IssueArg: "1", Reason: "duplicate"})
+			return abortRun(t.Context(), &ByHandOptions{App: a, IssueArg: "1", Reason: "duplicate"})
 		},
 			out: "issue 1 moved implement.code → not_doing (abort)\n  duplicate\n\nnot_doing is the end of the flow.\n", stage: "not_doing"},
-		{name: "reject", at: "implementation_review", run: func(a *cmdutil.App) error { return rejectRun(&RejectOptions{App: a, IssueArg: "1", Message: "labels"}) },
+		{name: "reject", at: "implementation_review", run: func(a *cmdutil.App) error {
+			return rejectRun(t.Context(), &RejectOptions{App: a, IssueArg: "1", Message: "labels"})
+		},
 			out: "issue 1 moved implementation_review → security (reject)\n  labels\n", stage: "security"},
 		{name: "reject, to a stage", at: "implementation_review",
 			run: func(a *cmdutil.App) error {
-				return rejectRun(&RejectOptions{App: a, IssueArg: "1", Message: "start over", To: "plan.draft"})
+				return rejectRun(t.Context(), &RejectOptions{App: a, IssueArg: "1", Message: "start over", To: "plan.draft"})
 			},
 			out: "issue 1 moved implementation_review → plan.draft (reject)\n", stage: "plan.draft"},
 		{name: "move", at: "implement.code", run: func(a *cmdutil.App) error {
-			return moveRun(&MoveOptions{App: a, IssueArg: "1", Stage: "security", Reason: "r"})
+			return moveRun(t.Context(), &MoveOptions{App: a, IssueArg: "1", Stage: "security", Reason: "r"})
 		},
 			out: "issue 1 moved implement.code → security (move)\n  r\n", stage: "security"},
 		{name: "move nowhere", at: "implement.code", run: func(a *cmdutil.App) error {
-			return moveRun(&MoveOptions{App: a, IssueArg: "1", Stage: "nope", Reason: "r"})
+			return moveRun(t.Context(), &MoveOptions{App: a, IssueArg: "1", Stage: "nope", Reason: "r"})
 		},
 			err: `flow "default" has no stage "nope"`, code: exitcode.Usage, stage: "implement.code"},
-		{name: "no such issue", at: "implement.code", run: func(a *cmdutil.App) error { return skipRun(&ByHandOptions{App: a, IssueArg: "9", Reason: "r"}) },
+		{name: "no such issue", at: "implement.code", run: func(a *cmdutil.App) error {
+			return skipRun(t.Context(), &ByHandOptions{App: a, IssueArg: "9", Reason: "r"})
+		},
 			err: "9", stage: "implement.code"},
 	}
 	for _, tt := range tests {
@@ -133,7 +145,7 @@ func TestRuns(t *testing.T) {
 				assert.Equal(t, int(tt.code), cmdutil.ExitCode(err))
 			}
 			assert.True(t, len(w.Out.String()) >= len(tt.out) && w.Out.String()[:len(tt.out)] == tt.out, "output:\n%s\nwant it to start with:\n%s", w.Out, tt.out)
-			e, err := w.App.Engine()
+			e, err := w.App.Engine(t.Context())
 			require.NoError(t, err)
 			iss, err := e.Store.Get(1)
 			require.NoError(t, err)
@@ -146,14 +158,14 @@ func TestRuns(t *testing.T) {
 // is says so rather than "moved X → X".
 func TestRunsJSON(t *testing.T) {
 	w := newWorkspace(t, "backlog")
-	require.NoError(t, nextRun(&NextOptions{App: w.App, IssueArg: "1", JSON: true}))
+	require.NoError(t, nextRun(t.Context(), &NextOptions{App: w.App, IssueArg: "1", JSON: true}))
 	var res engine.Result
 	require.NoError(t, json.Unmarshal(w.Out.Bytes(), &res), w.Out.String())
 	assert.Equal(t, engine.StatusAdvanced, res.Status)
 	assert.Equal(t, "plan.draft", res.To)
 
 	w.Reset()
-	require.NoError(t, skipRun(&ByHandOptions{App: w.App, IssueArg: "1", Reason: "r", JSON: true}))
+	require.NoError(t, skipRun(t.Context(), &ByHandOptions{App: w.App, IssueArg: "1", Reason: "r", JSON: true}))
 	require.NoError(t, json.Unmarshal(w.Out.Bytes(), &res), w.Out.String())
 	assert.Equal(t, "plan.review", res.To)
 }
@@ -162,10 +174,10 @@ func TestRunsJSON(t *testing.T) {
 // answered with the engine's result, printed as a person's next prints it.
 func TestNextOverTheControllersSocket(t *testing.T) {
 	here := newWorkspace(t, "backlog")
-	require.NoError(t, nextRun(&NextOptions{App: here.App, IssueArg: "1", DryRun: true}))
+	require.NoError(t, nextRun(t.Context(), &NextOptions{App: here.App, IssueArg: "1", DryRun: true}))
 
 	w := newWorkspace(t, "backlog")
-	e, err := w.App.Engine()
+	e, err := w.App.Engine(t.Context())
 	require.NoError(t, err)
 	dir, err := os.MkdirTemp("", "flowcmd") // a socket's path must stay short
 	require.NoError(t, err)
@@ -188,14 +200,14 @@ func TestNextOverTheControllersSocket(t *testing.T) {
 
 	w.Reset() // the App asks the controller from its first command on
 	w.Env["AGENTTREE_SOCKET"] = socket
-	require.NoError(t, nextRun(&NextOptions{App: w.App, IssueArg: "1", DryRun: true}))
+	require.NoError(t, nextRun(t.Context(), &NextOptions{App: w.App, IssueArg: "1", DryRun: true}))
 	assert.Equal(t, here.Out.String(), w.Out.String())
 	assert.Equal(t, "issue 1 would move backlog → plan.draft (advance)\n", w.Out.String())
 	assert.Equal(t, 1, asked, "the controller was asked")
 
 	w.Reset()
 	w.Env["AGENTTREE_SOCKET"] = socket
-	err = nextRun(&NextOptions{App: w.App, IssueArg: "x"})
+	err = nextRun(t.Context(), &NextOptions{App: w.App, IssueArg: "x"})
 	require.ErrorContains(t, err, "x")
 	assert.Equal(t, int(exitcode.Usage), cmdutil.ExitCode(err))
 }

@@ -1,6 +1,7 @@
 package flowcmd
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,7 +26,7 @@ type NextOptions struct {
 	DryRun, JSON bool
 }
 
-func newCmdNext(a *cmdutil.App, runF func(*NextOptions) error) *cobra.Command {
+func newCmdNext(a *cmdutil.App, runF func(context.Context, *NextOptions) error) *cobra.Command {
 	opts := &NextOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "next",
@@ -45,9 +46,9 @@ func newCmdNext(a *cmdutil.App, runF func(*NextOptions) error) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
-				return runF(opts)
+				return runF(cmd.Context(), opts)
 			}
-			return nextRun(opts)
+			return nextRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().StringVarP(&opts.IssueArg, "issue", "i", "", "issue id (default: AGENTTREE_ISSUE, then the git branch)")
@@ -56,7 +57,7 @@ func newCmdNext(a *cmdutil.App, runF func(*NextOptions) error) *cobra.Command {
 	return cmd
 }
 
-func nextRun(opts *NextOptions) error {
+func nextRun(ctx context.Context, opts *NextOptions) error {
 	a := cmds{opts.App}
 	if c, err := a.Remote(); err != nil {
 		return err
@@ -67,9 +68,9 @@ func nextRun(opts *NextOptions) error {
 				return err
 			}
 		}
-		return a.Ask(c, api.RouteNext, req)
+		return a.Ask(ctx, c, api.RouteNext, req)
 	}
-	e, err := a.Engine()
+	e, err := a.Engine(ctx)
 	if err != nil {
 		return err
 	}
@@ -77,7 +78,7 @@ func nextRun(opts *NextOptions) error {
 		fmt.Fprintf(a.ErrOut, "warning: %s is not in a git repository: gates on commits, branches and PRs cannot pass; run `git init` there (then `git remote add origin URL`)\n",
 			filepath.Dir(e.Config.File))
 	}
-	id, err := a.ResolveIssue(opts.IssueArg, e.WorkDir)
+	id, err := a.ResolveIssue(ctx, opts.IssueArg, e.WorkDir)
 	if err != nil {
 		return err
 	}
@@ -110,7 +111,7 @@ func nextRun(opts *NextOptions) error {
 		// in the foreground: it never skips the controller's work, and
 		// takes the issue's lock itself.
 		unlock()
-		if res, err := a.controllerPass(e, iss); err != nil || res != nil {
+		if res, err := a.controllerPass(ctx, e, iss); err != nil || res != nil {
 			if err != nil {
 				return err
 			}
@@ -124,11 +125,11 @@ func nextRun(opts *NextOptions) error {
 	}
 	// An agent of another OS user commits in a clone of its own: its work
 	// is taken in first, for the gates to see.
-	if err := sessions.New(e, nil).TakeWork(a.Ctx, id); err != nil {
+	if err := sessions.New(e, nil).TakeWork(ctx, id); err != nil {
 		return err
 	}
 	s := a.Spin(fmt.Sprintf("checking the gates of issue %d", id))
-	res, err := e.NextFrom(a.Ctx, tx, iss, actor, opts.DryRun)
+	res, err := e.NextFrom(ctx, tx, iss, actor, opts.DryRun)
 	s.Stop()
 	if err != nil {
 		return err
@@ -144,7 +145,7 @@ type ApproveOptions struct {
 	DryRun, JSON bool
 }
 
-func newCmdApprove(a *cmdutil.App, runF func(*ApproveOptions) error) *cobra.Command {
+func newCmdApprove(a *cmdutil.App, runF func(context.Context, *ApproveOptions) error) *cobra.Command {
 	opts := &ApproveOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "approve ID",
@@ -168,9 +169,9 @@ func newCmdApprove(a *cmdutil.App, runF func(*ApproveOptions) error) *cobra.Comm
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.IssueArg = args[0]
 			if runF != nil {
-				return runF(opts)
+				return runF(cmd.Context(), opts)
 			}
-			return approveRun(opts)
+			return approveRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "say what approving would do (the head approved, where the issue goes) without doing it")
@@ -178,14 +179,14 @@ func newCmdApprove(a *cmdutil.App, runF func(*ApproveOptions) error) *cobra.Comm
 	return cmd
 }
 
-func approveRun(opts *ApproveOptions) error {
+func approveRun(ctx context.Context, opts *ApproveOptions) error {
 	a := opts.App
-	e, id, actor, err := a.EngineActing(opts.IssueArg)
+	e, id, actor, err := a.EngineActing(ctx, opts.IssueArg)
 	if err != nil {
 		return err
 	}
 	s := a.Spin(fmt.Sprintf("approving issue %d", id))
-	res, err := e.Approve(a.Ctx, id, actor, opts.DryRun)
+	res, err := e.Approve(ctx, id, actor, opts.DryRun)
 	s.Stop()
 	if err != nil {
 		return err
@@ -204,11 +205,11 @@ func controllerRuns(e *engine.Engine, iss *issues.Issue) bool {
 // stage (controllerRuns), in the foreground, with a progress line on
 // stderr while it waits. It returns nil when the controller has nothing
 // to do there.
-func (a cmds) controllerPass(e *engine.Engine, iss *issues.Issue) (*engine.Result, error) {
+func (a cmds) controllerPass(ctx context.Context, e *engine.Engine, iss *issues.Issue) (*engine.Result, error) {
 	id := iss.ID
 	node, _ := e.Config.Node(iss.Stage)
 	fmt.Fprintf(a.ErrOut, "%s is run by the host controller; running its pass for issue %d here\n", node.Path, id)
-	return controller.Drive(a.Ctx, a.Reloader(e), id, func(p controller.Progress) {
+	return controller.Drive(ctx, a.Reloader(ctx, e), id, func(p controller.Progress) {
 		fmt.Fprintf(a.ErrOut, "  %s: %s (next look in %s)\n", p.Elapsed.Round(time.Second), cmdutil.SafeText(p.Status), p.Next.Round(time.Second))
 	})
 }

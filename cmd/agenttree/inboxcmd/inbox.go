@@ -1,6 +1,7 @@
 package inboxcmd
 
 import (
+	"context"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,7 +25,7 @@ type InboxOptions struct {
 	JSON     bool
 }
 
-func newCmdInbox(a *cmdutil.App, runF func(*InboxOptions) error) *cobra.Command {
+func newCmdInbox(a *cmdutil.App, runF func(context.Context, *InboxOptions) error) *cobra.Command {
 	opts := &InboxOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "inbox [ID]",
@@ -40,9 +41,9 @@ func newCmdInbox(a *cmdutil.App, runF func(*InboxOptions) error) *cobra.Command 
 				opts.IssueArg = args[0]
 			}
 			if runF != nil {
-				return runF(opts)
+				return runF(cmd.Context(), opts)
 			}
-			return inboxRun(opts)
+			return inboxRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print as JSON")
@@ -51,18 +52,18 @@ func newCmdInbox(a *cmdutil.App, runF func(*InboxOptions) error) *cobra.Command 
 	return cmd
 }
 
-func inboxRun(opts *InboxOptions) error {
+func inboxRun(ctx context.Context, opts *InboxOptions) error {
 	a := opts.App
 	if c, err := a.Remote(); err != nil {
 		return err
 	} else if c != nil {
-		return a.Ask(c, api.RouteInbox, api.InboxRequest{Recent: opts.Recent, JSON: opts.JSON})
+		return a.Ask(ctx, c, api.RouteInbox, api.InboxRequest{Recent: opts.Recent, JSON: opts.JSON})
 	}
-	e, err := a.Engine()
+	e, err := a.Engine(ctx)
 	if err != nil {
 		return err
 	}
-	id, err := a.ResolveIssue(opts.IssueArg, e.WorkDir)
+	id, err := a.ResolveIssue(ctx, opts.IssueArg, e.WorkDir)
 	if err != nil {
 		return err
 	}

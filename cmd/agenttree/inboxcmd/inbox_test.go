@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 func newIssue(t *testing.T) (*cmdtest.Workspace, *engine.Engine) {
 	t.Helper()
 	w := cmdtest.NewWith(t, testpipeline.Read(t, "cli")+fmt.Sprintf("tmux: {socket: %q}\n", cmdtest.Tmux(t)))
-	e, err := w.App.Engine()
+	e, err := w.App.Engine(t.Context())
 	require.NoError(t, err)
 	_, err = e.Create(context.Background(), engine.NewIssue{Title: "Add login page"})
 	require.NoError(t, err)
@@ -83,7 +83,7 @@ func TestInboxRun(t *testing.T) {
 				}
 			}
 			tt.opts.App = w.App
-			err := inboxRun(&tt.opts)
+			err := inboxRun(t.Context(), &tt.opts)
 			if tt.err != "" {
 				require.ErrorContains(t, err, tt.err)
 				return
@@ -103,7 +103,7 @@ func TestInboxRunJSON(t *testing.T) {
 	w, e := newIssue(t)
 	_, err := e.Outbox(1).Put(context.Background(), outbox.Message{To: outbox.ToAgent, Text: "hello"})
 	require.NoError(t, err)
-	require.NoError(t, inboxRun(&InboxOptions{App: w.App, IssueArg: "1", Recent: 10, JSON: true}))
+	require.NoError(t, inboxRun(t.Context(), &InboxOptions{App: w.App, IssueArg: "1", Recent: 10, JSON: true}))
 	var v View
 	require.NoError(t, json.Unmarshal(w.Out.Bytes(), &v), w.Out.String())
 	assert.Equal(t, 1, v.Issue)
@@ -114,7 +114,7 @@ func TestInboxRunJSON(t *testing.T) {
 
 func TestNewCmdSend(t *testing.T) {
 	var got *SendOptions
-	require.NoError(t, cmdtest.Parse(newCmdSend(&cmdutil.App{}, func(o *SendOptions) error { got = o; return nil }), "3", "the", "form", "--json"))
+	require.NoError(t, cmdtest.Parse(newCmdSend(&cmdutil.App{}, func(_ context.Context, o *SendOptions) error { got = o; return nil }), "3", "the", "form", "--json"))
 	got.App = nil
 	assert.Equal(t, SendOptions{IssueArg: "3", Words: []string{"the", "form"}, JSON: true}, *got)
 	require.ErrorContains(t, cmdtest.Parse(newCmdSend(&cmdutil.App{}, nil), "3"), "MESSAGE")
@@ -148,7 +148,7 @@ func TestSendRun(t *testing.T) {
 			}
 			w.App.In = strings.NewReader(tt.stdin)
 			tt.opts.App = w.App
-			err := sendRun(&tt.opts)
+			err := sendRun(t.Context(), &tt.opts)
 			pending, perr := e.Outbox(1).Pending()
 			require.NoError(t, perr)
 			if tt.err != "" {

@@ -46,7 +46,7 @@ type SendOptions struct {
 	JSON     bool
 }
 
-func newCmdSend(a *cmdutil.App, runF func(*SendOptions) error) *cobra.Command {
+func newCmdSend(a *cmdutil.App, runF func(context.Context, *SendOptions) error) *cobra.Command {
 	opts := &SendOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "send ID MESSAGE...",
@@ -61,16 +61,16 @@ func newCmdSend(a *cmdutil.App, runF func(*SendOptions) error) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.IssueArg, opts.Words = args[0], args[1:]
 			if runF != nil {
-				return runF(opts)
+				return runF(cmd.Context(), opts)
 			}
-			return sendRun(opts)
+			return sendRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as JSON")
 	return cmd
 }
 
-func sendRun(opts *SendOptions) error {
+func sendRun(ctx context.Context, opts *SendOptions) error {
 	a := opts.App
 	if err := a.ForPeople("only a person sends messages by hand; %s cannot (the controller tells agents what they need)"); err != nil {
 		return err
@@ -79,11 +79,11 @@ func sendRun(opts *SendOptions) error {
 	if err != nil {
 		return err
 	}
-	e, id, err := a.EngineFor(opts.IssueArg)
+	e, id, err := a.EngineFor(ctx, opts.IssueArg)
 	if err != nil {
 		return err
 	}
-	res, err := send(a.Ctx, e, id, text)
+	res, err := send(ctx, e, id, text)
 	if err != nil {
 		return err
 	}

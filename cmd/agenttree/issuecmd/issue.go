@@ -1,6 +1,7 @@
 package issuecmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -33,7 +34,7 @@ type CreateOptions struct {
 	JSON bool
 }
 
-func newCmdCreate(a *cmdutil.App, runF func(*CreateOptions) error) *cobra.Command {
+func newCmdCreate(a *cmdutil.App, runF func(context.Context, *CreateOptions) error) *cobra.Command {
 	opts := &CreateOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "create TITLE",
@@ -44,9 +45,9 @@ func newCmdCreate(a *cmdutil.App, runF func(*CreateOptions) error) *cobra.Comman
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Req.Title = args[0]
 			if runF != nil {
-				return runF(opts)
+				return runF(cmd.Context(), opts)
 			}
-			return createRun(opts)
+			return createRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Req.Flow, "flow", "", "flow to follow (default: the config's default flow)")
@@ -57,7 +58,7 @@ func newCmdCreate(a *cmdutil.App, runF func(*CreateOptions) error) *cobra.Comman
 	return cmd
 }
 
-func createRun(opts *CreateOptions) error {
+func createRun(ctx context.Context, opts *CreateOptions) error {
 	a, req := opts.App, opts.Req
 	vars, err := parseSets(opts.Sets)
 	if err != nil {
@@ -70,17 +71,17 @@ func createRun(opts *CreateOptions) error {
 		if req.Stage != "" {
 			return &cmdutil.ExitError{Code: exitcode.Usage, Err: errors.New("agents create issues at a flow's start; --stage is for people")}
 		}
-		return a.Ask(c, api.RouteCreate, api.CreateRequest{RequestID: api.RequestID(), Title: req.Title, Flow: req.Flow,
+		return a.Ask(ctx, c, api.RouteCreate, api.CreateRequest{RequestID: api.RequestID(), Title: req.Title, Flow: req.Flow,
 			Vars: req.Vars, Labels: req.Labels, JSON: opts.JSON})
 	}
-	e, err := a.Engine()
+	e, err := a.Engine(ctx)
 	if err != nil {
 		return err
 	}
 	if req.By, err = a.Actor(e, 0); err != nil {
 		return err
 	}
-	iss, err := e.Create(a.Ctx, req)
+	iss, err := e.Create(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -123,7 +124,7 @@ type ListOptions struct {
 	JSON  bool
 }
 
-func newCmdList(a *cmdutil.App, runF func(*ListOptions) error) *cobra.Command {
+func newCmdList(a *cmdutil.App, runF func(context.Context, *ListOptions) error) *cobra.Command {
 	opts := &ListOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "list",
@@ -133,9 +134,9 @@ func newCmdList(a *cmdutil.App, runF func(*ListOptions) error) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
-				return runF(opts)
+				return runF(cmd.Context(), opts)
 			}
-			return listRun(opts)
+			return listRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print as JSON")
@@ -143,9 +144,9 @@ func newCmdList(a *cmdutil.App, runF func(*ListOptions) error) *cobra.Command {
 	return cmd
 }
 
-func listRun(opts *ListOptions) error {
+func listRun(ctx context.Context, opts *ListOptions) error {
 	a, stage, asJSON := opts.App, opts.Stage, opts.JSON
-	e, err := a.Engine()
+	e, err := a.Engine(ctx)
 	if err != nil {
 		return err
 	}
@@ -191,7 +192,7 @@ type ShowOptions struct {
 	JSON bool
 }
 
-func newCmdShow(a *cmdutil.App, runF func(*ShowOptions) error) *cobra.Command {
+func newCmdShow(a *cmdutil.App, runF func(context.Context, *ShowOptions) error) *cobra.Command {
 	opts := &ShowOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "show ID",
@@ -202,16 +203,16 @@ func newCmdShow(a *cmdutil.App, runF func(*ShowOptions) error) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]
 			if runF != nil {
-				return runF(opts)
+				return runF(cmd.Context(), opts)
 			}
-			return showRun(opts)
+			return showRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print as JSON")
 	return cmd
 }
 
-func showRun(opts *ShowOptions) error {
+func showRun(ctx context.Context, opts *ShowOptions) error {
 	a := opts.App
 	id, err := cmdutil.ParseID(opts.ID)
 	if err != nil {
@@ -220,9 +221,9 @@ func showRun(opts *ShowOptions) error {
 	if c, err := a.Remote(); err != nil {
 		return err
 	} else if c != nil {
-		return a.Ask(c, api.RouteShow, api.ShowRequest{Issue: id, JSON: opts.JSON})
+		return a.Ask(ctx, c, api.RouteShow, api.ShowRequest{Issue: id, JSON: opts.JSON})
 	}
-	e, err := a.Engine()
+	e, err := a.Engine(ctx)
 	if err != nil {
 		return err
 	}

@@ -63,7 +63,7 @@ func TestCreateRun(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := cmdtest.New(t, "cli")
 			tt.opts.App = w.App
-			err := createRun(&tt.opts)
+			err := createRun(t.Context(), &tt.opts)
 			if tt.err != "" {
 				require.ErrorContains(t, err, tt.err)
 				assert.Empty(t, w.Out.String())
@@ -71,7 +71,7 @@ func TestCreateRun(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.Equal(t, tt.out, w.Out.String())
-			e, err := w.App.Engine()
+			e, err := w.App.Engine(t.Context())
 			require.NoError(t, err)
 			iss, err := e.Store.Get(1)
 			require.NoError(t, err)
@@ -86,7 +86,7 @@ func TestCreateRun(t *testing.T) {
 
 func TestCreateRunJSON(t *testing.T) {
 	w := cmdtest.New(t, "cli")
-	require.NoError(t, createRun(&CreateOptions{App: w.App, Req: engine.NewIssue{Title: "Add login page"}, JSON: true}))
+	require.NoError(t, createRun(t.Context(), &CreateOptions{App: w.App, Req: engine.NewIssue{Title: "Add login page"}, JSON: true}))
 	var iss issues.Issue
 	require.NoError(t, json.Unmarshal(w.Out.Bytes(), &iss), w.Out.String())
 	assert.Equal(t, 1, iss.ID)
@@ -98,7 +98,7 @@ func create(t *testing.T, w *cmdtest.Workspace, flow string, titles ...string) {
 	t.Helper()
 	for _, title := range titles {
 		w.Reset()
-		require.NoError(t, createRun(&CreateOptions{App: w.App, Req: engine.NewIssue{Title: title, Flow: flow}}))
+		require.NoError(t, createRun(t.Context(), &CreateOptions{App: w.App, Req: engine.NewIssue{Title: title, Flow: flow}}))
 	}
 	w.Reset()
 }
@@ -122,13 +122,13 @@ func TestListRun(t *testing.T) {
 			w := cmdtest.New(t, "cli")
 			create(t, w, "", "Add login page")
 			create(t, w, "quick", "Fix typo")
-			e, err := w.App.Engine()
+			e, err := w.App.Engine(t.Context())
 			require.NoError(t, err)
-			_, err = e.Next(w.App.Ctx, 2, engine.Actor{Kind: engine.ActorHuman}, false)
+			_, err = e.Next(t.Context(), 2, engine.Actor{Kind: engine.ActorHuman}, false)
 			require.NoError(t, err)
 			w.Reset()
 			tt.opts.App = w.App
-			err = listRun(&tt.opts)
+			err = listRun(t.Context(), &tt.opts)
 			if tt.err != "" {
 				require.ErrorContains(t, err, tt.err)
 				require.ErrorContains(t, err, "did you mean implement?")
@@ -143,7 +143,7 @@ func TestListRun(t *testing.T) {
 
 func TestListRunJSONIsAnArrayEvenEmpty(t *testing.T) {
 	w := cmdtest.New(t, "cli")
-	require.NoError(t, listRun(&ListOptions{App: w.App, JSON: true}))
+	require.NoError(t, listRun(t.Context(), &ListOptions{App: w.App, JSON: true}))
 	assert.Equal(t, "[]\n", w.Out.String())
 }
 
@@ -163,9 +163,9 @@ func TestShowRun(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := cmdtest.New(t, "cli")
-			require.NoError(t, createRun(&CreateOptions{App: w.App, Req: engine.NewIssue{Title: "Add login page", Labels: []string{"ui"}}, Sets: []string{"n=3"}}))
+			require.NoError(t, createRun(t.Context(), &CreateOptions{App: w.App, Req: engine.NewIssue{Title: "Add login page", Labels: []string{"ui"}}, Sets: []string{"n=3"}}))
 			w.Reset()
-			err := showRun(&ShowOptions{App: w.App, ID: tt.id})
+			err := showRun(t.Context(), &ShowOptions{App: w.App, ID: tt.id})
 			if tt.err != "" {
 				require.ErrorContains(t, err, tt.err)
 				return

@@ -1,6 +1,7 @@
 package sessioncmd
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -20,7 +21,7 @@ type CleanOptions struct {
 	DryRun, JSON bool
 }
 
-func newCmdClean(a *cmdutil.App, runF func(*CleanOptions) error) *cobra.Command {
+func newCmdClean(a *cmdutil.App, runF func(context.Context, *CleanOptions) error) *cobra.Command {
 	opts := &CleanOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "clean",
@@ -36,9 +37,9 @@ func newCmdClean(a *cmdutil.App, runF func(*CleanOptions) error) *cobra.Command 
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
-				return runF(opts)
+				return runF(cmd.Context(), opts)
 			}
-			return cleanRun(opts)
+			return cleanRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "say what would be removed, and remove nothing")
@@ -46,14 +47,14 @@ func newCmdClean(a *cmdutil.App, runF func(*CleanOptions) error) *cobra.Command 
 	return cmd
 }
 
-func cleanRun(opts *CleanOptions) error {
+func cleanRun(ctx context.Context, opts *CleanOptions) error {
 	a := cmds{opts.App}
-	m, err := a.sessions("cleans up")
+	m, err := a.sessions(ctx, "cleans up")
 	if err != nil {
 		return err
 	}
 	s := a.Spin("fetching and checking the worktrees of finished issues")
-	list, err := cleanup.Clean(a.Ctx, m, opts.DryRun)
+	list, err := cleanup.Clean(ctx, m, opts.DryRun)
 	s.Stop()
 	if list == nil && err != nil {
 		return err

@@ -48,7 +48,7 @@ func newWorkspace(t *testing.T) (*cmdtest.Workspace, string) {
 	t.Helper()
 	socket := cmdtest.Tmux(t)
 	w := cmdtest.NewWith(t, fmt.Sprintf(pipeline, socket))
-	e, err := w.App.Engine()
+	e, err := w.App.Engine(t.Context())
 	require.NoError(t, err)
 	for _, stage := range []string{"", "accepted"} {
 		_, err = e.Create(context.Background(), engine.NewIssue{Title: "Dark mode", Stage: stage})
@@ -95,7 +95,7 @@ func TestTokenRun(t *testing.T) {
 				w.Env[k] = v
 			}
 			tt.opts.App = w.App
-			err := tokenRun(&tt.opts)
+			err := tokenRun(t.Context(), &tt.opts)
 			if tt.err != "" {
 				require.ErrorContains(t, err, tt.err)
 				if tt.code != 0 {
@@ -116,7 +116,7 @@ func TestTokenRun(t *testing.T) {
 				assert.Equal(t, 1, v.Issue)
 				token = v.Token
 			}
-			e, err := w.App.Engine()
+			e, err := w.App.Engine(t.Context())
 			require.NoError(t, err)
 			sess, err := tokens.Open(e.Store.Root()).Lookup(token)
 			require.NoError(t, err, "the store knows the token it printed")
@@ -129,7 +129,7 @@ func TestTokenRun(t *testing.T) {
 // A session's life through the runs: start, agents, attach, stop, clean.
 func TestSessionRuns(t *testing.T) {
 	w, socket := newWorkspace(t)
-	require.NoError(t, startRun(&StartOptions{App: w.App, IssueArg: "1", JSON: true}))
+	require.NoError(t, startRun(t.Context(), &StartOptions{App: w.App, IssueArg: "1", JSON: true}))
 	var started struct {
 		State     string `json:"state"`
 		Delivered bool   `json:"delivered"`
@@ -143,26 +143,26 @@ func TestSessionRuns(t *testing.T) {
 	require.NoError(t, exec.Command("tmux", "-S", socket, "has-session", "-t", "="+started.Session.Session).Run(), "the session lives")
 
 	w.Reset()
-	require.NoError(t, startRun(&StartOptions{App: w.App, IssueArg: "1"}))
+	require.NoError(t, startRun(t.Context(), &StartOptions{App: w.App, IssueArg: "1"}))
 	assert.Equal(t, fmt.Sprintf("issue 1: tmux session %s is running already (agent echo, role developer); --restart replaces it\n", started.Session.Session), w.Out.String())
 
 	w.Reset()
-	require.NoError(t, agentsRun(&AgentsOptions{App: w.App}))
+	require.NoError(t, agentsRun(t.Context(), &AgentsOptions{App: w.App}))
 	assert.Contains(t, w.Out.String(), "ISSUE  ROLE")
 	assert.Contains(t, w.Out.String(), started.Session.Session+"  alive")
 
 	w.Reset()
-	require.NoError(t, attachRun(&AttachOptions{App: w.App, IssueArg: "1"}))
+	require.NoError(t, attachRun(t.Context(), &AttachOptions{App: w.App, IssueArg: "1"}))
 	assert.Equal(t, fmt.Sprintf("not a terminal; to attach to issue 1's agent, run:\n  tmux -S %s attach-session -t =%s:\n", socket, started.Session.Session), w.Out.String())
 
 	w.Reset()
-	require.NoError(t, stopRun(&StopOptions{App: w.App, IssueArg: "1"}))
+	require.NoError(t, stopRun(t.Context(), &StopOptions{App: w.App, IssueArg: "1"}))
 	assert.Equal(t, fmt.Sprintf("issue 1: tmux session %s ended; its worktree stays at %s\n", started.Session.Session, started.Session.Worktree), w.Out.String())
 	assert.Error(t, exec.Command("tmux", "-S", socket, "has-session", "-t", "="+started.Session.Session).Run(), "the session ended")
 	assert.DirExists(t, started.Session.Worktree)
 
 	w.Reset()
-	require.NoError(t, agentsRun(&AgentsOptions{App: w.App, JSON: true}))
+	require.NoError(t, agentsRun(t.Context(), &AgentsOptions{App: w.App, JSON: true}))
 	var list []struct {
 		Issue int  `json:"issue"`
 		Alive bool `json:"alive"`
@@ -172,7 +172,7 @@ func TestSessionRuns(t *testing.T) {
 	assert.False(t, list[0].Alive)
 
 	w.Reset()
-	err := stopRun(&StopOptions{App: w.App, IssueArg: "2"})
+	err := stopRun(t.Context(), &StopOptions{App: w.App, IssueArg: "2"})
 	require.ErrorContains(t, err, "no agent session")
 }
 
@@ -180,11 +180,11 @@ func TestSessionRunsAreForPeople(t *testing.T) {
 	w, _ := newWorkspace(t)
 	w.Env["AGENTTREE_ROLE"] = "developer"
 	for name, run := range map[string]func() error{
-		"start":  func() error { return startRun(&StartOptions{App: w.App, IssueArg: "1"}) },
-		"attach": func() error { return attachRun(&AttachOptions{App: w.App, IssueArg: "1"}) },
-		"stop":   func() error { return stopRun(&StopOptions{App: w.App, IssueArg: "1"}) },
-		"agents": func() error { return agentsRun(&AgentsOptions{App: w.App}) },
-		"clean":  func() error { return cleanRun(&CleanOptions{App: w.App}) },
+		"start":  func() error { return startRun(t.Context(), &StartOptions{App: w.App, IssueArg: "1"}) },
+		"attach": func() error { return attachRun(t.Context(), &AttachOptions{App: w.App, IssueArg: "1"}) },
+		"stop":   func() error { return stopRun(t.Context(), &StopOptions{App: w.App, IssueArg: "1"}) },
+		"agents": func() error { return agentsRun(t.Context(), &AgentsOptions{App: w.App}) },
+		"clean":  func() error { return cleanRun(t.Context(), &CleanOptions{App: w.App}) },
 	} {
 		err := run()
 		require.ErrorContains(t, err, "only a person", name)
@@ -195,25 +195,25 @@ func TestSessionRunsAreForPeople(t *testing.T) {
 
 func TestCleanRun(t *testing.T) {
 	w, _ := newWorkspace(t)
-	require.NoError(t, cleanRun(&CleanOptions{App: w.App}))
+	require.NoError(t, cleanRun(t.Context(), &CleanOptions{App: w.App}))
 	assert.Equal(t, "nothing to clean: no issue has an agent session or a worktree left\n", w.Out.String())
 
 	// A finished issue's session and worktree go; one with work nowhere
 	// else stays, and the exit says so.
 	w.Reset()
-	require.NoError(t, startRun(&StartOptions{App: w.App, IssueArg: "1"}))
-	e, err := w.App.Engine()
+	require.NoError(t, startRun(t.Context(), &StartOptions{App: w.App, IssueArg: "1"}))
+	e, err := w.App.Engine(t.Context())
 	require.NoError(t, err)
 	_, err = e.Next(context.Background(), 1, engine.Actor{Kind: engine.ActorHuman}, false)
 	require.NoError(t, err)
 	w.Reset()
-	require.NoError(t, cleanRun(&CleanOptions{App: w.App, DryRun: true}))
+	require.NoError(t, cleanRun(t.Context(), &CleanOptions{App: w.App, DryRun: true}))
 	assert.Contains(t, w.Out.String(), "issue 1: ")
 	assert.Contains(t, w.Out.String(), "worktree ")
 	w.Reset()
-	require.NoError(t, cleanRun(&CleanOptions{App: w.App}))
+	require.NoError(t, cleanRun(t.Context(), &CleanOptions{App: w.App}))
 	assert.True(t, strings.HasPrefix(w.Out.String(), "issue 1: removed worktree "), w.Out.String())
 	w.Reset()
-	require.NoError(t, cleanRun(&CleanOptions{App: w.App}))
+	require.NoError(t, cleanRun(t.Context(), &CleanOptions{App: w.App}))
 	assert.Equal(t, "nothing to clean: no issue has an agent session or a worktree left\n", w.Out.String())
 }

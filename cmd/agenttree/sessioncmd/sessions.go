@@ -1,6 +1,7 @@
 package sessioncmd
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -27,11 +28,11 @@ func sessionCmds(a *cmdutil.App) []*cobra.Command {
 
 // sessions opens the session manager, for people only: agents do not
 // start agents.
-func (a cmds) sessions(what string) (*sessions.Manager, error) {
+func (a cmds) sessions(ctx context.Context, what string) (*sessions.Manager, error) {
 	if err := a.ForPeople("only a person %s agent sessions; %s cannot", what); err != nil {
 		return nil, err
 	}
-	e, err := a.Engine()
+	e, err := a.Engine(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +60,7 @@ type StartOptions struct {
 	JSON           bool
 }
 
-func newCmdStart(a *cmdutil.App, runF func(*StartOptions) error) *cobra.Command {
+func newCmdStart(a *cmdutil.App, runF func(context.Context, *StartOptions) error) *cobra.Command {
 	opts := &StartOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "start ID",
@@ -77,9 +78,9 @@ func newCmdStart(a *cmdutil.App, runF func(*StartOptions) error) *cobra.Command 
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.IssueArg = args[0]
 			if runF != nil {
-				return runF(opts)
+				return runF(cmd.Context(), opts)
 			}
-			return startRun(opts)
+			return startRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Role, "role", "", "the agent's role (default: the role of the issue's stage)")
@@ -89,27 +90,27 @@ func newCmdStart(a *cmdutil.App, runF func(*StartOptions) error) *cobra.Command 
 	return cmd
 }
 
-func startRun(opts *StartOptions) error {
+func startRun(ctx context.Context, opts *StartOptions) error {
 	a := cmds{opts.App}
 	id, err := cmdutil.ParseID(opts.IssueArg)
 	if err != nil {
 		return err
 	}
-	m, err := a.sessions("starts")
+	m, err := a.sessions(ctx, "starts")
 	if err != nil {
 		return err
 	}
 	start := opts.Start
 	start.Role = stages.Role(opts.Role)
 	s := a.Spin(fmt.Sprintf("starting issue %d's agent", id))
-	res, err := m.Start(a.Ctx, id, start)
+	res, err := m.Start(ctx, id, start)
 	s.Stop()
 	if err != nil {
 		return err
 	}
 	v := startView{Start: res}
 	if res.Message != "" {
-		v.Delivered, v.Reason = a.deliverFirst(m, id, res)
+		v.Delivered, v.Reason = a.deliverFirst(ctx, m, id, res)
 	}
 	if opts.JSON {
 		return a.PrintJSON(v)
@@ -120,12 +121,12 @@ func startRun(opts *StartOptions) error {
 
 // deliverFirst delivers the issue's outbox as the controller does, the
 // first message among it; what cannot be delivered now stays queued.
-func (a cmds) deliverFirst(m *sessions.Manager, id int, res *sessions.Start) (bool, string) {
+func (a cmds) deliverFirst(ctx context.Context, m *sessions.Manager, id int, res *sessions.Start) (bool, string) {
 	iss, err := m.Engine.Store.Get(id)
 	if err != nil {
 		return false, err.Error()
 	}
-	_, err = delivery.Deliver(a.Ctx, m.Engine, iss, m.Tmux, a.Logger())
+	_, err = delivery.Deliver(ctx, m.Engine, iss, m.Tmux, a.Logger())
 	if inboxcmd.Queued(m.Engine.Outbox(id), res.Message) {
 		return false, fmt.Sprintf("%s; `agenttree controller` delivers it (see `agenttree inbox %d`)", inboxcmd.NotDelivered(err, res.Session.Session), id)
 	}
@@ -161,7 +162,7 @@ type AttachOptions struct {
 	IssueArg string
 }
 
-func newCmdAttach(a *cmdutil.App, runF func(*AttachOptions) error) *cobra.Command {
+func newCmdAttach(a *cmdutil.App, runF func(context.Context, *AttachOptions) error) *cobra.Command {
 	opts := &AttachOptions{App: a}
 	return &cobra.Command{
 		Use:     "attach ID",
@@ -173,20 +174,20 @@ func newCmdAttach(a *cmdutil.App, runF func(*AttachOptions) error) *cobra.Comman
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.IssueArg = args[0]
 			if runF != nil {
-				return runF(opts)
+				return runF(cmd.Context(), opts)
 			}
-			return attachRun(opts)
+			return attachRun(cmd.Context(), opts)
 		},
 	}
 }
 
-func attachRun(opts *AttachOptions) error {
+func attachRun(ctx context.Context, opts *AttachOptions) error {
 	a := cmds{opts.App}
 	id, err := cmdutil.ParseID(opts.IssueArg)
 	if err != nil {
 		return err
 	}
-	m, err := a.sessions("attaches to")
+	m, err := a.sessions(ctx, "attaches to")
 	if err != nil {
 		return err
 	}
@@ -206,7 +207,7 @@ func attachRun(opts *AttachOptions) error {
 	}
 	// Not in a process group of its own (proc.Group): tmux must be
 	// in the terminal's foreground group to read from it.
-	c := exec.CommandContext(a.Ctx, argv[0], argv[1:]...)
+	c := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	c.Stdin, c.Stdout, c.Stderr = in, a.Out, a.ErrOut
 	if err := c.Run(); err != nil {
 		return fmt.Errorf("attach to tmux session %s: %w", rec.Session, err)
@@ -235,7 +236,7 @@ type StopOptions struct {
 	JSON     bool
 }
 
-func newCmdStop(a *cmdutil.App, runF func(*StopOptions) error) *cobra.Command {
+func newCmdStop(a *cmdutil.App, runF func(context.Context, *StopOptions) error) *cobra.Command {
 	opts := &StopOptions{App: a}
 	cmd := &cobra.Command{
 		Use:     "stop ID",
@@ -247,26 +248,26 @@ func newCmdStop(a *cmdutil.App, runF func(*StopOptions) error) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.IssueArg = args[0]
 			if runF != nil {
-				return runF(opts)
+				return runF(cmd.Context(), opts)
 			}
-			return stopRun(opts)
+			return stopRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the session's record as JSON")
 	return cmd
 }
 
-func stopRun(opts *StopOptions) error {
+func stopRun(ctx context.Context, opts *StopOptions) error {
 	a := cmds{opts.App}
 	id, err := cmdutil.ParseID(opts.IssueArg)
 	if err != nil {
 		return err
 	}
-	m, err := a.sessions("stops")
+	m, err := a.sessions(ctx, "stops")
 	if err != nil {
 		return err
 	}
-	rec, err := m.Stop(a.Ctx, id)
+	rec, err := m.Stop(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -289,7 +290,7 @@ type AgentsOptions struct {
 	JSON bool
 }
 
-func newCmdAgents(a *cmdutil.App, runF func(*AgentsOptions) error) *cobra.Command {
+func newCmdAgents(a *cmdutil.App, runF func(context.Context, *AgentsOptions) error) *cobra.Command {
 	opts := &AgentsOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "agents",
@@ -299,22 +300,22 @@ func newCmdAgents(a *cmdutil.App, runF func(*AgentsOptions) error) *cobra.Comman
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
-				return runF(opts)
+				return runF(cmd.Context(), opts)
 			}
-			return agentsRun(opts)
+			return agentsRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print as JSON")
 	return cmd
 }
 
-func agentsRun(opts *AgentsOptions) error {
+func agentsRun(ctx context.Context, opts *AgentsOptions) error {
 	a := cmds{opts.App}
-	m, err := a.sessions("lists")
+	m, err := a.sessions(ctx, "lists")
 	if err != nil {
 		return err
 	}
-	list, err := m.List(a.Ctx)
+	list, err := m.List(ctx)
 	if err != nil && list == nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package sessioncmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -21,7 +22,7 @@ type TokenOptions struct {
 	JSON     bool
 }
 
-func newCmdToken(a *cmdutil.App, runF func(*TokenOptions) error) *cobra.Command {
+func newCmdToken(a *cmdutil.App, runF func(context.Context, *TokenOptions) error) *cobra.Command {
 	opts := &TokenOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "token ID --role ROLE",
@@ -34,9 +35,9 @@ func newCmdToken(a *cmdutil.App, runF func(*TokenOptions) error) *cobra.Command 
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.IssueArg = args[0]
 			if runF != nil {
-				return runF(opts)
+				return runF(cmd.Context(), opts)
 			}
-			return tokenRun(opts)
+			return tokenRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Role, "role", string(stages.RoleDeveloper), "the agent's role")
@@ -44,12 +45,12 @@ func newCmdToken(a *cmdutil.App, runF func(*TokenOptions) error) *cobra.Command 
 	return cmd
 }
 
-func tokenRun(opts *TokenOptions) error {
+func tokenRun(ctx context.Context, opts *TokenOptions) error {
 	a := opts.App
 	if err := a.ForPeople("session tokens are made by people; %s cannot"); err != nil {
 		return err
 	}
-	e, id, err := a.EngineFor(opts.IssueArg)
+	e, id, err := a.EngineFor(ctx, opts.IssueArg)
 	if err != nil {
 		return err
 	}

@@ -23,7 +23,7 @@ import (
 // status adds about the host it runs on.
 func TestStatusOverTheControllersSocket(t *testing.T) {
 	w := newWorkspace(t)
-	e, err := w.App.Engine()
+	e, err := w.App.Engine(t.Context())
 	require.NoError(t, err)
 	dir, err := os.MkdirTemp("", "statuscmd") // a socket's path must stay short
 	require.NoError(t, err)
@@ -50,7 +50,7 @@ func TestStatusOverTheControllersSocket(t *testing.T) {
 			w.Env["AGENTTREE_SOCKET"] = socket
 		}
 		opts.App = w.App
-		err := statusRun(&opts)
+		err := statusRun(t.Context(), &opts)
 		return w.Out.String(), err
 	}
 	tests := []struct {

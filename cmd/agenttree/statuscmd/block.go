@@ -118,9 +118,9 @@ type Recommendation struct {
 var budgetKinds = []string{string(hooks.ClassCIFailed), string(hooks.ClassNoNewCI), string(hooks.ClassPollingTimeout), string(hooks.ClassCICancelled), string(hooks.ClassConflict)}
 
 // statusBlock prints iss's status block.
-func (a cmds) statusBlock(e *engine.Engine, iss *issues.Issue, asJSON bool) error {
+func (a cmds) statusBlock(ctx context.Context, e *engine.Engine, iss *issues.Issue, asJSON bool) error {
 	now := time.Now()
-	b := blockOf(a.Ctx, e, iss, now)
+	b := blockOf(ctx, e, iss, now)
 	if asJSON {
 		return a.PrintJSON(b)
 	}

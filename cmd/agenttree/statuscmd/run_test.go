@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 func newWorkspace(t *testing.T) *cmdtest.Workspace {
 	t.Helper()
 	w := cmdtest.NewWith(t, testpipeline.Read(t, "cli")+fmt.Sprintf("tmux: {socket: %q}\n", cmdtest.Tmux(t)))
-	e, err := w.App.Engine()
+	e, err := w.App.Engine(t.Context())
 	require.NoError(t, err)
 	ctx := context.Background()
 	_, err = e.Create(ctx, engine.NewIssue{Title: "Add login page"})
@@ -85,7 +85,7 @@ func TestStatusRun(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorkspace(t)
 			tt.opts.App = w.App
-			err := statusRun(&tt.opts)
+			err := statusRun(t.Context(), &tt.opts)
 			if tt.err != "" {
 				require.ErrorContains(t, err, tt.err)
 				return
@@ -103,7 +103,7 @@ func TestStatusRun(t *testing.T) {
 
 func TestStatusRunJSON(t *testing.T) {
 	w := newWorkspace(t)
-	require.NoError(t, statusRun(&StatusOptions{App: w.App, JSON: true}))
+	require.NoError(t, statusRun(t.Context(), &StatusOptions{App: w.App, JSON: true}))
 	var rows []Row
 	require.NoError(t, json.Unmarshal(w.Out.Bytes(), &rows), w.Out.String())
 	require.Len(t, rows, 2)
@@ -142,9 +142,8 @@ func TestWatchRun(t *testing.T) {
 			// Watching ends when its context does: here, after its first look.
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
-			w.App.Ctx = ctx
 			tt.opts.App = w.App
-			err := watchRun(&tt.opts)
+			err := watchRun(ctx, &tt.opts)
 			if tt.err != "" {
 				require.ErrorContains(t, err, tt.err)
 				assert.Empty(t, w.Out.String())

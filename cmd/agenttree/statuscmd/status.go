@@ -71,7 +71,7 @@ type StatusOptions struct {
 	Block, JSON bool
 }
 
-func newCmdStatus(a *cmdutil.App, runF func(*StatusOptions) error) *cobra.Command {
+func newCmdStatus(a *cmdutil.App, runF func(context.Context, *StatusOptions) error) *cobra.Command {
 	opts := &StatusOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "status [ID]",
@@ -87,9 +87,9 @@ func newCmdStatus(a *cmdutil.App, runF func(*StatusOptions) error) *cobra.Comman
 				opts.IssueArg = args[0]
 			}
 			if runF != nil {
-				return runF(opts)
+				return runF(cmd.Context(), opts)
 			}
-			return statusRun(opts)
+			return statusRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print as JSON")
@@ -97,7 +97,7 @@ func newCmdStatus(a *cmdutil.App, runF func(*StatusOptions) error) *cobra.Comman
 	return cmd
 }
 
-func statusRun(opts *StatusOptions) error {
+func statusRun(ctx context.Context, opts *StatusOptions) error {
 	a := cmds{opts.App}
 	if opts.Block && opts.IssueArg == "" {
 		return errors.New("--block shows one issue: `agenttree status ID --block`")
@@ -112,15 +112,15 @@ func statusRun(opts *StatusOptions) error {
 			}
 		}
 		var ans Answer
-		if err := a.AskResult(c, api.RouteStatus, req, &ans); err != nil {
+		if err := a.AskResult(ctx, c, api.RouteStatus, req, &ans); err != nil {
 			return err
 		}
 		return a.printAnswer(&ans, opts.JSON)
 	}
 	if opts.IssueArg != "" {
-		return a.statusOne(opts.IssueArg, opts.Block, opts.JSON)
+		return a.statusOne(ctx, opts.IssueArg, opts.Block, opts.JSON)
 	}
-	e, err := a.Engine()
+	e, err := a.Engine(ctx)
 	if err != nil {
 		return err
 	}
@@ -130,7 +130,7 @@ func statusRun(opts *StatusOptions) error {
 	// the limit, so a larger store stays bounded.
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(statusMemoryLimit))
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
-	rows, err := statusRows(a.Ctx, e)
+	rows, err := statusRows(ctx, e)
 	if err != nil {
 		return err
 	}
@@ -241,8 +241,8 @@ func statusOf(e *engine.Engine, iss *issues.Issue, poll *issues.Poll, agents *wa
 }
 
 // statusOne shows one issue: in full, or as a status block.
-func (a cmds) statusOne(arg string, block, asJSON bool) error {
-	e, id, err := a.EngineFor(arg)
+func (a cmds) statusOne(ctx context.Context, arg string, block, asJSON bool) error {
+	e, id, err := a.EngineFor(ctx, arg)
 	if err != nil {
 		return err
 	}
@@ -251,9 +251,9 @@ func (a cmds) statusOne(arg string, block, asJSON bool) error {
 		return err
 	}
 	if block {
-		return a.statusBlock(e, iss, asJSON)
+		return a.statusBlock(ctx, e, iss, asJSON)
 	}
-	row := statusOf(e, iss, watchPoll(e, id), waiton.LookAtAgent(a.Ctx, e, id))
+	row := statusOf(e, iss, watchPoll(e, id), waiton.LookAtAgent(ctx, e, id))
 	if asJSON {
 		return a.PrintJSON(row)
 	}

@@ -33,7 +33,7 @@ type WatchOptions struct {
 	UntilDone, JSON bool
 }
 
-func newCmdWatch(a *cmdutil.App, runF func(*WatchOptions) error) *cobra.Command {
+func newCmdWatch(a *cmdutil.App, runF func(context.Context, *WatchOptions) error) *cobra.Command {
 	opts := &WatchOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "watch ID",
@@ -54,9 +54,9 @@ func newCmdWatch(a *cmdutil.App, runF func(*WatchOptions) error) *cobra.Command 
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.IssueArg = args[0]
 			if runF != nil {
-				return runF(opts)
+				return runF(cmd.Context(), opts)
 			}
-			return watchRun(opts)
+			return watchRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().DurationVar(&opts.Interval, "interval", time.Second, "how often to read the issue's files")
@@ -65,28 +65,28 @@ func newCmdWatch(a *cmdutil.App, runF func(*WatchOptions) error) *cobra.Command 
 	return cmd
 }
 
-func watchRun(opts *WatchOptions) error {
+func watchRun(ctx context.Context, opts *WatchOptions) error {
 	if opts.Interval <= 0 {
 		return fmt.Errorf("--interval must be more than zero, not %s", opts.Interval)
 	}
 	a := cmds{opts.App}
-	e, id, err := a.EngineFor(opts.IssueArg)
+	e, id, err := a.EngineFor(ctx, opts.IssueArg)
 	if err != nil {
 		return err
 	}
-	return a.watch(e, id, opts.Interval, opts.UntilDone, opts.JSON)
+	return a.watch(ctx, e, id, opts.Interval, opts.UntilDone, opts.JSON)
 }
 
-// watch prints a line for each change of issue id until a.Ctx is done
+// watch prints a line for each change of issue id until ctx is done
 // or, with untilDone, the issue is done or escalated; asJSON, a JSON
 // object (WatchEvent).
-func (a cmds) watch(e *engine.Engine, id int, every time.Duration, untilDone, asJSON bool) error {
+func (a cmds) watch(ctx context.Context, e *engine.Engine, id int, every time.Duration, untilDone, asJSON bool) error {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	enc := json.NewEncoder(a.Out)
 	var prev *sighting
 	for {
-		cur, err := look(a.Ctx, e, id)
+		cur, err := look(ctx, e, id)
 		if err != nil {
 			return err
 		}
@@ -105,7 +105,7 @@ func (a cmds) watch(e *engine.Engine, id int, every time.Duration, untilDone, as
 		}
 		prev = cur
 		select {
-		case <-a.Ctx.Done():
+		case <-ctx.Done():
 			return nil // Ctrl-C is how watching ends
 		case <-tick.C:
 		}

@@ -57,7 +57,7 @@ type DoctorOptions struct {
 	Fix, JSON bool
 }
 
-func newCmdDoctor(a *cmdutil.App, runF func(*DoctorOptions) error) *cobra.Command {
+func newCmdDoctor(a *cmdutil.App, runF func(context.Context, *DoctorOptions) error) *cobra.Command {
 	opts := &DoctorOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "doctor",
@@ -79,9 +79,9 @@ func newCmdDoctor(a *cmdutil.App, runF func(*DoctorOptions) error) *cobra.Comman
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF != nil {
-				return runF(opts)
+				return runF(cmd.Context(), opts)
 			}
-			return doctorRun(opts)
+			return doctorRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print as JSON")
@@ -89,7 +89,7 @@ func newCmdDoctor(a *cmdutil.App, runF func(*DoctorOptions) error) *cobra.Comman
 	return cmd
 }
 
-func doctorRun(opts *DoctorOptions) error {
+func doctorRun(ctx context.Context, opts *DoctorOptions) error {
 	a := cmds{opts.App}
 	rep, err := a.doctor(opts.Fix)
 	if err != nil {

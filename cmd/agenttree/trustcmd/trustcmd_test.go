@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 func newWorkspace(t *testing.T, edit bool) *cmdtest.Workspace {
 	t.Helper()
 	w := cmdtest.New(t, "cli")
-	e, err := w.App.Engine()
+	e, err := w.App.Engine(t.Context())
 	require.NoError(t, err)
 	_, err = e.Create(context.Background(), engine.NewIssue{Title: "Add login page", Stage: "implement.code"})
 	require.NoError(t, err)
@@ -71,7 +71,7 @@ func TestVerifyRun(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorkspace(t, tt.edited)
 			tt.opts.App = w.App
-			err := verifyRun(&tt.opts)
+			err := verifyRun(t.Context(), &tt.opts)
 			if tt.code != 0 {
 				assert.Equal(t, int(tt.code), cmdutil.ExitCode(err))
 			} else {
@@ -89,7 +89,7 @@ func TestVerifyRun(t *testing.T) {
 
 func TestVerifyRunJSON(t *testing.T) {
 	w := newWorkspace(t, true)
-	err := verifyRun(&VerifyOptions{App: w.App, IssueArg: "1", JSON: true})
+	err := verifyRun(t.Context(), &VerifyOptions{App: w.App, IssueArg: "1", JSON: true})
 	assert.Equal(t, int(exitcode.Blocked), cmdutil.ExitCode(err))
 	var out struct {
 		OK     bool `json:"ok"`
@@ -127,7 +127,7 @@ func TestRepairRun(t *testing.T) {
 				w.Env[k] = v
 			}
 			tt.opts.App = w.App
-			err := repairRun(&tt.opts)
+			err := repairRun(t.Context(), &tt.opts)
 			if tt.err != "" {
 				require.ErrorContains(t, err, tt.err)
 				if tt.code != 0 {
@@ -138,7 +138,7 @@ func TestRepairRun(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.True(t, strings.HasPrefix(w.Out.String(), tt.out), w.Out.String())
-			e, err := w.App.Engine()
+			e, err := w.App.Engine(t.Context())
 			require.NoError(t, err)
 			iss, err := e.Store.Get(1)
 			require.NoError(t, err, "the issue reads again")
@@ -149,19 +149,19 @@ func TestRepairRun(t *testing.T) {
 
 func TestDoctorRun(t *testing.T) {
 	w := newWorkspace(t, false)
-	require.NoError(t, doctorRun(&DoctorOptions{App: w.App}))
+	require.NoError(t, doctorRun(t.Context(), &DoctorOptions{App: w.App}))
 	assert.Contains(t, w.Out.String(), "deployment:      same user")
 	assert.Contains(t, w.Out.String(), "— a person")
 
 	w.Reset()
-	require.NoError(t, doctorRun(&DoctorOptions{App: w.App, JSON: true}))
+	require.NoError(t, doctorRun(t.Context(), &DoctorOptions{App: w.App, JSON: true}))
 	var rep DoctorReport
 	require.NoError(t, json.Unmarshal(w.Out.Bytes(), &rep), w.Out.String())
 	assert.NotEmpty(t, rep.Findings)
 
 	w.Reset()
 	w.Env["AGENTTREE_ROLE"] = "developer"
-	err := doctorRun(&DoctorOptions{App: w.App, Fix: true})
+	err := doctorRun(t.Context(), &DoctorOptions{App: w.App, Fix: true})
 	require.ErrorContains(t, err, "doctor --fix is for people")
 	assert.Equal(t, int(exitcode.Waiting), cmdutil.ExitCode(err))
 }

@@ -1,6 +1,7 @@
 package trustcmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -25,7 +26,7 @@ type VerifyOptions struct {
 
 // newCmdVerify checks issues, and the local forge's records, against
 // their hash-chained logs.
-func newCmdVerify(a *cmdutil.App, runF func(*VerifyOptions) error) *cobra.Command {
+func newCmdVerify(a *cmdutil.App, runF func(context.Context, *VerifyOptions) error) *cobra.Command {
 	opts := &VerifyOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "verify [ID]",
@@ -42,14 +43,14 @@ func newCmdVerify(a *cmdutil.App, runF func(*VerifyOptions) error) *cobra.Comman
 			"Changes nothing.\n\n" +
 			cmdutil.ExitStatus("0 everything checked is consistent, 1 something is not, "+cmdutil.ExitUsage),
 		Args: cmdutil.MaximumNArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				opts.IssueArg = args[0]
 			}
 			if runF != nil {
-				return runF(opts)
+				return runF(cmd.Context(), opts)
 			}
-			return verifyRun(opts)
+			return verifyRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the reports as JSON")
@@ -64,9 +65,9 @@ func (o *VerifyOptions) args() []string {
 	return []string{o.IssueArg}
 }
 
-func verifyRun(opts *VerifyOptions) error {
+func verifyRun(ctx context.Context, opts *VerifyOptions) error {
 	a := cmds{opts.App}
-	out, err := a.verify(opts.args())
+	out, err := a.verify(ctx, opts.args())
 	if err != nil {
 		return err
 	}
@@ -94,8 +95,8 @@ type verified struct {
 
 // verify checks the issue args name, or every issue (those missing
 // included) and every record of the local forge.
-func (a cmds) verify(args []string) (*verified, error) {
-	e, ids, err := a.verifyTargets(args)
+func (a cmds) verify(ctx context.Context, args []string) (*verified, error) {
+	e, ids, err := a.verifyTargets(ctx, args)
 	if err != nil {
 		return nil, err
 	}
@@ -121,12 +122,12 @@ func (a cmds) verify(args []string) (*verified, error) {
 
 // verifyTargets opens the engine and lists the issues args name: the one
 // given, or all, those whose directory is missing among them.
-func (a cmds) verifyTargets(args []string) (*engine.Engine, []int, error) {
+func (a cmds) verifyTargets(ctx context.Context, args []string) (*engine.Engine, []int, error) {
 	if len(args) == 1 {
-		e, id, err := a.EngineFor(args[0])
+		e, id, err := a.EngineFor(ctx, args[0])
 		return e, []int{id}, err
 	}
-	e, err := a.Engine()
+	e, err := a.Engine(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -234,7 +235,7 @@ type RepairOptions struct {
 }
 
 // newCmdRepair restores an issue from its log (people only).
-func newCmdRepair(a *cmdutil.App, runF func(*RepairOptions) error) *cobra.Command {
+func newCmdRepair(a *cmdutil.App, runF func(context.Context, *RepairOptions) error) *cobra.Command {
 	opts := &RepairOptions{App: a}
 	cmd := &cobra.Command{
 		Use:   "repair ID",
@@ -249,12 +250,12 @@ func newCmdRepair(a *cmdutil.App, runF func(*RepairOptions) error) *cobra.Comman
 			"issue.yaml as it is (look at it first); the old log is set aside the same way.\n\n" +
 			cmdutil.ExitStatus("0 repaired or nothing to repair, 1 nothing to restore from", cmdutil.ExitUsage+", "+cmdutil.ExitOnlyPerson),
 		Args: cmdutil.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.IssueArg = args[0]
 			if runF != nil {
-				return runF(opts)
+				return runF(cmd.Context(), opts)
 			}
-			return repairRun(opts)
+			return repairRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Adopt, "adopt", false, "start a new chain from issue.yaml as it is (when the log holds nothing to restore)")
@@ -262,16 +263,16 @@ func newCmdRepair(a *cmdutil.App, runF func(*RepairOptions) error) *cobra.Comman
 	return cmd
 }
 
-func repairRun(opts *RepairOptions) error {
+func repairRun(ctx context.Context, opts *RepairOptions) error {
 	a := cmds{opts.App}
 	if err := a.mayRepair(); err != nil {
 		return err
 	}
-	e, id, err := a.EngineFor(opts.IssueArg)
+	e, id, err := a.EngineFor(ctx, opts.IssueArg)
 	if err != nil {
 		return err
 	}
-	done, err := e.Store.Repair(a.Ctx, id, opts.Adopt)
+	done, err := e.Store.Repair(ctx, id, opts.Adopt)
 	if errors.Is(err, issues.ErrNothingToRestore) {
 		return &cmdutil.ExitError{Code: exitcode.Blocked, Err: err}
 	}

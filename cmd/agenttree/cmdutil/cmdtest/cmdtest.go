@@ -50,7 +50,7 @@ func NewWith(t testing.TB, config string) *Workspace {
 	gittest.Commit(t, clone, stages.FileName, config, "the pipeline")
 	gittest.Run(t, clone, "push", "-q", "origin", "main")
 	w := &Workspace{Dir: clone, Origin: bare, Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}, Env: map[string]string{}}
-	w.App = &cmdutil.App{Ctx: context.Background(), WD: clone, Getenv: func(k string) string { return w.Env[k] },
+	w.App = &cmdutil.App{WD: clone, Getenv: func(k string) string { return w.Env[k] },
 		In: strings.NewReader(""), Out: w.Out, ErrOut: w.ErrOut}
 	return w
 }
@@ -72,7 +72,7 @@ func (w *Workspace) Reset() {
 	w.Out.Reset()
 	w.ErrOut.Reset()
 	a := w.App
-	w.App = &cmdutil.App{Ctx: a.Ctx, WD: a.WD, Getenv: a.Getenv, In: a.In, Out: a.Out, ErrOut: a.ErrOut}
+	w.App = &cmdutil.App{WD: a.WD, Getenv: a.Getenv, In: a.In, Out: a.Out, ErrOut: a.ErrOut}
 }
 
 // Tmux is the socket of a private tmux server, started with one idle
@@ -112,9 +112,9 @@ func Parse(cmd *cobra.Command, args ...string) error {
 // its options, and returns them with their App left out (nil when the
 // command did not get as far as its run): what the flags and arguments
 // filled in.
-func Options[O any](newCmd func(*cmdutil.App, func(*O) error) *cobra.Command, args ...string) (*O, error) {
+func Options[O any](newCmd func(*cmdutil.App, func(context.Context, *O) error) *cobra.Command, args ...string) (*O, error) {
 	var got *O
-	err := Parse(newCmd(&cmdutil.App{}, func(o *O) error { got = o; return nil }), args...)
+	err := Parse(newCmd(&cmdutil.App{}, func(_ context.Context, o *O) error { got = o; return nil }), args...)
 	if got != nil {
 		if app := reflect.ValueOf(got).Elem().FieldByName("App"); app.IsValid() {
 			app.SetZero()
@@ -135,7 +135,7 @@ type Flags struct {
 
 // Flagged is Options for a case of a Flags table: newCmd with args,
 // parsed when the case runs.
-func Flagged[O any](newCmd func(*cmdutil.App, func(*O) error) *cobra.Command, args ...string) func() (any, error) {
+func Flagged[O any](newCmd func(*cmdutil.App, func(context.Context, *O) error) *cobra.Command, args ...string) func() (any, error) {
 	return func() (any, error) { return Options(newCmd, args...) }
 }
 
