@@ -331,8 +331,12 @@ stages:
 	assert.Equal(t, "accepted", res.To, res.Reasons)
 }
 
-func TestBackgroundWatchActsOnAFailureOncePerHead(t *testing.T) {
-	s := &script{}
+// watching is an engine whose implement and review stages watch the
+// issue's PR in the background, CI answering as s says: at implement a CI
+// failure sends the agent a message (and no move), at review a conflict
+// calls a person.
+func watching(t *testing.T, s *script) *engine.Engine {
+	t.Helper()
 	reg := hooks.NewRegistry(
 		hooks.Def{HookSpec: stages.HookSpec{Name: "ci", Waits: true, Params: []stages.Param{{Name: "poll_interval", Type: stages.ParamDuration}}},
 			Run: func(context.Context, *hooks.Call) hooks.Outcome {
@@ -348,7 +352,7 @@ func TestBackgroundWatchActsOnAFailureOncePerHead(t *testing.T) {
 				return hooks.Outcome{Kind: hooks.KindPass, Send: []string{c.Params["text"].(string)}}
 			}},
 	)
-	e := engineWith(t, `
+	return engineWith(t, `
 stages:
   - name: implement
     post_start:
@@ -360,12 +364,25 @@ stages:
   - name: accepted
     terminal: completion
 `, reg)
-	iss := create(t, e, "implement", nil)
-	_, err := e.Store.Update(context.Background(), iss.ID, iss.Version, func(i *issues.Issue) error {
-		i.PRNumber, i.HeadSHA = 3, "aaa"
+}
+
+// withPR puts issue id's PR (number pr) at head.
+func withPR(t *testing.T, e *engine.Engine, id, pr int, head string) {
+	t.Helper()
+	iss, err := e.Store.Get(id)
+	require.NoError(t, err)
+	_, err = e.Store.Update(context.Background(), id, iss.Version, func(i *issues.Issue) error {
+		i.PRNumber, i.HeadSHA = pr, head
 		return nil
 	})
 	require.NoError(t, err)
+}
+
+func TestBackgroundWatchActsOnAFailureOncePerHead(t *testing.T) {
+	s := &script{}
+	e := watching(t, s)
+	iss := create(t, e, "implement", nil)
+	withPR(t, e, iss.ID, 3, "aaa")
 
 	s.ci = []hooks.Outcome{hooks.Pending(time.Second, "1 of 1 checks running")}
 	res, err := e.WatchPR(context.Background(), iss.ID)
@@ -391,16 +408,49 @@ stages:
 	assert.Len(t, pending, 2, "a new head failing is news")
 
 	review := create(t, e, "review", nil)
-	_, err = e.Store.Update(context.Background(), review.ID, review.Version, func(i *issues.Issue) error {
-		i.PRNumber, i.HeadSHA = 4, "ccc"
-		return nil
-	})
-	require.NoError(t, err)
+	withPR(t, e, review.ID, 4, "ccc")
 	conflict := hooks.FailAs(hooks.ClassConflict, "PR #4 conflicts with main")
 	s.ci = []hooks.Outcome{conflict}
 	res, err = e.WatchPR(context.Background(), review.ID)
 	require.NoError(t, err)
 	assert.Equal(t, engine.StatusEscalated, res.Status, res.Reasons)
+}
+
+// The controller reuses the issue it scanned when its version is the one
+// a command left it at (Outcome.Version): a watch that wrote its mark
+// after the messages it queued or the escalation it made says so.
+func TestBackgroundWatchReportsTheVersionItLeft(t *testing.T) {
+	for _, tc := range []struct {
+		name, stage string
+		ci          hooks.Outcome
+		status      engine.Status
+	}{
+		{"pending", "implement", hooks.Pending(time.Second, "1 of 1 checks running"), engine.StatusWaiting},
+		{"a failure that only sends a message", "implement", ciFailed("aaa", "lint"), engine.StatusWaiting},
+		{"a conflict that calls a person", "review", hooks.FailAs(hooks.ClassConflict, "PR #4 conflicts with main"), engine.StatusEscalated},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &script{ci: []hooks.Outcome{tc.ci}}
+			e := watching(t, s)
+			iss := create(t, e, tc.stage, nil)
+			withPR(t, e, iss.ID, 3, "aaa")
+			for try := range 2 { // the second acts on nothing it has not acted on
+				res, err := e.WatchPR(context.Background(), iss.ID)
+				require.NoError(t, err)
+				if res == nil && tc.status == engine.StatusEscalated {
+					break // an issue stopped for a person is not watched
+				}
+				require.NotNil(t, res, "try %d", try)
+				if try == 0 {
+					assert.Equal(t, tc.status, res.Status, res.Reasons)
+				}
+				got, err := e.Store.Get(iss.ID)
+				require.NoError(t, err)
+				assert.Equal(t, got.Version, res.Version, "try %d: the Result's version", try)
+				assert.Equal(t, got.Version, res.Outcome.Version, "try %d: the Outcome's version", try)
+			}
+		})
+	}
 }
 
 // The breaker tells failures apart by how each check failed, not by the

@@ -49,8 +49,10 @@ func (t *Transition) actOnWatch(iss *issues.Issue, node *stages.Node, seq *seque
 		if err != nil {
 			return nil, err
 		}
-		_, warn := t.save(cur, mark, nil)
-		res.Warnings = append(res.Warnings, warn...)
+		// The controller reuses the issue it scanned only at the version
+		// the command left it (Outcome.Version), so the mark's write counts.
+		saved, warn := t.save(cur, mark, nil)
+		res.Version, res.Warnings = saved.Version, append(res.Warnings, warn...)
 	}
 	return &res, nil
 }
