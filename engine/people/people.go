@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/engine/act"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/stages"
 )
@@ -107,7 +108,7 @@ func run(ctx context.Context, e *engine.Engine, id int, actor engine.Actor, c co
 		return nil, fmt.Errorf("%s needs %s: `%s`", c.Kind, c.needs, c.usage)
 	}
 	if actor.Kind != engine.ActorHuman {
-		return refuse(e, id, actor, c)
+		return act.Finish(refuse(e, id, actor, c))
 	}
 	return e.Override(ctx, id, actor, c.Order)
 }

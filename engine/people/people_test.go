@@ -165,6 +165,16 @@ func TestPeopleCommandsRefuseEveryoneElse(t *testing.T) {
 				after, err := e.Store.Get(id)
 				require.NoError(t, err)
 				assert.Equal(t, before, after, "a refused command changes nothing")
+
+				// The controller reads the Outcome, never the report.
+				o := res.Outcome
+				assert.Equal(t, engine.StatusWaiting, o.Status)
+				assert.Equal(t, "implementation_review", o.From)
+				assert.Equal(t, "implementation_review", o.To)
+				assert.False(t, o.Moved)
+				assert.Equal(t, before.Version, o.Version)
+				assert.Equal(t, res.Reasons[0], o.Reason)
+				assert.Equal(t, res.Reasons[0], o.Summary)
 			})
 		}
 	}
