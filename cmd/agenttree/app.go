@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -26,7 +27,7 @@ import (
 // run runs the CLI with args in the working directory wd.
 func run(ctx context.Context, wd string, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	a := &cmdutil.App{WD: wd, Getenv: getenv, In: stdin, Out: stdout, ErrOut: stderr}
-	root := rootCmd(a)
+	root := rootFor(a, args)
 	if slices.ContainsFunc(args, func(a string) bool { return a == cobra.ShellCompRequestCmd || a == cobra.ShellCompNoDescRequestCmd }) {
 		// Only the shell's completion request reads them: wiring them
 		// walks every command, which every other run (an agent's next,
@@ -66,9 +67,64 @@ func wantsJSON(args []string) bool {
 	return false
 }
 
-// rootCmd is the agenttree command, every group under it, for the
-// invocation a.
-func rootCmd(a *cmdutil.App) *cobra.Command {
+// group is a command group: the names of the commands it makes, and how.
+type group struct {
+	names []string
+	cmds  func(*cmdutil.App) []*cobra.Command
+}
+
+// groups are agenttree's command groups, in the order help lists them.
+func groups() []group {
+	return []group{
+		{[]string{"init", "validate", "stages", "graph", "schema"}, configcmd.Commands},
+		{[]string{"issue"}, issuecmd.Commands},
+		{[]string{"next", "approve", "resume", "skip", "abort", "reject", "move"}, flowcmd.Commands},
+		{[]string{"status", "watch"}, statuscmd.Commands},
+		{[]string{"inbox", "send"}, inboxcmd.Commands},
+		{[]string{"controller", "pr", "__ci-run"}, controllercmd.Commands},
+		{[]string{"clean", "token", "start", "attach", "stop", "agents"}, sessioncmd.Commands},
+		{[]string{"verify", "repair", "doctor"}, trustcmd.Commands},
+		{[]string{"demo", "demo-agent"}, democmd.Commands},
+	}
+}
+
+// rootFor is the command tree a run with args needs: the root and the one
+// group the command args name is in, when they name one. Building all
+// forty commands, their flags and help, is a fifth of what an agent's
+// `next` costs in the process (bench/README.md); help, completion,
+// `version` and a command line that names no command get the whole tree.
+func rootFor(a *cmdutil.App, args []string) *cobra.Command {
+	name := commandName(args)
+	for _, g := range groups() {
+		if slices.Contains(g.names, name) {
+			root := newRoot(a)
+			root.AddCommand(g.cmds(a)...)
+			return root
+		}
+	}
+	return rootCmd(a)
+}
+
+// commandName is the first word of args that is neither a root flag nor
+// --config's value: the command they ask for ("" for none).
+func commandName(args []string) string {
+	for i := 0; i < len(args); i++ {
+		switch arg := args[i]; {
+		case arg == "--":
+			return ""
+		case arg == "--config":
+			i++
+		case strings.HasPrefix(arg, "-"):
+		default:
+			return arg
+		}
+	}
+	return ""
+}
+
+// newRoot is the agenttree command with its flags and streams, and no
+// command under it.
+func newRoot(a *cmdutil.App) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "agenttree",
 		Short:         "Move issues through the pipeline declared in .agenttree.yaml",
@@ -79,17 +135,22 @@ func rootCmd(a *cmdutil.App) *cobra.Command {
 	root.SetVersionTemplate("agenttree {{.Version}}\n")
 	root.PersistentFlags().StringVar(&a.ConfigPath, "config", "", "path to .agenttree.yaml (default: found by walking up from the current directory)")
 	root.PersistentFlags().BoolVar(&a.Debug, "debug", false, "log what the engine does to stderr")
-	for _, group := range [][]*cobra.Command{configcmd.Commands(a), issuecmd.Commands(a), flowcmd.Commands(a),
-		statuscmd.Commands(a), inboxcmd.Commands(a), controllercmd.Commands(a), sessioncmd.Commands(a),
-		trustcmd.Commands(a), democmd.Commands(a)} {
-		root.AddCommand(group...)
-	}
-	root.AddCommand(versionCmd())
 	// The streams first: the completion scripts write where they were
 	// when their command was made.
 	root.SetIn(a.In)
 	root.SetOut(a.Out)
 	root.SetErr(a.ErrOut)
+	return root
+}
+
+// rootCmd is the agenttree command, every group under it, for the
+// invocation a.
+func rootCmd(a *cmdutil.App) *cobra.Command {
+	root := newRoot(a)
+	for _, g := range groups() {
+		root.AddCommand(g.cmds(a)...)
+	}
+	root.AddCommand(versionCmd())
 	root.InitDefaultCompletionCmd()
 	if c, _, err := root.Find([]string{"completion"}); err == nil {
 		c.Example = "  source <(agenttree completion bash)            # this shell; add it to ~/.bashrc to keep it\n" +
