@@ -61,9 +61,12 @@ type pane struct {
 }
 
 // panes is the first pane of every session on the server, by session
-// name. No server running is no sessions.
+// name. No server running is no sessions; a server that drops the
+// question unanswered is asked again, and one that never answers is an
+// error: taken for no sessions, it would have every agent restarted as
+// gone.
 func (m *Manager) panes(ctx context.Context) (map[string]pane, error) {
-	out, err := m.tmuxRun(ctx, "list-panes", "-a", "-F",
+	out, err := m.Tmux.Query(ctx, "list-panes", "-a", "-F",
 		"#{session_name}\t#{pane_id}\t#{pane_dead}\t#{pane_dead_status}\t#{window_activity}")
 	if errors.Is(err, tmux.ErrNoSession) {
 		return map[string]pane{}, nil

@@ -42,6 +42,10 @@ var (
 	// ErrNotConfirmed: the text was pasted but the pane never showed it
 	// submitted. It may or may not have reached the program in the pane.
 	ErrNotConfirmed = errors.New("delivery not confirmed")
+	// ErrNoAnswer: the server took the command and closed the connection
+	// without answering it. It may have been exiting, or it may be there
+	// still with every session; nothing can be told of its sessions.
+	ErrNoAnswer = errors.New("tmux server closed the connection without answering")
 )
 
 // Client runs tmux commands against one server.
@@ -91,12 +95,23 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // Is makes errors.Is(err, ErrNoSession) hold when tmux said the target or
-// the server is not there.
+// the server is not there, and errors.Is(err, ErrNoAnswer) when the server
+// dropped the command unanswered (which matches ErrNoSession too, for the
+// callers to which a server gone a moment later is no session).
 func (e *Error) Is(target error) bool {
-	return target == ErrNoSession && slices.ContainsFunc(missingTarget, func(s string) bool {
-		return strings.Contains(e.Stderr, s)
-	})
+	said := func(s string) bool { return strings.Contains(e.Stderr, s) }
+	switch target {
+	case ErrNoSession:
+		return slices.ContainsFunc(missingTarget, said)
+	case ErrNoAnswer:
+		return said(lostServer)
+	}
+	return false
 }
+
+// lostServer is what the tmux client prints when the server closed the
+// connection before answering.
+const lostServer = "server exited unexpectedly"
 
 // missingTarget is what tmux prints when a target or the server is not
 // there (tmux 2.x to 3.x wordings), a server exiting as it was asked (its
@@ -106,7 +121,7 @@ var missingTarget = []string{
 	"can't find session", "can't find window", "can't find pane",
 	"session not found", "window not found", "pane not found",
 	"no server running", "(No such file or directory)", "(Connection refused)",
-	"server exited unexpectedly",
+	lostServer,
 }
 
 // run runs tmux with args, stdin (may be nil) as its standard input, and
@@ -153,10 +168,39 @@ func (c *Client) run(ctx context.Context, stdin io.Reader, args ...string) (stri
 	return stdout.String(), terr
 }
 
+// Query runs a tmux command that only reads, as Run does, except that a
+// server that drops it unanswered is asked again: a server that exited
+// says so then ("no server running"), one that is there answers. One
+// that never answers is an error matching ErrNoAnswer and not
+// ErrNoSession, so that no caller takes it for sessions that are gone.
+func (c *Client) Query(ctx context.Context, args ...string) (string, error) {
+	for try := 1; ; try++ {
+		out, err := c.run(ctx, nil, args...)
+		if !errors.Is(err, ErrNoAnswer) {
+			return out, err
+		}
+		if try == queryTries {
+			return out, fmt.Errorf("%w, %d times: %s", ErrNoAnswer, queryTries, err)
+		}
+		c.log().Debug("tmux server closed the connection without answering; asking again", "args", args, "socket", c.Socket)
+		if err := sleep(ctx, queryWait); err != nil {
+			return "", err
+		}
+	}
+}
+
+// Query asks a server that drops its command unanswered queryTries times,
+// queryWait apart.
+const (
+	queryTries = 5
+	queryWait  = 100 * time.Millisecond
+)
+
 // HasSession reports whether the server has a session named exactly name.
-// No server running is no session, not an error.
+// No server running is no session, not an error; a server that never
+// answers is one (see Query).
 func (c *Client) HasSession(ctx context.Context, name string) (bool, error) {
-	_, err := c.run(ctx, nil, "has-session", "-t", exactSession(name))
+	_, err := c.Query(ctx, "has-session", "-t", exactSession(name))
 	switch {
 	case err == nil:
 		return true, nil
