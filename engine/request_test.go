@@ -116,6 +116,14 @@ func TestARequestDoneBeforeIsToldWhatItDidAndChangesNothing(t *testing.T) {
 		assert.Equal(t, "req-1", again.Done.Entry.Request)
 		assert.Equal(t, "plan.review", again.Done.Stage)
 		assert.Equal(t, moved.Version, again.Version)
+		// The people's report says what the request did; the controller
+		// is told nothing moved this time.
+		assert.Equal(t, "plan.draft", again.From)
+		assert.Equal(t, "plan.review", again.To)
+		assert.Equal(t, engine.StatusDone, again.Outcome.Status)
+		assert.False(t, again.Outcome.Moved, "dry run %v: a retry moves nothing", dryRun)
+		assert.NotContains(t, again.Outcome.Summary, "moved")
+		assert.Equal(t, moved.Version, again.Outcome.Version)
 	}
 	got, err := e.Store.Get(iss.ID)
 	require.NoError(t, err)

@@ -50,7 +50,9 @@ func Finish(r *Result, err error) (*Result, error) {
 	}
 	o := &r.Outcome
 	o.Status, o.From, o.To, o.Version, o.Conflict, o.Class, o.Notes = r.Status, r.From, r.To, r.Version, r.Conflict, r.Class, r.Notes
-	o.Moved = r.From != r.To && r.Status != StatusBlocked && r.Status != StatusWaiting
+	// A retried request (StatusDone) reports the move it made before:
+	// nothing moved this time.
+	o.Moved = r.From != r.To && r.Status != StatusBlocked && r.Status != StatusWaiting && r.Status != StatusDone
 	if len(r.Reasons) > 0 {
 		o.Reason = r.Reasons[0]
 	}
@@ -71,6 +73,8 @@ func summary(r *Result, o *Outcome) string {
 		return fmt.Sprintf("stepped back %s → %s: %s", r.StepBack.From, r.StepBack.To, r.StepBack.Reason)
 	case o.Escalation != nil:
 		return "escalated: " + o.Escalation.Reason
+	case r.Status == StatusDone:
+		return fmt.Sprintf("already done before: %s → %s", r.From, r.To)
 	case o.Moved:
 		return fmt.Sprintf("moved %s → %s", r.From, r.To)
 	case o.Reason != "":
