@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agenttree/agenttree/cmd/agenttree/boardcmd"
 	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
 	"github.com/agenttree/agenttree/cmd/agenttree/configcmd"
 	"github.com/agenttree/agenttree/cmd/agenttree/controllercmd"
@@ -81,6 +82,7 @@ func groups() []group {
 		{[]string{"next", "approve", "resume", "skip", "abort", "reject", "move"}, flowcmd.Commands},
 		{[]string{"status", "watch"}, statuscmd.Commands},
 		{[]string{"inbox", "send"}, inboxcmd.Commands},
+		{[]string{"board"}, boardcmd.Commands},
 		{[]string{"controller", "pr", "__ci-run"}, controllercmd.Commands},
 		{[]string{"clean", "token", "start", "attach", "stop", "agents"}, sessioncmd.Commands},
 		{[]string{"verify", "repair", "doctor"}, trustcmd.Commands},

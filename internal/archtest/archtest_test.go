@@ -17,7 +17,7 @@ const module = "github.com/agenttree/agenttree"
 
 // layers are the ranks of docs/ARCHITECTURE.md §2, by path prefix within
 // the module: a package may import its own rank and the ranks below it,
-// never one above. controller and sessions share a rank; bench programs
+// never one above. controller, sessions and board share a rank; bench programs
 // may import anything.
 var layers = []struct {
 	prefix string
@@ -33,6 +33,7 @@ var layers = []struct {
 	{"engine", 4},
 	{"controller", 5},
 	{"sessions", 5},
+	{"board", 5},
 	{"cmd", 6},
 	{"bench", 7},
 }

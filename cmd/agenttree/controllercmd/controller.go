@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agenttree/agenttree/cmd/agenttree/boardcmd"
 	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
 	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/engine"
@@ -28,6 +29,10 @@ type ControllerOptions struct {
 	LogFormat string
 	// Interval is the time between passes, 0 for the config's.
 	Interval time.Duration
+	// HTTP is where the web board listens ("": no board); Public allows
+	// an address that is not loopback.
+	HTTP   string
+	Public bool
 }
 
 func newCmdController(a *cmdutil.App, runF func(context.Context, *ControllerOptions) error) *cobra.Command {
@@ -56,6 +61,8 @@ func newCmdController(a *cmdutil.App, runF func(context.Context, *ControllerOpti
 	cmd.Flags().DurationVar(&opts.Interval, "interval", 0, "time between passes (default: controller.interval_s, 10s)")
 	cmd.Flags().StringVar(&opts.LogFormat, "log-format", "text", "log format on stderr: text or json")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "with --once: print the pass's results as JSON")
+	cmd.Flags().StringVar(&opts.HTTP, "http", "", "also serve the web board on this address, host:port (loopback only without --public; see `agenttree board`)")
+	cmd.Flags().BoolVar(&opts.Public, "public", false, "with --http: allow an address that is not loopback: everyone who reaches it and has the URL acts as you")
 	return cmd
 }
 
@@ -99,9 +106,19 @@ func controllerRun(ctx context.Context, opts *ControllerOptions) error {
 		if err != nil {
 			return err
 		}
+		shown := func() {}
+		if opts.HTTP != "" {
+			// The board acts as the person who runs the controller.
+			if shown, err = boardcmd.Serve(ctx, c.Engine, engine.ActorFromEnv(a.Getenv), opts.HTTP, opts.Public, a.ErrOut, c.Log); err != nil {
+				stop()
+				served()
+				return err
+			}
+		}
 		err = c.Run(ctx)
 		stop()
 		served()
+		shown()
 		c.Log.Info("controller stopped", forgeRequests(c)...)
 		return err
 	}

@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
-	"github.com/agenttree/agenttree/cmd/agenttree/statuscmd/waiton"
 	"github.com/agenttree/agenttree/controller/api"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/report"
+	"github.com/agenttree/agenttree/sessions/waiton"
 )
 
 // Answer is the controller's answer to an agent's status (Answer), which

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
-	"github.com/agenttree/agenttree/cmd/agenttree/statuscmd/waiton"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/breaker"
 	"github.com/agenttree/agenttree/engine/issues"
@@ -20,6 +19,7 @@ import (
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/internal/gitx"
+	"github.com/agenttree/agenttree/sessions/waiton"
 	"github.com/agenttree/agenttree/stages"
 )
 

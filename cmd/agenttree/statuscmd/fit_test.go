@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agenttree/agenttree/cmd/agenttree/statuscmd/waiton"
+	"github.com/agenttree/agenttree/sessions/waiton"
 )
 
 func TestFitColumns(t *testing.T) {

@@ -5,9 +5,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/agenttree/agenttree/cmd/agenttree/statuscmd/waiton"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/sessions/waiton"
 )
 
 // settleEmpty is how long an issue's directory stays without its files

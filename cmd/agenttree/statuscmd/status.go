@@ -18,7 +18,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
-	"github.com/agenttree/agenttree/cmd/agenttree/statuscmd/waiton"
 	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/controller/api"
 	"github.com/agenttree/agenttree/engine"
@@ -26,6 +25,7 @@ import (
 	"github.com/agenttree/agenttree/engine/machine/render"
 	"github.com/agenttree/agenttree/engine/report"
 	"github.com/agenttree/agenttree/internal/parallel"
+	"github.com/agenttree/agenttree/sessions/waiton"
 	"github.com/agenttree/agenttree/stages"
 )
 

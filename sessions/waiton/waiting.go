@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/report"
 	"github.com/agenttree/agenttree/internal/lines"
 	"github.com/agenttree/agenttree/stages"
 )
@@ -51,10 +51,10 @@ const overdueAfter = 2 * time.Minute
 func (w Waiting) Text(now time.Time) string {
 	s := w.What
 	if !w.Since.IsZero() {
-		s += ", for " + cmdutil.Age(now.Sub(w.Since))
+		s += ", for " + report.Age(now.Sub(w.Since))
 	}
 	if late := now.Sub(w.NextLook); !w.NextLook.IsZero() && late > overdueAfter {
-		s += fmt.Sprintf("; the controller is %s late (is `agenttree controller` running?)", cmdutil.Age(late))
+		s += fmt.Sprintf("; the controller is %s late (is `agenttree controller` running?)", report.Age(late))
 	}
 	return s
 }

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/hooks/builtin"
 	"github.com/agenttree/agenttree/sessions"
 	"github.com/agenttree/agenttree/stages"
 	"github.com/agenttree/agenttree/stages/load"
@@ -50,7 +50,7 @@ func lookOf(id int, rec *sessions.Record, live map[string]bool) *Look {
 
 func parseConfig(t *testing.T, yaml string) *stages.Config {
 	t.Helper()
-	cfg, err := load.Parse("/repo/.agenttree.yaml", []byte(yaml), cmdutil.HookRegistry())
+	cfg, err := load.Parse("/repo/.agenttree.yaml", []byte(yaml), builtin.Registry())
 	require.NoError(t, err)
 	return cfg
 }

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/hooks/builtin"
 	"github.com/agenttree/agenttree/internal/testpipeline"
 	"github.com/agenttree/agenttree/sessions"
 	"github.com/agenttree/agenttree/stages"
@@ -18,7 +18,7 @@ import (
 // loadPipeline loads testdata/pipelines/NAME.yaml.
 func loadPipeline(t *testing.T, name string) *stages.Config {
 	t.Helper()
-	cfg, err := load.File(testpipeline.Path(t, name), cmdutil.HookRegistry())
+	cfg, err := load.File(testpipeline.Path(t, name), builtin.Registry())
 	require.NoError(t, err)
 	return cfg
 }

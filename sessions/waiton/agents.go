@@ -180,3 +180,15 @@ func agentStageWaiting(cfg *stages.Config, iss *issues.Issue, role stages.Role, 
 	return Waiting{Who: WaiterPerson, Role: role, Since: Entered(iss),
 		What: fmt.Sprintf("no %s agent is running: start one with `%s`", role, start), Run: []string{start}}
 }
+
+// Agent is issue id's agent as the look found it: its session record
+// (nil when it has none), whether tmux shows its session alive, and
+// whether tmux could be asked at all.
+func (l *Look) Agent(id int) (rec *sessions.Record, alive, known bool) {
+	rec = l.record(id)
+	if rec == nil {
+		return nil, false, false
+	}
+	alive, known = l.running(func() string { return rec.Session })
+	return rec, alive, known
+}

@@ -1,0 +1,174 @@
+// Package board is agenttree's web board (docs/ARCHITECTURE.md §11): the
+// pipeline as columns of stages with the issues in them, an issue's page,
+// people's actions (approve, reject, resume, skip, abort, move) and live
+// updates by server-sent events. It reads what the engine and the agents'
+// sessions record and asks no forge; an action goes through the engine's
+// entry points a person's command uses, as the person who started the
+// board.
+//
+// Who may use it is whoever holds the login token the command prints in
+// its URL (docs/ARCHITECTURE.md §11): it is checked on every request
+// and never set as a cookie, and every action is a POST carrying a CSRF
+// token bound to it, from the board's own origin.
+package board
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/agenttree/agenttree/engine"
+)
+
+//go:embed templates/*.html
+var templateFiles embed.FS
+
+//go:embed static/*.js static/*.css static/*.LICENSE
+var staticFiles embed.FS
+
+// Server is one board: its login token, the secret its CSRF tokens are
+// made with, and where it reads the engine from.
+type Server struct {
+	// Engine is the engine as of the current config (the controller's,
+	// or one the board command reloads).
+	Engine func() (*engine.Engine, error)
+	// Actor is who the board's actions act as: the person who started it.
+	Actor engine.Actor
+	Log   *slog.Logger
+	// Every is how often the state directory is looked at for changes.
+	Every time.Duration
+
+	token  string
+	secret []byte
+	tmpl   *template.Template
+	hub    *hub
+}
+
+// New is a board over load's engine, acting as actor, with a fresh login
+// token and CSRF secret.
+func New(load func() (*engine.Engine, error), actor engine.Actor, log *slog.Logger) (*Server, error) {
+	if actor.Kind != engine.ActorHuman {
+		return nil, errors.New("the board acts for a person: " + actor.String() + " cannot start it")
+	}
+	tmpl, err := template.New("board").Funcs(funcs).ParseFS(templateFiles, "templates/*.html")
+	if err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{Engine: load, Actor: actor, Log: log, Every: 250 * time.Millisecond,
+		token: randomHex(32), secret: []byte(randomHex(32)), tmpl: tmpl}
+	s.hub = &hub{changed: make(chan struct{})}
+	return s, nil
+}
+
+// randomHex is n random bytes in hex.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b) // never fails (crypto/rand)
+	return hex.EncodeToString(b)
+}
+
+// Token is the login token the board's URL carries.
+func (s *Server) Token() string { return s.token }
+
+// csrf is the CSRF token of the board's forms: bound to the login token by
+// the server's secret, so it is worth nothing to another board nor after a
+// restart.
+func (s *Server) csrf() string {
+	m := hmac.New(sha256.New, s.secret)
+	m.Write([]byte("csrf\x00" + s.token))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// Serve answers on ln until ctx is done, looking at the state directory
+// for changes meanwhile.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
+	go s.hub.watch(ctx, s.Engine, s.Every, s.Log)
+	go func() {
+		<-ctx.Done()
+		shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shut)
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Handler is the board's routes, each behind the login token, actions
+// behind the CSRF token and the origin check too.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	static, _ := fs.Sub(staticFiles, "static")
+	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	mux.HandleFunc("GET /{$}", s.boardPage)
+	mux.HandleFunc("GET /events", s.boardEvents)
+	mux.HandleFunc("GET /issues/{id}", s.issuePage)
+	mux.HandleFunc("GET /issues/{id}/events", s.issueEvents)
+	mux.Handle("POST /issues/{id}/{action}", s.guardAction(http.HandlerFunc(s.action)))
+	return s.guard(mux)
+}
+
+// guard answers only a request carrying the login token, in the query
+// string or the X-Agenttree-Token header: 401 without one, 403 with
+// another. Every answer says that nothing of it is to be cached, framed,
+// sniffed or sent on as a referrer (the URL holds the token).
+func (s *Server) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "+
+			"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Cache-Control", "no-store")
+		given := r.URL.Query().Get("token")
+		if given == "" {
+			given = r.Header.Get("X-Agenttree-Token")
+		}
+		switch {
+		case given == "":
+			http.Error(w, "this board needs its login token: open the URL `agenttree board` printed (…/?token=…)", http.StatusUnauthorized)
+			return
+		case subtle.ConstantTimeCompare([]byte(given), []byte(s.token)) != 1:
+			http.Error(w, "this is not the board's login token: open the URL `agenttree board` printed when it started", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// guardAction refuses a POST from another origin (Sec-Fetch-Site, Origin)
+// or without the board's CSRF token.
+func (s *Server) guardAction(next http.Handler) http.Handler {
+	cop := http.NewCrossOriginProtection()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+		if err := cop.Check(r); err != nil {
+			http.Error(w, "refused: this action came from another site than the board", http.StatusForbidden)
+			return
+		}
+		want := s.csrf()
+		if got := r.PostFormValue("csrf"); subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
+			http.Error(w, "refused: the form's CSRF token is missing or not this board's; reload the page and try again", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,176 @@
+package board
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/engine/issues/eventlog"
+)
+
+// hub tells the board's event streams that the state directory changed.
+// It looks by stat alone (each issue's event log, watch.yaml and outbox,
+// and the agents' session records): no file is read unless one changed.
+type hub struct {
+	mu      sync.Mutex
+	changed chan struct{}
+}
+
+// wait is a channel closed at the next change.
+func (h *hub) wait() <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.changed
+}
+
+func (h *hub) tell() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	close(h.changed)
+	h.changed = make(chan struct{})
+}
+
+// watch looks at the state directory every interval until ctx is done.
+func (h *hub) watch(ctx context.Context, load func() (*engine.Engine, error), every time.Duration, log *slog.Logger) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	last := ""
+	for {
+		if e, err := load(); err != nil {
+			log.Debug("the board could not open the engine", "err", err)
+		} else if now := stamp(e); now != last {
+			if last != "" {
+				h.tell()
+			}
+			last = now
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// stamp is the size and modification time of every file the board shows
+// something of, in one string.
+func stamp(e *engine.Engine) string {
+	var b strings.Builder
+	l := e.Store.Layout()
+	add := func(path string) {
+		if fi, err := os.Stat(path); err == nil {
+			fmt.Fprintf(&b, "%s %d %d\n", path, fi.Size(), fi.ModTime().UnixNano())
+		}
+	}
+	dirs, _ := os.ReadDir(l.HostIssues())
+	for _, d := range dirs {
+		if !d.IsDir() {
+			continue
+		}
+		dir := filepath.Join(l.HostIssues(), d.Name())
+		add(filepath.Join(dir, eventlog.File))
+		add(filepath.Join(dir, "watch.yaml"))
+		add(filepath.Join(dir, "outbox"))
+		add(filepath.Join(dir, "outbox", "sent"))
+	}
+	add(l.AgentSessions())
+	agents, _ := os.ReadDir(l.AgentSessions())
+	for _, a := range agents {
+		add(filepath.Join(l.AgentSessions(), a.Name()))
+	}
+	return b.String()
+}
+
+// keepAlive is how often an idle stream sends a comment, so proxies and
+// browsers keep it open.
+const keepAlive = 15 * time.Second
+
+// stream sends server-sent events of kind until the client leaves: one
+// when read gives an id the client has not seen (Last-Event-ID), and one
+// at each change of the state directory that changes what read renders.
+// A client that reconnects with the id it saw gets nothing until there is
+// something new.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, kind string, read func() (id int, html string, err error)) {
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	if err := rc.Flush(); err != nil {
+		return
+	}
+	seen := r.Header.Get("Last-Event-ID")
+	sent := ""
+	for {
+		changed := s.hub.wait()
+		id, html, err := read()
+		switch {
+		case err != nil:
+			s.Log.Debug("the board could not read for an event", "err", err)
+		case strconv.Itoa(id) == seen && sent == "":
+			sent = html // the client has this one
+		case html != sent:
+			if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", id, kind, strings.ReplaceAll(html, "\n", "\ndata: ")); err != nil {
+				return
+			}
+			if err := rc.Flush(); err != nil {
+				return
+			}
+			sent = html
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-changed:
+		case <-time.After(keepAlive):
+			if _, err := fmt.Fprint(w, ": still here\n\n"); err != nil || rc.Flush() != nil {
+				return
+			}
+		}
+	}
+}
+
+// boardEvents streams the board's columns, numbered by the sum of the
+// issues' versions (boardView.Gen).
+func (s *Server) boardEvents(w http.ResponseWriter, r *http.Request) {
+	s.stream(w, r, "board", func() (int, string, error) {
+		v, err := s.readBoard(r)
+		if err != nil {
+			return 0, "", err
+		}
+		html, err := s.fragment("columns", v)
+		return v.Gen, html, err
+	})
+}
+
+// issueEvents streams an issue's page, numbered by its version: its event
+// log's sequence.
+func (s *Server) issueEvents(w http.ResponseWriter, r *http.Request) {
+	if _, err := pathID(r); err != nil {
+		s.failed(w, err)
+		return
+	}
+	s.stream(w, r, "issue", func() (int, string, error) {
+		v, err := s.readIssue(r)
+		if err != nil {
+			return 0, "", err
+		}
+		html, err := s.fragment("issuebody", v)
+		return v.Version, html, err
+	})
+}
+
+// errUnknownAction says which actions there are.
+func errUnknownAction(name string) error {
+	return errors.New("there is no action " + strconv.Quote(name) + ": the board's are approve, reject, resume, skip, abort and move")
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
