@@ -117,6 +117,7 @@ type Config struct {
 	Conflicts        ConflictHandling
 	CI               CI
 	GitHub           GitHub
+	Events           Events
 	Controller       Controller
 	CircuitBreaker   CircuitBreaker
 	Tmux             Tmux
@@ -209,6 +210,37 @@ type GitHub struct {
 	Repo string
 	// Host is github.com or a GitHub Enterprise host.
 	Host string
+}
+
+// EventsMode is how the GitHub forge hears of changes (`events.mode`).
+type EventsMode string
+
+const (
+	// EventsPoll hears of nothing: the controller polls (the default).
+	EventsPoll EventsMode = "poll"
+	// EventsForward runs `gh webhook forward` to a receiver on loopback.
+	EventsForward EventsMode = "gh-forward"
+	// EventsWebhook keeps a repository webhook delivering to the person's
+	// own public URL.
+	EventsWebhook EventsMode = "webhook"
+)
+
+// Events says how the GitHub forge tells the controller of PR changes as
+// they happen (`events:`, docs/CONFIG.md). Each change only makes the
+// controller look again sooner: polling stays the source of truth.
+type Events struct {
+	Mode EventsMode
+	// URL is the public URL GitHub delivers to (webhook mode).
+	URL string
+	// Listen is the local address the receiver listens on.
+	Listen string
+	// SecretFile holds the HMAC secret of webhook mode, relative to the
+	// config file; empty: one is made under the state directory. The
+	// secret is never in the config itself nor on a command line.
+	SecretFile string
+	// ForwardCommand is the program gh-forward mode runs, with its
+	// leading arguments; empty: gh webhook forward.
+	ForwardCommand []string
 }
 
 // CI configures the local forge's CI command.

@@ -20,6 +20,7 @@ func TestDefaults(t *testing.T) {
 		CIPolling: stages.CIPolling{Timeout: 600 * time.Second, PollInterval: 30 * time.Second, MinInterval: 30 * time.Second,
 			MaxInterval: 300 * time.Second, NewRunTimeout: 1800 * time.Second, MaxRetries: 5},
 		Conflicts:      stages.ConflictHandling{AutoRebase: true, NotifyOnRebase: true, MaxConflictRetries: 3},
+		Events:         stages.Events{Mode: stages.EventsPoll, Listen: "127.0.0.1:0"},
 		Controller:     stages.Controller{Interval: 10 * time.Second, Concurrency: 4},
 		CircuitBreaker: stages.CircuitBreaker{HalfOpenAfter: 2, NoProgress: 3, SameError: 3},
 		Tmux:           stages.Tmux{Session: "{{project}}-{{role}}-{{issue_id}}"},

@@ -46,6 +46,22 @@ func TopLevel() []Key {
 			{Name: "repo", Field: at(func(c *stages.GitHub) any { return &c.Repo }), Type: TypeString, Example: "octo/app", Doc: "OWNER/NAME. Default: read from the `origin` remote."},
 			{Name: "host", Field: at(func(c *stages.GitHub) any { return &c.Host }), Type: TypeString, Example: "github.example.com", Doc: "github.com or a GitHub Enterprise host."},
 		}},
+		{Name: "events", Field: at(func(c *stages.Config) any { return &c.Events }), Type: TypeSection,
+			Doc: "How the GitHub forge hears of PR changes (CI finished, a push, a review) as they happen, so the controller looks again within seconds instead of at its next poll. Polling stays the source of truth: a change lost is found by the next poll.", Keys: []Key{
+				{Name: "mode", Field: at(func(e *stages.Events) any { return &e.Mode }), Type: TypeEnum, Enum: []string{"poll", "gh-forward", "webhook"}, Default: "poll",
+					Doc: "`poll`: hear of nothing, poll. `gh-forward`: the controller runs `gh webhook forward` for the repository (the `gh-webhook` extension; one per repository) and receives on `listen`. " +
+						"`webhook`: a repository webhook the controller creates and keeps (its id under the state directory) delivers to `url`, which must reach `listen` (a reverse proxy or tunnel of your own); each delivery is checked against the secret (`X-Hub-Signature-256`). " +
+						"Either needs a token that may manage the repository's hooks (admin)."},
+				{Name: "url", Field: at(func(e *stages.Events) any { return &e.URL }), Type: TypeString, Example: "https://ci.example.com/agenttree/github",
+					Doc: "The public https URL GitHub delivers to (webhook mode, where it is required)."},
+				{Name: "listen", Field: at(func(e *stages.Events) any { return &e.Listen }), Type: TypeString, Default: `"127.0.0.1:0"`,
+					Doc: "The local address the receiver listens on: loopback unless you write another. Port 0 takes a free port, which gh-forward mode hands to the forwarder; webhook mode needs a fixed port, the one `url` reaches."},
+				{Name: "secret_file", Field: at(func(e *stages.Events) any { return &e.SecretFile }), Type: TypeString, Example: "_agenttree/webhook-secret",
+					Doc: "A file holding the webhook's HMAC secret (webhook mode), relative to the config file; it must be readable by its owner only. " +
+						"Default: a random secret the controller writes under the state directory. It is never written in the config nor passed on a command line; gh-forward mode needs none of it (it gives each forwarder a fresh secret of its own)."},
+				{Name: "forward_command", Field: at(func(e *stages.Events) any { return &e.ForwardCommand }), Type: TypeList, Example: "[gh, webhook, forward]",
+					Doc: "The forwarder gh-forward mode runs, as a program and its first arguments; `--repo`, `--events`, `--url` and `--secret` are added. Default: `[gh, webhook, forward]`."},
+			}},
 		{Name: "controller", Field: at(func(c *stages.Config) any { return &c.Controller }), Type: TypeSection, Doc: "How `agenttree controller` ticks.", Keys: []Key{
 			{Name: "interval_s", Min: "1s", Field: at(func(c *stages.Controller) any { return &c.Interval }), Type: TypeDuration, Default: "10", Doc: "The tick: how often it looks for issues that are due (at least 1s)."},
 			{Name: "concurrency", Min: "1", Field: at(func(c *stages.Controller) any { return &c.Concurrency }), Type: TypeInt, Default: "4", Doc: "How many issues it works on at once (at least 1)."},

@@ -34,6 +34,7 @@ func (r *reader) ownReaders() map[string]ownReader {
 			r.cfg.AgentCreate.Pos = d.Pos(v)
 			return r.section(k, parent, v, "agent_create", name) != nil
 		},
+		"events":         r.events,
 		"github.repo":    text(func(v *yaml.Node, dst *string) { githubRepo(d, v, dst) }),
 		"tmux.session":   text(func(v *yaml.Node, dst *string) { sessionTemplate(d, r.led, v, dst) }),
 		"tmux.socket":    text(func(v *yaml.Node, dst *string) { socketPath(d, v, dst) }),
