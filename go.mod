@@ -17,6 +17,14 @@ require (
 	mvdan.cc/sh/v3 v3.14.1
 )
 
+require github.com/fsnotify/fsnotify v1.10.1
+
+require (
+	github.com/chromedp/cdproto v0.159.0 // indirect
+	github.com/chromedp/chromedp v0.23.0 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+)
+
 require (
 	github.com/aymanbagabas/go-osc52/v2 v2.0.1 // indirect
 	github.com/cli/go-gh/v2 v2.17.0

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agenttree/agenttree/controller/wake"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/internal/atomicfile"
 	"github.com/agenttree/agenttree/internal/statedir"
@@ -37,6 +38,12 @@ type Controller struct {
 	Tmux *tmux.Client
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// NoWatch keeps Run from watching the forge for changes even when it
+	// can tell of them (forge.Watcher): it polls only.
+	NoWatch bool
+	// Settle is how long Run gathers the forge's changes after the first
+	// before it ticks; 0: the watcher's (wake.Settler), else 300 ms.
+	Settle time.Duration
 
 	mu       sync.Mutex
 	eng      *engine.Engine
@@ -46,6 +53,8 @@ type Controller struct {
 	queued map[string]bool
 	// mailErrs is each issue's last delivery error, to log it once.
 	mailErrs map[int]string
+	// wake is the forge's watch while Run runs, and what it told.
+	wake wake.Watch
 }
 
 // ErrRunning is returned when another controller holds the state directory.
@@ -84,20 +93,29 @@ func Running(stateDir string) (holder string, running bool) {
 // Run ticks until ctx is done. Stopping finishes the pass in flight:
 // hooks run on a context that the stop does not cancel, so nothing is left
 // half done. It returns nil when stopped.
+//
+// While it runs it watches the forge for changes when the forge can tell
+// of them (forge.Watcher, unless NoWatch): a change cuts the wait short,
+// and after Settle the tick looks at the issues it names whatever their
+// polling state says (docs/ARCHITECTURE.md §6).
 func (c *Controller) Run(ctx context.Context) error {
+	w := &c.wake
+	w.Log, w.Settle = c.log(), c.Settle
+	defer w.Stop()
 	for {
 		sum, err := c.Tick(ctx)
 		if err != nil {
 			return err
 		}
+		if e := c.engine(); e != nil && !c.NoWatch {
+			w.Follow(ctx, e.Forge)
+		}
 		wait := c.interval()
 		if sum.Soonest > 0 && sum.Soonest < wait {
 			wait = sum.Soonest
 		}
-		select {
-		case <-ctx.Done():
+		if !w.Wait(ctx, wait) {
 			return nil
-		case <-time.After(wait):
 		}
 	}
 }

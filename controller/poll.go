@@ -82,6 +82,13 @@ func (c *Controller) schedule(ctx context.Context, e *engine.Engine, d dueIssue,
 		again = c.interval()
 	}
 	p.IntervalS, p.NextAt = int(again/time.Second), now.Add(again)
+	if iss.PRNumber > 0 && (p.Checks == nil || p.Checks.Queued == 0) {
+		// IntervalS keeps the interval without the watch, for when it
+		// fails; a CI run queued for a slot starts only when someone
+		// looks, so its PR is not stretched.
+		p.NextAt = c.wake.Stretch(now, again)
+		again = p.NextAt.Sub(now)
+	}
 	err = tx.SetPoll(p)
 	tx.Unlock()
 	if iss.PRNumber > 0 {

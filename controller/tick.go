@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agenttree/agenttree/controller/wake"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/hooks"
@@ -34,7 +35,7 @@ func (c *Controller) Tick(ctx context.Context) (Summary, error) {
 	}
 	c.keepAgents(ctx, e)
 	now := c.now()
-	due := c.due(e, now)
+	due := c.due(e, now, c.wake.Take())
 	var sum Summary
 	if len(due) == 0 {
 		return sum, nil
@@ -90,6 +91,8 @@ type dueIssue struct {
 	// resumed is when a person last resumed the issue (the watch state's
 	// resumed_at); zero: never.
 	resumed time.Time
+	// woken: the forge's watch named its PR or head since the last tick.
+	woken bool
 	// act: the engine's pass or the PR's watch is due; mail: messages.
 	act, mail bool
 }
@@ -97,8 +100,8 @@ type dueIssue struct {
 // due lists the issues to work on now: those in a controller stage, those
 // with entry work unfinished (terminal stages included), those with an
 // open PR to watch, and any with messages waiting — each when its polling
-// state says it is time.
-func (c *Controller) due(e *engine.Engine, now time.Time) []dueIssue {
+// state says it is time, or the forge's watch named it (woke).
+func (c *Controller) due(e *engine.Engine, now time.Time, woke wake.Woken) []dueIssue {
 	ids, err := e.Store.IDs()
 	if err != nil {
 		c.log().Error("listing issues", "err", err)
@@ -130,6 +133,7 @@ func (c *Controller) due(e *engine.Engine, now time.Time) []dueIssue {
 			}
 			d.poll = w.Poll
 			d.resumed, _ = time.Parse(time.RFC3339Nano, w.Hooks[hooks.WatchResumedAt])
+			d.woken = woke.Names(d.iss, d.poll)
 		}
 		if d.act, d.mail = c.wants(e, d, now); d.act || d.mail {
 			out = append(out, d)
@@ -140,13 +144,13 @@ func (c *Controller) due(e *engine.Engine, now time.Time) []dueIssue {
 
 // wants says what the controller has to do on d now: act (the engine's
 // pass or the PR's watch, when its polling state says it is time, the
-// issue moved since the last look, or a person resumed it since) and
-// deliver its mail. Mail alone never
+// issue moved since the last look, a person resumed it since, or the
+// forge's watch named it) and deliver its mail. Mail alone never
 // makes the controller act: a session that is not there yet must not
 // turn every tick into a poll.
 func (c *Controller) wants(e *engine.Engine, d dueIssue, now time.Time) (act, mail bool) {
 	if d.iss.Escalated == nil && active(d) {
-		act = d.poll == nil || d.poll.Stage != d.iss.Stage || !now.Before(d.poll.NextAt) || c.Eager || d.resumed.After(d.poll.PolledAt)
+		act = d.poll == nil || d.poll.Stage != d.iss.Stage || !now.Before(c.wake.Due(d.poll.PolledAt, time.Duration(d.poll.IntervalS)*time.Second, d.poll.NextAt)) || c.Eager || d.resumed.After(d.poll.PolledAt) || d.woken
 	}
 	return act, c.hasMail(e, d.iss)
 }
