@@ -17,11 +17,13 @@ require (
 	mvdan.cc/sh/v3 v3.14.1
 )
 
-require github.com/fsnotify/fsnotify v1.10.1
+require (
+	github.com/chromedp/chromedp v0.23.0
+	github.com/fsnotify/fsnotify v1.10.1
+)
 
 require (
 	github.com/chromedp/cdproto v0.159.0 // indirect
-	github.com/chromedp/chromedp v0.23.0 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 )
 

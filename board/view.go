@@ -117,8 +117,9 @@ func cardOf(cfg *stages.Config, iss *issues.Issue, poll *issues.Poll, agents *wa
 	if iss.Escalated != nil {
 		c.Why = report.Safe(iss.Escalated.Reason)
 	}
-	since := cmp.Or(w.Since, waiton.Entered(iss))
-	c.Waited = report.Age(now.Sub(since))
+	if w.Who != waiton.WaiterNobody {
+		c.Waited = report.Age(now.Sub(cmp.Or(w.Since, waiton.Entered(iss))))
+	}
 	if rec, alive, known := agents.Agent(iss.ID); rec != nil {
 		c.Agent = report.Safe(rec.Agent)
 		switch {
