@@ -18,7 +18,9 @@ func (a *App) openForge(ctx context.Context, cfg *stages.Config, stateDir string
 	repoDir := filepath.Dir(cfg.File)
 	return forge.Lazy(func() (forge.Forge, error) {
 		if cfg.Forge == "github" {
-			return github.New(ctx, github.Options{Repo: cfg.GitHub.Repo, Host: cfg.GitHub.Host, RepoDir: repoDir, Logger: a.Logger()})
+			ev := cfg.Events
+			return github.Open(ctx, github.Options{Repo: cfg.GitHub.Repo, Host: cfg.GitHub.Host, RepoDir: repoDir, Logger: a.Logger()},
+				github.Events{Mode: string(ev.Mode), URL: ev.URL, Listen: ev.Listen, SecretFile: ev.SecretFile, ForwardCommand: ev.ForwardCommand, StateDir: stateDir, Logger: a.Logger()})
 		}
 		// CI runs the agents' code: as the sandbox's user, never the host's.
 		ciUser, ciRefused := shell.HostUser(cfg.Sandbox)

@@ -77,6 +77,10 @@ func (r *Repo) addCheckRunLocked(sha string, cr CheckRun) int64 {
 	c := &cr
 	r.checkRuns = append(r.checkRuns, c)
 	r.runsBySHA[sha] = append(r.runsBySHA[sha], c)
+	r.emitCheckRun(c, "created")
+	if c.Status == "completed" {
+		r.emitCheckRun(c, "completed")
+	}
 	return c.ID
 }
 
@@ -123,6 +127,7 @@ func (r *Repo) CompleteCheckRun(id int64, conclusion string) {
 		c.StartedAt = r.s.now()
 	}
 	c.CompletedAt = r.s.now()
+	r.emitCheckRun(c, "completed")
 }
 
 // SetJobLog sets the log text of the Actions job jobID.
@@ -168,6 +173,7 @@ func (r *Repo) AddStatus(sha, context, state, targetURL string) int64 {
 	st := &Status{ID: r.s.nextID(), SHA: sha, Context: context, State: state, TargetURL: targetURL, CreatedAt: now, UpdatedAt: now}
 	r.statuses = append(r.statuses, st)
 	r.statusesBySHA[sha] = append(r.statusesBySHA[sha], st)
+	r.emit("status", "", map[string]any{"id": st.ID, "sha": sha, "context": context, "state": state, "target_url": targetURL})
 	return st.ID
 }
 

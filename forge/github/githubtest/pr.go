@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -117,6 +118,7 @@ func (r *Repo) addPRLocked(pr PR) int {
 	if pr.State == "open" {
 		r.refs[pr.Branch] = pr.HeadSHA
 	}
+	r.emitPR(st, "opened")
 	return pr.Number
 }
 
@@ -166,9 +168,12 @@ func (r *Repo) SetHead(number int, sha string) {
 	r.s.mu.Lock()
 	defer r.s.mu.Unlock()
 	p := r.mustPR(number)
+	before := p.HeadSHA
 	p.HeadSHA = sha
 	p.updated = r.s.now()
 	r.refs[p.Branch] = sha
+	r.emit("push", "", map[string]any{"ref": "refs/heads/" + p.Branch, "before": before, "after": sha, "deleted": false})
+	r.emitPR(p, "synchronize")
 }
 
 // SetMergeable makes the PR answer UNKNOWN for the next unknownReads reads
@@ -210,6 +215,9 @@ func (r *Repo) addReview(p *prState, rv Review) int64 {
 		rv.SubmittedAt = r.s.now()
 	}
 	p.Reviews = append(p.Reviews, rv)
+	r.emit("pull_request_review", "submitted", map[string]any{
+		"review":       map[string]any{"id": rv.ID, "state": strings.ToLower(rv.State), "commit_id": rv.CommitID, "user": map[string]any{"login": rv.Author}},
+		"pull_request": prPayload(p)})
 	return rv.ID
 }
 
@@ -241,5 +249,15 @@ func (r *Repo) SetReviewDecision(number int, decision string) {
 func (r *Repo) SetState(number int, state string) {
 	r.s.mu.Lock()
 	defer r.s.mu.Unlock()
-	r.setState(r.mustPR(number), state)
+	p := r.mustPR(number)
+	r.setState(p, state)
+	r.emitPR(p, stateAction(state))
+}
+
+// stateAction is the pull_request action of a move to state.
+func stateAction(state string) string {
+	if state == "open" {
+		return "reopened"
+	}
+	return "closed"
 }

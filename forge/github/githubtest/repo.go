@@ -19,6 +19,7 @@ type Repo struct {
 	runsBySHA     map[string][]*CheckRun
 	statusesBySHA map[string][]*Status
 	reruns        []int64
+	hooks         []*hook
 }
 
 func (r *Repo) fullName() string { return r.Owner + "/" + r.Name }

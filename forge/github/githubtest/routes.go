@@ -35,6 +35,16 @@ func (s *Server) routes() http.Handler {
 		EndpointListComments:  onPull("issue_number", s.listComments),
 		EndpointListReviews:   onPull("pull_number", s.listReviews),
 		EndpointDeleteRef:     s.deleteRef,
+
+		EndpointCreateHook:     s.createHook,
+		EndpointListHooks:      s.listHooks,
+		EndpointGetHook:        onHook(s.getHook),
+		EndpointUpdateHook:     onHook(s.updateHook),
+		EndpointDeleteHook:     onHook(s.deleteHook),
+		EndpointPingHook:       onHook(s.pingHook),
+		EndpointListDeliveries: onHook(s.listDeliveries),
+		EndpointGetDelivery:    s.findDelivery(s.getDelivery),
+		EndpointRedeliver:      s.findDelivery(s.redeliver),
 	} {
 		handle(edge.Route{Endpoint: endpoint}, s.inRepo(h))
 	}

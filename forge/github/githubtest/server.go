@@ -46,6 +46,16 @@ const (
 	EndpointDeleteRef     = "DELETE /repos/{owner}/{repo}/git/refs/{ref...}"
 	EndpointGraphQL       = "POST /graphql"
 	EndpointLogBlob       = "GET /_blobs/jobs/{job_id}/logs"
+
+	EndpointCreateHook     = "POST /repos/{owner}/{repo}/hooks"
+	EndpointListHooks      = "GET /repos/{owner}/{repo}/hooks"
+	EndpointGetHook        = "GET /repos/{owner}/{repo}/hooks/{hook_id}"
+	EndpointUpdateHook     = "PATCH /repos/{owner}/{repo}/hooks/{hook_id}"
+	EndpointDeleteHook     = "DELETE /repos/{owner}/{repo}/hooks/{hook_id}"
+	EndpointPingHook       = "POST /repos/{owner}/{repo}/hooks/{hook_id}/pings"
+	EndpointListDeliveries = "GET /repos/{owner}/{repo}/hooks/{hook_id}/deliveries"
+	EndpointGetDelivery    = "GET /repos/{owner}/{repo}/hooks/{hook_id}/deliveries/{delivery_id}"
+	EndpointRedeliver      = "POST /repos/{owner}/{repo}/hooks/{hook_id}/deliveries/{delivery_id}/attempts"
 )
 
 // Fault is an error answer the server gives instead of handling a request;
@@ -104,6 +114,8 @@ type Server struct {
 	mu    sync.Mutex // guards the repositories; handlers run with it held
 	repos map[string]*Repo
 	id    int64
+
+	outbox *outbox // webhook deliveries on their way
 }
 
 // New starts a fake server, closed when the test ends.
@@ -113,11 +125,14 @@ func New(tb testing.TB, opts ...Option) *Server {
 	for _, o := range opts {
 		o(&c)
 	}
-	s := &Server{Edge: edge.New("test-token", c.edge...), clock: c.clock, repos: map[string]*Repo{}, id: 1000}
+	s := &Server{Edge: edge.New("test-token", c.edge...), clock: c.clock, repos: map[string]*Repo{}, id: 1000, outbox: newOutbox()}
 	s.Repo = s.addRepo("octo", "app", "main")
 	ts := httptest.NewServer(s.routes())
 	s.URL = ts.URL
 	tb.Cleanup(ts.Close)
+	// Webhooks go out while the test runs, and stop before the server.
+	go s.outbox.run(s)
+	tb.Cleanup(func() { close(s.outbox.stopped) })
 	return s
 }
 

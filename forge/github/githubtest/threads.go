@@ -42,6 +42,7 @@ func (r *Repo) AddThread(number int, t Thread) string {
 		th.comments = append(th.comments, r.newComment(c))
 	}
 	p.threads = append(p.threads, th)
+	r.emitReviewComment(p, th.comments[0])
 	return th.id
 }
 
@@ -51,6 +52,7 @@ func (r *Repo) ReplyToThread(number int, threadID string, c Comment) {
 	defer r.s.mu.Unlock()
 	th := r.mustThread(number, threadID)
 	th.comments = append(th.comments, r.newComment(c))
+	r.emitReviewComment(r.mustPR(number), th.comments[len(th.comments)-1])
 }
 
 // ResolveThread marks a review thread resolved, as a reviewer's "Resolve

@@ -1,0 +1,283 @@
+package github
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/forge/github/ghapi"
+	"github.com/agenttree/agenttree/forge/github/webhook"
+)
+
+// The modes of Events.Mode, as the config spells them (docs/CONFIG.md,
+// `events.mode`).
+const (
+	ModePoll    = "poll"
+	ModeForward = "gh-forward"
+	ModeWebhook = "webhook"
+)
+
+// Events says how the forge hears of PR changes (docs/CONFIG.md,
+// `events:`).
+type Events struct {
+	// Mode is ModePoll (or ""), ModeForward or ModeWebhook.
+	Mode string
+	// URL is the public URL GitHub delivers to (webhook mode).
+	URL string
+	// Listen is the receiver's address (default 127.0.0.1:0).
+	Listen string
+	// SecretFile holds webhook mode's secret; "" makes one in StateDir.
+	SecretFile string
+	// ForwardCommand is gh-forward mode's forwarder and its leading
+	// arguments (default gh webhook forward).
+	ForwardCommand []string
+	// StateDir keeps the hook's id and the made secret.
+	StateDir string
+	// CheckEvery is how often webhook mode reads the hook's recent
+	// deliveries for ones that failed (default 5 minutes).
+	CheckEvery time.Duration
+	Logger     *slog.Logger
+}
+
+// settle is how long the controller should gather GitHub's changes
+// before it acts: a push brings a pull_request, a push and a check_run
+// per job within a second or two.
+const settle = 2 * time.Second
+
+// Open is New, and when events say so, the forge that also tells of
+// changes (forge.Watcher, forge.WatchHealth).
+func Open(ctx context.Context, opts Options, ev Events) (forge.Forge, error) {
+	c, err := New(ctx, opts)
+	if err != nil || ev.Mode == "" || ev.Mode == ModePoll {
+		return c, err
+	}
+	if ev.Mode != ModeForward && ev.Mode != ModeWebhook {
+		return nil, fmt.Errorf("github: unknown events mode %q: write poll, gh-forward or webhook", ev.Mode)
+	}
+	ev.Listen = cmpOr(ev.Listen, "127.0.0.1:0")
+	if len(ev.ForwardCommand) == 0 {
+		ev.ForwardCommand = []string{"gh", "webhook", "forward"}
+	}
+	if ev.CheckEvery <= 0 {
+		ev.CheckEvery = 5 * time.Minute
+	}
+	if ev.Logger == nil {
+		ev.Logger = cmpOr(opts.Logger, slog.New(slog.DiscardHandler))
+	}
+	return &Watching{Client: c, ev: ev, log: ev.Logger}, nil
+}
+
+func cmpOr[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// Watching is the GitHub forge with its events on: it runs a webhook
+// receiver, and keeps a hook (webhook mode) or a forwarder (gh-forward
+// mode) delivering to it.
+type Watching struct {
+	*Client
+	ev  Events
+	log *slog.Logger
+
+	gapsFilled atomic.Int64
+	recovered  atomic.Int64
+
+	mu      sync.Mutex
+	since   time.Time // first delivery since the watch (re)started
+	gap     bool      // deliveries may have been lost and are not yet found
+	secrets [][]byte  // the hook's, or the running forwarder's
+	fwdPID  int
+	recv    *webhook.Receiver
+}
+
+var (
+	_ forge.Watcher     = (*Watching)(nil)
+	_ forge.WatchHealth = (*Watching)(nil)
+)
+
+// Settle is how long to gather changes before acting on them.
+func (w *Watching) Settle() time.Duration { return settle }
+
+// Healthy is since when deliveries have arrived with no gap known; zero
+// while none has, or a gap is not filled.
+func (w *Watching) Healthy() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.gap {
+		return time.Time{}
+	}
+	return w.since
+}
+
+// WatchStats counts what the watch did.
+type WatchStats struct {
+	webhook.Stats
+	// GapsFilled is how many gaps were filled from the Webhook Deliveries
+	// API; Recovered how many failed deliveries were read from it.
+	GapsFilled, Recovered int64
+}
+
+// WatchStats reports the receiver's counts and the gaps filled.
+func (w *Watching) WatchStats() WatchStats {
+	w.mu.Lock()
+	recv := w.recv
+	w.mu.Unlock()
+	st := WatchStats{GapsFilled: w.gapsFilled.Load(), Recovered: w.recovered.Load()}
+	if recv != nil {
+		st.Stats = recv.Stats()
+	}
+	return st
+}
+
+func (w *Watching) unhealthy() {
+	w.mu.Lock()
+	w.since, w.gap = time.Time{}, true
+	w.mu.Unlock()
+}
+
+func (w *Watching) delivered(string, string) {
+	w.mu.Lock()
+	if w.since.IsZero() {
+		w.since = time.Now()
+	}
+	w.mu.Unlock()
+}
+
+func (w *Watching) setSecrets(s ...[]byte) {
+	w.mu.Lock()
+	w.secrets = s
+	w.mu.Unlock()
+}
+
+// Watch receives deliveries until ctx is done, telling changed of each
+// change they name.
+func (w *Watching) Watch(ctx context.Context, changed func(forge.Change)) error {
+	w.unhealthy()
+	ln, err := net.Listen("tcp", w.ev.Listen)
+	if err != nil {
+		return fmt.Errorf("github events: listening on %s (events.listen): %w", w.ev.Listen, err)
+	}
+	recv := webhook.New(webhook.Options{Repo: w.api.Repo().Owner + "/" + w.api.Repo().Name, Changed: changed, Delivered: w.delivered, Logger: w.log,
+		Secrets: func() [][]byte { w.mu.Lock(); defer w.mu.Unlock(); return w.secrets }})
+	w.mu.Lock()
+	w.recv = recv
+	w.mu.Unlock()
+	srv := &http.Server{Handler: recv, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		w.unhealthy()
+	}()
+	if w.ev.Mode == ModeWebhook {
+		return w.runWebhook(ctx, changed)
+	}
+	return w.runForward(ctx, "http://"+ln.Addr().String()+"/", changed)
+}
+
+// fillGap reads the failed deliveries of hook made after after, and
+// tells of the changes they name: GitHub does not deliver them again on
+// its own.
+func (w *Watching) fillGap(ctx context.Context, hookID int64, after time.Time, changed func(forge.Change)) error {
+	ds, err := w.api.Deliveries(ctx, hookID)
+	if err != nil {
+		return err
+	}
+	// GitHub's times are to the second: a delivery in after's second may
+	// be after it. Reading one twice costs one look.
+	after = after.Truncate(time.Second)
+	n := 0
+	for _, d := range ds {
+		if d.OK() || d.DeliveredAt.Before(after) || !slices.Contains(webhook.Events, d.Event) {
+			continue
+		}
+		full, err := w.api.DeliveryPayload(ctx, hookID, d.ID)
+		if err != nil {
+			return err
+		}
+		cs, err := webhook.Parse(d.Event, full.Request.Payload, "")
+		if err != nil {
+			w.log.Warn("a failed delivery could not be read; the poll will find what it told of", "delivery", d.GUID, "err", err)
+			continue
+		}
+		for _, c := range cs {
+			changed(c)
+		}
+		n++
+	}
+	w.gapsFilled.Add(1)
+	w.recovered.Add(int64(n))
+	w.log.Info("filled a gap in GitHub's deliveries", "hook", hookID, "since", after, "recovered", n)
+	w.mu.Lock()
+	w.gap = false
+	w.mu.Unlock()
+	return nil
+}
+
+// randomSecret is a fresh 32-byte secret, hex-encoded.
+func randomSecret() []byte {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return []byte(hex.EncodeToString(b))
+}
+
+// hookState is what webhook mode keeps of its hook between runs.
+type hookState struct {
+	Repo   string    `json:"repo"`
+	ID     int64     `json:"id"`
+	URL    string    `json:"url"`
+	Secret string    `json:"secret_sha256"` // which secret the hook was given
+	Seen   time.Time `json:"seen"`          // deliveries were arriving until then
+}
+
+func (w *Watching) statePath() string {
+	r := w.api.Repo()
+	return filepath.Join(w.ev.StateDir, fmt.Sprintf("github-hook-%s-%s.json", r.Owner, r.Name))
+}
+
+func (w *Watching) readState() hookState {
+	var st hookState
+	if b, err := os.ReadFile(w.statePath()); err == nil {
+		_ = json.Unmarshal(b, &st)
+	}
+	return st
+}
+
+func (w *Watching) writeState(st hookState) error {
+	b, _ := json.MarshalIndent(st, "", "  ")
+	if err := os.MkdirAll(w.ev.StateDir, 0o700); err != nil {
+		return err
+	}
+	tmp := w.statePath() + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, w.statePath())
+}
+
+// errHookExists is GitHub's 422 for a second hook where one is allowed.
+func errHookExists(err error) bool {
+	code, _ := ghapi.HTTPStatus(err)
+	return code == http.StatusUnprocessableEntity && strings.Contains(err.Error(), "already exists")
+}
+
+var errNoHook = errors.New("no hook")
