@@ -131,9 +131,12 @@ func (r *localRig) run(t *testing.T) {
 	})
 }
 
-func (r *localRig) stage(t require.TestingT, id int) string {
+// stage is issue id's stage; "" when it cannot be read.
+func (r *localRig) stage(id int) string {
 	iss, err := r.e.Store.Get(id)
-	require.NoError(t, err)
+	if err != nil {
+		return ""
+	}
 	return iss.Stage
 }
 
@@ -165,11 +168,11 @@ func TestCIFinishingWakesTheController(t *testing.T) {
 			require.Greater(t, time.Until(w.Poll.NextAt), 4*time.Minute, "the poll looks again in minutes, not seconds")
 
 			if tt.noWatch {
-				assert.Never(t, func() bool { return r.stage(t, id) != "pr_ready" }, 4*time.Second, 100*time.Millisecond,
+				assert.Never(t, func() bool { return r.stage(id) != "pr_ready" }, 4*time.Second, 100*time.Millisecond,
 					"without the watch nothing looks before the poll")
 				return
 			}
-			require.Eventually(t, func() bool { return r.stage(t, id) == "implement" }, 30*time.Second, 20*time.Millisecond,
+			require.Eventually(t, func() bool { return r.stage(id) == "implement" }, 30*time.Second, 20*time.Millisecond,
 				"CI's red is acted on when it ends, not at the poll ten minutes later")
 			iss, err := r.e.Store.Get(id)
 			require.NoError(t, err)

@@ -36,12 +36,14 @@ func localForge(t *testing.T) (*local.Forge, string) {
 }
 
 // publish is what a CI runner does at the end of attempt 1 of sha: its
-// result renamed into place.
-func publish(t *testing.T, checks, sha string) {
-	t.Helper()
+// result renamed into place. It fails while the directory is not there
+// (a watch starting again makes it).
+func publish(checks, sha string) error {
 	tmp := filepath.Join(checks, sha+".1.result.tmp")
-	require.NoError(t, os.WriteFile(tmp, []byte("1 0\n"), 0o644))
-	require.NoError(t, os.Rename(tmp, filepath.Join(checks, sha+".1.result")))
+	if err := os.WriteFile(tmp, []byte("1 0\n"), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(checks, sha+".1.result"))
 }
 
 // lockedBuffer is a log written from the watch's goroutine.
@@ -82,7 +84,9 @@ func TestAWatchThatFailsIsStartedAgain(t *testing.T) {
 	// The watch may not be set up the moment it is healthy: publish until
 	// it tells (a result already there is told when it starts).
 	require.Eventually(t, func() bool {
-		publish(t, checks, sha)
+		if publish(checks, sha) != nil {
+			return false
+		}
 		select {
 		case ok := <-woke:
 			return ok
@@ -99,7 +103,9 @@ func TestAWatchThatFailsIsStartedAgain(t *testing.T) {
 	require.Eventually(t, w.Healthy, within, 10*time.Millisecond, "started again, the watch is healthy: %s", log.String())
 	other := strings.Repeat("cd", 20)
 	require.Eventually(t, func() bool {
-		publish(t, checks, other)
+		if publish(checks, other) != nil {
+			return false
+		}
 		return w.Take().Names(&issues.Issue{}, &issues.Poll{Head: other})
 	}, within, 50*time.Millisecond, "started again, the watch tells of results; the poll's head names the issue too")
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -28,10 +27,11 @@ func (c *changes) add(ch forge.Change) {
 	c.got = append(c.got, ch)
 }
 
-func (c *changes) has(want forge.Change) bool {
+// told fails ct unless the watch told of want.
+func (c *changes) told(ct *assert.CollectT, want forge.Change) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return slices.Contains(c.got, want)
+	assert.Containsf(ct, c.got, want, "the watch told of %+v only", c.got)
 }
 
 // watch runs f's Watch until the test ends, and fails the test if it
@@ -62,12 +62,12 @@ func TestWatchTellsOfCIFinishedAndPRWritten(t *testing.T) {
 
 	_, err := f.Checks(context.Background(), sha)
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return c.has(forge.Change{SHA: sha, What: local.ChangeCIFinished}) },
-		ciWait, 10*time.Millisecond, "the CI run's end is told; got %+v", c.got)
+	require.EventuallyWithT(t, func(ct *assert.CollectT) { c.told(ct, forge.Change{SHA: sha, What: local.ChangeCIFinished}) },
+		ciWait, 10*time.Millisecond, "the CI run's end is told")
 
 	pr := e.openPR(t, f)
-	require.Eventually(t, func() bool { return c.has(forge.Change{PR: pr.Number, What: local.ChangePR}) },
-		ciWait, 10*time.Millisecond, "the PR's record is told; got %+v", c.got)
+	require.EventuallyWithT(t, func(ct *assert.CollectT) { c.told(ct, forge.Change{PR: pr.Number, What: local.ChangePR}) },
+		ciWait, 10*time.Millisecond, "the PR's record is told")
 }
 
 // A result published before the watch started is told when it starts:
@@ -83,8 +83,8 @@ func TestWatchTellsOfResultsPublishedBeforeItStarted(t *testing.T) {
 		"the runner publishes %s", result)
 
 	c := watch(t, f)
-	require.Eventually(t, func() bool { return c.has(forge.Change{SHA: sha, What: local.ChangeCIFinished}) },
-		ciWait, 10*time.Millisecond, "the result already there is told; got %+v", c.got)
+	require.EventuallyWithT(t, func(ct *assert.CollectT) { c.told(ct, forge.Change{SHA: sha, What: local.ChangeCIFinished}) },
+		ciWait, 10*time.Millisecond, "the result already there is told")
 }
 
 // A watch whose directory is removed says so, for its caller to start it
@@ -97,19 +97,20 @@ func TestWatchEndsWhenItsDirectoryGoes(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- f.Watch(ctx, func(forge.Change) {}) }()
+	var ended error
 	require.Eventually(t, func() bool {
 		// Removed before the watch was set up, the directory is made again
 		// by it; removed here until the watch sees it go.
 		_ = os.RemoveAll(checks)
 		select {
-		case err := <-done:
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), checks)
+		case ended = <-done:
 			return true
 		default:
 			return false
 		}
-	}, ciWait, 50*time.Millisecond)
+	}, ciWait, 50*time.Millisecond, "the watch ends when its directory goes")
+	require.Error(t, ended)
+	assert.Contains(t, ended.Error(), checks)
 
 	go func() { done <- f.Watch(ctx, func(forge.Change) {}) }()
 	require.Eventually(t, func() bool { _, err := os.Stat(checks); return err == nil }, ciWait, 10*time.Millisecond)
