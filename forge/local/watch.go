@@ -24,12 +24,15 @@ const (
 	// ChangePR: a PR's record was written (opened, approved, commented
 	// on, closed, merged).
 	ChangePR = "pull_request"
+	// ChangePush: an open PR's branch moved in the bare repository.
+	ChangePush = "push"
 )
 
 // Watch tells of CI runs finishing and PR records written, as the files
-// that say so appear under forge/ (forge.Watcher). The runner publishes
-// an attempt's result by renaming it into checks/, so one event is one
-// whole result.
+// that say so appear under forge/, and of pushes to open PRs' branches,
+// as their refs change in the bare repository (forge.Watcher). The runner
+// publishes an attempt's result by renaming it into checks/, and git a
+// ref by renaming its lock, so one event is one whole result or push.
 //
 // A result published before the watch was set up is not lost: once the
 // directories are watched, the results already there (published, not yet
@@ -49,6 +52,10 @@ func (f *Forge) Watch(ctx context.Context, changed func(forge.Change)) error {
 		if err := w.Add(d); err != nil {
 			return fmt.Errorf("forge: local: watching %s: %w", d, err)
 		}
+	}
+	refs := filepath.Join(f.bareDir, "refs", "heads")
+	if err := watchTree(w, refs); err != nil {
+		return fmt.Errorf("forge: local: watching %s for pushes: %w", refs, err)
 	}
 	if err := scanResults(checks, changed); err != nil {
 		return err
@@ -74,11 +81,60 @@ func (f *Forge) Watch(ctx context.Context, changed func(forge.Change)) error {
 			if !ev.Has(fsnotify.Create | fsnotify.Write) {
 				continue
 			}
+			if strings.HasPrefix(ev.Name, refs+string(filepath.Separator)) {
+				if err := f.pushed(w, refs, ev.Name, changed); err != nil {
+					return err
+				}
+				continue
+			}
 			if c, ok := changeOf(filepath.Dir(ev.Name) == checks, filepath.Base(ev.Name)); ok {
 				changed(c)
 			}
 		}
 	}
+}
+
+// watchTree adds dir and the directories under it to w: a branch named
+// a/b is the file b in the directory a.
+func watchTree(w *fsnotify.Watcher, dir string) error {
+	return filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		return w.Add(path)
+	})
+}
+
+// pushed tells of a push to the branch whose ref is path under refs: each
+// open PR of the branch changed. A new directory of refs is watched, and
+// the branches already in it told of: they were pushed before its watch.
+func (f *Forge) pushed(w *fsnotify.Watcher, refs, path string, changed func(forge.Change)) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		if err := watchTree(w, path); err != nil {
+			return fmt.Errorf("forge: local: watching %s for pushes: %w", path, err)
+		}
+		return filepath.WalkDir(path, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			return f.pushed(w, refs, p, changed)
+		})
+	}
+	rel, err := filepath.Rel(refs, path)
+	if err != nil || strings.HasSuffix(rel, ".lock") {
+		return nil // a lock is git writing the ref; its rename follows
+	}
+	branch := filepath.ToSlash(rel)
+	recs, _, err := f.all()
+	if err != nil {
+		return fmt.Errorf("forge: local: reading the PRs of a push to %s: %w", branch, err)
+	}
+	for _, rec := range recs {
+		if rec.Branch == branch && rec.State == forge.StateOpen {
+			changed(forge.Change{PR: rec.Number, What: ChangePush})
+		}
+	}
+	return nil
 }
 
 // scanResults reports the results published in dir.

@@ -117,3 +117,30 @@ func TestWatchEndsWhenItsDirectoryGoes(t *testing.T) {
 	cancel()
 	assert.NoError(t, <-done)
 }
+
+// A push to an open PR's branch is told with the PR's number, a branch
+// named with a slash too (its ref is in a directory the push makes); a
+// push to a branch without an open PR is not a change of any PR.
+func TestWatchTellsOfPushesToOpenPRs(t *testing.T) {
+	t.Parallel()
+	e, f := newForge(t, local.Options{})
+	c := watch(t, f)
+	time.Sleep(100 * time.Millisecond)
+
+	e.branch(t, "team/login", map[string]string{"l.txt": "l\n"})
+	pr, _, err := f.EnsurePR(context.Background(), forge.NewPR{Branch: "team/login"})
+	require.NoError(t, err)
+	e.branch(t, "team/login", map[string]string{"l.txt": "l\n", "m.txt": "m\n"})
+	require.EventuallyWithT(t, func(ct *assert.CollectT) { c.told(ct, forge.Change{PR: pr.Number, What: local.ChangePush}) },
+		ciWait, 10*time.Millisecond, "the push to the PR's branch is told")
+
+	e.pushMain(t, "n.txt", "n\n")
+	time.Sleep(200 * time.Millisecond)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, ch := range c.got {
+		if ch.What == local.ChangePush {
+			assert.Equal(t, pr.Number, ch.PR, "a push is told for the PR of its branch only: %+v", c.got)
+		}
+	}
+}
