@@ -260,9 +260,19 @@ func TestDesignNotesSnippetsThroughWhatCIDoes(t *testing.T) {
 				// ends (the local forge's own limit reaps it).
 				r := newScenarioRig(t, s, recordingCI(", timeout_s: 60"), "timeout: 600", "timeout: 2", "timeout_s: 600", "timeout_s: 2")
 				id := r.handOn(t, true, func(branch string) {
-					hold := filepath.Join(r.hold, strings.TrimSpace(gittest.Run(t, r.dir, "rev-parse", branch)))
+					sha := strings.TrimSpace(gittest.Run(t, r.dir, "rev-parse", branch))
+					hold := filepath.Join(r.hold, sha)
 					require.NoError(t, os.WriteFile(hold, nil, 0o644))
-					t.Cleanup(func() { _ = os.Remove(hold) })
+					t.Cleanup(func() {
+						// Let go, the run finishes and writes its result:
+						// waited for, so that the test's directories are
+						// not removed under it.
+						_ = os.Remove(hold)
+						assert.Eventually(t, func() bool {
+							checks, err := r.e.Forge.Checks(context.Background(), sha)
+							return err == nil && len(checks) > 0 && checks[0].State.Done()
+						}, 60*time.Second, 50*time.Millisecond, "CI of %s finishes once let go", sha)
+					})
 				})
 				iss := r.settle(t, id, s.back)
 				r.steppedBack(t, iss, s.back, "polling_timeout", "Nothing failed in the code")
