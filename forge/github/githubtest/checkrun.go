@@ -173,7 +173,7 @@ func (r *Repo) AddStatus(sha, context, state, targetURL string) int64 {
 	st := &Status{ID: r.s.nextID(), SHA: sha, Context: context, State: state, TargetURL: targetURL, CreatedAt: now, UpdatedAt: now}
 	r.statuses = append(r.statuses, st)
 	r.statusesBySHA[sha] = append(r.statusesBySHA[sha], st)
-	r.emit("status", "", map[string]any{"id": st.ID, "sha": sha, "context": context, "state": state, "target_url": targetURL})
+	r.hooks.Status(st.ID, sha, context, state, targetURL)
 	return st.ID
 }
 

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -118,7 +117,7 @@ func (r *Repo) addPRLocked(pr PR) int {
 	if pr.State == "open" {
 		r.refs[pr.Branch] = pr.HeadSHA
 	}
-	r.emitPR(st, "opened")
+	r.hooks.PullRequest(prRef(st), "opened")
 	return pr.Number
 }
 
@@ -172,8 +171,8 @@ func (r *Repo) SetHead(number int, sha string) {
 	p.HeadSHA = sha
 	p.updated = r.s.now()
 	r.refs[p.Branch] = sha
-	r.emit("push", "", map[string]any{"ref": "refs/heads/" + p.Branch, "before": before, "after": sha, "deleted": false})
-	r.emitPR(p, "synchronize")
+	r.hooks.Push(p.Branch, before, sha)
+	r.hooks.PullRequest(prRef(p), "synchronize")
 }
 
 // SetMergeable makes the PR answer UNKNOWN for the next unknownReads reads
@@ -215,9 +214,7 @@ func (r *Repo) addReview(p *prState, rv Review) int64 {
 		rv.SubmittedAt = r.s.now()
 	}
 	p.Reviews = append(p.Reviews, rv)
-	r.emit("pull_request_review", "submitted", map[string]any{
-		"review":       map[string]any{"id": rv.ID, "state": strings.ToLower(rv.State), "commit_id": rv.CommitID, "user": map[string]any{"login": rv.Author}},
-		"pull_request": prPayload(p)})
+	r.hooks.Review(prRef(p), rv.ID, rv.State, rv.CommitID, rv.Author)
 	return rv.ID
 }
 
@@ -251,7 +248,7 @@ func (r *Repo) SetState(number int, state string) {
 	defer r.s.mu.Unlock()
 	p := r.mustPR(number)
 	r.setState(p, state)
-	r.emitPR(p, stateAction(state))
+	r.hooks.PullRequest(prRef(p), stateAction(state))
 }
 
 // stateAction is the pull_request action of a move to state.

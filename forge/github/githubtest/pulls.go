@@ -195,7 +195,7 @@ func (s *Server) updatePull(r *http.Request, repo *Repo, p *prState) rest.Reply 
 			return rest.Validation("PullRequest", "state", "invalid")
 		case *in.State != p.State:
 			repo.setState(p, *in.State)
-			repo.emitPR(p, stateAction(*in.State))
+			repo.hooks.PullRequest(prRef(p), stateAction(*in.State))
 		}
 	}
 	p.Title = deref(in.Title, p.Title)
@@ -237,7 +237,7 @@ func (s *Server) mergePull(r *http.Request, repo *Repo, p *prState) rest.Reply {
 	repo.setState(p, "merged")
 	p.MergeMethod = in.MergeMethod
 	repo.refs[p.Base] = p.mergeSHA
-	repo.emitPR(p, "closed")
+	repo.hooks.PullRequest(prRef(p), "closed")
 	return rest.JSON(http.StatusOK, map[string]any{"sha": p.mergeSHA, "merged": true, "message": "Pull Request successfully merged"})
 }
 

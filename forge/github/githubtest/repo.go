@@ -1,6 +1,10 @@
 package githubtest
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/agenttree/agenttree/forge/github/githubtest/internal/webhook"
+)
 
 // Repo is one repository's state. Its methods are safe to call while the
 // server answers requests.
@@ -19,7 +23,7 @@ type Repo struct {
 	runsBySHA     map[string][]*CheckRun
 	statusesBySHA map[string][]*Status
 	reruns        []int64
-	hooks         []*hook
+	hooks         *webhook.Hooks
 }
 
 func (r *Repo) fullName() string { return r.Owner + "/" + r.Name }

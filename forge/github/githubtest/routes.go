@@ -7,6 +7,7 @@ import (
 	"github.com/agenttree/agenttree/forge/github/githubtest/edge"
 	"github.com/agenttree/agenttree/forge/github/githubtest/internal/gql"
 	"github.com/agenttree/agenttree/forge/github/githubtest/internal/rest"
+	"github.com/agenttree/agenttree/forge/github/githubtest/internal/webhook"
 )
 
 // A handler answers one endpoint with the server's lock held.
@@ -36,15 +37,15 @@ func (s *Server) routes() http.Handler {
 		EndpointListReviews:   onPull("pull_number", s.listReviews),
 		EndpointDeleteRef:     s.deleteRef,
 
-		EndpointCreateHook:     s.createHook,
-		EndpointListHooks:      s.listHooks,
-		EndpointGetHook:        onHook(s.getHook),
-		EndpointUpdateHook:     onHook(s.updateHook),
-		EndpointDeleteHook:     onHook(s.deleteHook),
-		EndpointPingHook:       onHook(s.pingHook),
-		EndpointListDeliveries: onHook(s.listDeliveries),
-		EndpointGetDelivery:    s.findDelivery(s.getDelivery),
-		EndpointRedeliver:      s.findDelivery(s.redeliver),
+		EndpointCreateHook:     onHooks((*webhook.Hooks).CreateHook),
+		EndpointListHooks:      onHooks((*webhook.Hooks).ListHooks),
+		EndpointGetHook:        onHooks((*webhook.Hooks).GetHook),
+		EndpointUpdateHook:     onHooks((*webhook.Hooks).UpdateHook),
+		EndpointDeleteHook:     onHooks((*webhook.Hooks).DeleteHook),
+		EndpointPingHook:       onHooks((*webhook.Hooks).PingHook),
+		EndpointListDeliveries: onHooks((*webhook.Hooks).ListDeliveries),
+		EndpointGetDelivery:    onHooks((*webhook.Hooks).GetDelivery),
+		EndpointRedeliver:      onHooks((*webhook.Hooks).Redeliver),
 	} {
 		handle(edge.Route{Endpoint: endpoint}, s.inRepo(h))
 	}

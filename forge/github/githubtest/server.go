@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agenttree/agenttree/forge/github/githubtest/edge"
+	"github.com/agenttree/agenttree/forge/github/githubtest/internal/webhook"
 )
 
 // webURL is the base of html_url fields.
@@ -115,7 +116,7 @@ type Server struct {
 	repos map[string]*Repo
 	id    int64
 
-	outbox *outbox // webhook deliveries on their way
+	outbox *webhook.Outbox // webhook deliveries on their way
 }
 
 // New starts a fake server, closed when the test ends.
@@ -125,14 +126,15 @@ func New(tb testing.TB, opts ...Option) *Server {
 	for _, o := range opts {
 		o(&c)
 	}
-	s := &Server{Edge: edge.New("test-token", c.edge...), clock: c.clock, repos: map[string]*Repo{}, id: 1000, outbox: newOutbox()}
+	s := &Server{Edge: edge.New("test-token", c.edge...), clock: c.clock, repos: map[string]*Repo{}, id: 1000}
+	s.outbox = webhook.NewOutbox(&s.mu, s.now, s.nextID)
 	s.Repo = s.addRepo("octo", "app", "main")
 	ts := httptest.NewServer(s.routes())
 	s.URL = ts.URL
 	tb.Cleanup(ts.Close)
 	// Webhooks go out while the test runs, and stop before the server.
-	go s.outbox.run(s)
-	tb.Cleanup(func() { close(s.outbox.stopped) })
+	go s.outbox.Run()
+	tb.Cleanup(s.outbox.Stop)
 	return s
 }
 
@@ -142,7 +144,8 @@ func (s *Server) addRepo(owner, name, defaultBranch string) *Repo {
 	defer s.mu.Unlock()
 	r := &Repo{s: s, Owner: owner, Name: name, DefaultBranch: defaultBranch,
 		prs: map[int]*prState{}, nextNumber: 1,
-		runsBySHA: map[string][]*CheckRun{}, statusesBySHA: map[string][]*Status{}, refs: map[string]string{defaultBranch: "0000000000000000000000000000000000000000"}}
+		runsBySHA: map[string][]*CheckRun{}, statusesBySHA: map[string][]*Status{}, refs: map[string]string{defaultBranch: "0000000000000000000000000000000000000000"},
+		hooks: s.outbox.Hooks(owner, name, viewer)}
 	s.repos[repoKey(owner+"/"+name)] = r
 	return r
 }

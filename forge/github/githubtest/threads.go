@@ -42,7 +42,8 @@ func (r *Repo) AddThread(number int, t Thread) string {
 		th.comments = append(th.comments, r.newComment(c))
 	}
 	p.threads = append(p.threads, th)
-	r.emitReviewComment(p, th.comments[0])
+	c := th.comments[0]
+	r.hooks.ReviewComment(prRef(p), c.id, c.Body, c.Author)
 	return th.id
 }
 
@@ -52,7 +53,8 @@ func (r *Repo) ReplyToThread(number int, threadID string, c Comment) {
 	defer r.s.mu.Unlock()
 	th := r.mustThread(number, threadID)
 	th.comments = append(th.comments, r.newComment(c))
-	r.emitReviewComment(r.mustPR(number), th.comments[len(th.comments)-1])
+	last := th.comments[len(th.comments)-1]
+	r.hooks.ReviewComment(prRef(r.mustPR(number)), last.id, last.Body, last.Author)
 }
 
 // ResolveThread marks a review thread resolved, as a reviewer's "Resolve
