@@ -4,44 +4,15 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"time"
+
+	"github.com/agenttree/agenttree/forge/github/githubtest/internal/checks"
 )
 
 // CheckRun is one check run on a commit.
-type CheckRun struct {
-	ID   int64
-	Name string
-	SHA  string
-	// Status is queued, in_progress, completed, waiting, requested or
-	// pending; queued when empty.
-	Status string
-	// Conclusion is set once Status is completed: success, failure,
-	// neutral, cancelled, skipped, timed_out, action_required, stale,
-	// startup_failure.
-	Conclusion string
-	HTMLURL    string
-	DetailsURL string
-	// App is the GitHub App slug; "github-actions" when empty. Only Actions
-	// check runs have a job (and so a log and a job rerun).
-	App         string
-	JobID       int64
-	RunID       int64
-	Log         string
-	StartedAt   time.Time
-	CompletedAt time.Time
-}
+type CheckRun = checks.CheckRun
 
 // Status is one commit status (the older statuses API).
-type Status struct {
-	ID          int64
-	SHA         string
-	Context     string
-	State       string // error, failure, pending, success
-	TargetURL   string
-	Description string
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-}
+type Status = checks.Status
 
 // AddCheckRun adds a check run on sha and returns its id. Empty Status
 // means queued; empty App means github-actions, whose runs get a job id

@@ -4,33 +4,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 
+	"github.com/agenttree/agenttree/forge/github/githubtest/internal/checks"
 	"github.com/agenttree/agenttree/forge/github/githubtest/internal/rest"
 )
-
-func checkRunJSON(r *http.Request, repo *Repo, c *CheckRun) map[string]any {
-	var conclusion any
-	if c.Status == "completed" {
-		conclusion = c.Conclusion
-	}
-	return map[string]any{
-		"id":           c.ID,
-		"head_sha":     c.SHA,
-		"node_id":      "CR_" + strconv.FormatInt(c.ID, 10),
-		"url":          fmt.Sprintf("%s/repos/%s/check-runs/%d", rest.Base(r), repo.fullName(), c.ID),
-		"html_url":     c.HTMLURL,
-		"details_url":  c.DetailsURL,
-		"status":       c.Status,
-		"conclusion":   conclusion,
-		"started_at":   rest.Time(c.StartedAt),
-		"completed_at": rest.Time(c.CompletedAt),
-		"name":         c.Name,
-		"output":       map[string]any{"title": nil, "summary": nil},
-		"check_suite":  map[string]any{"id": c.RunID},
-		"app":          map[string]any{"slug": c.App, "name": c.App},
-	}
-}
 
 func (s *Server) listCheckRuns(r *http.Request, repo *Repo) rest.Reply {
 	sha := repo.resolveRef(r.PathValue("ref"))
@@ -38,35 +15,14 @@ func (s *Server) listCheckRuns(r *http.Request, repo *Repo) rest.Reply {
 	if r.URL.Query().Get("filter") == "all" {
 		runs = repo.runsBySHA[sha]
 	}
-	out := rest.Page(r, runs, func(c *CheckRun) map[string]any { return checkRunJSON(r, repo, c) })
+	out := rest.Page(r, runs, func(c *CheckRun) map[string]any { return checks.RunJSON(rest.Base(r), repo.fullName(), c) })
 	return rest.JSON(http.StatusOK, map[string]any{"total_count": len(runs), "check_runs": out})
 }
 
 func (s *Server) combinedStatus(r *http.Request, repo *Repo) rest.Reply {
 	sha := repo.resolveRef(r.PathValue("ref"))
 	all := repo.latestStatuses(sha)
-	combined := "success"
-	if len(all) == 0 {
-		combined = "pending"
-	}
-	for _, st := range all {
-		switch st.State {
-		case "failure", "error":
-			combined = "failure"
-		case "pending":
-			if combined != "failure" {
-				combined = "pending"
-			}
-		}
-	}
-	out := rest.Page(r, all, func(st *Status) map[string]any {
-		return map[string]any{
-			"id": st.ID, "context": st.Context, "state": st.State,
-			"target_url": st.TargetURL, "description": st.Description,
-			"created_at": rest.Time(st.CreatedAt), "updated_at": rest.Time(st.UpdatedAt),
-		}
-	})
-
+	combined, out := checks.Combined(all), rest.Page(r, all, checks.StatusJSON)
 	return rest.JSON(http.StatusOK, map[string]any{
 		"state": combined, "sha": sha, "total_count": len(all), "statuses": out,
 		"repository": map[string]any{"full_name": repo.fullName()},
