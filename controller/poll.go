@@ -82,10 +82,10 @@ func (c *Controller) schedule(ctx context.Context, e *engine.Engine, d dueIssue,
 		again = c.interval()
 	}
 	p.IntervalS, p.NextAt = int(again/time.Second), now.Add(again)
-	if iss.PRNumber > 0 && (p.Checks == nil || p.Checks.Queued == 0) {
-		// IntervalS keeps the interval without the watch, for when it
-		// fails; a CI run queued for a slot starts only when someone
-		// looks, so its PR is not stretched.
+	if iss.PRNumber > 0 && o != nil && o.Status == engine.StatusWaiting && !o.Conflict && (p.Checks == nil || p.Checks.Queued == 0) {
+		// Only a wait on the forge stretches (IntervalS keeps the interval
+		// without the watch, for when it fails), not a CI run queued for
+		// a slot: it starts only when someone looks.
 		p.NextAt = c.wake.Stretch(now, again)
 		again = p.NextAt.Sub(now)
 	}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -200,4 +201,44 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return string(b.buf)
+}
+
+// While the forge's watch is healthy, a PR waiting on CI is polled again
+// in five minutes, the interval without the watch kept beside; with the
+// watch off, at the config's 30 s.
+func TestAHealthyWatchStretchesThePoll(t *testing.T) {
+	tests := []struct {
+		name     string
+		noWatch  bool
+		wantNext time.Duration
+	}{
+		{"watched", false, 300 * time.Second},
+		{"poll only", true, 30 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			config := strings.Replace(onLocal, "command: sleep 1; false", "command: sleep 5; false", 1)
+			config = strings.ReplaceAll(config, "_interval_s: 600", "_interval_s: 30")
+			r := newLocalRig(t, config)
+			r.c.NoWatch, r.c.Interval = tt.noWatch, 200*time.Millisecond
+			r.run(t)
+			if !tt.noWatch {
+				require.Eventually(t, r.c.wake.Healthy, 30*time.Second, 20*time.Millisecond, "the watch starts after the first tick")
+			}
+			id := r.atPRReady(t)
+			var p *issues.Poll
+			require.Eventually(t, func() bool {
+				w, err := r.e.Store.ReadWatch(id)
+				if err != nil {
+					return false
+				}
+				p = w.Poll
+				return p != nil
+			}, 30*time.Second, 20*time.Millisecond, "the controller polls the PR")
+			assert.Equal(t, "pr_ready", r.stage(id), "CI is still running")
+			assert.Equal(t, 30, p.IntervalS, "the interval without the watch")
+			assert.Equal(t, tt.wantNext, p.NextAt.Sub(p.PolledAt), "the next poll")
+		})
+	}
 }
