@@ -53,6 +53,7 @@ type Server struct {
 	secret []byte
 	tmpl   *template.Template
 	hub    *hub
+	diffs  *diffStats
 }
 
 // New is a board over load's engine, acting as actor, with a fresh login
@@ -69,7 +70,7 @@ func New(load func() (*engine.Engine, error), actor engine.Actor, log *slog.Logg
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{Engine: load, Actor: actor, Log: log, Every: 250 * time.Millisecond,
-		token: randomHex(32), secret: []byte(randomHex(32)), tmpl: tmpl}
+		token: randomHex(32), secret: []byte(randomHex(32)), tmpl: tmpl, diffs: newDiffStats()}
 	s.hub = &hub{changed: make(chan struct{})}
 	return s, nil
 }

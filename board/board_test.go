@@ -36,7 +36,7 @@ type rig struct {
 	ts  *httptest.Server
 }
 
-func newRig(t *testing.T) *rig {
+func newRig(t *testing.T, opts ...engine.Option) *rig {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, stages.FileName)
@@ -46,7 +46,7 @@ func newRig(t *testing.T) *rig {
 	require.NoError(t, err)
 	store, err := issues.Open(filepath.Join(dir, "_agenttree"))
 	require.NoError(t, err)
-	e := engine.New(cfg, store, reg, nil)
+	e := engine.New(cfg, store, reg, nil, opts...)
 	srv, err := board.New(func() (*engine.Engine, error) { return e, nil }, person, nil)
 	require.NoError(t, err)
 	ts := httptest.NewServer(srv.Handler())

@@ -29,6 +29,9 @@ type issueView struct {
 	// PR is the PR's URL, PRNumber its number (0: none).
 	PR       string
 	PRNumber int
+	// Diff is the PR's diff stat, nil when its refs are not in the
+	// repository.
+	Diff     *diffStat
 	Pipeline []step
 	History  []historyRow
 	Messages []message

@@ -2,6 +2,7 @@ package board
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"html/template"
@@ -95,6 +96,11 @@ func (s *Server) readIssue(r *http.Request) (issueView, error) {
 	}
 	v, err := readIssue(r.Context(), e, id, time.Now())
 	v.Token, v.CSRF = s.token, s.csrf()
+	if err == nil && v.PRNumber != 0 {
+		if d, ok := s.diffs.of(r.Context(), e.WorkDir, v.Branch, cmp.Or(e.Config.DefaultBranch, "main")); ok {
+			v.Diff = &d
+		}
+	}
 	return v, err
 }
 
