@@ -79,7 +79,17 @@ func (p Program) typable() error {
 		return fmt.Errorf("list the pane's foreground processes: %w: %w", err, ErrNotAgent)
 	}
 	for _, g := range group {
-		if isShell(g) && p.TTY != "" && proc.Stdin(g.PID) == p.TTY && interactive(proc.Cmdline(g.PID)) {
+		if p.TTY == "" || proc.Stdin(g.PID) != p.TTY {
+			continue
+		}
+		if len(proc.Cmdline(g.PID)) == 0 {
+			// A process of the group between fork and exec (a script's
+			// shell starting its next program) has no arguments to read
+			// yet: it is told for what it is once it runs, not taken for
+			// an interactive shell now.
+			return errStarting
+		}
+		if isShell(g) {
 			return fmt.Errorf("a shell (%s, pid %d) reads the pane's terminal: %w", strconv.Quote(g.Comm), g.PID, ErrNotAgent)
 		}
 	}
