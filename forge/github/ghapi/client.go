@@ -84,13 +84,16 @@ type Client struct {
 	retry    *retry.Retrier
 	cache    *etag.Cache
 	requests *atomic.Int64 // counted by the meter
+	counts   *resourceCounts
 }
 
 // Stats counts what the client did since it was made.
 type Stats struct {
 	// Requests is how many HTTP requests went to the network, retries
-	// and redirects included.
-	Requests int64
+	// and redirects included; ByResource the same, per rate-limit
+	// resource the request counts against ("core", "graphql").
+	Requests   int64
+	ByResource map[string]int64
 	// CacheHits is how many GETs were answered 304 and served from the
 	// ETag cache.
 	CacheHits int64
@@ -122,9 +125,9 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 		return nil, err
 	}
 
-	c := &Client{repo: repo, requests: &atomic.Int64{},
+	c := &Client{repo: repo, requests: &atomic.Int64{}, counts: &resourceCounts{},
 		retry: retry.New(retry.Options{Policy: opts.Retry, Sleep: opts.Sleep, Now: opts.Now, Logger: opts.Logger})}
-	c.cache = etag.NewCache(meter{next: base, requests: c.requests, limits: c.retry}, opts.CacheEntries)
+	c.cache = etag.NewCache(meter{next: base, requests: c.requests, counts: c.counts, limits: c.retry}, opts.CacheEntries)
 	ghOpts := api.ClientOptions{
 		Host:      repo.Host,
 		AuthToken: token,
@@ -171,6 +174,7 @@ func (c *Client) Repo() ghrepo.Repo { return c.repo }
 func (c *Client) Stats() Stats {
 	return Stats{
 		Requests:    c.requests.Load(),
+		ByResource:  c.counts.all(),
 		CacheHits:   c.cache.Hits(),
 		Retries:     c.retry.Retries(),
 		RateLimited: c.retry.RateLimited(),
@@ -179,6 +183,10 @@ func (c *Client) Stats() Stats {
 
 // RateLimits is the last rate-limit state GitHub reported, per resource.
 func (c *Client) RateLimits() []RateLimit { return c.retry.Limits() }
+
+// HeldUntil is when the secondary rate limit GitHub last answered with
+// lifts: every request is held back until then. Zero: none holds.
+func (c *Client) HeldUntil() time.Time { return c.retry.HeldUntil() }
 
 // Sleep waits d, or until ctx is done, the way the client waits between
 // retries (Options.Sleep), for callers that poll GitHub.

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/agenttree/agenttree/forge/github/ghapi/retry"
@@ -19,11 +20,13 @@ import (
 type meter struct {
 	next     http.RoundTripper
 	requests *atomic.Int64
+	counts   *resourceCounts
 	limits   *retry.Retrier
 }
 
 func (m meter) RoundTrip(req *http.Request) (*http.Response, error) {
 	m.requests.Add(1)
+	m.counts.add(resourceOf(req.URL.Path))
 	resp, err := m.next.RoundTrip(req)
 	if err == nil {
 		m.limits.Record(resourceOf(req.URL.Path), resp.Header)
@@ -38,6 +41,31 @@ func resourceOf(path string) string {
 		return "graphql"
 	}
 	return "core"
+}
+
+// resourceCounts counts the requests sent, per rate-limit resource.
+type resourceCounts struct {
+	mu sync.Mutex
+	n  map[string]int64
+}
+
+func (c *resourceCounts) add(resource string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]int64{}
+	}
+	c.n[resource]++
+}
+
+func (c *resourceCounts) all() map[string]int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int64, len(c.n))
+	for r, n := range c.n {
+		out[r] = n
+	}
+	return out
 }
 
 // rewriteTransport sends every request to base (the fake server in tests)

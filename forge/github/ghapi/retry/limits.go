@@ -69,6 +69,13 @@ func (r *Retrier) Record(resource string, h http.Header) { r.limits.record(resou
 // Limits is the last rate-limit state GitHub reported, per resource.
 func (r *Retrier) Limits() []RateLimit { return r.limits.all() }
 
+// HeldUntil is when the secondary limit last answered lifts; zero: none.
+func (r *Retrier) HeldUntil() time.Time {
+	r.limits.mu.Lock()
+	defer r.limits.mu.Unlock()
+	return r.limits.secondaryUntil
+}
+
 func (l *limiter) record(resource string, h http.Header) {
 	remaining, err := strconv.Atoi(h.Get("X-RateLimit-Remaining"))
 	if err != nil {
