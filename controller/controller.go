@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agenttree/agenttree/controller/metrics"
 	"github.com/agenttree/agenttree/controller/wake"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/internal/atomicfile"
@@ -44,6 +45,9 @@ type Controller struct {
 	// Settle is how long Run gathers the forge's changes after the first
 	// before it ticks; 0: the watcher's (wake.Settler), else 300 ms.
 	Settle time.Duration
+	// Metrics counts what the controller does (ticks, step backs,
+	// escalations, deliveries); nil counts nothing.
+	Metrics *metrics.Metrics
 
 	mu       sync.Mutex
 	eng      *engine.Engine
@@ -55,6 +59,9 @@ type Controller struct {
 	mailErrs map[int]string
 	// wake is the forge's watch while Run runs, and what it told.
 	wake wake.Watch
+	// limit is the forge's rate limit as last recorded for status.
+	limit     RateLimit
+	limitSeen bool
 }
 
 // ErrRunning is returned when another controller holds the state directory.

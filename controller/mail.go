@@ -108,6 +108,7 @@ func (c *Controller) mail(ctx context.Context, e *engine.Engine, scanned *issues
 		}
 	}
 	sent, err := delivery.Deliver(ctx, e, iss, c.tmuxClient(e), c.log())
+	c.Metrics.Delivered(sent)
 	for _, m := range sent {
 		if m.State == outbox.Untaken {
 			log.Warn("message typed, but the agent never took it; it stays in the outbox (`agenttree inbox`)", "to", m.To, "kind", m.Kind, "err", m.LastError)

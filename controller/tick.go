@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agenttree/agenttree/controller/agents"
 	"github.com/agenttree/agenttree/controller/wake"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
@@ -24,21 +25,32 @@ type Summary struct {
 	Soonest time.Duration
 }
 
-// Tick is one pass of the loop: the agents kept alive (keepAgents), then
+// Tick is one pass of the loop: the agents kept alive (agents.Keeper), then
 // every due issue, its PR state fetched in batches, worked on
 // concurrently up to controller.concurrency. Stopping ctx stops starting
 // new work; the passes in flight finish.
 func (c *Controller) Tick(ctx context.Context) (Summary, error) {
+	start := time.Now()
 	e, err := c.reload()
 	if err != nil {
 		return Summary{}, err
 	}
-	c.keepAgents(ctx, e)
+	sum := c.tick(ctx, e)
+	c.Metrics.Tick(time.Since(start), sum.Due, sum.Results)
+	// The forge's limits are its answers' clock, not c.Now.
+	c.recordLimit(e, time.Now())
+	return sum, nil
+}
+
+// tick is Tick's pass over e's issues.
+func (c *Controller) tick(ctx context.Context, e *engine.Engine) Summary {
+	keeper := &agents.Keeper{Issue: c.Issue, Tmux: c.tmuxClient(e), Log: c.log(), Now: c.now}
+	keeper.Keep(ctx, e)
 	now := c.now()
 	due := c.due(e, now, c.wake.Take())
 	var sum Summary
 	if len(due) == 0 {
-		return sum, nil
+		return sum
 	}
 	work := context.WithoutCancel(ctx)
 	passes := make([]pass, len(due))
@@ -80,7 +92,7 @@ func (c *Controller) Tick(ctx context.Context) (Summary, error) {
 			sum.Soonest = p.again
 		}
 	}
-	return sum, nil
+	return sum
 }
 
 // dueIssue is an issue the tick works on, with its polling state.

@@ -140,6 +140,11 @@ func statusRun(ctx context.Context, opts *StatusOptions) error {
 	if err := a.printStatus(rows, time.Now()); err != nil {
 		return err
 	}
+	// What the controller last saw of the forge's limits: status asks
+	// the forge nothing.
+	if rl, limited := controller.RateLimited(e.Store.Root(), time.Now()); limited {
+		fmt.Fprintf(a.Out, "\nrate-limited until %s (%s): requests to the forge wait until then\n", rl.Until.Local().Format(time.TimeOnly), rl.Resource)
+	}
 	if !e.Config.Sandbox.Enforced() {
 		fmt.Fprintln(a.Out, "\nagents run as this user: the rules hold their commands, not the files (advisory; see `agenttree doctor`)")
 	}

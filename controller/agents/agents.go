@@ -1,39 +1,56 @@
-package controller
+// Package agents is the controller's step that keeps agents alive
+// (docs/ARCHITECTURE.md §9), at the start of each tick: a dead agent
+// restarted, a rate limit waited out, a stalled one nudged, a person
+// called, and a session started where its stage's role has auto_start.
+package agents
 
 import (
 	"context"
 	"errors"
 	"fmt"
 
+	"log/slog"
+	"time"
+
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/sessions"
 	"github.com/agenttree/agenttree/sessions/keepalive"
+	"github.com/agenttree/agenttree/sessions/tmux"
 	"github.com/agenttree/agenttree/stages"
 )
 
-// keepAgents is the tick's step that keeps agents alive (docs/ARCHITECTURE.md §9): for
+// Keeper keeps the agents of a pipeline alive.
+type Keeper struct {
+	// Issue limits it to one issue; 0 means all.
+	Issue int
+	Tmux  *tmux.Client
+	Log   *slog.Logger
+	Now   func() time.Time
+}
+
+// Keep is the tick's step that keeps agents alive (docs/ARCHITECTURE.md §9): for
 // each issue, what sessions.Decide says of its agent (restart a dead one,
 // wait out a rate limit, nudge a stalled one, call a person), and a
 // session started where its stage's role has auto_start. It does nothing
 // for a pipeline without `roles:`: no agents run there. Stopping ctx stops
 // it between issues; an action under way finishes.
-func (c *Controller) keepAgents(ctx context.Context, e *engine.Engine) {
+func (c *Keeper) Keep(ctx context.Context, e *engine.Engine) {
 	if len(e.Config.Roles) == 0 {
 		return
 	}
-	m := sessions.New(e, c.tmuxClient(e))
-	m.Log = c.log()
+	m := sessions.New(e, c.Tmux)
+	m.Log = c.Log
 	seen, err := m.Look(ctx)
 	if err != nil {
-		c.log().Warn("looking at the agents' sessions", "err", err)
+		c.Log.Warn("looking at the agents' sessions", "err", err)
 		if seen == nil {
 			return
 		}
 	}
 	ids, err := e.Store.IDs()
 	if err != nil {
-		c.log().Error("listing issues", "err", err)
+		c.Log.Error("listing issues", "err", err)
 		return
 	}
 	work := context.WithoutCancel(ctx)
@@ -50,14 +67,14 @@ func (c *Controller) keepAgents(ctx context.Context, e *engine.Engine) {
 		}
 		s, ok := seen[id]
 		if err := c.keepAgent(work, e, m, iss, s, ok); err != nil {
-			c.log().Warn("keeping the agent alive", "issue", id, "err", err)
+			c.Log.Warn("keeping the agent alive", "issue", id, "err", err)
 		}
 	}
 }
 
 // keepAgent starts iss's session when its stage's role has auto_start
 // and it has none, and else does what keepalive.Decide says of the one it has.
-func (c *Controller) keepAgent(ctx context.Context, e *engine.Engine, m *sessions.Manager, iss *issues.Issue, s sessions.Seen, recorded bool) error {
+func (c *Keeper) keepAgent(ctx context.Context, e *engine.Engine, m *sessions.Manager, iss *issues.Issue, s sessions.Seen, recorded bool) error {
 	if !recorded {
 		s.Record = nil
 	}
@@ -67,8 +84,8 @@ func (c *Controller) keepAgent(ctx context.Context, e *engine.Engine, m *session
 	if s.Record == nil {
 		return nil
 	}
-	d := keepalive.Decide(keepalive.Situate(e.Config, iss, s, c.now()))
-	log := c.log().With("issue", iss.ID, "agent", d.Record.Agent)
+	d := keepalive.Decide(keepalive.Situate(e.Config, iss, s, c.Now()))
+	log := c.Log.With("issue", iss.ID, "agent", d.Record.Agent)
 	switch d.Action {
 	case keepalive.Save:
 		if d.Reason != "" {
@@ -98,7 +115,7 @@ func (c *Controller) keepAgent(ctx context.Context, e *engine.Engine, m *session
 // autoStart starts iss's session of role. A start that cannot work
 // (no agent, no sandbox) calls a person, once, instead of failing at
 // every tick; anything else is tried again at the next.
-func (c *Controller) autoStart(ctx context.Context, e *engine.Engine, m *sessions.Manager, iss *issues.Issue, role stages.Role) error {
+func (c *Keeper) autoStart(ctx context.Context, e *engine.Engine, m *sessions.Manager, iss *issues.Issue, role stages.Role) error {
 	res, err := m.Start(ctx, iss.ID, sessions.Options{Role: role})
 	switch {
 	case errors.Is(err, sessions.ErrNoAgent), errors.Is(err, sessions.ErrSandbox):
@@ -107,15 +124,15 @@ func (c *Controller) autoStart(ctx context.Context, e *engine.Engine, m *session
 	case err != nil:
 		return fmt.Errorf("auto_start the %s session: %w", role, err)
 	}
-	c.log().Info("agent session started", "issue", iss.ID, "role", role, "agent", res.Session.Agent, "session", res.Session.Session, "state", res.State)
+	c.Log.Info("agent session started", "issue", iss.ID, "role", role, "agent", res.Session.Agent, "session", res.Session.Session, "state", res.State)
 	return nil
 }
 
 // escalateAgent stops issue id for a person about its agent.
-func (c *Controller) escalateAgent(ctx context.Context, e *engine.Engine, id int, reason string) error {
+func (c *Keeper) escalateAgent(ctx context.Context, e *engine.Engine, id int, reason string) error {
 	if _, err := e.Escalate(ctx, id, issues.EscalatedAgent, reason); err != nil {
 		return fmt.Errorf("escalate: %w", err)
 	}
-	c.log().Warn("a person is needed for the agent", "issue", id, "reason", reason)
+	c.Log.Warn("a person is needed for the agent", "issue", id, "reason", reason)
 	return nil
 }

@@ -1,0 +1,175 @@
+package metrics
+
+import (
+	"cmp"
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/forge/github"
+	"github.com/agenttree/agenttree/forge/github/ghapi"
+	"github.com/agenttree/agenttree/sessions/waiton"
+)
+
+// pipeline reads the issues' files when scraped: who each waits on and
+// for how long (as `agenttree status` says it), and the moves their
+// histories hold.
+type pipeline struct {
+	load                          func() (*engine.Engine, error)
+	waiting, longest, transitions *prometheus.Desc
+}
+
+func newPipeline(load func() (*engine.Engine, error)) *pipeline {
+	return &pipeline{load: load,
+		waiting: prometheus.NewDesc("agenttree_issues_waiting",
+			"Issues waiting, by who moves them on (person, agent, controller), as `agenttree status` says.", []string{"on"}, nil),
+		longest: prometheus.NewDesc("agenttree_issues_longest_wait_seconds",
+			"The longest an issue has waited, by who moves it on: since it reached its stage, or since what it waits on began.", []string{"on"}, nil),
+		transitions: prometheus.NewDesc("agenttree_transitions_total",
+			"Moves between stages the issues' histories hold, by from and to stage (stages the config does not name are \"other\", an issue's creation is from \"(new)\").", []string{"from", "to"}, nil),
+	}
+}
+
+func (p *pipeline) Describe(ch chan<- *prometheus.Desc) {
+	ch <- p.waiting
+	ch <- p.longest
+	ch <- p.transitions
+}
+
+func (p *pipeline) Collect(ch chan<- prometheus.Metric) {
+	e, err := p.load()
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(p.waiting, err)
+		return
+	}
+	listed, err := e.Store.Scan()
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(p.waiting, err)
+		return
+	}
+	now := time.Now()
+	agents := waiton.LookAtAgents(context.Background(), e)
+	waiters := []waiton.Waiter{waiton.WaiterPerson, waiton.WaiterAgent, waiton.WaiterController}
+	count, longest := map[waiton.Waiter]int{}, map[waiton.Waiter]time.Duration{}
+	stage := func(s string) string {
+		if s == "" {
+			return "(new)"
+		}
+		if _, ok := e.Config.Node(s); ok {
+			return s
+		}
+		return "other"
+	}
+	moves := map[[2]string]int{}
+	for _, l := range listed {
+		if l.Err != nil {
+			continue
+		}
+		for _, h := range l.Issue.History {
+			moves[[2]string{stage(h.From), stage(h.To)}]++
+		}
+		var poll *issues.Poll
+		if l.Watch != nil {
+			poll = l.Watch.Poll
+		}
+		w := waiton.On(e.Config, l.Issue, poll, agents)
+		if w.Who == waiton.WaiterNobody {
+			continue
+		}
+		count[w.Who]++
+		longest[w.Who] = max(longest[w.Who], now.Sub(cmp.Or(w.Since, waiton.Entered(l.Issue))))
+	}
+	for _, who := range waiters {
+		ch <- prometheus.MustNewConstMetric(p.waiting, prometheus.GaugeValue, float64(count[who]), string(who))
+		ch <- prometheus.MustNewConstMetric(p.longest, prometheus.GaugeValue, longest[who].Seconds(), string(who))
+	}
+	for m, n := range moves {
+		ch <- prometheus.MustNewConstMetric(p.transitions, prometheus.CounterValue, float64(n), m[0], m[1])
+	}
+}
+
+// forgeStats reads what the forge counted when scraped: GitHub's
+// requests, ETag hits, quota and webhook deliveries, or the requests the
+// local forge counts as GitHub would. It asks the forge nothing.
+type forgeStats struct {
+	load func() (*engine.Engine, error)
+
+	requests, etag, limited, remaining, quota, reset, deliveries, gaps, local *prometheus.Desc
+}
+
+// gitHubForge is the GitHub forge's counts (forge/github.Client).
+type gitHubForge interface {
+	Stats() ghapi.Stats
+	RateLimits() []ghapi.RateLimit
+}
+
+// watchingForge is a GitHub forge with its events on.
+type watchingForge interface {
+	WatchStats() github.WatchStats
+}
+
+func newForgeStats(load func() (*engine.Engine, error)) *forgeStats {
+	return &forgeStats{load: load,
+		requests: prometheus.NewDesc("agenttree_github_requests_total",
+			"Requests sent to GitHub (retries included), by the rate-limit resource they count against.", []string{"resource"}, nil),
+		etag: prometheus.NewDesc("agenttree_github_etag_hits_total",
+			"GitHub's answers of 304 Not Modified, served from the ETag cache (free of quota).", nil, nil),
+		limited: prometheus.NewDesc("agenttree_github_rate_limited_total",
+			"GitHub's answers that were a rate limit, primary or secondary.", nil, nil),
+		remaining: prometheus.NewDesc("agenttree_github_quota_remaining",
+			"Requests left in GitHub's quota, by resource, as its last answer said.", []string{"resource"}, nil),
+		quota: prometheus.NewDesc("agenttree_github_quota_limit",
+			"GitHub's quota per window, by resource, as its last answer said.", []string{"resource"}, nil),
+		reset: prometheus.NewDesc("agenttree_github_quota_reset_timestamp_seconds",
+			"When GitHub's quota window resets, by resource (Unix time), as its last answer said.", []string{"resource"}, nil),
+		deliveries: prometheus.NewDesc("agenttree_webhook_deliveries_total",
+			"Webhook deliveries the receiver had: accepted (signed with the secret), refused (unsigned, badly signed, too large, not a POST).", []string{"result"}, nil),
+		gaps: prometheus.NewDesc("agenttree_webhook_gaps_filled_total",
+			"Gaps in webhook deliveries filled from GitHub's Webhook Deliveries API.", nil, nil),
+		local: prometheus.NewDesc("agenttree_local_forge_requests_total",
+			"Requests the local forge was asked, counted as GitHub would count them.", nil, nil),
+	}
+}
+
+func (f *forgeStats) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{f.requests, f.etag, f.limited, f.remaining, f.quota, f.reset, f.deliveries, f.gaps, f.local} {
+		ch <- d
+	}
+}
+
+func (f *forgeStats) Collect(ch chan<- prometheus.Metric) {
+	e, err := f.load()
+	if err != nil || e.Forge == nil {
+		return
+	}
+	if gh, ok := forge.As[gitHubForge](e.Forge); ok {
+		st := gh.Stats()
+		for resource, n := range st.ByResource {
+			ch <- prometheus.MustNewConstMetric(f.requests, prometheus.CounterValue, float64(n), resource)
+		}
+		ch <- prometheus.MustNewConstMetric(f.etag, prometheus.CounterValue, float64(st.CacheHits))
+		ch <- prometheus.MustNewConstMetric(f.limited, prometheus.CounterValue, float64(st.RateLimited))
+		for _, rl := range gh.RateLimits() {
+			ch <- prometheus.MustNewConstMetric(f.remaining, prometheus.GaugeValue, float64(rl.Remaining), rl.Resource)
+			if rl.Limit > 0 {
+				ch <- prometheus.MustNewConstMetric(f.quota, prometheus.GaugeValue, float64(rl.Limit), rl.Resource)
+			}
+			if !rl.Reset.IsZero() {
+				ch <- prometheus.MustNewConstMetric(f.reset, prometheus.GaugeValue, float64(rl.Reset.Unix()), rl.Resource)
+			}
+		}
+	}
+	if w, ok := forge.As[watchingForge](e.Forge); ok {
+		st := w.WatchStats()
+		ch <- prometheus.MustNewConstMetric(f.deliveries, prometheus.CounterValue, float64(st.Accepted), "accepted")
+		ch <- prometheus.MustNewConstMetric(f.deliveries, prometheus.CounterValue, float64(st.Refused), "refused")
+		ch <- prometheus.MustNewConstMetric(f.gaps, prometheus.CounterValue, float64(st.GapsFilled))
+	}
+	if rc, ok := forge.As[forge.RequestCounter](e.Forge); ok {
+		ch <- prometheus.MustNewConstMetric(f.local, prometheus.CounterValue, float64(rc.Requests()))
+	}
+}
