@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/controller/metrics"
+	ghforge "github.com/agenttree/agenttree/forge/github"
 	"github.com/agenttree/agenttree/forge/github/githubtest/edge"
 )
 
@@ -131,4 +134,38 @@ func TestATickRecordsTheForgesRateLimit(t *testing.T) {
 	// Past the reset the forge's limit no longer holds.
 	r.c.recordLimit(r.e, reset.Add(time.Second))
 	assert.NoFileExists(t, rateLimitPath(r.e.Store.Root()), "the record is gone once no limit holds")
+}
+
+// With GitHub's webhooks on, the deliveries the controller's watch had
+// are counted: the hook's ping accepted, an unsigned one refused.
+func TestMetricsCountWebhookDeliveries(t *testing.T) {
+	r := newGitHubRig(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	f, err := ghforge.Open(t.Context(), ghforge.Options{Repo: r.srv.Owner + "/" + r.srv.Name, Host: "github.com", Token: r.srv.Token, BaseURL: r.srv.URL},
+		ghforge.Events{Mode: ghforge.ModeWebhook, URL: "http://" + addr + "/", Listen: addr, StateDir: t.TempDir(), CheckEvery: time.Hour})
+	require.NoError(t, err)
+	r.e.Forge = f
+	m := metrics.New(r.c.Engine)
+	r.c.Metrics, r.c.Interval = m, 50*time.Millisecond
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- r.c.Run(ctx) }()
+	t.Cleanup(func() { cancel(); require.NoError(t, <-done) })
+
+	require.Eventually(t, func() bool {
+		return value(t, scrape(t, m), "agenttree_webhook_deliveries_total", "result", "accepted") >= 1
+	}, 20*time.Second, 50*time.Millisecond, "the hook's ping is accepted")
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://"+addr+"/", strings.NewReader(`{"action":"opened","pull_request":{"number":1}}`))
+	require.NoError(t, err)
+	req.Header.Set("X-GitHub-Event", "pull_request")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	got := scrape(t, m)
+	assert.EqualValues(t, 1, value(t, got, "agenttree_webhook_deliveries_total", "result", "refused"))
+	assert.EqualValues(t, 0, value(t, got, "agenttree_webhook_gaps_filled_total"))
+	assert.Positive(t, value(t, got, "agenttree_tick_duration_seconds"))
 }
