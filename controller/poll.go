@@ -82,10 +82,11 @@ func (c *Controller) schedule(ctx context.Context, e *engine.Engine, d dueIssue,
 		again = c.interval()
 	}
 	p.IntervalS, p.NextAt = int(again/time.Second), now.Add(again)
-	if iss.PRNumber > 0 && o != nil && o.Status == engine.StatusWaiting && !o.Conflict && (p.Checks == nil || p.Checks.Queued == 0) {
+	if iss.PRNumber > 0 && o != nil && o.Status == engine.StatusWaiting && !o.Conflict && !forgeTrouble(o) && batchErr == nil && (p.Checks == nil || p.Checks.Queued == 0) {
 		// Only a wait on the forge stretches (IntervalS keeps the interval
 		// without the watch, for when it fails), not a CI run queued for
-		// a slot: it starts only when someone looks.
+		// a slot (it starts only when someone looks), nor a forge that
+		// failed to answer (no event tells when it answers again).
 		p.NextAt = c.wake.Stretch(now, again)
 		again = p.NextAt.Sub(now)
 	}

@@ -230,16 +230,28 @@ func (w *Watch) running(since time.Time) {
 // Healthy says whether the watch tells of changes now: by the watcher's
 // own word when it has one (forge.WatchHealth), else while its Watch runs
 // without an error.
-func (w *Watch) Healthy() bool {
+func (w *Watch) Healthy() bool { return !w.healthySince().IsZero() }
+
+// healthySince is since when the watch has told of changes without a
+// break: the later of its (re)start and the watcher's own word; zero when
+// it does not now.
+func (w *Watch) healthySince() time.Time {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.watcher == nil || w.since.IsZero() {
-		return false
+		return time.Time{}
 	}
+	since := w.since
 	if h, ok := w.watcher.(forge.WatchHealth); ok {
-		return !h.Healthy().IsZero()
+		own := h.Healthy()
+		if own.IsZero() {
+			return time.Time{}
+		}
+		if own.After(since) {
+			since = own
+		}
 	}
-	return true
+	return since
 }
 
 // Stretch is when a PR polled at now with interval next is looked at
@@ -253,9 +265,16 @@ func (w *Watch) Stretch(now time.Time, next time.Duration) time.Time {
 
 // Due is when a PR whose last poll was at polled, with interval (without
 // the watch) and next look at next, is due: next, but when the watch
-// stretched it (Stretch) and is not healthy any more, the interval's end.
+// stretched it (Stretch) and is not healthy any more, or has not been
+// healthy without a break since the poll, the interval's end.
 func (w *Watch) Due(polled time.Time, interval time.Duration, next time.Time) time.Time {
-	if plain := polled.Add(interval); next.Sub(plain) > time.Second && !w.Healthy() {
+	plain := polled.Add(interval)
+	if next.Sub(plain) <= time.Second {
+		return next
+	}
+	// A watch that broke off since the poll (and may be back) could have
+	// missed a change in between: the stretch no longer holds.
+	if since := w.healthySince(); since.IsZero() || since.After(polled) {
 		return plain
 	}
 	return next

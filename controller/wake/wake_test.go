@@ -114,9 +114,9 @@ func TestAWatchThatFailsIsStartedAgain(t *testing.T) {
 // away; the interval without it is kept, and is due again as soon as the
 // watch is not healthy.
 func TestTheWatchStretchesThePollWhileHealthy(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	var idle wake.Watch
-	assert.Equal(t, now.Add(30*time.Second), idle.Stretch(now, 30*time.Second), "no watch: the poll's own interval")
+	before := time.Now()
+	assert.Equal(t, before.Add(30*time.Second), idle.Stretch(before, 30*time.Second), "no watch: the poll's own interval")
 
 	f, _ := localForge(t)
 	var w wake.Watch
@@ -124,6 +124,7 @@ func TestTheWatchStretchesThePollWhileHealthy(t *testing.T) {
 	defer cancel()
 	w.Follow(ctx, f)
 	require.Eventually(t, w.Healthy, within, 10*time.Millisecond)
+	now := time.Now()
 	next := w.Stretch(now, 30*time.Second)
 	assert.Equal(t, now.Add(wake.HealthyPoll), next, "healthy: stretched")
 	assert.Equal(t, now.Add(10*time.Minute), w.Stretch(now, 10*time.Minute), "a longer interval stays")
@@ -134,4 +135,26 @@ func TestTheWatchStretchesThePollWhileHealthy(t *testing.T) {
 	assert.Equal(t, now.Add(30*time.Second), w.Due(now, 30*time.Second, next), "unhealthy: due at the interval without the watch")
 	unstretched := now.Add(30*time.Second + 500*time.Millisecond) // IntervalS is whole seconds
 	assert.Equal(t, unstretched, w.Due(now, 30*time.Second, unstretched), "a poll that was not stretched keeps its time")
+}
+
+// A watch that broke off after a PR's poll may have missed a change in
+// between: started again and healthy, it no longer holds the stretch of
+// that poll, only of the polls after it.
+func TestAWatchStartedAgainDoesNotHoldAStretchFromBefore(t *testing.T) {
+	f, _ := localForge(t)
+	var w wake.Watch
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w.Follow(ctx, f)
+	require.Eventually(t, w.Healthy, within, 10*time.Millisecond)
+	polled := time.Now()
+	next := w.Stretch(polled, 30*time.Second)
+	require.Equal(t, polled.Add(wake.HealthyPoll), next)
+
+	w.Stop()
+	w.Follow(ctx, f)
+	require.Eventually(t, w.Healthy, within, 10*time.Millisecond)
+	assert.Equal(t, polled.Add(30*time.Second), w.Due(polled, 30*time.Second, next), "the poll before the break is due at its own interval")
+	after := time.Now()
+	assert.Equal(t, after.Add(wake.HealthyPoll), w.Due(after, 30*time.Second, w.Stretch(after, 30*time.Second)), "a poll since is stretched")
 }
