@@ -91,30 +91,8 @@ func asForgeError(err *error) {
 	}
 }
 
-// Stats counts the requests the forge sent to GitHub, and those answered
-// from the ETag cache, since it was made (for metrics; it sends nothing).
-func (c *Client) Stats() ghapi.Stats { return c.api.Stats() }
-
-// RateLimits is the quota GitHub last reported, per resource; it sends
-// nothing.
-func (c *Client) RateLimits() []ghapi.RateLimit { return c.api.RateLimits() }
-
-// HeldUntil is when the secondary rate limit GitHub last answered with
-// lifts; zero: none holds.
-func (c *Client) HeldUntil() time.Time { return c.api.HeldUntil() }
-
-// LimitedUntil says whether GitHub's limits hold requests back at now, by
-// what the forge last heard (it sends nothing): until when, and the
-// resource ("core", "graphql"; "secondary" for the secondary limit,
-// which holds every request). Zero: nothing holds.
-func (c *Client) LimitedUntil(now time.Time) (until time.Time, resource string) {
-	if held := c.HeldUntil(); now.Before(held) {
-		until, resource = held, "secondary"
-	}
-	for _, rl := range c.RateLimits() {
-		if rl.Remaining == 0 && now.Before(rl.Reset) && rl.Reset.After(until) {
-			until, resource = rl.Reset, rl.Resource
-		}
-	}
-	return until, resource
-}
+// Stats, RateLimits and LimitedUntil tell what the forge counted and
+// heard from GitHub (see ghapi.Client); they send nothing.
+func (c *Client) Stats() ghapi.Stats                             { return c.api.Stats() }
+func (c *Client) RateLimits() []ghapi.RateLimit                  { return c.api.RateLimits() }
+func (c *Client) LimitedUntil(now time.Time) (time.Time, string) { return c.api.LimitedUntil(now) }

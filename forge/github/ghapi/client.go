@@ -184,9 +184,21 @@ func (c *Client) Stats() Stats {
 // RateLimits is the last rate-limit state GitHub reported, per resource.
 func (c *Client) RateLimits() []RateLimit { return c.retry.Limits() }
 
-// HeldUntil is when the secondary rate limit GitHub last answered with
-// lifts: every request is held back until then. Zero: none holds.
-func (c *Client) HeldUntil() time.Time { return c.retry.HeldUntil() }
+// LimitedUntil says whether GitHub's limits hold requests back at now, by
+// what the client last heard (it sends nothing): until when, and the
+// resource ("core", "graphql"; "secondary" for the secondary limit,
+// which holds every request). Zero: nothing holds.
+func (c *Client) LimitedUntil(now time.Time) (until time.Time, resource string) {
+	if held := c.retry.HeldUntil(); now.Before(held) {
+		until, resource = held, "secondary"
+	}
+	for _, rl := range c.RateLimits() {
+		if rl.Remaining == 0 && now.Before(rl.Reset) && rl.Reset.After(until) {
+			until, resource = rl.Reset, rl.Resource
+		}
+	}
+	return until, resource
+}
 
 // Sleep waits d, or until ctx is done, the way the client waits between
 // retries (Options.Sleep), for callers that poll GitHub.
