@@ -2,10 +2,12 @@
 // against the fake GitHub server with a network's latency: the GitHub
 // requests it spends per watched PR per hour at steady state, next to what
 // polling each PR with its own requests would; the time and memory of one
-// tick with every issue due; and how soon after CI turns red the agent's
-// tmux pane shows the message.
+// tick with every issue due; and, in each events mode (poll, webhook,
+// gh-forward) side by side, the requests per watched PR-hour with the
+// controller's Run and how soon after CI turns red the agent's tmux pane
+// shows the message.
 //
-//	go run ./bench/controller [-issues 1000] [-latency 50ms] [-hours 0.5] [-warmup 30m] [-runs 20]
+//	go run ./bench/controller [-issues 1000] [-latency 50ms] [-hours 0.5] [-warmup 30m] [-runs 20] [-events poll,webhook,gh-forward]
 //
 // See bench/README.md.
 package main
@@ -21,6 +23,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agenttree/agenttree/bench/internal/ghforward"
 	"github.com/agenttree/agenttree/bench/internal/report"
 	"github.com/agenttree/agenttree/forge/github/githubtest"
 )
@@ -40,9 +43,16 @@ type options struct {
 	keep    bool
 	// profiles is the directory profiles go to; empty: none.
 	profiles string
+	// modes are the events modes compared; eventsStep and eventsTick are
+	// the controller's clock and the wall clock between two ticks of
+	// their steady state; eventsOnly skips the parts before them.
+	modes                  []eventsMode
+	eventsStep, eventsTick time.Duration
+	eventsOnly             bool
 }
 
 func main() {
+	ghforward.Main()
 	var o options
 	flag.IntVar(&o.issues, "issues", 1000, "issues waiting on CI, each with an open PR")
 	flag.DurationVar(&o.latency, "latency", 50*time.Millisecond, "how long the fake GitHub holds each request")
@@ -53,6 +63,10 @@ func main() {
 	flag.IntVar(&o.runs, "runs", 20, "CI red → pane runs (0: none)")
 	flag.DurationVar(&o.poll, "poll", 2*time.Second, "CI poll interval of the pane runs (whole seconds)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temp directory and print its path")
+	modes := flag.String("events", "poll,webhook,gh-forward", "events.mode values compared side by side (requests per PR-hour, CI red → pane)")
+	flag.DurationVar(&o.eventsStep, "events-step", 30*time.Second, "controller's clock between two ticks of the events modes' steady state")
+	flag.DurationVar(&o.eventsTick, "events-tick", 250*time.Millisecond, "wall clock between two ticks of the events modes' steady state (controller.Controller.Interval)")
+	flag.BoolVar(&o.eventsOnly, "events-only", false, "measure only the events modes side by side (skip the tick and the per-tick steady state)")
 	flag.StringVar(&o.profiles, "profile", "", "write CPU and allocation profiles of the measured steady state and of the ticks into this directory (go tool pprof)")
 	// The tick is measured in a process of its own: this program, run
 	// with these flags.
@@ -62,9 +76,13 @@ func main() {
 	tickAt := flag.String(flagAt, "", "the controller's clock (RFC 3339) of -"+flagTick)
 	tickProfile := flag.String(flagProfile, "", "write the profiles of -"+flagTick+" to this prefix (.cpu, .allocs)")
 	flag.Parse()
+	var err error
+	if o.modes, err = parseModes(*modes); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	var err error
 	if *tickConfig != "" {
 		err = tickProcess(ctx, *tickConfig, *tickGitHub, *tickRepo, *tickAt, *tickProfile)
 	} else {
@@ -95,6 +113,8 @@ func (o options) check() error {
 		return errors.New("-workers must be at least 1")
 	case o.runs > 0 && o.poll < time.Second:
 		return errors.New("-poll must be at least 1s")
+	case o.eventsStep < time.Second || o.eventsTick < 50*time.Millisecond:
+		return errors.New("-events-step must be at least 1s, -events-tick at least 50ms")
 	}
 	return nil
 }
@@ -125,17 +145,24 @@ func bench(ctx context.Context, o options) error {
 		fmt.Printf("agenttree controller: %d issues waiting on CI, the fake GitHub %s away\n", o.issues, o.latency)
 		fmt.Printf("machine: %s\n", report.Machine())
 		var met []bool
-		ok, err := benchWatching(ctx, o, filepath.Join(tmp, "steady"), srv, f)
+		if !o.eventsOnly {
+			ok, err := benchWatching(ctx, o, filepath.Join(tmp, "steady"), srv, f)
+			met = append(met, ok...)
+			if err != nil {
+				return err
+			}
+		}
+		ok, err := benchEventsSteady(ctx, o, filepath.Join(tmp, "events"), srv)
 		met = append(met, ok...)
 		if err != nil {
 			return err
 		}
 		if o.runs > 0 {
-			ok, err := benchPane(ctx, o, filepath.Join(tmp, "pane"), srv, f)
+			ok, err := benchPane(ctx, o, filepath.Join(tmp, "pane"), srv)
 			if err != nil {
 				return err
 			}
-			met = append(met, ok)
+			met = append(met, ok...)
 		}
 		if slices.Contains(met, false) {
 			fmt.Println("\nsome targets were MISSED; bench/README.md says how to find where the time and the requests go")
