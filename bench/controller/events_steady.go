@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agenttree/agenttree/bench/internal/ghevents"
 	"github.com/agenttree/agenttree/bench/internal/report"
 	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/forge/github"
@@ -99,7 +100,7 @@ func benchEventsSteady(ctx context.Context, o options, dir string, srv *githubte
 	measured := time.Duration(o.hours * float64(time.Hour))
 	fmt.Printf("\nrequests per watched PR-hour by events.mode: %d issues each, the controller's Run ticking every %s of the wall clock as %s of its own; %s warm-up, %s measured\n",
 		o.issues, o.eventsTick, o.eventsStep, o.warmup, measured)
-	figs := map[eventsMode]modeFigures{}
+	figs := map[ghevents.Mode]modeFigures{}
 	// A tick takes the wall clock's -events-tick and the tick's own work:
 	// each mode's run tells the next how long, for webhook mode's look at
 	// its deliveries.
@@ -137,10 +138,10 @@ func benchEventsSteady(ctx context.Context, o options, dir string, srv *githubte
 // up as the controller's clock is (perTick of the wall clock a step), so
 // that it comes about as often per hour of the controller's clock as it
 // would; the figures print how often it came.
-func eventsSteady(ctx context.Context, o options, dir string, srv *githubtest.Server, m eventsMode, measured, perTick time.Duration) (modeFigures, error) {
-	defer dropHooks(srv)
+func eventsSteady(ctx context.Context, o options, dir string, srv *githubtest.Server, m ghevents.Mode, measured, perTick time.Duration) (modeFigures, error) {
+	defer ghevents.DropHooks(srv)
 	checkEvery := time.Duration(float64(webhookCheckEvery) * float64(perTick) / float64(o.eventsStep))
-	mf, err := openModeForge(ctx, m, srv, dir, max(checkEvery, time.Second))
+	mf, err := ghevents.Open(ctx, m, srv, dir, max(checkEvery, time.Second))
 	if err != nil {
 		return modeFigures{}, err
 	}
@@ -170,7 +171,7 @@ func eventsSteady(ctx context.Context, o options, dir string, srv *githubtest.Se
 	began := time.Now()
 	f, err := func() (modeFigures, error) {
 		var f modeFigures
-		if err := mf.waitHealthy(runCtx, firstPollWithin); err != nil {
+		if err := mf.WaitHealthy(runCtx, firstPollWithin); err != nil {
 			return f, err
 		}
 		clk.release()

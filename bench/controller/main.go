@@ -23,7 +23,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/agenttree/agenttree/bench/internal/ghforward"
+	"github.com/agenttree/agenttree/bench/internal/ghevents"
 	"github.com/agenttree/agenttree/bench/internal/report"
 	"github.com/agenttree/agenttree/forge/github/githubtest"
 )
@@ -46,13 +46,13 @@ type options struct {
 	// modes are the events modes compared; eventsStep and eventsTick are
 	// the controller's clock and the wall clock between two ticks of
 	// their steady state; eventsOnly skips the parts before them.
-	modes                  []eventsMode
+	modes                  []ghevents.Mode
 	eventsStep, eventsTick time.Duration
 	eventsOnly             bool
 }
 
 func main() {
-	ghforward.Main()
+	ghevents.Main()
 	var o options
 	flag.IntVar(&o.issues, "issues", 1000, "issues waiting on CI, each with an open PR")
 	flag.DurationVar(&o.latency, "latency", 50*time.Millisecond, "how long the fake GitHub holds each request")
@@ -77,7 +77,7 @@ func main() {
 	tickProfile := flag.String(flagProfile, "", "write the profiles of -"+flagTick+" to this prefix (.cpu, .allocs)")
 	flag.Parse()
 	var err error
-	if o.modes, err = parseModes(*modes); err != nil {
+	if o.modes, err = ghevents.ParseModes(*modes); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(2)
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agenttree/agenttree/bench/internal/ghevents"
 	"github.com/agenttree/agenttree/bench/internal/report"
 	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/controller/delivery"
@@ -86,7 +87,7 @@ type paneRun struct {
 // With events on, a run starts once the watch is healthy and its PR's
 // poll was stretched (wake.HealthyPoll): what it measures is the event's
 // path, not a poll that happened to come first.
-func paneLatencies(ctx context.Context, p *pipeline, mf modeForge, srv *githubtest.Server, tm *tmuxServer, runs int, poll time.Duration) ([]time.Duration, error) {
+func paneLatencies(ctx context.Context, p *pipeline, mf ghevents.Forge, srv *githubtest.Server, tm *tmuxServer, runs int, poll time.Duration) ([]time.Duration, error) {
 	all := make([]paneRun, runs)
 	for i := range all {
 		r, err := startPaneRun(ctx, p, tm, fmt.Sprintf("Pane run %d", i+1))
@@ -113,10 +114,10 @@ func paneLatencies(ctx context.Context, p *pipeline, mf modeForge, srv *githubte
 		close(stopped)
 	}()
 	latencies, err := func() ([]time.Duration, error) {
-		if err := mf.waitHealthy(runCtx, firstPollWithin); err != nil {
+		if err := mf.WaitHealthy(runCtx, firstPollWithin); err != nil {
 			return nil, err
 		}
-		return measureRuns(runCtx, p.eng, srv, tm, all, poll, mf.watching != nil)
+		return measureRuns(runCtx, p.eng, srv, tm, all, poll, mf.Watching != nil)
 	}()
 	if err != nil {
 		err = fmt.Errorf("%w (the controller's log: %s; -keep keeps it)", err, logPath)
@@ -242,9 +243,9 @@ func benchPane(ctx context.Context, o options, dir string, srv *githubtest.Serve
 
 // paneMode is the pane runs of one events mode: its own forge, state
 // directory and tmux server.
-func paneMode(ctx context.Context, o options, dir string, srv *githubtest.Server, m eventsMode, tick time.Duration) ([]time.Duration, error) {
-	defer dropHooks(srv)
-	mf, err := openModeForge(ctx, m, srv, dir, 0)
+func paneMode(ctx context.Context, o options, dir string, srv *githubtest.Server, m ghevents.Mode, tick time.Duration) ([]time.Duration, error) {
+	defer ghevents.DropHooks(srv)
+	mf, err := ghevents.Open(ctx, m, srv, dir, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -1,13 +1,4 @@
-// Package ghforward is a stand-in for `gh webhook forward` against the
-// fake GitHub (forge/github/githubtest), so that the benchmarks run
-// events.mode gh-forward offline. It does what the forge/github tests'
-// stand-in does: it makes the repository's "cli" hook with the secret it
-// was given (failing as gh does on GitHub's 422 when one is there), and
-// relays each delivery, headers and body, to --url, answering with the
-// receiver's status. gh receives over a websocket from GitHub; this one
-// receives the fake's POSTs on a loopback port of its own, one more hop
-// on loopback than gh's.
-package ghforward
+package ghevents
 
 import (
 	"bytes"
@@ -25,9 +16,9 @@ import (
 // GitHub's URL and token, a space between.
 const env = "AGENTTREE_BENCH_FAKE_GH_FORWARD"
 
-// Command is events.forward_command for a forwarder that is this
+// forwardCommand is events.forward_command for a forwarder that is this
 // program, started again, against the fake GitHub at url with token.
-func Command(url, token string) ([]string, error) {
+func forwardCommand(url, token string) ([]string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -38,7 +29,7 @@ func Command(url, token string) ([]string, error) {
 }
 
 // Main runs the forwarder and exits when the program was started as one
-// (Command); otherwise it returns at once. A program calls it first
+// (events.mode gh-forward); otherwise it returns at once. A program calls it first
 // thing in main.
 func Main() {
 	fake := os.Getenv(env)

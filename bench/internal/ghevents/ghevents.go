@@ -1,0 +1,122 @@
+// Package ghevents opens the GitHub forge of each events.mode (poll,
+// webhook, gh-forward) against the fake GitHub (forge/github/githubtest),
+// as `agenttree controller` opens it from the config, so that the
+// benchmarks run every mode offline (docs/CONFIG.md, `events:`).
+//
+// For gh-forward, the forwarder is the benchmark's own program started
+// again (Main), a stand-in for `gh webhook forward` doing what the
+// forge/github tests' stand-in does: it makes the repository's "cli" hook
+// with the secret it was given (failing as gh does on GitHub's 422 when
+// one is there), and relays each delivery, headers and body, to --url,
+// answering with the receiver's status. gh receives over a websocket
+// from GitHub; this one receives the fake's POSTs on a loopback port of
+// its own, one more hop on loopback than gh's.
+package ghevents
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/forge/github"
+	"github.com/agenttree/agenttree/forge/github/githubtest"
+)
+
+// Mode is the config's events.mode.
+type Mode string
+
+// ParseModes reads modes, comma-separated.
+func ParseModes(s string) ([]Mode, error) {
+	var out []Mode
+	for _, m := range strings.Split(s, ",") {
+		m = strings.TrimSpace(m)
+		switch m {
+		case github.ModePoll, github.ModeWebhook, github.ModeForward:
+			out = append(out, Mode(m))
+		default:
+			return nil, fmt.Errorf("%q is not an events.mode: write poll, webhook or gh-forward", m)
+		}
+	}
+	return out, nil
+}
+
+// Forge is the GitHub forge of one events mode.
+type Forge struct {
+	forge.Forge
+	// Watching is the forge with events on; nil in poll mode.
+	Watching *github.Watching
+}
+
+// Open opens the forge of mode m on the fake srv's default repository,
+// its state (the hook's id, the made secret) under dir. Webhook mode's
+// public URL is its loopback receiver, where the fake delivers;
+// gh-forward's forwarder is this program (Main). checkEvery is how often
+// webhook mode reads its hook's deliveries for failures
+// (github.Events.CheckEvery; 0: the default).
+func Open(ctx context.Context, m Mode, srv *githubtest.Server, dir string, checkEvery time.Duration) (Forge, error) {
+	ev := github.Events{Mode: string(m), StateDir: filepath.Join(dir, "events"), CheckEvery: checkEvery}
+	switch m {
+	case github.ModeWebhook:
+		addr, err := freePort()
+		if err != nil {
+			return Forge{}, err
+		}
+		ev.URL, ev.Listen = "http://"+addr+"/github", addr
+	case github.ModeForward:
+		cmd, err := forwardCommand(srv.URL, srv.Token)
+		if err != nil {
+			return Forge{}, err
+		}
+		ev.ForwardCommand = cmd
+	}
+	f, err := github.Open(ctx, github.Options{Repo: srv.Owner + "/" + srv.Name, Host: "github.com", Token: srv.Token, BaseURL: srv.URL}, ev)
+	if err != nil {
+		return Forge{}, err
+	}
+	w, _ := f.(*github.Watching)
+	return Forge{Forge: f, Watching: w}, nil
+}
+
+// WaitHealthy waits for the watch, which the controller's Run starts, to
+// be healthy: its hook pinged or its forwarder's hook made. Poll mode has
+// nothing to wait for.
+func (f Forge) WaitHealthy(ctx context.Context, within time.Duration) error {
+	if f.Watching == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	look := time.NewTicker(20 * time.Millisecond)
+	defer look.Stop()
+	for f.Watching.Healthy().IsZero() {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the GitHub events watch was not healthy within %s: %w", within, ctx.Err())
+		case <-look.C:
+		}
+	}
+	return nil
+}
+
+// DropHooks removes the fake repository's hooks, so that a mode's hook
+// left behind (webhook mode keeps its hook between runs, as it should)
+// sends nothing to the next mode's figures.
+func DropHooks(srv *githubtest.Server) {
+	for _, id := range srv.HookIDs() {
+		srv.DeleteHook(id)
+	}
+}
+
+// freePort is a loopback address nothing listens on now.
+func freePort() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
