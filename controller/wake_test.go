@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agenttree/agenttree/controller/wake"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/forge/local"
@@ -204,7 +205,7 @@ func (b *syncBuffer) String() string {
 }
 
 // While the forge's watch is healthy, a PR waiting on CI is polled again
-// in five minutes, the interval without the watch kept beside; with the
+// in half an hour (wake.HealthyPoll), the interval without the watch kept beside; with the
 // watch off, at the config's 30 s.
 func TestAHealthyWatchStretchesThePoll(t *testing.T) {
 	tests := []struct {
@@ -212,7 +213,7 @@ func TestAHealthyWatchStretchesThePoll(t *testing.T) {
 		noWatch  bool
 		wantNext time.Duration
 	}{
-		{"watched", false, 300 * time.Second},
+		{"watched", false, wake.HealthyPoll},
 		{"poll only", true, 30 * time.Second},
 	}
 	for _, tt := range tests {

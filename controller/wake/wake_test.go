@@ -110,7 +110,7 @@ func TestAWatchThatFailsIsStartedAgain(t *testing.T) {
 	}, within, 50*time.Millisecond, "started again, the watch tells of results; the poll's head names the issue too")
 }
 
-// While the watch is healthy a PR's next poll is at least five minutes
+// While the watch is healthy a PR's next poll is at least HealthyPoll
 // away; the interval without it is kept, and is due again as soon as the
 // watch is not healthy.
 func TestTheWatchStretchesThePollWhileHealthy(t *testing.T) {
@@ -127,7 +127,7 @@ func TestTheWatchStretchesThePollWhileHealthy(t *testing.T) {
 	now := time.Now()
 	next := w.Stretch(now, 30*time.Second)
 	assert.Equal(t, now.Add(wake.HealthyPoll), next, "healthy: stretched")
-	assert.Equal(t, now.Add(10*time.Minute), w.Stretch(now, 10*time.Minute), "a longer interval stays")
+	assert.Equal(t, now.Add(wake.HealthyPoll+time.Minute), w.Stretch(now, wake.HealthyPoll+time.Minute), "a longer interval stays")
 	assert.Equal(t, next, w.Due(now, 30*time.Second, next), "healthy: due when stretched to")
 
 	w.Stop()
