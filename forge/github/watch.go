@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -78,8 +79,28 @@ func Open(ctx context.Context, opts Options, ev Events) (forge.Forge, error) {
 	if ev.Logger == nil {
 		ev.Logger = cmpOr(opts.Logger, slog.New(slog.DiscardHandler))
 	}
-	return &Watching{Client: c, ev: ev, log: ev.Logger}, nil
+	return &Watching{Client: c, ev: ev, log: ev.Logger, limits: defaultLimits}, nil
 }
+
+// watchLimits bound what the watch waits for.
+type watchLimits struct {
+	// read bounds a delivery's request, body included; idle a kept-alive
+	// connection between deliveries; conns the connections open at once.
+	read, idle time.Duration
+	conns      int
+	// shutdown is how long a stopping receiver waits for the deliveries
+	// it is reading before it closes their connections.
+	shutdown time.Duration
+	// cleanup bounds removing a forwarder's hook as the watch stops: a
+	// stop during a network outage must not hang on it.
+	cleanup time.Duration
+	// grace is how long a forwarder asked to stop has before its process
+	// group is killed: gh removes its hook on SIGTERM.
+	grace time.Duration
+}
+
+var defaultLimits = watchLimits{read: 30 * time.Second, idle: 60 * time.Second, conns: 32,
+	shutdown: 5 * time.Second, cleanup: 10 * time.Second, grace: 2 * time.Second}
 
 func cmpOr[T comparable](v, def T) T {
 	var zero T
@@ -94,17 +115,20 @@ func cmpOr[T comparable](v, def T) T {
 // mode) delivering to it.
 type Watching struct {
 	*Client
-	ev  Events
-	log *slog.Logger
+	ev     Events
+	log    *slog.Logger
+	limits watchLimits
 
 	gapsFilled atomic.Int64
 	recovered  atomic.Int64
 
 	mu      sync.Mutex
-	since   time.Time // first delivery since the watch (re)started
+	started time.Time // when the receiver began to listen
+	since   time.Time // first delivery since the watch (re)started, or since deliveries last failed
 	gap     bool      // deliveries may have been lost and are not yet found
 	secrets [][]byte  // the hook's, or the running forwarder's
 	fwdPID  int
+	fwdHook int64 // the hook the running forwarder made, once a delivery names it
 	recv    *webhook.Receiver
 }
 
@@ -153,10 +177,14 @@ func (w *Watching) unhealthy() {
 	w.mu.Unlock()
 }
 
-func (w *Watching) delivered(string, string) {
+func (w *Watching) delivered(_, _, hookID string) {
 	w.mu.Lock()
 	if w.since.IsZero() {
 		w.since = time.Now()
+	}
+	// Signed with the running forwarder's own secret: from its hook.
+	if id, err := strconv.ParseInt(hookID, 10, 64); err == nil && w.fwdPID != 0 && w.fwdHook == 0 {
+		w.fwdHook = id
 	}
 	w.mu.Unlock()
 }
@@ -178,14 +206,22 @@ func (w *Watching) Watch(ctx context.Context, changed func(forge.Change)) error 
 	recv := webhook.New(webhook.Options{Repo: w.api.Repo().Owner + "/" + w.api.Repo().Name, Changed: changed, Delivered: w.delivered, Logger: w.log,
 		Secrets: func() [][]byte { w.mu.Lock(); defer w.mu.Unlock(); return w.secrets }})
 	w.mu.Lock()
-	w.recv = recv
+	w.recv, w.started = recv, time.Now()
 	w.mu.Unlock()
-	srv := &http.Server{Handler: recv, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
+	// GitHub sends a delivery of a few KB and waits 10 s for the answer:
+	// a slow or idle client is cut off, and their number bounded, so that
+	// the receiver cannot be made to hold connections open.
+	srv := &http.Server{Handler: recv, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: w.limits.read,
+		WriteTimeout: w.limits.read, IdleTimeout: w.limits.idle, MaxHeaderBytes: 16 << 10}
+	served := make(chan struct{})
+	go func() { defer close(served); _ = srv.Serve(webhook.LimitListener(ln, w.limits.conns)) }()
 	defer func() {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.limits.shutdown)
 		defer cancel()
-		_ = srv.Shutdown(sctx)
+		if err := srv.Shutdown(sctx); err != nil {
+			_ = srv.Close()
+		}
+		<-served
 		w.unhealthy()
 	}()
 	if w.ev.Mode == ModeWebhook {
@@ -194,25 +230,46 @@ func (w *Watching) Watch(ctx context.Context, changed func(forge.Change)) error 
 	return w.runForward(ctx, "http://"+ln.Addr().String()+"/", changed)
 }
 
+// gapFilled is what fillGap found.
+type gapFilled struct {
+	// recovered is how many failed deliveries were read.
+	recovered int
+	// failing is the newest delivery since after that failed while the
+	// receiver was up; nil when none did.
+	failing *ghapi.Delivery
+}
+
 // fillGap reads the failed deliveries of hook made after after, and
 // tells of the changes they name: GitHub does not deliver them again on
-// its own.
-func (w *Watching) fillGap(ctx context.Context, hookID int64, after time.Time, changed func(forge.Change)) error {
+// its own. The gap stays open when the deliveries listed do not reach
+// back to after: what the others told of is left to the poll.
+func (w *Watching) fillGap(ctx context.Context, hookID int64, after time.Time, changed func(forge.Change)) (gapFilled, error) {
+	var res gapFilled
 	ds, err := w.api.Deliveries(ctx, hookID)
 	if err != nil {
-		return err
+		return res, err
 	}
 	// GitHub's times are to the second: a delivery in after's second may
 	// be after it. Reading one twice costs one look.
 	after = after.Truncate(time.Second)
-	n := 0
-	for _, d := range ds {
-		if d.OK() || d.DeliveredAt.Before(after) || !slices.Contains(webhook.Events, d.Event) {
+	w.mu.Lock()
+	up := w.started.Truncate(time.Second)
+	w.mu.Unlock()
+	for i := range ds {
+		d := &ds[i]
+		if d.OK() || d.DeliveredAt.Before(after) {
+			continue
+		}
+		// In the receiver's first second it may not have listened yet.
+		if res.failing == nil && d.DeliveredAt.After(up) {
+			res.failing = d
+		}
+		if !slices.Contains(webhook.Events, d.Event) {
 			continue
 		}
 		full, err := w.api.DeliveryPayload(ctx, hookID, d.ID)
 		if err != nil {
-			return err
+			return res, err
 		}
 		cs, err := webhook.Parse(d.Event, full.Request.Payload, "")
 		if err != nil {
@@ -222,15 +279,23 @@ func (w *Watching) fillGap(ctx context.Context, hookID int64, after time.Time, c
 		for _, c := range cs {
 			changed(c)
 		}
-		n++
+		res.recovered++
+	}
+	// Newest first: a full page whose oldest is not before after's second
+	// may not be all of them.
+	covered := len(ds) < ghapi.DeliveriesPage || ds[len(ds)-1].DeliveredAt.Before(after)
+	w.recovered.Add(int64(res.recovered))
+	w.mu.Lock()
+	w.gap = !covered
+	w.mu.Unlock()
+	if !covered {
+		w.log.Warn("more of GitHub's deliveries than one page since the last look; polling as without events until the next look",
+			"hook", hookID, "since", after, "listed", len(ds), "recovered", res.recovered)
+		return res, nil
 	}
 	w.gapsFilled.Add(1)
-	w.recovered.Add(int64(n))
-	w.log.Info("filled a gap in GitHub's deliveries", "hook", hookID, "since", after, "recovered", n)
-	w.mu.Lock()
-	w.gap = false
-	w.mu.Unlock()
-	return nil
+	w.log.Info("filled a gap in GitHub's deliveries", "hook", hookID, "since", after, "recovered", res.recovered)
+	return res, nil
 }
 
 // randomSecret is a fresh 32-byte secret, hex-encoded.

@@ -19,6 +19,7 @@ import (
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/forge/github/ghapi"
 	"github.com/agenttree/agenttree/forge/github/webhook"
+	"github.com/agenttree/agenttree/internal/proc"
 )
 
 // secret reads webhook mode's secret: from events.secret_file, else from
@@ -71,23 +72,38 @@ func (w *Watching) runWebhook(ctx context.Context, changed func(forge.Change)) e
 	if err != nil {
 		return err
 	}
-	if !st.Seen.IsZero() {
-		if err := w.fillGap(ctx, st.ID, st.Seen, changed); err != nil {
-			return err
+	// check reads the deliveries since the last look and keeps when it
+	// began: a delivery that fails while it reads is found by the next.
+	check := func() error {
+		at := time.Now()
+		if !st.Seen.IsZero() {
+			res, err := w.fillGap(ctx, st.ID, st.Seen, changed)
+			if err != nil {
+				return err
+			}
+			if d := res.failing; d != nil {
+				// Deliveries fail while the receiver is up: events.url does not
+				// reach it, or answers for something else.
+				w.log.Warn("GitHub's deliveries to events.url fail; polling as without events until one arrives",
+					"url", w.ev.URL, "status_code", d.StatusCode, "status", d.Status, "delivery", d.GUID, "at", d.DeliveredAt)
+				w.mu.Lock()
+				w.since = time.Time{}
+				w.mu.Unlock()
+			}
+		} else {
+			w.mu.Lock()
+			w.gap = false
+			w.mu.Unlock()
 		}
-	} else {
-		w.mu.Lock()
-		w.gap = false
-		w.mu.Unlock()
-	}
-	save := func() {
-		st.Seen = time.Now()
+		st.Seen = at
 		if err := w.writeState(st); err != nil {
 			w.log.Warn("could not keep the webhook's state", "path", w.statePath(), "err", err)
 		}
+		return nil
 	}
-	save()
-	defer save()
+	if err := check(); err != nil {
+		return err
+	}
 	tick := time.NewTicker(w.ev.CheckEvery)
 	defer tick.Stop()
 	for {
@@ -98,13 +114,12 @@ func (w *Watching) runWebhook(ctx context.Context, changed func(forge.Change)) e
 		}
 		// A delivery that failed since the last look is a gap: its change
 		// is read from the deliveries API.
-		if err := w.fillGap(ctx, st.ID, st.Seen, changed); err != nil {
+		if err := check(); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			return err
 		}
-		save()
 	}
 }
 
@@ -178,11 +193,23 @@ const forwardRetryMin, forwardRetryMax = time.Second, time.Minute
 func (w *Watching) runForward(ctx context.Context, url string, changed func(forge.Change)) error {
 	retry := forwardRetryMin
 	var died time.Time
+	var ours int64 // the hook this watch's last forwarder made, when known
 	for {
 		started := time.Now()
-		out, err := w.forwardOnce(ctx, url)
+		out, hook, err := w.forwardOnce(ctx, url)
+		if hook != 0 {
+			ours = hook
+		}
 		if ctx.Err() != nil {
-			w.dropForwarderHooks(context.WithoutCancel(ctx), time.Time{}, nil)
+			// gh removes its hook when asked to stop; remove one it could
+			// not, without waiting on an outage for long.
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.limits.cleanup)
+			if ours != 0 {
+				if err := w.api.DeleteHook(dctx, ours); err != nil && !errors.Is(err, ghapi.ErrNotFound) {
+					w.log.Warn("could not remove the webhook forwarder's hook", "hook", ours, "err", err)
+				}
+			}
+			cancel()
 			return nil
 		}
 		w.unhealthy()
@@ -192,12 +219,16 @@ func (w *Watching) runForward(ctx context.Context, url string, changed func(forg
 		if strings.Contains(out, "already exists") {
 			// A forwarder killed before it could remove its hook leaves it,
 			// and GitHub allows one per repository: read what it failed to
-			// deliver, remove it, and start again at once.
-			w.log.Warn("a stale gh webhook forward hook holds the repository; removing it", "output", lastLine(out))
-			if err := w.dropForwarderHooks(ctx, died, changed); err != nil {
+			// deliver, and remove it.
+			w.log.Warn("a gh webhook forward hook holds the repository; removing it if it is stale", "output", lastLine(out))
+			dropped, err := w.dropStaleHooks(ctx, ours, died, changed)
+			switch {
+			case errors.Is(err, errOtherForwarder):
+				return err
+			case err != nil:
 				w.log.Warn("removing the stale forwarder's hook failed", "err", err)
-			} else {
-				continue
+			case dropped:
+				ours = 0
 			}
 		}
 		if time.Since(started) >= forwardRetryMax {
@@ -214,8 +245,8 @@ func (w *Watching) runForward(ctx context.Context, url string, changed func(forg
 }
 
 // forwardOnce runs the forwarder until it ends or ctx is done, and
-// returns what it printed.
-func (w *Watching) forwardOnce(ctx context.Context, url string) (string, error) {
+// returns what it printed and the hook it made, when a delivery named it.
+func (w *Watching) forwardOnce(ctx context.Context, url string) (string, int64, error) {
 	secret := randomSecret()
 	w.setSecrets(secret)
 	r := w.api.Repo()
@@ -230,42 +261,127 @@ func (w *Watching) forwardOnce(ctx context.Context, url string) (string, error) 
 	cmd := exec.CommandContext(ctx, w.ev.ForwardCommand[0], args...)
 	var out lockedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
+	// gh runs the gh-webhook extension as a child, which holds the
+	// websocket and the hook: the forwarder is a process group, asked to
+	// stop first (gh removes its hook then), killed after a grace.
+	proc.GroupGraceful(cmd)
+	ended := make(chan struct{})
+	term := cmd.Cancel
+	cmd.Cancel = func() error {
+		go func() {
+			select {
+			case <-ended:
+			case <-time.After(w.limits.grace):
+				_ = proc.KillGroup(cmd)
+			}
+		}()
+		return term()
+	}
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
-		return "", fmt.Errorf("github events: starting %s (events.forward_command; gh needs `gh extension install cli/gh-webhook`): %w", w.ev.ForwardCommand[0], err)
+		return "", 0, fmt.Errorf("github events: starting %s (events.forward_command; gh needs `gh extension install cli/gh-webhook`): %w", w.ev.ForwardCommand[0], err)
 	}
 	w.mu.Lock()
-	w.fwdPID, w.gap = cmd.Process.Pid, false
+	w.fwdPID, w.fwdHook, w.gap = cmd.Process.Pid, 0, false
 	w.mu.Unlock()
 	err := cmd.Wait()
+	close(ended)
+	// What of the group outlived gh (the extension, had gh died alone)
+	// would keep forwarding with a secret no longer taken.
+	_ = proc.KillGroup(cmd)
 	w.mu.Lock()
-	w.fwdPID = 0
+	hook := w.fwdHook
+	w.fwdPID, w.fwdHook = 0, 0
 	w.mu.Unlock()
-	return out.String(), err
+	return out.String(), hook, err
 }
 
-// dropForwarderHooks removes the forwarders' hooks (named "cli"), first
-// filling the gap since died from their failed deliveries when changed is
-// set.
-func (w *Watching) dropForwarderHooks(ctx context.Context, died time.Time, changed func(forge.Change)) error {
+// errOtherForwarder: a forwarder this watch did not start holds the
+// repository's one forwarding hook.
+var errOtherForwarder = errors.New("another gh webhook forward holds the repository")
+
+// dropStaleHooks removes the forwarders' hooks (named "cli") that are
+// stale, first filling the gap since died from their failed deliveries:
+// ours, the hook this watch's forwarder made, and one whose deliveries
+// fail since died (its forwarder is gone). A hook still delivering is
+// another forwarder's, a person's own or another controller's, and is
+// left alone: errOtherForwarder.
+func (w *Watching) dropStaleHooks(ctx context.Context, ours int64, died time.Time, changed func(forge.Change)) (bool, error) {
 	hs, err := w.api.Hooks(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
+	dropped, other := false, false
 	for _, h := range hs {
 		if h.Name != "cli" {
 			continue
 		}
-		if changed != nil {
-			if err := w.fillGap(ctx, h.ID, died, changed); err != nil {
-				return err
+		if h.ID != ours {
+			stale, err := w.failingSince(ctx, h.ID, died)
+			if err != nil {
+				return dropped, err
+			}
+			if !stale {
+				other = true
+				continue
 			}
 		}
+		if _, err := w.fillGap(ctx, h.ID, died, changed); err != nil {
+			return dropped, err
+		}
 		if err := w.api.DeleteHook(ctx, h.ID); err != nil && !errors.Is(err, ghapi.ErrNotFound) {
-			return err
+			return dropped, err
+		}
+		w.log.Info("removed a stale gh webhook forward hook", "hook", h.ID)
+		dropped = true
+	}
+	if other && !dropped {
+		r := w.api.Repo()
+		return false, fmt.Errorf("github events: %w %s/%s (GitHub allows one per repository, and its deliveries arrive): stop the other `gh webhook forward`, or use events.mode webhook", errOtherForwarder, r.Owner, r.Name)
+	}
+	return dropped, nil
+}
+
+// failingSince says whether hook's deliveries since died all failed, its
+// forwarder gone. With none since then, the hook is pinged and the ping's
+// delivery tells.
+func (w *Watching) failingSince(ctx context.Context, hook int64, died time.Time) (bool, error) {
+	verdict := func(since time.Time) (decided, stale bool, err error) {
+		ds, err := w.api.Deliveries(ctx, hook)
+		if err != nil {
+			return false, false, err
+		}
+		since = since.Truncate(time.Second)
+		n := 0
+		for _, d := range ds {
+			if d.DeliveredAt.Before(since) {
+				continue
+			}
+			if d.OK() {
+				return true, false, nil
+			}
+			n++
+		}
+		return n > 0, n > 0, nil
+	}
+	if decided, stale, err := verdict(died); decided || err != nil {
+		return stale, err
+	}
+	pinged := time.Now()
+	if err := w.api.PingHook(ctx, hook); err != nil {
+		return false, err
+	}
+	for range 20 {
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(500 * time.Millisecond):
+		}
+		if decided, stale, err := verdict(pinged); decided || err != nil {
+			return stale, err
 		}
 	}
-	return nil
+	return false, nil
 }
 
 func lastLine(s string) string {

@@ -107,11 +107,15 @@ func (c *Client) PingHook(ctx context.Context, id int64) error {
 		path: c.path("hooks/%d/pings", id), idempotent: true}, nil)
 }
 
-// Deliveries lists a hook's latest deliveries, newest first (one page of
-// 100: a gap longer than that is left to the poll).
+// DeliveriesPage is how many deliveries Deliveries lists at most.
+const DeliveriesPage = 100
+
+// Deliveries lists a hook's latest deliveries, newest first: one page of
+// DeliveriesPage, so a full page may not reach back as far as the caller
+// needs.
 func (c *Client) Deliveries(ctx context.Context, hookID int64) ([]Delivery, error) {
 	var out []Delivery
-	err := c.get(ctx, fmt.Sprintf("github: deliveries of hook %d of %s", hookID, c.repo.FullName()), c.path("hooks/%d/deliveries?per_page=100", hookID), &out)
+	err := c.get(ctx, fmt.Sprintf("github: deliveries of hook %d of %s", hookID, c.repo.FullName()), c.path("hooks/%d/deliveries?per_page=%d", hookID, DeliveriesPage), &out)
 	return out, err
 }
 

@@ -29,8 +29,10 @@ type Options struct {
 	// Changed is called with each change a delivery tells of.
 	Changed func(forge.Change)
 	// Delivered is called after each signed delivery, ping included, with
-	// its X-GitHub-Event and X-GitHub-Delivery: the hook is working.
-	Delivered func(event, id string)
+	// its X-GitHub-Event, X-GitHub-Delivery and X-GitHub-Hook-ID: the hook
+	// is working. A forwarder passes GitHub's headers on, so the hook id
+	// names the hook a forwarder made.
+	Delivered func(event, id, hookID string)
 	// MaxBody bounds a delivery's body (default DefaultMaxBody).
 	MaxBody int64
 	Logger  *slog.Logger
@@ -124,7 +126,7 @@ func (rc *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rc.mu.Lock()
 	rc.last = rc.opts.Now()
 	if rc.opts.Delivered != nil {
-		rc.opts.Delivered(event, id)
+		rc.opts.Delivered(event, id, r.Header.Get("X-GitHub-Hook-ID"))
 	}
 	for _, c := range changes {
 		rc.changes.Add(1)
