@@ -9,6 +9,7 @@ import (
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/people"
 	"github.com/agenttree/agenttree/engine/report"
+	"github.com/agenttree/agenttree/internal/textsafe"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -75,10 +76,12 @@ func (s *Server) action(w http.ResponseWriter, r *http.Request) {
 	res, err := do(r.Context(), e, id, s.Actor, func(k string) string { return strings.TrimSpace(r.PostFormValue(k)) })
 	v := resultView{ID: id, Action: name}
 	status := http.StatusOK
+	// What the engine answers quotes agents' text (gates' output, hook
+	// failures): as text, without their terminal controls.
 	if err != nil {
-		v.Text, status = err.Error(), http.StatusConflict
+		v.Text, status = textsafe.Sanitize(err.Error()), http.StatusConflict
 	} else {
-		v.Text, v.OK = resultText(res), report.Code(res) == 0
+		v.Text, v.OK = textsafe.Sanitize(resultText(res)), report.Code(res) == 0
 		if !v.OK {
 			status = http.StatusConflict
 		}

@@ -21,14 +21,18 @@ import (
 	"embed"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/engine/report"
 )
 
 //go:embed templates/*.html
@@ -48,13 +52,34 @@ type Server struct {
 	Log   *slog.Logger
 	// Every is how often the state directory is looked at for changes.
 	Every time.Duration
+	// Public: the board answers whatever host name it is reached by (it
+	// listens where the person opted in to with --public). Otherwise it
+	// answers only requests addressed to the loopback address and port it
+	// listens on, so a page whose name resolves to 127.0.0.1 (DNS
+	// rebinding) is not the board's origin.
+	Public bool
 
 	token  string
 	secret []byte
 	tmpl   *template.Template
 	hub    *hub
 	diffs  *diffStats
+	limits limits
+	// streams holds a place for each open event stream.
+	streams chan struct{}
 }
+
+// limits bound what a client may hold of the board: the time to send a
+// request's headers and body, to take an answer (event streams excepted:
+// each write of theirs has writeTimeout), and to keep an idle connection;
+// and how many event streams may be open at once.
+type limits struct {
+	readHeader, read, write, idle time.Duration
+	streams                       int
+}
+
+var defaultLimits = limits{readHeader: 10 * time.Second, read: 30 * time.Second, write: 30 * time.Second,
+	idle: 2 * time.Minute, streams: 64}
 
 // New is a board over load's engine, acting as actor, with a fresh login
 // token and CSRF secret.
@@ -71,8 +96,14 @@ func New(load func() (*engine.Engine, error), actor engine.Actor, log *slog.Logg
 	}
 	s := &Server{Engine: load, Actor: actor, Log: log, Every: 250 * time.Millisecond,
 		token: randomHex(32), secret: []byte(randomHex(32)), tmpl: tmpl, diffs: newDiffStats()}
+	s.setLimits(defaultLimits)
 	s.hub = &hub{changed: make(chan struct{})}
 	return s, nil
+}
+
+func (s *Server) setLimits(l limits) {
+	s.limits = l
+	s.streams = make(chan struct{}, l.streams)
 }
 
 // randomHex is n random bytes in hex.
@@ -97,7 +128,8 @@ func (s *Server) csrf() string {
 // Serve answers on ln until ctx is done, looking at the state directory
 // for changes meanwhile.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second,
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: s.limits.readHeader, ReadTimeout: s.limits.read,
+		WriteTimeout: s.limits.write, IdleTimeout: s.limits.idle, MaxHeaderBytes: maxHeaderBytes,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	go s.hub.watch(ctx, s.Engine, s.Every, s.Log)
 	go func() {
@@ -126,10 +158,19 @@ func (s *Server) Handler() http.Handler {
 	return s.guard(mux)
 }
 
-// guard answers only a request carrying the login token, in the query
-// string or the X-Agenttree-Token header: 401 without one, 403 with
-// another. Every answer says that nothing of it is to be cached, framed,
-// sniffed or sent on as a referrer (the URL holds the token).
+// maxHeaderBytes bounds a request's headers; maxBody an action's form.
+const (
+	maxHeaderBytes = 32 << 10
+	maxBody        = 64 << 10
+)
+
+// guard answers only a request addressed to the board (the Host check,
+// unless Public), not fetched by another site's page (Fetch Metadata: a
+// link followed to the board is fine, a script, frame, image or event
+// stream is not), and carrying the login token in the query string or the
+// X-Agenttree-Token header: 401 without one, 403 with another. Every
+// answer says that nothing of it is to be cached, framed, sniffed or sent
+// on as a referrer (the URL holds the token).
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
@@ -139,6 +180,16 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Cache-Control", "no-store")
+		if !s.Public && !addressedHere(r) {
+			http.Error(w, "refused: this request was addressed to "+strconv.Quote(r.Host)+", not to the board's loopback address; "+
+				"open the URL `agenttree board` printed (a name that resolves to 127.0.0.1 is another site)", http.StatusMisdirectedRequest)
+			return
+		}
+		if site := r.Header.Get("Sec-Fetch-Site"); (site == "cross-site" || site == "same-site") &&
+			!(r.Method == http.MethodGet && r.Header.Get("Sec-Fetch-Mode") == "navigate") {
+			http.Error(w, "refused: another site's page asked for this; open the board's URL yourself", http.StatusForbidden)
+			return
+		}
 		given := r.URL.Query().Get("token")
 		if given == "" {
 			given = r.Header.Get("X-Agenttree-Token")
@@ -160,9 +211,18 @@ func (s *Server) guard(next http.Handler) http.Handler {
 func (s *Server) guardAction(next http.Handler) http.Handler {
 	cop := http.NewCrossOriginProtection()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 		if err := cop.Check(r); err != nil {
 			http.Error(w, "refused: this action came from another site than the board", http.StatusForbidden)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		if err := r.ParseForm(); err != nil {
+			if tooBig := (*http.MaxBytesError)(nil); errors.As(err, &tooBig) {
+				http.Error(w, fmt.Sprintf("refused: the form is over %d KiB; a reason or message that long belongs in a file the agent reads", maxBody>>10),
+					http.StatusRequestEntityTooLarge)
+				return
+			}
+			http.Error(w, "refused: the form cannot be read: "+report.Safe(err.Error()), http.StatusBadRequest)
 			return
 		}
 		want := s.csrf()
@@ -172,4 +232,32 @@ func (s *Server) guardAction(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// addressedHere reports whether r's Host is the loopback address and
+// port the connection came in on, or localhost at that port: what a
+// browser sends for the board's own URL, and not for a page of another
+// name that resolves to 127.0.0.1.
+func addressedHere(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return false
+	}
+	lhost, lport, err := net.SplitHostPort(local.String())
+	if err != nil {
+		return false
+	}
+	host, port, err := net.SplitHostPort(r.Host)
+	if err != nil {
+		// No port: the scheme's, 80.
+		host, port = strings.TrimSuffix(strings.TrimPrefix(r.Host, "["), "]"), "80"
+	}
+	if port != lport {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return Loopback(lhost)
+	}
+	ip, lip := net.ParseIP(host), net.ParseIP(lhost)
+	return ip != nil && ip.IsLoopback() && ip.Equal(lip)
 }

@@ -274,6 +274,13 @@ func TestHostileTextIsShownAsText(t *testing.T) {
 	form := url.Values{"csrf": {r.csrf(t, iss.ID)}, "message": {"see " + hostile}}
 	code, body := r.post(t, "/issues/1/reject", form, nil)
 	require.Equal(t, http.StatusOK, code, body)
+	// What the engine answers quotes the agent's text: a refusal naming a
+	// stage of an agent's making, with a terminal's controls in it.
+	form = url.Values{"csrf": {r.csrf(t, iss.ID)}, "stage": {"\x1b]0;pwned\x07\x1b[2J<i>nowhere</i>"}, "reason": {"x"}}
+	code, body = r.post(t, "/issues/1/move", form, map[string]string{"HX-Request": "true"})
+	require.Equal(t, http.StatusConflict, code, body)
+	assert.Contains(t, body, "&lt;i&gt;nowhere", "the refusal, as text")
+	assert.NotContains(t, body, "\x1b", "no terminal controls in an action's answer")
 	require.NoError(t, os.MkdirAll(r.e.Store.Dir(iss.ID), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(r.e.Store.Dir(iss.ID), "ci_feedback.md"), []byte("FAIL "+hostile+"\n\x1b]0;title\x07done\n"), 0o644))
 

@@ -99,8 +99,8 @@ func readIssue(ctx context.Context, e *engine.Engine, id int, now time.Time) (is
 	}
 	for i := len(iss.History) - 1; i >= 0; i-- {
 		h := iss.History[i]
-		v.History = append(v.History, historyRow{At: h.At.Local().Format(time.DateTime), Kind: string(h.Kind),
-			From: h.From, To: h.To, Actor: h.Actor, Reason: report.Safe(h.Reason)})
+		v.History = append(v.History, historyRow{At: h.At.Local().Format(time.DateTime), Kind: report.Safe(string(h.Kind)),
+			From: report.Safe(h.From), To: report.Safe(h.To), Actor: report.Safe(h.Actor), Reason: report.Safe(h.Reason)})
 	}
 	if box, err := report.ReadInbox(e.Outbox(id), id, 20); err == nil {
 		for _, m := range box.Undelivered {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -100,11 +101,28 @@ const keepAlive = 15 * time.Second
 // A client that reconnects with the id it saw gets nothing until there is
 // something new.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, kind string, read func() (id int, html string, err error)) {
+	select {
+	case s.streams <- struct{}{}:
+		defer func() { <-s.streams }()
+	default:
+		w.Header().Set("Retry-After", "10")
+		http.Error(w, fmt.Sprintf("the board has %d live pages open, as many as it serves; close some tabs", cap(s.streams)), http.StatusServiceUnavailable)
+		return
+	}
 	rc := http.NewResponseController(w)
+	// A stream outlives the server's read and write timeouts: it reads
+	// nothing more, and each write has writeTimeout of its own, so a
+	// client that stops reading is let go.
+	_ = rc.SetReadDeadline(time.Time{})
+	send := func(text string) bool {
+		_ = rc.SetWriteDeadline(time.Now().Add(s.limits.write))
+		_, err := io.WriteString(w, text)
+		return err == nil && rc.Flush() == nil
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	if err := rc.Flush(); err != nil {
+	if !send("") {
 		return
 	}
 	seen := r.Header.Get("Last-Event-ID")
@@ -118,10 +136,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, kind string, rea
 		case strconv.Itoa(id) == seen && sent == "":
 			sent = html // the client has this one
 		case html != sent:
-			if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", id, kind, strings.ReplaceAll(html, "\n", "\ndata: ")); err != nil {
-				return
-			}
-			if err := rc.Flush(); err != nil {
+			if !send(fmt.Sprintf("id: %d\nevent: %s\ndata: %s\n\n", id, kind, sseData(html))) {
 				return
 			}
 			sent = html
@@ -131,11 +146,21 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, kind string, rea
 			return
 		case <-changed:
 		case <-time.After(keepAlive):
-			if _, err := fmt.Fprint(w, ": still here\n\n"); err != nil || rc.Flush() != nil {
+			if !send(": still here\n\n") {
 				return
 			}
 		}
 	}
+}
+
+// sseData is html as an event's data lines. A CR ends a line in an event
+// stream as LF does, so each is one: a CR in an agent's text (escaped
+// as markup, not as a line end) would otherwise start a field of its own
+// (id:, event:, retry:) and cut the fragment.
+func sseData(html string) string {
+	html = strings.ReplaceAll(html, "\r\n", "\n")
+	html = strings.ReplaceAll(html, "\r", "\n")
+	return strings.ReplaceAll(html, "\n", "\ndata: ")
 }
 
 // boardEvents streams the board's columns, numbered by the sum of the

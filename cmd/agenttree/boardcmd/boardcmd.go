@@ -95,6 +95,7 @@ func Serve(ctx context.Context, load func() (*engine.Engine, error), actor engin
 	if err != nil {
 		return nil, &cmdutil.ExitError{Code: exitcode.Waiting, Err: err}
 	}
+	srv.Public = public
 	ln, err := board.Listen(addr, public)
 	if err != nil {
 		return nil, &cmdutil.ExitError{Code: exitcode.Usage, Err: err}
