@@ -58,6 +58,10 @@ type Server struct {
 	// listens on, so a page whose name resolves to 127.0.0.1 (DNS
 	// rebinding) is not the board's origin.
 	Public bool
+	// Metrics answers GET /metrics (the controller's numbers in the
+	// Prometheus text format, behind the login token as every route);
+	// nil: no such route.
+	Metrics http.Handler
 
 	token  string
 	secret []byte
@@ -155,6 +159,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /issues/{id}", s.issuePage)
 	mux.HandleFunc("GET /issues/{id}/events", s.issueEvents)
 	mux.Handle("POST /issues/{id}/{action}", s.guardAction(http.HandlerFunc(s.action)))
+	if s.Metrics != nil {
+		mux.Handle("GET /metrics", s.Metrics)
+	}
 	return s.guard(mux)
 }
 

@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agenttree/agenttree/board"
 	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
 	"github.com/agenttree/agenttree/controller"
+	"github.com/agenttree/agenttree/controller/metrics"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/internal/exitcode"
 )
@@ -78,7 +80,9 @@ func boardRun(ctx context.Context, opts *BoardOptions) error {
 	// The controller's reloading: the engine again only when the config
 	// file changed, the last good one while it does not load.
 	reload := &controller.Controller{Load: a.Reloader(ctx, first), Log: log}
-	wait, err := Serve(ctx, reload.Engine, actor, opts.HTTP, opts.Public, a.Out, log)
+	// No controller runs here: the numbers read when scraped (the
+	// issues, the forge's counts), none of a tick's.
+	wait, err := Serve(ctx, reload.Engine, actor, opts.HTTP, opts.Public, metrics.New(reload.Engine).Handler(), a.Out, log)
 	if err != nil {
 		return err
 	}
@@ -86,16 +90,16 @@ func boardRun(ctx context.Context, opts *BoardOptions) error {
 	return nil
 }
 
-// Serve starts a board over load's engine on addr, acting as actor, and
-// prints its URL (with the login token) on out; it serves until ctx is
+// Serve starts a board over load's engine on addr, acting as actor, with
+// metrics at /metrics (nil: none), and prints its URL (with the login token) on out; it serves until ctx is
 // done, and wait waits for that. An address that is not loopback is
 // refused unless public.
-func Serve(ctx context.Context, load func() (*engine.Engine, error), actor engine.Actor, addr string, public bool, out io.Writer, log *slog.Logger) (wait func(), err error) {
+func Serve(ctx context.Context, load func() (*engine.Engine, error), actor engine.Actor, addr string, public bool, metrics http.Handler, out io.Writer, log *slog.Logger) (wait func(), err error) {
 	srv, err := board.New(load, actor, log)
 	if err != nil {
 		return nil, &cmdutil.ExitError{Code: exitcode.Waiting, Err: err}
 	}
-	srv.Public = public
+	srv.Public, srv.Metrics = public, metrics
 	ln, err := board.Listen(addr, public)
 	if err != nil {
 		return nil, &cmdutil.ExitError{Code: exitcode.Usage, Err: err}

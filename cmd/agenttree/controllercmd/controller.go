@@ -13,6 +13,7 @@ import (
 	"github.com/agenttree/agenttree/cmd/agenttree/boardcmd"
 	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
 	"github.com/agenttree/agenttree/controller"
+	"github.com/agenttree/agenttree/controller/metrics"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/internal/exitcode"
@@ -98,6 +99,7 @@ func controllerRun(ctx context.Context, opts *ControllerOptions) error {
 	// One issue named: it is looked at on every pass, whatever its
 	// polling state says.
 	c := &controller.Controller{Load: a.Reloader(ctx, first), Issue: id, Eager: id != 0, Interval: opts.Interval, Log: a.controllerLog(opts.LogFormat)}
+	c.Metrics = metrics.New(c.Engine)
 	if !opts.Once {
 		c.Log.Info("controller started", "state", first.Store.Root(), "pid", os.Getpid())
 		ctx, stop := context.WithCancel(ctx)
@@ -109,7 +111,7 @@ func controllerRun(ctx context.Context, opts *ControllerOptions) error {
 		shown := func() {}
 		if opts.HTTP != "" {
 			// The board acts as the person who runs the controller.
-			if shown, err = boardcmd.Serve(ctx, c.Engine, engine.ActorFromEnv(a.Getenv), opts.HTTP, opts.Public, a.ErrOut, c.Log); err != nil {
+			if shown, err = boardcmd.Serve(ctx, c.Engine, engine.ActorFromEnv(a.Getenv), opts.HTTP, opts.Public, c.Metrics.Handler(), a.ErrOut, c.Log); err != nil {
 				stop()
 				served()
 				return err
