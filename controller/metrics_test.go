@@ -18,6 +18,7 @@ import (
 	"github.com/agenttree/agenttree/controller/metrics"
 	ghforge "github.com/agenttree/agenttree/forge/github"
 	"github.com/agenttree/agenttree/forge/github/githubtest/edge"
+	ghwatch "github.com/agenttree/agenttree/forge/github/watch"
 )
 
 // scrape is what the metrics handler serves, parsed as Prometheus reads it.
@@ -144,8 +145,8 @@ func TestMetricsCountWebhookDeliveries(t *testing.T) {
 	require.NoError(t, err)
 	addr := l.Addr().String()
 	require.NoError(t, l.Close())
-	f, err := ghforge.Open(t.Context(), ghforge.Options{Repo: r.srv.Owner + "/" + r.srv.Name, Host: "github.com", Token: r.srv.Token, BaseURL: r.srv.URL},
-		ghforge.Events{Mode: ghforge.ModeWebhook, URL: "http://" + addr + "/", Listen: addr, StateDir: t.TempDir(), CheckEvery: time.Hour})
+	f, err := ghwatch.Open(t.Context(), ghforge.Options{Repo: r.srv.Owner + "/" + r.srv.Name, Host: "github.com", Token: r.srv.Token, BaseURL: r.srv.URL},
+		ghwatch.Events{Mode: ghwatch.ModeWebhook, URL: "http://" + addr + "/", Listen: addr, StateDir: t.TempDir(), CheckEvery: time.Hour})
 	require.NoError(t, err)
 	r.e.Forge = f
 	m := metrics.New(r.c.Engine)

@@ -13,13 +13,13 @@ import (
 	"github.com/agenttree/agenttree/bench/internal/ghevents"
 	"github.com/agenttree/agenttree/bench/internal/report"
 	"github.com/agenttree/agenttree/controller"
-	"github.com/agenttree/agenttree/forge/github"
 	"github.com/agenttree/agenttree/forge/github/githubtest"
 	"github.com/agenttree/agenttree/forge/github/githubtest/edge"
+	"github.com/agenttree/agenttree/forge/github/watch"
 )
 
 // webhookCheckEvery is webhook mode's default look at its hook's
-// deliveries (github.Events.CheckEvery), on the controller's clock.
+// deliveries (watch.Events.CheckEvery), on the controller's clock.
 const webhookCheckEvery = 5 * time.Minute
 
 // tickClock is the controller's clock while Run, not the benchmark,
@@ -114,17 +114,17 @@ func benchEventsSteady(ctx context.Context, o options, dir string, srv *githubte
 		perTick = f.wall / time.Duration(max(f.ticks, 1))
 		fmt.Printf("  %-10s %d ticks in %s of wall time; measured by kind: %s\n", m, f.ticks, secs(f.wall), kinds(f.counts))
 	}
-	poll, havePoll := figs[github.ModePoll]
+	poll, havePoll := figs[watch.ModePoll]
 	fmt.Printf("\n  %-10s %20s %14s %18s %9s\n", "mode", "warm-up (fresh PRs)", "steady state", "steady, no 304s", "vs poll")
 	var met []bool
 	for _, m := range o.modes {
 		f := figs[m]
 		ratio := "—"
-		if havePoll && m != github.ModePoll {
+		if havePoll && m != watch.ModePoll {
 			ratio = fmt.Sprintf("%.2f×", f.steady/max(poll.steady, 1e-9))
 		}
 		verdict := ""
-		if m != github.ModePoll {
+		if m != watch.ModePoll {
 			verdict = fmt.Sprintf("   target ≤ %.2f: %s", targetEventsPerPRHour, report.Verdict(f.steady <= targetEventsPerPRHour))
 			met = append(met, f.steady <= targetEventsPerPRHour)
 		}

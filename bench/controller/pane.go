@@ -19,8 +19,8 @@ import (
 	"github.com/agenttree/agenttree/controller/delivery"
 	"github.com/agenttree/agenttree/controller/wake"
 	"github.com/agenttree/agenttree/engine"
-	"github.com/agenttree/agenttree/forge/github"
 	"github.com/agenttree/agenttree/forge/github/githubtest"
+	"github.com/agenttree/agenttree/forge/github/watch"
 	"github.com/agenttree/agenttree/internal/proc"
 	"github.com/agenttree/agenttree/sessions/tmux"
 )
@@ -231,7 +231,7 @@ func benchPane(ctx context.Context, o options, dir string, srv *githubtest.Serve
 		slices.Sort(lat)
 		p95, bound := report.Percentile(lat, 95), o.poll+targetPaneSlack
 		what := "one poll interval + " + targetPaneSlack.String()
-		if m != github.ModePoll {
+		if m != watch.ModePoll {
 			bound, what = targetPaneEvents, "with events"
 		}
 		fmt.Printf("  %-10s  p50 %s  p95 %s  min %s  max %s   target p95 ≤ %s (%s): %s\n", m, secs(report.Percentile(lat, 50)), secs(p95),

@@ -10,8 +10,8 @@ import (
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/forge"
-	"github.com/agenttree/agenttree/forge/github"
 	"github.com/agenttree/agenttree/forge/github/ghapi"
+	"github.com/agenttree/agenttree/forge/github/watch"
 	"github.com/agenttree/agenttree/sessions/waiton"
 )
 
@@ -109,7 +109,7 @@ type gitHubForge interface {
 
 // watchingForge is a GitHub forge with its events on.
 type watchingForge interface {
-	WatchStats() github.WatchStats
+	WatchStats() watch.WatchStats
 }
 
 func newForgeStats(load func() (*engine.Engine, error)) *forgeStats {

@@ -91,6 +91,11 @@ func asForgeError(err *error) {
 	}
 }
 
+// API is the forge's GitHub client, for what the forge does not ask of it:
+// the events watch of forge/github/watch keeps its hooks and reads their
+// deliveries with it, counted and rate-limited with the rest.
+func (c *Client) API() *ghapi.Client { return c.api }
+
 // Stats, RateLimits and LimitedUntil tell what the forge counted and
 // heard from GitHub (see ghapi.Client); they send nothing.
 func (c *Client) Stats() ghapi.Stats                             { return c.api.Stats() }

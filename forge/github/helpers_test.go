@@ -16,9 +16,6 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(fakeForwarderEnv) != "" {
-		os.Exit(runFakeForwarder(os.Args[1:]))
-	}
 	gittest.IsolateProcess()
 	os.Exit(clienttest.RunIsolated(m))
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/forge/github"
 	"github.com/agenttree/agenttree/forge/github/githubtest"
+	"github.com/agenttree/agenttree/forge/github/watch"
 )
 
 // Mode is the config's events.mode.
@@ -35,7 +36,7 @@ func ParseModes(s string) ([]Mode, error) {
 	for _, m := range strings.Split(s, ",") {
 		m = strings.TrimSpace(m)
 		switch m {
-		case github.ModePoll, github.ModeWebhook, github.ModeForward:
+		case watch.ModePoll, watch.ModeWebhook, watch.ModeForward:
 			out = append(out, Mode(m))
 		default:
 			return nil, fmt.Errorf("%q is not an events.mode: write poll, webhook or gh-forward", m)
@@ -48,7 +49,7 @@ func ParseModes(s string) ([]Mode, error) {
 type Forge struct {
 	forge.Forge
 	// Watching is the forge with events on; nil in poll mode.
-	Watching *github.Watching
+	Watching *watch.Watching
 }
 
 // Open opens the forge of mode m on the fake srv's default repository,
@@ -56,28 +57,28 @@ type Forge struct {
 // public URL is its loopback receiver, where the fake delivers;
 // gh-forward's forwarder is this program (Main). checkEvery is how often
 // webhook mode reads its hook's deliveries for failures
-// (github.Events.CheckEvery; 0: the default).
+// (watch.Events.CheckEvery; 0: the default).
 func Open(ctx context.Context, m Mode, srv *githubtest.Server, dir string, checkEvery time.Duration) (Forge, error) {
-	ev := github.Events{Mode: string(m), StateDir: filepath.Join(dir, "events"), CheckEvery: checkEvery}
+	ev := watch.Events{Mode: string(m), StateDir: filepath.Join(dir, "events"), CheckEvery: checkEvery}
 	switch m {
-	case github.ModeWebhook:
+	case watch.ModeWebhook:
 		addr, err := freePort()
 		if err != nil {
 			return Forge{}, err
 		}
 		ev.URL, ev.Listen = "http://"+addr+"/github", addr
-	case github.ModeForward:
+	case watch.ModeForward:
 		cmd, err := forwardCommand(srv.URL, srv.Token)
 		if err != nil {
 			return Forge{}, err
 		}
 		ev.ForwardCommand = cmd
 	}
-	f, err := github.Open(ctx, github.Options{Repo: srv.Owner + "/" + srv.Name, Host: "github.com", Token: srv.Token, BaseURL: srv.URL}, ev)
+	f, err := watch.Open(ctx, github.Options{Repo: srv.Owner + "/" + srv.Name, Host: "github.com", Token: srv.Token, BaseURL: srv.URL}, ev)
 	if err != nil {
 		return Forge{}, err
 	}
-	w, _ := f.(*github.Watching)
+	w, _ := f.(*watch.Watching)
 	return Forge{Forge: f, Watching: w}, nil
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/forge/github"
+	"github.com/agenttree/agenttree/forge/github/watch"
 	"github.com/agenttree/agenttree/forge/local"
 	"github.com/agenttree/agenttree/hooks/shell"
 	"github.com/agenttree/agenttree/internal/gitx"
@@ -19,8 +20,8 @@ func (a *App) openForge(ctx context.Context, cfg *stages.Config, stateDir string
 	return forge.Lazy(func() (forge.Forge, error) {
 		if cfg.Forge == "github" {
 			ev := cfg.Events
-			return github.Open(ctx, github.Options{Repo: cfg.GitHub.Repo, Host: cfg.GitHub.Host, RepoDir: repoDir, Logger: a.Logger()},
-				github.Events{Mode: string(ev.Mode), URL: ev.URL, Listen: ev.Listen, SecretFile: ev.SecretFile, ForwardCommand: ev.ForwardCommand, StateDir: stateDir, Logger: a.Logger()})
+			return watch.Open(ctx, github.Options{Repo: cfg.GitHub.Repo, Host: cfg.GitHub.Host, RepoDir: repoDir, Logger: a.Logger()},
+				watch.Events{Mode: string(ev.Mode), URL: ev.URL, Listen: ev.Listen, SecretFile: ev.SecretFile, ForwardCommand: ev.ForwardCommand, StateDir: stateDir, Logger: a.Logger()})
 		}
 		// CI runs the agents' code: as the sandbox's user, never the host's.
 		ciUser, ciRefused := shell.HostUser(cfg.Sandbox)

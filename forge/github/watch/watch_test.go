@@ -1,4 +1,4 @@
-package github
+package watch
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/forge/github"
 	"github.com/agenttree/agenttree/forge/github/githubtest"
 )
 
@@ -48,7 +49,7 @@ func freePort(t *testing.T) string {
 
 func openWatching(t *testing.T, srv *githubtest.Server, ev Events) *Watching {
 	t.Helper()
-	f, err := Open(context.Background(), Options{Repo: "octo/app", Host: "github.com", Token: srv.Token, BaseURL: srv.URL}, ev)
+	f, err := Open(context.Background(), github.Options{Repo: "octo/app", Host: "github.com", Token: srv.Token, BaseURL: srv.URL}, ev)
 	require.NoError(t, err)
 	w, ok := forge.As[forge.Watcher](f)
 	require.True(t, ok, "events on: the forge is a Watcher")
@@ -73,7 +74,7 @@ func startWatch(t *testing.T, w *Watching, c *changes) (stop func()) {
 
 func TestPollModeIsNoWatcher(t *testing.T) {
 	srv := githubtest.New(t)
-	f, err := Open(context.Background(), Options{Repo: "octo/app", Host: "github.com", Token: srv.Token, BaseURL: srv.URL}, Events{Mode: ModePoll})
+	f, err := Open(context.Background(), github.Options{Repo: "octo/app", Host: "github.com", Token: srv.Token, BaseURL: srv.URL}, Events{Mode: ModePoll})
 	require.NoError(t, err)
 	_, ok := forge.As[forge.Watcher](f)
 	assert.False(t, ok)

@@ -1,4 +1,9 @@
-package github
+// Package watch is the GitHub forge with its events on: a forge.Watcher
+// and forge.WatchHealth (forge/watch.go) over the forge of forge/github,
+// hearing of PR changes from a webhook receiver fed by a repository hook
+// (webhook mode) or by gh webhook forward (gh-forward mode), and filling
+// gaps from GitHub's Webhook Deliveries API (docs/CONFIG.md, `events:`).
+package watch
 
 import (
 	"context"
@@ -20,6 +25,7 @@ import (
 	"time"
 
 	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/forge/github"
 	"github.com/agenttree/agenttree/forge/github/ghapi"
 	"github.com/agenttree/agenttree/forge/github/webhook"
 )
@@ -59,10 +65,10 @@ type Events struct {
 // per job within a second or two.
 const settle = 2 * time.Second
 
-// Open is New, and when events say so, the forge that also tells of
+// Open is github.New, and when events say so, the forge that also tells of
 // changes (forge.Watcher, forge.WatchHealth).
-func Open(ctx context.Context, opts Options, ev Events) (forge.Forge, error) {
-	c, err := New(ctx, opts)
+func Open(ctx context.Context, opts github.Options, ev Events) (forge.Forge, error) {
+	c, err := github.New(ctx, opts)
 	if err != nil || ev.Mode == "" || ev.Mode == ModePoll {
 		return c, err
 	}
@@ -79,7 +85,7 @@ func Open(ctx context.Context, opts Options, ev Events) (forge.Forge, error) {
 	if ev.Logger == nil {
 		ev.Logger = cmpOr(opts.Logger, slog.New(slog.DiscardHandler))
 	}
-	return &Watching{Client: c, ev: ev, log: ev.Logger, limits: defaultLimits}, nil
+	return &Watching{Client: c, api: c.API(), ev: ev, log: ev.Logger, limits: defaultLimits}, nil
 }
 
 // watchLimits bound what the watch waits for.
@@ -114,7 +120,8 @@ func cmpOr[T comparable](v, def T) T {
 // receiver, and keeps a hook (webhook mode) or a forwarder (gh-forward
 // mode) delivering to it.
 type Watching struct {
-	*Client
+	*github.Client
+	api    *ghapi.Client
 	ev     Events
 	log    *slog.Logger
 	limits watchLimits
