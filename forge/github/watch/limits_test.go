@@ -56,8 +56,11 @@ func TestForwarderStopsItsWholeGroup(t *testing.T) {
 	began := time.Now()
 	stop()
 	took := time.Since(began)
+	// A kill is delivered when the killed process next runs: on a busy
+	// machine, a moment after the stop returns.
 	for _, m := range members {
-		assert.False(t, proc.Alive(m.PID), "process %d (%s) of the forwarder's group outlived the watch", m.PID, m.Comm)
+		assert.Eventually(t, func() bool { return !proc.Alive(m.PID) }, 5*time.Second, 10*time.Millisecond,
+			"process %d (%s) of the forwarder's group outlived the watch", m.PID, m.Comm)
 	}
 	assert.Eventually(t, func() bool { left, _ := proc.InGroup(pgid); return len(left) == 0 }, 5*time.Second, 20*time.Millisecond,
 		"no process of the forwarder's group is left")
