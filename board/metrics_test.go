@@ -1,17 +1,23 @@
 package board_test
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/board"
+	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/controller/metrics"
 	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/internal/statedir"
 )
 
 // The controller's numbers are on the board's listener, behind its login
@@ -62,4 +68,26 @@ func TestMetricsAreServedBehindTheLoginToken(t *testing.T) {
 		return resp.StatusCode, ""
 	}()
 	assert.Equal(t, http.StatusNotFound, code, "a board without metrics has no such route")
+}
+
+// The board says the forge's rate limit holds while the controller's
+// record of it does, as status does, and nothing once it has lifted.
+func TestTheBoardSaysRateLimitedUntil(t *testing.T) {
+	r := newRig(t)
+	path := filepath.Join(statedir.Layout{Root: r.e.Store.Root()}.Host(), "ratelimit.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	until := time.Now().Add(time.Hour).Truncate(time.Second)
+	write := func(until time.Time) {
+		data, err := json.Marshal(controller.RateLimit{Until: until, Resource: "graphql"})
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(path, data, 0o644))
+	}
+	write(until)
+	code, body := r.get(t, "/")
+	require.Equal(t, http.StatusOK, code)
+	assert.Contains(t, body, "rate-limited until "+until.Local().Format(time.TimeOnly)+" (graphql)")
+
+	write(time.Now().Add(-time.Minute))
+	_, body = r.get(t, "/")
+	assert.NotContains(t, body, "rate-limited until")
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/machine/render"
@@ -30,6 +31,9 @@ type boardView struct {
 	// server-sent events.
 	Gen    int
 	Errors []string
+	// RateLimited says the forge's rate limit holds, as the controller
+	// recorded it (status says the same); "" when it does not.
+	RateLimited string
 }
 
 // column is one stage of the pipeline and the issues at it.
@@ -62,6 +66,10 @@ func readBoard(ctx context.Context, e *engine.Engine, now time.Time) (boardView,
 	}
 	agents := waiton.LookAtAgents(ctx, e)
 	var v boardView
+	if rl, ok := controller.RateLimited(e.Store.Root(), now); ok {
+		v.RateLimited = fmt.Sprintf("rate-limited until %s (%s): requests to the forge wait until then",
+			rl.Until.Local().Format(time.TimeOnly), rl.Resource)
+	}
 	cols := map[string]int{}
 	for _, f := range e.Config.Flows {
 		for _, n := range f.Nodes {
