@@ -31,8 +31,9 @@ type issueView struct {
 	PRNumber int
 	// Diff is the PR's diff stat, nil when its refs are not in the
 	// repository.
-	Diff     *diffStat
-	Pipeline []step
+	Diff *diffStat
+	// Drawing is the issue's flow with its place in it.
+	Drawing  drawing
 	History  []historyRow
 	Messages []message
 	// CIFailure is the failing checks and the reason recorded; CILog the
@@ -45,12 +46,6 @@ type issueView struct {
 	// Stages are those a person may move the issue to.
 	Stages []string
 	Can    actions
-}
-
-// step is one stage of the issue's flow, Here when the issue is at it.
-type step struct {
-	Stage, Owner string
-	Here, Done   bool
 }
 
 // historyRow is one entry of the issue's history.
@@ -91,11 +86,8 @@ func readIssue(ctx context.Context, e *engine.Engine, id int, now time.Time) (is
 		Branch: iss.Branch, PRNumber: iss.PRNumber, PR: iss.PRURL}
 	v.Can = actions{Approve: v.Card.Review, Reject: v.Card.Review, Resume: iss.Escalated != nil || (iss.Breaker != nil && iss.Breaker.State != issues.BreakerClosed && iss.Breaker.State != "")}
 	if flow, err := e.Config.Flow(iss.Flow); err == nil {
-		at := flow.Index(iss.Stage)
-		for i, n := range flow.Nodes {
-			v.Pipeline = append(v.Pipeline, step{Stage: n.Path, Owner: ownerOf(n), Here: n.Path == iss.Stage, Done: at >= 0 && i < at})
-			v.Stages = append(v.Stages, n.Path)
-		}
+		v.Drawing = drawFlow(flow, e.Machine(flow), iss)
+		v.Stages = flow.Paths()
 	}
 	for i := len(iss.History) - 1; i >= 0; i-- {
 		h := iss.History[i]

@@ -114,7 +114,7 @@ func TestTheBoardInABrowser(t *testing.T) {
 	require.NoError(t, chromedp.Do(tab2,
 		chromedp.EmulateViewport(412, 915),
 		chromedp.Click(card("accepted")+" a.title"),
-		chromedp.WaitVisible(`.steps li.here`)))
+		chromedp.WaitVisible(`svg.pipeline .here`)))
 	issuePage, err := chromedp.Run(tab2, chromedp.FullScreenshot(100))
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(shots, "issue.png"), issuePage, 0o644))
