@@ -16,7 +16,7 @@ import (
 	"github.com/agenttree/agenttree/internal/gittest"
 )
 
-var diffstatRE = regexp.MustCompile(`<span class="diffstat" title="git diff --shortstat ([^"]+)">([^<]+)</span>`)
+var diffstatRE = regexp.MustCompile(`<span class="diffstat" title="git diff --numstat ([^"]+)">([^<]+)</span>`)
 
 // The issue's page shows its PR's diff stat beside the PR's link, counted
 // with git in the repository between the PR's branch and its base (as
