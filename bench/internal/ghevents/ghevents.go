@@ -4,13 +4,10 @@
 // benchmarks run every mode offline (docs/CONFIG.md, `events:`).
 //
 // For gh-forward, the forwarder is the benchmark's own program started
-// again (Main), a stand-in for `gh webhook forward` doing what the
-// forge/github tests' stand-in does: it makes the repository's "cli" hook
-// with the secret it was given (failing as gh does on GitHub's 422 when
-// one is there), and relays each delivery, headers and body, to --url,
-// answering with the receiver's status. gh receives over a websocket
-// from GitHub; this one receives the fake's POSTs on a loopback port of
-// its own, one more hop on loopback than gh's.
+// again (Main), the stand-in for `gh webhook forward` that the
+// forge/github tests use too (forge/github/githubtest/ghforward). It
+// receives the fake's POSTs on a loopback port of its own, one more hop
+// on loopback than gh's websocket from GitHub.
 package ghevents
 
 import (
@@ -24,8 +21,18 @@ import (
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/forge/github"
 	"github.com/agenttree/agenttree/forge/github/githubtest"
+	"github.com/agenttree/agenttree/forge/github/githubtest/ghforward"
 	"github.com/agenttree/agenttree/forge/github/watch"
 )
+
+// forwardEnv, when set, makes the program the forwarder; its value is the
+// fake GitHub's URL and token, a space between.
+const forwardEnv = "AGENTTREE_BENCH_FAKE_GH_FORWARD"
+
+// Main runs the forwarder and exits when the program was started as one
+// (events.mode gh-forward); otherwise it returns at once. A program calls
+// it first thing in main.
+func Main() { ghforward.Main(forwardEnv) }
 
 // Mode is the config's events.mode.
 type Mode string
@@ -68,7 +75,7 @@ func Open(ctx context.Context, m Mode, srv *githubtest.Server, dir string, check
 		}
 		ev.URL, ev.Listen = "http://"+addr+"/github", addr
 	case watch.ModeForward:
-		cmd, err := forwardCommand(srv.URL, srv.Token)
+		cmd, err := ghforward.Command(forwardEnv, srv.URL, srv.Token)
 		if err != nil {
 			return Forge{}, err
 		}

@@ -5,13 +5,17 @@ import (
 	"testing"
 
 	"github.com/agenttree/agenttree/forge/github/githubtest/clienttest"
+	"github.com/agenttree/agenttree/forge/github/githubtest/ghforward"
 	"github.com/agenttree/agenttree/internal/gittest"
 )
 
+// fakeForwarderEnv makes the test binary the fake `gh webhook forward`
+// (forge/github/githubtest/ghforward), with the fake GitHub's URL and
+// token in the variable's value.
+const fakeForwarderEnv = "AGENTTREE_TEST_FAKE_GH_FORWARD"
+
 func TestMain(m *testing.M) {
-	if os.Getenv(fakeForwarderEnv) != "" {
-		os.Exit(runFakeForwarder(os.Args[1:]))
-	}
+	ghforward.Main(fakeForwarderEnv)
 	gittest.IsolateProcess()
 	os.Exit(clienttest.RunIsolated(m))
 }

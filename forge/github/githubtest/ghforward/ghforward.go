@@ -1,4 +1,14 @@
-package ghevents
+// Package ghforward is what `gh webhook forward` does, against the fake
+// GitHub (forge/github/githubtest) instead of GitHub: it makes the
+// repository's "cli" hook with the secret it was given, failing as gh
+// does on GitHub's 422 when one is there, then relays each delivery,
+// headers and body, to --url, answering with the receiver's status.
+//
+// gh receives over a websocket from GitHub; this one receives the fake's
+// POSTs on a loopback port of its own. A test or bench program becomes
+// the forwarder by calling Main first thing, and names itself as the
+// forward command with Command.
+package ghforward
 
 import (
 	"bytes"
@@ -12,13 +22,10 @@ import (
 	"strings"
 )
 
-// env, when set, makes the program the forwarder; its value is the fake
-// GitHub's URL and token, a space between.
-const env = "AGENTTREE_BENCH_FAKE_GH_FORWARD"
-
-// forwardCommand is events.forward_command for a forwarder that is this
-// program, started again, against the fake GitHub at url with token.
-func forwardCommand(url, token string) ([]string, error) {
+// Command is a forward command (watch.Events.ForwardCommand) that starts
+// this program again as the forwarder against the fake GitHub at url with
+// token, env naming the variable the program's Main reads.
+func Command(env, url, token string) ([]string, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -28,18 +35,22 @@ func forwardCommand(url, token string) ([]string, error) {
 	return []string{"env", env + "=" + url + " " + token, exe}, nil
 }
 
-// Main runs the forwarder and exits when the program was started as one
-// (events.mode gh-forward); otherwise it returns at once. A program calls it first
-// thing in main.
-func Main() {
+// Main runs the forwarder and exits when the variable env is set (its
+// value is the fake GitHub's URL and token, a space between); otherwise
+// it returns at once. A program, or a test binary's TestMain, calls it
+// first thing.
+func Main(env string) {
 	fake := os.Getenv(env)
 	if fake == "" {
 		return
 	}
-	os.Exit(run(fake, os.Args[1:]))
+	os.Exit(Run(fake, os.Args[1:]))
 }
 
-func run(fake string, args []string) int {
+// Run is the forwarder with gh webhook forward's flags in args, against
+// the fake GitHub named by fake ("URL TOKEN"). It returns the exit code:
+// 2 for bad flags, 1 when the hook cannot be made or serving stops.
+func Run(fake string, args []string) int {
 	fs := flag.NewFlagSet("forward", flag.ContinueOnError)
 	repo := fs.String("repo", "", "")
 	events := fs.String("events", "", "")
