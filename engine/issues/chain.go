@@ -2,10 +2,12 @@ package issues
 
 import (
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/agenttree/agenttree/chain"
 	"github.com/agenttree/agenttree/engine/issues/eventlog"
 	"github.com/agenttree/agenttree/internal/atomicfile"
 )
@@ -39,6 +41,12 @@ const (
 
 func (s *Store) events(id int) eventlog.Log { return eventlog.In(s.HostDir(id), id) }
 
+// logFile is issue id's events.jsonl, which the store appends to, cuts and
+// sets aside under the issue's lock; eventlog only reads it (events).
+func (s *Store) logFile(id int) chain.Log {
+	return chain.Log{Path: filepath.Join(s.HostDir(id), eventlog.File)}
+}
+
 // commit logs iss as op wrote it, after the line prev, then replaces
 // issue.yaml with it, its Chain set to the new line. It returns the bytes
 // of issue.yaml: nil when nothing was logged, set with an error when the
@@ -61,7 +69,7 @@ func (s *Store) commit(prev string, iss *Issue, op Op, entries []HistoryEntry, n
 	// the old state whatever of the two a crash left). One fsync's wait
 	// instead of two.
 	logged := make(chan error, 1)
-	go func() { logged <- s.events(iss.ID).AppendEncoded(raw) }()
+	go func() { logged <- s.logFile(iss.ID).AppendEncoded(raw) }()
 	pending, err := atomicfile.Prepare(s.path(iss.ID), data, 0o644)
 	if lerr := <-logged; lerr != nil {
 		if pending != nil {

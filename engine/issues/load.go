@@ -57,7 +57,7 @@ func (t *Tx) load() (*Issue, error) {
 		return nil, err
 	}
 	if h.Tail.Torn > 0 {
-		if err := t.s.events(t.id).DropTorn(h.Tail); err != nil {
+		if err := t.s.logFile(t.id).DropTorn(h.Tail); err != nil {
 			return nil, err
 		}
 	}
@@ -76,7 +76,7 @@ func (t *Tx) load() (*Issue, error) {
 // aside in the file aside; it returns issue.yaml's new content and how
 // many lines it set aside.
 func (t *Tx) startChain(iss *Issue, op Op, aside string) ([]byte, int, error) {
-	n, err := t.s.events(t.id).SetAside(0, filepath.Join(t.s.HostDir(t.id), aside))
+	n, err := t.s.logFile(t.id).SetAside(0, filepath.Join(t.s.HostDir(t.id), aside))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, fmt.Errorf("issue %d: %w", t.id, err)
 	}

@@ -100,7 +100,7 @@ func (t *Tx) restore(done *Repaired, cur *Issue) (*Repaired, error) {
 	}
 	if r.Cut >= 0 {
 		aside := filepath.Join(t.s.HostDir(t.id), eventlog.SetAsideFile)
-		n, err := t.s.events(t.id).SetAside(r.Cut, aside)
+		n, err := t.s.logFile(t.id).SetAside(r.Cut, aside)
 		if err != nil {
 			return nil, fmt.Errorf("issue %d: %w", t.id, err)
 		}

@@ -110,7 +110,7 @@ func (s *Store) exists(id int) error {
 		if !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
-		if _, lerr := os.Stat(s.events(id).Path); lerr != nil {
+		if _, lerr := os.Stat(s.logFile(id).Path); lerr != nil {
 			return s.notFound(id)
 		}
 	}

@@ -105,16 +105,30 @@ const (
 	SetAsideFile = "events.set-aside.jsonl"
 )
 
-// Log is the event log of issue ID; chain.Log appends to it and reads it
-// as a hash chain.
+// Lines are the lines of an issue's log, read as a hash chain: all a Log
+// reads. chain.Log, the log kept in events.jsonl, is one; a store that
+// keeps its lines elsewhere gives its own (docs/ARCHITECTURE.md §2: the
+// log's rules do not depend on where it is kept). Appending is the
+// store's, under the issue's lock.
+type Lines interface {
+	// Tail is the log's last complete line, Torn > 0 after it for an
+	// append cut short. A missing log is an error wrapping
+	// fs.ErrNotExist.
+	Tail() (chain.Tail, error)
+	// Verify is every line, hashes and links checked (chain.Verify).
+	Verify() ([]chain.Line, error)
+}
+
+// Log is the event log of issue ID.
 type Log struct {
-	chain.Log
+	Lines
 	ID int
 }
 
-// In is the event log of issue id, whose host directory is dir.
+// In is the event log of issue id kept in events.jsonl in dir, its host
+// directory.
 func In(dir string, id int) Log {
-	return Log{Log: chain.Log{Path: filepath.Join(dir, File)}, ID: id}
+	return Log{Lines: chain.Log{Path: filepath.Join(dir, File)}, ID: id}
 }
 
 // stateHash is the hash Event.StateHash holds for iss: of its JSON, so

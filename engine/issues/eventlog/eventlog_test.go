@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agenttree/agenttree/chain"
 	"github.com/agenttree/agenttree/engine/issues/eventlog"
 	"github.com/agenttree/agenttree/engine/issues/record"
 )
@@ -23,7 +24,7 @@ func written(t *testing.T) (eventlog.Log, []*record.Issue) {
 		History: []record.HistoryEntry{{To: "plan", Kind: record.KindCreate, Actor: "human", At: at}}}
 	raw, hash, err := eventlog.Encode("", v1, eventlog.OpCreate, at, v1.History, nil)
 	require.NoError(t, err)
-	require.NoError(t, l.AppendEncoded(raw))
+	require.NoError(t, l.Lines.(chain.Log).AppendEncoded(raw))
 	v1.Chain = hash
 
 	v2 := *v1
@@ -32,7 +33,7 @@ func written(t *testing.T) (eventlog.Log, []*record.Issue) {
 	v2.History = append(append([]record.HistoryEntry(nil), v1.History...), added)
 	raw, hash, err = eventlog.Encode(v1.Chain, &v2, eventlog.OpUpdate, at, []record.HistoryEntry{added}, nil)
 	require.NoError(t, err)
-	require.NoError(t, l.AppendEncoded(raw))
+	require.NoError(t, l.Lines.(chain.Log).AppendEncoded(raw))
 	v2.Chain = hash
 	return l, []*record.Issue{v1, &v2}
 }
