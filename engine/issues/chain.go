@@ -39,7 +39,8 @@ const (
 	OpAdopt   = eventlog.OpAdopt
 )
 
-func (s *Store) events(id int) eventlog.Log { return eventlog.In(s.HostDir(id), id) }
+// events is issue id's log, read through the backend.
+func (s *Store) events(id int) eventlog.Log { return eventlog.Log{Lines: s.b.Log(id), ID: id} }
 
 // logFile is issue id's events.jsonl, which the store appends to, cuts and
 // sets aside under the issue's lock; eventlog only reads it (events).

@@ -1,10 +1,10 @@
 package issues
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"gopkg.in/yaml.v3"
@@ -32,9 +32,12 @@ func (s *Store) missing(id int) (*Issue, error) {
 // write a crash interrupted, and refuses an issue changed outside
 // agenttree.
 func (t *Tx) load() (*Issue, error) {
-	path := t.s.path(t.id)
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	snap, err := t.s.b.Read(context.Background(), t.id)
+	if err != nil {
+		return nil, err
+	}
+	data := snap.State
+	if data == nil {
 		iss, err := t.s.missing(t.id)
 		if err != nil {
 			return nil, err
@@ -45,10 +48,7 @@ func (t *Tx) load() (*Issue, error) {
 		t.data, t.head = data, iss.Chain
 		return iss, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	iss, err := decode(path, data)
+	iss, err := t.s.decode(t.id, data)
 	if err != nil {
 		return nil, err
 	}
@@ -84,11 +84,11 @@ func (t *Tx) startChain(iss *Issue, op Op, aside string) ([]byte, int, error) {
 	return data, n, err
 }
 
-// decode parses issue.yaml's content.
-func decode(path string, data []byte) (*Issue, error) {
+// decode parses issue id's issue.yaml content.
+func (s *Store) decode(id int, data []byte) (*Issue, error) {
 	var iss Issue
 	if err := yaml.Unmarshal(data, &iss); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", s.path(id), err)
 	}
 	return &iss, nil
 }

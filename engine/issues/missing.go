@@ -1,10 +1,9 @@
 package issues
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 )
 
 // MissingError is an issue whose directory is gone. Create gave its id,
@@ -64,14 +63,9 @@ func (s *Store) Missing(present []int) ([]int, error) {
 	return out, nil
 }
 
-// gone reports whether issue id's directory is not there.
-func (s *Store) gone(id int) (bool, error) {
-	_, err := os.Lstat(s.HostDir(id))
-	if errors.Is(err, fs.ErrNotExist) {
-		return true, nil
-	}
-	return false, err
-}
+// gone reports whether nothing is stored for issue id: for files, that
+// its directory is not there.
+func (s *Store) gone(id int) (bool, error) { return s.b.Gone(context.Background(), id) }
 
 // notFound is the error for issue id, which has neither issue.yaml nor a
 // log: a *MissingError when Create gave its id and its directory is gone

@@ -7,14 +7,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/agenttree/agenttree/engine/issues/backend"
+	"github.com/agenttree/agenttree/engine/issues/filestore"
 	"github.com/agenttree/agenttree/engine/issues/scancache"
 	"github.com/agenttree/agenttree/internal/atomicfile"
 	"github.com/agenttree/agenttree/internal/statedir"
@@ -39,6 +39,9 @@ func (e *ConflictError) Error() string {
 type Store struct {
 	root   string
 	layout statedir.Layout
+	// b keeps the issues' bytes; the store keeps every rule
+	// (docs/ARCHITECTURE.md §2).
+	b backend.Backend
 	// LockTimeout bounds how long a writer waits for a lock.
 	LockTimeout time.Duration
 	now         func() time.Time
@@ -60,7 +63,7 @@ func Open(root string) (*Store, error) {
 	// The migration holds its locks for a few writes, once per state
 	// directory: a bounded wait needs no caller's context.
 	ctx := context.Background()
-	s := &Store{root: root, layout: layout, LockTimeout: 30 * time.Second, now: time.Now, settle: scancache.SettleTime}
+	s := &Store{root: root, layout: layout, b: filestore.Open(root), LockTimeout: 30 * time.Second, now: time.Now, settle: scancache.SettleTime}
 	if err := hostIsTheHosts(layout); err != nil {
 		return nil, err
 	}
@@ -115,17 +118,16 @@ func (s *Store) Get(id int) (*Issue, error) {
 
 // read reads issue.yaml, unchecked.
 func (s *Store) read(id int) (*Issue, error) {
-	var iss Issue
-	err := atomicfile.ReadYAML(s.path(id), &iss)
-	if errors.Is(err, os.ErrNotExist) {
+	snap, err := s.b.Read(context.Background(), id)
+	if err != nil {
+		return nil, err
+	}
+	if snap.State == nil {
 		// Created as far as its log goes (the next locked access writes
 		// its issue.yaml), or damaged: never silently absent.
 		return s.missing(id)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return &iss, nil
+	return s.decode(id, snap.State)
 }
 
 // List reads every issue, in id order (as Scan does). An issue that
@@ -152,23 +154,7 @@ func (s *Store) List() ([]*Issue, error) {
 // them: one unreadable issue does not hide the others.
 func (s *Store) IDs() ([]int, error) { return s.ids() }
 
-func (s *Store) ids() ([]int, error) {
-	entries, err := os.ReadDir(s.layout.HostIssues())
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var ids []int
-	for _, e := range entries {
-		if id, err := strconv.Atoi(e.Name()); err == nil && e.IsDir() && id > 0 {
-			ids = append(ids, id)
-		}
-	}
-	sort.Ints(ids)
-	return ids, nil
-}
+func (s *Store) ids() ([]int, error) { return s.b.IDs(context.Background()) }
 
 // Create allocates the next id under the store lock and writes iss with it,
 // recording actor as its creator.
@@ -259,13 +245,10 @@ func (s *Store) listLock() string { return filepath.Join(s.layout.HostIssues(), 
 
 func (s *Store) lastIDPath() string { return filepath.Join(s.layout.HostIssues(), ".last-id") }
 
-// lastID is the last id Create gave, 0 when none is recorded.
+// lastID is the last id Create gave, 0 when none is recorded or it
+// cannot be read: Create then goes by the ids listed.
 func (s *Store) lastID() int {
-	data, err := os.ReadFile(s.lastIDPath())
-	if err != nil {
-		return 0
-	}
-	n, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	n, _ := s.b.LastID(context.Background())
 	return n
 }
 

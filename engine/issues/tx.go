@@ -136,7 +136,7 @@ func (t *Tx) Get() (*Issue, error) {
 		t.spare = nil
 		return iss, nil
 	}
-	return decode(t.s.path(t.id), t.data)
+	return t.s.decode(t.id, t.data)
 }
 
 // Update applies fn if the issue's version is still expected, bumps the
@@ -190,13 +190,16 @@ func (s *Store) watchPath(id int) string { return filepath.Join(s.HostDir(id), "
 // readWatch reads issue id's watch.yaml (empty if none). The first
 // layout, a flat map of the hooks' keys, is read as the hooks' part.
 func (s *Store) readWatch(id int) (*WatchFile, error) {
-	var doc yaml.Node
-	err := atomicfile.ReadYAML(s.watchPath(id), &doc)
-	if errors.Is(err, os.ErrNotExist) {
-		return &WatchFile{Hooks: map[string]string{}}, nil
-	}
+	data, err := s.b.ReadWatch(context.Background(), id)
 	if err != nil {
 		return nil, err
+	}
+	if data == nil {
+		return &WatchFile{Hooks: map[string]string{}}, nil
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, fmt.Errorf("%s: %w", s.watchPath(id), err)
 	}
 	w, err := record.DecodeWatch(&doc)
 	if err != nil {

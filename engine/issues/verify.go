@@ -1,10 +1,6 @@
 package issues
 
-import (
-	"errors"
-	"io/fs"
-	"os"
-)
+import "context"
 
 // Verify checks issue id's whole log, every line's hash, link, version
 // and state, and its issue.yaml against the last line. It reads issue.yaml
@@ -18,17 +14,16 @@ func (s *Store) Verify(id int) (*Report, error) {
 	} else if gone {
 		return s.verifyMissing(id)
 	}
-	path := s.path(id)
-	data, err := os.ReadFile(path)
+	snap, err := s.b.Read(context.Background(), id)
 	var iss *Issue
 	var problems []string
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		problems = append(problems, "issue.yaml is missing")
 	case err != nil:
 		return nil, err
+	case snap.State == nil:
+		problems = append(problems, "issue.yaml is missing")
 	default:
-		if iss, err = decode(path, data); err != nil {
+		if iss, err = s.decode(id, snap.State); err != nil {
 			problems = append(problems, "issue.yaml cannot be read: "+err.Error())
 		}
 	}

@@ -106,10 +106,10 @@ const (
 )
 
 // Lines are the lines of an issue's log, read as a hash chain: all a Log
-// reads. chain.Log, the log kept in events.jsonl, is one; a store that
-// keeps its lines elsewhere gives its own (docs/ARCHITECTURE.md §2: the
-// log's rules do not depend on where it is kept). Appending is the
-// store's, under the lock.
+// reads. chain.Log, the log kept in events.jsonl, is one; a store
+// backend that keeps its lines elsewhere gives its own, and the checks
+// stay the same (docs/ARCHITECTURE.md §2, the store backend). Appending
+// is the store's, under the lock.
 type Lines interface {
 	// Tail is the log's last complete line, Torn > 0 after it for an
 	// append cut short. A missing log is an error wrapping
