@@ -1,15 +1,14 @@
 package issues
 
 import (
+	"context"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/agenttree/agenttree/chain"
+	"github.com/agenttree/agenttree/engine/issues/backend"
 	"github.com/agenttree/agenttree/engine/issues/eventlog"
-	"github.com/agenttree/agenttree/internal/atomicfile"
 )
 
 // An issue's events.jsonl is a hash chain of its writes, and issue.yaml's
@@ -42,51 +41,47 @@ const (
 // events is issue id's log, read through the backend.
 func (s *Store) events(id int) eventlog.Log { return eventlog.Log{Lines: s.b.Log(id), ID: id} }
 
-// logFile is issue id's events.jsonl, which the store appends to, cuts and
-// sets aside under the issue's lock; eventlog only reads it (events).
-func (s *Store) logFile(id int) chain.Log {
-	return chain.Log{Path: filepath.Join(s.HostDir(id), eventlog.File)}
-}
-
-// commit logs iss as op wrote it, after the line prev, then replaces
-// issue.yaml with it, its Chain set to the new line. It returns the bytes
-// of issue.yaml: nil when nothing was logged, set with an error when the
-// line was logged but issue.yaml not written. The caller holds the
-// issue's lock.
-func (s *Store) commit(prev string, iss *Issue, op Op, entries []HistoryEntry, note *RepairNote) ([]byte, error) {
+// encode is the write that logs iss as op wrote it, after the line prev:
+// the line and issue.yaml's new bytes, its Chain set to the line's hash,
+// which it returns.
+func (s *Store) encode(prev string, iss *Issue, op Op, entries []HistoryEntry, note *RepairNote) (backend.Write, string, error) {
 	raw, hash, err := eventlog.Encode(prev, iss, op, s.now().UTC().Truncate(time.Second), entries, note)
 	if err != nil {
-		return nil, err
+		return backend.Write{}, "", err
 	}
 	written := *iss
 	written.Chain = hash
 	data, err := yaml.Marshal(&written)
 	if err != nil {
-		return nil, fmt.Errorf("issue %d: %w", iss.ID, err)
+		return backend.Write{}, "", fmt.Errorf("issue %d: %w", iss.ID, err)
 	}
-	// The line and issue.yaml's new content are synced at the same time:
-	// each must be on disk before the rename puts the content in place,
-	// and neither needs the other first (until the rename, issue.yaml is
-	// the old state whatever of the two a crash left). One fsync's wait
-	// instead of two.
-	logged := make(chan error, 1)
-	go func() { logged <- s.logFile(iss.ID).AppendEncoded(raw) }()
-	pending, err := atomicfile.Prepare(s.path(iss.ID), data, 0o644)
-	if lerr := <-logged; lerr != nil {
-		if pending != nil {
-			pending.Discard()
-		}
-		return nil, fmt.Errorf("issue %d: log the change: %w", iss.ID, lerr)
+	return backend.Write{ID: iss.ID, Line: raw, State: data}, hash, nil
+}
+
+// commit logs iss as op wrote it, after the line prev, then replaces
+// issue.yaml with it, its Chain set to the new line. It returns the bytes
+// of issue.yaml: nil when nothing was logged, set with an error when the
+// line was logged but issue.yaml not written.
+func (t *Tx) commit(prev string, iss *Issue, op Op, entries []HistoryEntry, note *RepairNote) ([]byte, error) {
+	w, hash, err := t.s.encode(prev, iss, op, entries, note)
+	if err != nil {
+		return nil, err
+	}
+	logged, err := t.s.b.Commit(context.Background(), t.held, w)
+	if !logged && err != nil {
+		return nil, fmt.Errorf("issue %d: log the change: %w", iss.ID, err)
 	}
 	iss.Chain = hash
-	if err == nil {
-		err = pending.Commit()
-	}
 	if err != nil {
-		// The change is made: the log holds it. data is what issue.yaml
-		// will hold once the next Lock finishes the write.
-		return data, fmt.Errorf("issue %d: the change is logged in %s, but issue.yaml was not written (%w); the next command on the issue finishes it",
-			iss.ID, eventlog.File, err)
+		return w.State, notWritten(iss.ID, err)
 	}
-	return data, nil
+	return w.State, nil
+}
+
+// notWritten is the error of a write whose line was logged and whose
+// issue.yaml was not written: the change is made, the log holds it, and
+// the next Lock finishes the write.
+func notWritten(id int, err error) error {
+	return fmt.Errorf("issue %d: the change is logged in %s, but issue.yaml was not written (%w); the next command on the issue finishes it",
+		id, eventlog.File, err)
 }

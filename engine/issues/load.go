@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/agenttree/agenttree/engine/issues/backend"
 )
 
 // missing says what issue id is, whose issue.yaml is gone: not found
@@ -42,7 +43,7 @@ func (t *Tx) load() (*Issue, error) {
 		if err != nil {
 			return nil, err
 		}
-		if data, err = t.s.write(iss); err != nil {
+		if data, err = t.write(iss); err != nil {
 			return nil, fmt.Errorf("issue %d: finish its creation a crash interrupted: %w", t.id, err)
 		}
 		t.data, t.head = data, iss.Chain
@@ -57,14 +58,14 @@ func (t *Tx) load() (*Issue, error) {
 		return nil, err
 	}
 	if h.Tail.Torn > 0 {
-		if err := t.s.logFile(t.id).DropTorn(h.Tail); err != nil {
+		if err := t.s.b.DropTorn(context.Background(), t.held, t.id, h.Tail); err != nil {
 			return nil, err
 		}
 	}
 	if h.Next != nil {
 		iss = h.Next
 		iss.Chain = h.Tail.Last.Hash
-		if data, err = t.s.write(iss); err != nil {
+		if data, err = t.write(iss); err != nil {
 			return nil, fmt.Errorf("issue %d: finish the write a crash interrupted: %w", t.id, err)
 		}
 	}
@@ -72,15 +73,27 @@ func (t *Tx) load() (*Issue, error) {
 	return iss, nil
 }
 
+// write replaces issue.yaml with iss, and returns what it wrote.
+func (t *Tx) write(iss *Issue) ([]byte, error) {
+	data, err := yaml.Marshal(iss)
+	if err != nil {
+		return nil, fmt.Errorf("issue %d: %w", iss.ID, err)
+	}
+	if _, err := t.s.b.Commit(context.Background(), t.held, backend.Write{ID: iss.ID, State: data}); err != nil {
+		return data, err
+	}
+	return data, nil
+}
+
 // startChain starts a new log from iss as it is, the old log's lines set
 // aside in the file aside; it returns issue.yaml's new content and how
 // many lines it set aside.
 func (t *Tx) startChain(iss *Issue, op Op, aside string) ([]byte, int, error) {
-	n, err := t.s.logFile(t.id).SetAside(0, filepath.Join(t.s.HostDir(t.id), aside))
+	n, err := t.s.b.SetAside(context.Background(), t.held, t.id, 1, aside)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, fmt.Errorf("issue %d: %w", t.id, err)
 	}
-	data, err := t.s.commit("", iss, op, iss.History, nil)
+	data, err := t.commit("", iss, op, iss.History, nil)
 	return data, n, err
 }
 

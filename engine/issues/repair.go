@@ -100,7 +100,8 @@ func (t *Tx) restore(done *Repaired, cur *Issue) (*Repaired, error) {
 	}
 	if r.Cut >= 0 {
 		aside := filepath.Join(t.s.HostDir(t.id), eventlog.SetAsideFile)
-		n, err := t.s.logFile(t.id).SetAside(r.Cut, aside)
+		// The lines that verify are the first ones, up to the cut.
+		n, err := t.s.b.SetAside(context.Background(), t.held, t.id, len(r.Lines)+1, eventlog.SetAsideFile)
 		if err != nil {
 			return nil, fmt.Errorf("issue %d: %w", t.id, err)
 		}
@@ -116,7 +117,7 @@ func (t *Tx) restore(done *Repaired, cur *Issue) (*Repaired, error) {
 	restored.Updated = t.s.now().UTC().Truncate(time.Second)
 	note := &RepairNote{Restored: done.Restored, Problem: strings.Join(done.Problems, "; "), Undone: done.Undone,
 		SetAside: filepath.Base(done.SetAside), SetAsideLines: done.SetAsideLines}
-	data, err := t.s.commit(r.LastLine().Hash, &restored, OpRepair, nil, note)
+	data, err := t.commit(r.LastLine().Hash, &restored, OpRepair, nil, note)
 	if err != nil {
 		return nil, err
 	}

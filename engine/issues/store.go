@@ -7,11 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"time"
-
-	"gopkg.in/yaml.v3"
 
 	"github.com/agenttree/agenttree/engine/issues/backend"
 	"github.com/agenttree/agenttree/engine/issues/filestore"
@@ -58,12 +55,17 @@ type Store struct {
 // is under way, the issues from before hash-chained logs get theirs
 // (adoptPreChains). Nothing is created until the first issue is. What the
 // migration did not take as the host's is in Warnings.
-func Open(root string) (*Store, error) {
+func Open(root string) (*Store, error) { return OpenWith(root, filestore.Open(root)) }
+
+// OpenWith is Open with the issues kept in b (docs/ARCHITECTURE.md §2,
+// the store backend); the state directory root keeps the rest: the
+// stage documents, the sessions', the controller's and the forge's files.
+func OpenWith(root string, b backend.Backend) (*Store, error) {
 	layout := statedir.Layout{Root: root}
 	// The migration holds its locks for a few writes, once per state
 	// directory: a bounded wait needs no caller's context.
 	ctx := context.Background()
-	s := &Store{root: root, layout: layout, b: filestore.Open(root), LockTimeout: 30 * time.Second, now: time.Now, settle: scancache.SettleTime}
+	s := &Store{root: root, layout: layout, b: b, LockTimeout: 30 * time.Second, now: time.Now, settle: scancache.SettleTime}
 	if err := hostIsTheHosts(layout); err != nil {
 		return nil, err
 	}
@@ -167,101 +169,46 @@ func (s *Store) Create(ctx context.Context, iss *Issue, actor string) (*Issue, e
 	if err != nil {
 		return nil, err
 	}
-	unlock, err := s.lock(ctx, s.listLock(), "the issue list")
-	if err != nil {
-		return nil, err
-	}
-	defer unlock()
 	if adopt {
-		if err := s.adoptPreChainsLocked(ctx); err != nil {
+		if err := s.adoptPreChains(ctx); err != nil {
 			return nil, err
 		}
 	}
-	ids, err := s.ids()
-	if err != nil {
-		return nil, err
-	}
-	next := s.lastID() + 1
-	if len(ids) > 0 {
-		next = max(next, ids[len(ids)-1]+1)
-	}
-	created := *iss
-	created.ID = next
-	created.Version = 1
-	now := s.now().UTC().Truncate(time.Second)
-	created.Created, created.Updated = now, now
-	created.History = []HistoryEntry{{To: created.Stage, Kind: KindCreate, Actor: actor, At: now}}
-	if created.Branch == "" {
-		created.Branch = BranchName(next, created.Slug)
-	}
-	dir := s.HostDir(next)
-	if err := os.MkdirAll(dir, statedir.HostMode); err != nil {
-		return nil, err
-	}
-	if err := s.layout.MkdirDocs(next); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	// Remembered apart from the directories, so the id of an issue
-	// deleted later is never given to another: its history, branch and
-	// PR stay its own, and it is listed as missing (Missing).
-	if err := s.setLastID(next); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	// Under the issue's lock, so that nobody looks at it between its
-	// first line and its issue.yaml.
-	unlockIssue, err := s.lock(ctx, filepath.Join(dir, ".lock"), fmt.Sprintf("issue %d", next))
-	if err != nil {
-		s.uncreate(next)
-		return nil, err
-	}
-	defer unlockIssue()
-	if data, err := s.commit("", &created, OpCreate, created.History, nil); err != nil {
-		if data == nil {
-			s.uncreate(next)
+	var created Issue
+	id, err := s.b.Create(ctx, s.LockTimeout, func(next int) (backend.Write, error) {
+		created = *iss
+		created.ID = next
+		created.Version = 1
+		now := s.now().UTC().Truncate(time.Second)
+		created.Created, created.Updated = now, now
+		created.History = []HistoryEntry{{To: created.Stage, Kind: KindCreate, Actor: actor, At: now}}
+		if created.Branch == "" {
+			created.Branch = BranchName(next, created.Slug)
 		}
+		if err := s.layout.MkdirDocs(next); err != nil {
+			return backend.Write{}, err
+		}
+		w, hash, err := s.encode("", &created, OpCreate, created.History, nil)
+		created.Chain = hash
+		return w, err
+	})
+	switch {
+	case err != nil && id > 0:
+		return nil, notWritten(id, err)
+	case err != nil:
 		return nil, err
 	}
 	return &created, nil
 }
 
-func (s *Store) setLastID(id int) error {
-	return atomicfile.Write(s.lastIDPath(), []byte(strconv.Itoa(id)+"\n"), 0o644)
-}
-
-// uncreate undoes a Create of id that logged nothing, under the list
-// lock: id was never an issue's, so it is given back before its directory
-// goes, and is never listed as missing. Were it not given back, the
-// directory stays, as one being created.
-func (s *Store) uncreate(id int) {
-	if s.setLastID(id-1) == nil {
-		os.RemoveAll(s.HostDir(id))
-	}
-}
-
 // listLock serializes the writers of the issue list: Create, adoptPreChains.
 func (s *Store) listLock() string { return filepath.Join(s.layout.HostIssues(), ".lock") }
-
-func (s *Store) lastIDPath() string { return filepath.Join(s.layout.HostIssues(), ".last-id") }
 
 // lastID is the last id Create gave, 0 when none is recorded or it
 // cannot be read: Create then goes by the ids listed.
 func (s *Store) lastID() int {
 	n, _ := s.b.LastID(context.Background())
 	return n
-}
-
-// write replaces issue.yaml with iss, and returns what it wrote.
-func (s *Store) write(iss *Issue) ([]byte, error) {
-	data, err := yaml.Marshal(iss)
-	if err != nil {
-		return nil, fmt.Errorf("issue %d: %w", iss.ID, err)
-	}
-	if err := atomicfile.Write(s.path(iss.ID), data, 0o644); err != nil {
-		return data, err
-	}
-	return data, nil
 }
 
 // hostIsTheHosts refuses a host/ that someone other than the state

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -14,17 +13,19 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/agenttree/agenttree/engine/issues/backend"
 	"github.com/agenttree/agenttree/engine/issues/record"
 	"github.com/agenttree/agenttree/internal/atomicfile"
 )
 
-// Tx holds one issue's file lock: what is read and written through it is
-// one step no other agenttree process can interleave with.
+// Tx holds one issue's lock (the backend's: a file lock in files): what is
+// read and written through it is one step no other agenttree process can
+// interleave with.
 type Tx struct {
-	s      *Store
-	id     int
-	unlock func()
-	watch  *WatchFile // read on first use
+	s     *Store
+	id    int
+	held  backend.Held
+	watch *WatchFile // read on first use
 	// data is issue.yaml as checked by Lock or written since, and head
 	// the hash of the log line that holds it: under the lock nobody else
 	// writes them, so they are not read again.
@@ -71,17 +72,16 @@ func (s *Store) Begin(ctx context.Context, id int) (*Tx, *Issue, error) {
 // the issue without the lock (Get) and takes the lock with Begin only
 // for a change it will make.
 func (s *Store) TryBegin(id int) (*Tx, *Issue, error) {
-	if err := s.exists(id); err != nil {
-		return nil, nil, err
-	}
-	unlock, ok, err := atomicfile.TryLock(s.lockPath(id), fmt.Sprintf("issue %d", id))
+	h, err := s.b.TryLock(context.Background(), id)
 	switch {
-	case errors.Is(err, fs.ErrPermission), err == nil && !ok:
+	case errors.Is(err, backend.ErrBusy):
 		return nil, nil, nil
+	case errors.Is(err, backend.ErrNotStored):
+		return nil, nil, s.notFound(id)
 	case err != nil:
 		return nil, nil, err
 	}
-	tx := &Tx{s: s, id: id, unlock: unlock}
+	tx := &Tx{s: s, id: id, held: h}
 	iss, err := tx.load()
 	if err != nil {
 		tx.Unlock()
@@ -93,37 +93,21 @@ func (s *Store) TryBegin(id int) (*Tx, *Issue, error) {
 // lockRaw takes issue id's lock without reading the issue: for Repair,
 // which works on an issue Lock refuses.
 func (s *Store) lockRaw(ctx context.Context, id int) (*Tx, error) {
-	if err := s.exists(id); err != nil {
-		return nil, err
+	h, err := s.b.Lock(ctx, id, s.LockTimeout)
+	if errors.Is(err, backend.ErrNotStored) {
+		return nil, s.notFound(id)
 	}
-	unlock, err := s.lock(ctx, s.lockPath(id), fmt.Sprintf("issue %d", id))
 	if err != nil {
 		return nil, err
 	}
-	return &Tx{s: s, id: id, unlock: unlock}, nil
+	return &Tx{s: s, id: id, held: h}, nil
 }
-
-// exists says issue id is not found when it has neither an issue.yaml
-// nor a log.
-func (s *Store) exists(id int) error {
-	if _, err := os.Stat(s.path(id)); err != nil {
-		if !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
-		if _, lerr := os.Stat(s.logFile(id).Path); lerr != nil {
-			return s.notFound(id)
-		}
-	}
-	return nil
-}
-
-func (s *Store) lockPath(id int) string { return filepath.Join(s.HostDir(id), ".lock") }
 
 // Unlock releases the lock; further use of the Tx is a bug.
 func (t *Tx) Unlock() {
-	if t.unlock != nil {
-		t.unlock()
-		t.unlock = nil
+	if t.held != nil {
+		t.held.Unlock()
+		t.held = nil
 	}
 }
 
@@ -161,7 +145,7 @@ func (t *Tx) Update(expected int, fn func(*Issue) error) (*Issue, error) {
 	}
 	cur.Version = expected + 1
 	cur.Updated = t.s.now().UTC().Truncate(time.Second)
-	data, err := t.s.commit(t.head, cur, OpUpdate, cur.History[before:], nil)
+	data, err := t.commit(t.head, cur, OpUpdate, cur.History[before:], nil)
 	// Logged is made, even when issue.yaml was not written (the next Lock
 	// finishes it); nothing logged leaves the log's end unknown, so the
 	// Tx writes no more.
@@ -277,7 +261,11 @@ func (t *Tx) SetPoll(p *Poll) error {
 // writeWatch replaces watch.yaml. It is polling state, written on every
 // poll: atomic, not fsynced (a power loss costs at most a poll again).
 func (t *Tx) writeWatch(w *WatchFile) error {
-	if err := atomicfile.ReplaceYAML(t.s.watchPath(t.id), w, 0o644); err != nil {
+	data, err := yaml.Marshal(w)
+	if err != nil {
+		return err
+	}
+	if err := t.s.b.WriteWatch(context.Background(), t.held, t.id, data); err != nil {
 		return err
 	}
 	t.watch = w

@@ -13,7 +13,10 @@ package backend
 
 import (
 	"context"
+	"errors"
+	"time"
 
+	"github.com/agenttree/agenttree/chain"
 	"github.com/agenttree/agenttree/engine/issues/eventlog"
 )
 
@@ -46,4 +49,55 @@ type Backend interface {
 	Log(id int) eventlog.Lines
 	// ReadWatch reads issue id's watch.yaml bytes; nil when it has none.
 	ReadWatch(ctx context.Context, id int) ([]byte, error)
+
+	// Lock takes issue id's lock, waiting until ctx ends or timeout
+	// passes (none when 0); ErrNotStored when nothing is stored for id.
+	Lock(ctx context.Context, id int, timeout time.Duration) (Held, error)
+	// TryLock is Lock without waiting: ErrBusy when it cannot be taken
+	// now.
+	TryLock(ctx context.Context, id int) (Held, error)
+	// Create gives the next id never given before (above LastID and every
+	// id listed) and, under that issue's lock, writes what first returns
+	// for it. The id is 0 unless the first line was logged: an error with
+	// an id is a line logged whose state was not written, which the next
+	// Lock finishes. Nothing logged gives the id back.
+	Create(ctx context.Context, timeout time.Duration, first func(id int) (Write, error)) (int, error)
+	// Commit makes w under h, issue w.ID's lock. logged is whether the
+	// line is in the log: with an error, the state was not written.
+	Commit(ctx context.Context, h Held, w Write) (logged bool, err error)
+	// WriteWatch replaces issue id's watch.yaml; it is polling state,
+	// neither versioned nor logged.
+	WriteWatch(ctx context.Context, h Held, id int, data []byte) error
+	// DropTorn cuts the incomplete line t, issue id's log's tail read
+	// under h, found after its last complete line.
+	DropTorn(ctx context.Context, h Held, id int, t chain.Tail) error
+	// SetAside moves the lines of issue id's log from fromLine on (1:
+	// the whole log) to the record called name, and cuts them off the
+	// log. It returns how many lines it moved; a missing log is an error
+	// wrapping fs.ErrNotExist.
+	SetAside(ctx context.Context, h Held, id int, fromLine int, name string) (int, error)
+}
+
+// ErrBusy is TryLock's answer when another process holds the issue's
+// lock, or this one may not take it (an agent of another OS user may read
+// the state, not lock it): the caller reads without the lock instead.
+var ErrBusy = errors.New("issue lock held")
+
+// ErrNotStored is Lock's answer for an issue with neither state nor log.
+var ErrNotStored = errors.New("nothing is stored for the issue")
+
+// Held is an issue's lock, which every write of the issue is made under.
+type Held interface {
+	Unlock()
+}
+
+// Write is one commit of an issue: a log line and the state it logs,
+// made so that the line is never behind the state.
+type Write struct {
+	ID int
+	// Line is eventlog.Encode's bytes, "\n"-terminated; nil writes the
+	// state only (finishing a write a crash cut short after its line).
+	Line []byte
+	// State is issue.yaml's new bytes, its chain field the line's hash.
+	State []byte
 }

@@ -2,8 +2,7 @@
 // in files: each issue's issue.yaml, watch.yaml and events.jsonl in its
 // directory under the state directory's host/issues/, and the last id
 // given in host/issues/.last-id (docs/ARCHITECTURE.md §2, and §8 for
-// the files). It reads them; package issues writes them, under the
-// issue's lock.
+// the files). It keeps the bytes; what they must be is package issues'.
 package filestore
 
 import (
