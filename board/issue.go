@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/agenttree/agenttree/engine"
@@ -140,13 +141,17 @@ func messageOf(m outbox.Message, now time.Time) message {
 
 // ciLog is the tail of the CI feedback the agent was given, read beneath
 // the directory only (an agent may have swapped in a symlink).
+// The agent may also have made it a FIFO, whose plain open waits for a
+// writer: each page would hang holding a connection (docs/SECURITY.md,
+// the board). Opened without waiting, it is read only if regular.
+// syscall.O_NONBLOCK is outside the bits Windows's open looks at.
 func ciLog(dir string) string {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return ""
 	}
 	defer root.Close()
-	f, err := root.Open("ci_feedback.md")
+	f, err := root.OpenFile("ci_feedback.md", os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return ""
 	}
