@@ -5,6 +5,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/people"
@@ -73,7 +74,13 @@ func (s *Server) action(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.Log.Info("board action", "issue", id, "action", name, "actor", s.Actor.String())
-	res, err := do(r.Context(), e, id, s.Actor, func(k string) string { return strings.TrimSpace(r.PostFormValue(k)) })
+	// The action is finished though the person's browser goes away, as
+	// the controller's socket finishes an agent's (docs/ARCHITECTURE.md
+	// §11): a half-done approve, move or hook helps nobody. The engine's
+	// own timeouts (hooks', locks') bound it; its answer gets a write
+	// timeout of its own from when it is ready.
+	res, err := do(context.WithoutCancel(r.Context()), e, id, s.Actor, func(k string) string { return strings.TrimSpace(r.PostFormValue(k)) })
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.limits.write))
 	v := resultView{ID: id, Action: name}
 	status := http.StatusOK
 	// What the engine answers quotes agents' text (gates' output, hook

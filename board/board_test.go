@@ -38,9 +38,15 @@ type rig struct {
 
 func newRig(t *testing.T, opts ...engine.Option) *rig {
 	t.Helper()
+	return newRigWith(t, testpipeline.Read(t, "cli"), opts...)
+}
+
+// newRigWith is a board over the issues of a pipeline configured by config.
+func newRigWith(t *testing.T, config string, opts ...engine.Option) *rig {
+	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, stages.FileName)
-	require.NoError(t, os.WriteFile(path, []byte(testpipeline.Read(t, "cli")), 0o644))
+	require.NoError(t, os.WriteFile(path, []byte(config), 0o644))
 	reg := builtin.Registry()
 	cfg, err := load.File(path, reg)
 	require.NoError(t, err)
