@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -300,46 +299,6 @@ func TestHostileTextIsShownAsText(t *testing.T) {
 	_, body = r.get(t, "/issues/1")
 	assert.Contains(t, body, "FAIL &lt;script&gt;", "the CI log's tail, as text")
 	assert.NotContains(t, body, "\x1b", "no terminal controls")
-}
-
-// The events stream is numbered by the event log's sequence: a browser
-// that reconnects with the last id it saw gets nothing until something
-// changes, then the change, numbered past it.
-func TestEventsResumeWhereTheBrowserWas(t *testing.T) {
-	r := newRig(t)
-	r.create(t, "Add login page", "plan.draft")
-	ln, err := board.Listen("127.0.0.1:0", false)
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	r.srv.Every = 20 * time.Millisecond
-	go r.srv.Serve(ctx, ln)
-	base := "http://" + ln.Addr().String()
-
-	first := readEvent(t, ctx, base+"/events?token="+r.srv.Token(), "")
-	assert.Equal(t, "1", first.id, "one issue at version 1")
-	assert.Equal(t, "board", first.kind)
-	assert.Contains(t, first.data, "Add login page")
-
-	events := make(chan event, 1)
-	go func() { events <- readEvent(t, ctx, base+"/events?token="+r.srv.Token(), first.id) }()
-	select {
-	case ev := <-events:
-		t.Fatalf("a resumed stream got an event before anything changed: %+v", ev)
-	case <-time.After(300 * time.Millisecond):
-	}
-	r.create(t, "Second issue", "backlog")
-	select {
-	case ev := <-events:
-		assert.Equal(t, "2", ev.id)
-		assert.Contains(t, ev.data, "Second issue")
-	case <-time.After(20 * time.Second):
-		t.Fatal("no event after a new issue")
-	}
-
-	issueEv := readEvent(t, ctx, base+"/issues/1/events?token="+r.srv.Token(), "")
-	assert.Equal(t, "1", issueEv.id, "an issue's events are numbered by its version")
-	assert.Equal(t, "issue", issueEv.kind)
 }
 
 type event struct{ id, kind, data string }

@@ -95,11 +95,12 @@ func stamp(e *engine.Engine) string {
 // browsers keep it open.
 const keepAlive = 15 * time.Second
 
-// stream sends server-sent events of kind until the client leaves: one
-// when read gives an id the client has not seen (Last-Event-ID), and one
-// at each change of the state directory that changes what read renders.
-// A client that reconnects with the id it saw gets nothing until there is
-// something new.
+// stream sends server-sent events of kind until the client leaves: what
+// read renders now, numbered with its id, and again at each change of the
+// state directory that changes it. A client that reconnects gets the
+// fragment at once whatever its Last-Event-ID: the id counts the issues'
+// writes, not the rest a fragment shows (watch.yaml, the outbox, agents,
+// panes, the rate limit), which may have changed meanwhile.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, kind string, read func() (id int, html string, err error)) {
 	select {
 	case s.streams <- struct{}{}:
@@ -125,7 +126,6 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, kind string, rea
 	if !send("") {
 		return
 	}
-	seen := r.Header.Get("Last-Event-ID")
 	sent := ""
 	for {
 		changed := s.hub.wait()
@@ -133,8 +133,6 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, kind string, rea
 		switch {
 		case err != nil:
 			s.Log.Debug("the board could not read for an event", "err", err)
-		case strconv.Itoa(id) == seen && sent == "":
-			sent = html // the client has this one
 		case html != sent:
 			if !send(fmt.Sprintf("id: %d\nevent: %s\ndata: %s\n\n", id, kind, sseData(html))) {
 				return
