@@ -28,7 +28,9 @@ func (w *Watching) runForward(ctx context.Context, url string, changed func(forg
 	for {
 		started := time.Now()
 		out, hook, err := w.forwardOnce(ctx, url)
-		if hook != 0 {
+		// A forwarder that met GitHub's 422 made no hook: a new one is
+		// another forwarder's, started meanwhile.
+		if hook != 0 && !strings.Contains(out, "already exists") {
 			ours = hook
 		}
 		if ctx.Err() != nil {
@@ -36,9 +38,7 @@ func (w *Watching) runForward(ctx context.Context, url string, changed func(forg
 			// not, without waiting on an outage for long.
 			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.limits.cleanup)
 			if ours != 0 {
-				if err := w.api.DeleteHook(dctx, ours); err != nil && !errors.Is(err, ghapi.ErrNotFound) {
-					w.log.Warn("could not remove the webhook forwarder's hook", "hook", ours, "err", err)
-				}
+				w.removeOwnHook(dctx, ours)
 			}
 			cancel()
 			return nil
@@ -76,8 +76,17 @@ func (w *Watching) runForward(ctx context.Context, url string, changed func(forg
 }
 
 // forwardOnce runs the forwarder until it ends or ctx is done, and
-// returns what it printed and the hook it made, when a delivery named it.
+// returns what it printed and the hook it made, once GitHub listed it.
 func (w *Watching) forwardOnce(ctx context.Context, url string) (string, int64, error) {
+	// The forwarder's hook is the "cli" hook GitHub lists that was not
+	// there before it started (GitHub allows one per repository), never
+	// the one a delivery names: the forwarder's secret is on its command
+	// line, and a local process that reads it may sign a delivery naming
+	// any hook (docs/SECURITY.md).
+	before, err := w.cliHooks(ctx)
+	if err != nil {
+		return "", 0, fmt.Errorf("github events: %w", err)
+	}
 	secret := randomSecret()
 	w.setSecrets(secret)
 	r := w.api.Repo()
@@ -115,8 +124,13 @@ func (w *Watching) forwardOnce(ctx context.Context, url string) (string, int64, 
 	w.mu.Lock()
 	w.fwdPID, w.fwdHook, w.gap = cmd.Process.Pid, 0, false
 	w.mu.Unlock()
-	err := cmd.Wait()
+	fctx, stopFollowing := context.WithCancel(ctx)
+	followed := make(chan struct{})
+	go func() { defer close(followed); w.follow(fctx, before) }()
+	err = cmd.Wait()
 	close(ended)
+	stopFollowing()
+	<-followed
 	// What of the group outlived gh (the extension, had gh died alone)
 	// would keep forwarding with a secret no longer taken.
 	_ = proc.KillGroup(cmd)
@@ -124,7 +138,84 @@ func (w *Watching) forwardOnce(ctx context.Context, url string) (string, int64, 
 	hook := w.fwdHook
 	w.fwdPID, w.fwdHook = 0, 0
 	w.mu.Unlock()
+	if hook == 0 && ctx.Err() != nil {
+		// Stopped before the hook was listed: look once more, so that the
+		// stop can remove it should gh not have.
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.limits.cleanup)
+		if h, err := w.newCLIHook(lctx, before); err == nil {
+			hook = h.ID
+		}
+		cancel()
+	}
 	return out.String(), hook, err
+}
+
+// follow learns the hook the forwarder makes from GitHub's list of the
+// repository's hooks, and pings it once it is active (gh activates its
+// hook when its websocket is up): the ping's delivery, naming that hook,
+// is the first to make the watch healthy (Watching.delivered).
+func (w *Watching) follow(ctx context.Context, before []ghapi.Hook) {
+	wait := 250 * time.Millisecond
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, forwardRetryMax)
+		h, err := w.newCLIHook(ctx, before)
+		if errors.Is(err, errNoHook) || ctx.Err() != nil {
+			continue
+		}
+		if err != nil {
+			w.log.Warn("could not list the repository's hooks for the forwarder's", "err", err)
+			continue
+		}
+		w.mu.Lock()
+		w.fwdHook = h.ID
+		w.mu.Unlock()
+		if !h.Active {
+			continue
+		}
+		if err := w.api.PingHook(ctx, h.ID); err != nil && ctx.Err() == nil {
+			w.log.Warn("could not ping the forwarder's hook; healthy once a delivery arrives through it", "hook", h.ID, "err", err)
+		}
+		return
+	}
+}
+
+// cliHooks lists the repository's gh webhook forward hooks (named "cli").
+func (w *Watching) cliHooks(ctx context.Context) ([]ghapi.Hook, error) {
+	hs, err := w.api.Hooks(ctx)
+	return slices.DeleteFunc(hs, func(h ghapi.Hook) bool { return h.Name != "cli" }), err
+}
+
+// newCLIHook is the "cli" hook GitHub lists that before did not.
+func (w *Watching) newCLIHook(ctx context.Context, before []ghapi.Hook) (*ghapi.Hook, error) {
+	return w.findHook(ctx, func(h ghapi.Hook) bool {
+		return h.Name == "cli" && !slices.ContainsFunc(before, func(b ghapi.Hook) bool { return b.ID == h.ID })
+	})
+}
+
+// removeOwnHook removes the hook this watch's forwarder made, which gh
+// could not, once GitHub says it is still a forwarder's: its id was
+// learned from GitHub's list (forwardOnce), and a hook of another name is
+// never removed.
+func (w *Watching) removeOwnHook(ctx context.Context, id int64) {
+	h, err := w.api.Hook(ctx, id)
+	switch {
+	case errors.Is(err, ghapi.ErrNotFound):
+		return
+	case err != nil:
+		w.log.Warn("could not remove the webhook forwarder's hook", "hook", id, "err", err)
+		return
+	case h.Name != "cli":
+		w.log.Warn("the hook taken for the webhook forwarder's is not a gh webhook forward hook; leaving it", "hook", id, "name", h.Name)
+		return
+	}
+	if err := w.api.DeleteHook(ctx, id); err != nil && !errors.Is(err, ghapi.ErrNotFound) {
+		w.log.Warn("could not remove the webhook forwarder's hook", "hook", id, "err", err)
+	}
 }
 
 // errOtherForwarder: a forwarder this watch did not start holds the
@@ -138,15 +229,12 @@ var errOtherForwarder = errors.New("another gh webhook forward holds the reposit
 // another forwarder's, a person's own or another controller's, and is
 // left alone: errOtherForwarder.
 func (w *Watching) dropStaleHooks(ctx context.Context, ours int64, died time.Time, changed func(forge.Change)) (bool, error) {
-	hs, err := w.api.Hooks(ctx)
+	hs, err := w.cliHooks(ctx)
 	if err != nil {
 		return false, err
 	}
 	dropped, other := false, false
 	for _, h := range hs {
-		if h.Name != "cli" {
-			continue
-		}
 		if h.ID != ours {
 			stale, err := w.failingSince(ctx, h.ID, died)
 			if err != nil {

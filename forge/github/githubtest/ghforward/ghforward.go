@@ -8,6 +8,12 @@
 // POSTs on a loopback port of its own. A test or bench program becomes
 // the forwarder by calling Main first thing, and names itself as the
 // forward command with Command.
+//
+// One flag is the fake's own, not gh's: --drop-while=FILE makes it a
+// forwarder that is up but stalled. While FILE exists it relays nothing
+// and answers each delivery with the status FILE holds (502 when it holds
+// none): GitHub records a failed delivery, or, with a 2xx, one that never
+// reached the receiver.
 package ghforward
 
 import (
@@ -19,6 +25,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 )
 
@@ -57,6 +64,7 @@ func Run(fake string, args []string) int {
 	url := fs.String("url", "", "")
 	secret := fs.String("secret", "", "")
 	fs.String("github-host", "", "")
+	drop := fs.String("drop-while", "", "")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -88,6 +96,10 @@ func Run(fake string, args []string) int {
 	fmt.Println("Forwarding Webhook events from GitHub...")
 	err = http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
+		if code, stalled := dropping(*drop); stalled {
+			w.WriteHeader(code)
+			return
+		}
 		fwd, err := http.NewRequest(http.MethodPost, *url, bytes.NewReader(b))
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadGateway)
@@ -106,4 +118,21 @@ func Run(fake string, args []string) int {
 	}))
 	fmt.Fprintln(os.Stderr, err)
 	return 1
+}
+
+// dropping says whether the file named by --drop-while exists, and the
+// status to answer with then.
+func dropping(file string) (int, bool) {
+	if file == "" {
+		return 0, false
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return 0, false
+	}
+	code, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || code < 100 || code > 599 {
+		code = http.StatusBadGateway
+	}
+	return code, true
 }

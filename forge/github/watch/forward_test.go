@@ -1,0 +1,87 @@
+package watch
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenttree/agenttree/forge/github/ghapi"
+	"github.com/agenttree/agenttree/forge/github/githubtest"
+	"github.com/agenttree/agenttree/forge/github/webhook"
+)
+
+// forwarderSecret is the running forwarder's secret as any local user
+// reads it: off its command line in /proc, or, where there is none, from
+// the watch.
+func forwarderSecret(t *testing.T, w *Watching, pid int) []byte {
+	if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline"); err == nil {
+		for _, arg := range strings.Split(string(b), "\x00") {
+			if s, ok := strings.CutPrefix(arg, "--secret="); ok {
+				return []byte(s)
+			}
+		}
+		t.Fatalf("no --secret on the forwarder's command line %q", b)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	require.Len(t, w.secrets, 1)
+	return w.secrets[0]
+}
+
+// A local process that reads the forwarder's secret off its command line
+// signs a delivery naming a person's own webhook: the watch is no
+// healthier for it, and its stop removes the forwarder's hook, as GitHub
+// lists it, never the person's.
+func TestForwardModeRemovesOnlyTheHookGitHubListsForItsForwarder(t *testing.T) {
+	srv := githubtest.New(t)
+	production := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	t.Cleanup(production.Close)
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	t.Setenv(fakeForwarderEnv, srv.URL+" "+srv.Token)
+	// The forwarder relays nothing, so that the forged delivery is the
+	// first signed one the receiver takes.
+	stalled := filepath.Join(t.TempDir(), "stalled")
+	require.NoError(t, os.WriteFile(stalled, nil, 0o600))
+	addr := freePort(t)
+	w := openWatching(t, srv, Events{Mode: ModeForward, ForwardCommand: []string{exe, "--drop-while=" + stalled}, Listen: addr,
+		StateDir: t.TempDir(), CheckEvery: time.Hour})
+	persons, err := w.api.CreateHook(context.Background(), ghapi.HookConfig{URL: production.URL, Secret: "theirs", Events: []string{"push"}})
+	require.NoError(t, err)
+	stop := startWatch(t, w, &changes{})
+
+	var pid int
+	require.Eventually(t, func() bool {
+		w.mu.Lock()
+		pid = w.fwdPID
+		w.mu.Unlock()
+		return pid != 0 && len(srv.HookIDs()) == 2
+	}, 20*time.Second, 20*time.Millisecond, "the forwarder runs and has made its hook")
+	secret := forwarderSecret(t, w, pid)
+
+	body := []byte(`{"zen":"forged","hook_id":` + strconv.FormatInt(persons.ID, 10) + `}`)
+	req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/", bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("X-GitHub-Event", "ping")
+	req.Header.Set("X-GitHub-Delivery", "forged-delivery")
+	req.Header.Set("X-GitHub-Hook-ID", strconv.FormatInt(persons.ID, 10))
+	req.Header.Set("X-Hub-Signature-256", webhook.Sign(secret, body))
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusNoContent, resp.StatusCode, "signed with the forwarder's secret, the delivery is taken")
+	assert.True(t, w.Healthy().IsZero(), "a forged delivery makes the watch no healthier")
+
+	stop()
+	assert.Equal(t, []int64{persons.ID}, srv.HookIDs(), "the person's hook is kept and the forwarder's removed")
+}
