@@ -16,11 +16,13 @@ import (
 
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues/eventlog"
+	"github.com/agenttree/agenttree/sessions/waiton"
 )
 
-// hub tells the board's event streams that the state directory changed.
-// It looks by stat alone (each issue's event log, watch.yaml and outbox,
-// and the agents' session records): no file is read unless one changed.
+// hub tells the board's event streams that what they show changed. It
+// looks by stat (each issue's event log, watch.yaml, outbox and CI log,
+// the agents' session records, the forge's rate limit) and asks tmux once
+// which agents' sessions run: no file is read unless one changed.
 type hub struct {
 	mu      sync.Mutex
 	changed chan struct{}
@@ -48,7 +50,7 @@ func (h *hub) watch(ctx context.Context, load func() (*engine.Engine, error), ev
 	for {
 		if e, err := load(); err != nil {
 			log.Debug("the board could not open the engine", "err", err)
-		} else if now := stamp(e); now != last {
+		} else if now := stamp(ctx, e); now != last {
 			if last != "" {
 				h.tell()
 			}
@@ -63,12 +65,13 @@ func (h *hub) watch(ctx context.Context, load func() (*engine.Engine, error), ev
 }
 
 // stamp is the size and modification time of every file the board shows
-// something of, in one string.
-func stamp(e *engine.Engine) string {
+// something of, and whether each agent's session runs, in one string.
+func stamp(ctx context.Context, e *engine.Engine) string {
 	var b strings.Builder
 	l := e.Store.Layout()
 	add := func(path string) {
-		if fi, err := os.Stat(path); err == nil {
+		// Lstat: an agent may make its CI log a symlink to anywhere.
+		if fi, err := os.Lstat(path); err == nil {
 			fmt.Fprintf(&b, "%s %d %d\n", path, fi.Size(), fi.ModTime().UnixNano())
 		}
 	}
@@ -82,11 +85,20 @@ func stamp(e *engine.Engine) string {
 		add(filepath.Join(dir, "watch.yaml"))
 		add(filepath.Join(dir, "outbox"))
 		add(filepath.Join(dir, "outbox", "sent"))
+		if id, err := strconv.Atoi(d.Name()); err == nil {
+			add(filepath.Join(e.Store.Dir(id), "ci_feedback.md"))
+		}
 	}
+	add(filepath.Join(l.Host(), "ratelimit.json")) // the controller's (docs/ARCHITECTURE.md §8)
 	add(l.AgentSessions())
 	agents, _ := os.ReadDir(l.AgentSessions())
+	look := waiton.LookAtAgents(ctx, e)
 	for _, a := range agents {
 		add(filepath.Join(l.AgentSessions(), a.Name()))
+		if id, err := strconv.Atoi(strings.TrimSuffix(a.Name(), ".yaml")); err == nil {
+			_, alive, known := look.Agent(id)
+			fmt.Fprintf(&b, "agent %d alive %t known %t\n", id, alive, known)
+		}
 	}
 	return b.String()
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +16,9 @@ import (
 
 	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/internal/statedir"
+	"github.com/agenttree/agenttree/internal/testpipeline"
+	"github.com/agenttree/agenttree/sessions/records"
+	"github.com/agenttree/agenttree/stages"
 )
 
 // events opens the event stream at base+path, sending last as
@@ -39,10 +43,10 @@ func (r *rig) events(t *testing.T, base, path, last string) <-chan event {
 	return out
 }
 
-// next is the first event of events whose data holds want, within 20 s.
-func next(t *testing.T, events <-chan event, want string) event {
+// next is the first event of events whose data holds want, within d.
+func next(t *testing.T, events <-chan event, want string, d time.Duration) event {
 	t.Helper()
-	deadline := time.After(20 * time.Second)
+	deadline := time.After(d)
 	for {
 		select {
 		case ev := <-events:
@@ -50,7 +54,7 @@ func next(t *testing.T, events <-chan event, want string) event {
 				return ev
 			}
 		case <-deadline:
-			t.Fatalf("no event with %q within 20 s", want)
+			t.Fatalf("no event with %q within %s", want, d)
 		}
 	}
 }
@@ -75,7 +79,7 @@ func TestAReconnectedStreamGetsTheFragmentAtOnce(t *testing.T) {
 	r := newRig(t)
 	r.create(t, "Add login page", "plan.draft")
 	base := r.serve(t)
-	first := next(t, r.events(t, base, "/events", ""), "Add login page")
+	first := next(t, r.events(t, base, "/events", ""), "Add login page", 20*time.Second)
 	assert.Equal(t, "1", first.id, "one issue at version 1")
 	assert.Equal(t, "board", first.kind)
 
@@ -89,9 +93,87 @@ func TestAReconnectedStreamGetsTheFragmentAtOnce(t *testing.T) {
 		t.Fatal("a reconnected stream got nothing until something new")
 	}
 	r.create(t, "Second issue", "backlog")
-	assert.Equal(t, "2", next(t, events, "Second issue").id)
+	assert.Equal(t, "2", next(t, events, "Second issue", 20*time.Second).id)
 
-	issueEv := next(t, r.events(t, base, "/issues/1/events", "1"), `data-stage="plan.draft"`)
+	issueEv := next(t, r.events(t, base, "/issues/1/events", "1"), `data-stage="plan.draft"`, 20*time.Second)
 	assert.Equal(t, "1", issueEv.id, "an issue's events are numbered by its version")
 	assert.Equal(t, "issue", issueEv.kind)
+}
+
+// What a page shows beside the issues' writes is pushed when it changes
+// though no id moves: the forge's rate limit, the tail of the CI log the
+// agent was given, whether the agent's session runs.
+func TestWhatTheIdDoesNotCountIsPushed(t *testing.T) {
+	tests := []struct {
+		name, path string
+		// arrange makes the rig, with an issue 1, and returns the change
+		// and what the page shows before and after it.
+		arrange func(t *testing.T) (r *rig, change func(), before, after string)
+	}{
+		{name: "the forge's rate limit", path: "/events", arrange: func(t *testing.T) (*rig, func(), string, string) {
+			r := newRig(t)
+			r.create(t, "Add login page", "implementation_review")
+			return r, func() { rateLimited(t, r) }, "Add login page", "rate-limited until"
+		}},
+		{name: "the CI log's tail", path: "/issues/1/events", arrange: func(t *testing.T) (*rig, func(), string, string) {
+			r := newRig(t)
+			iss := r.create(t, "Add login page", "implement.feedback")
+			return r, func() {
+				require.NoError(t, os.MkdirAll(r.e.Store.Dir(iss.ID), 0o755))
+				require.NoError(t, os.WriteFile(filepath.Join(r.e.Store.Dir(iss.ID), "ci_feedback.md"), []byte("FAIL TestLogin\n"), 0o644))
+			}, `data-stage="implement.feedback"`, "FAIL TestLogin"
+		}},
+		{name: "the agent's session ends", path: "/issues/1/events", arrange: func(t *testing.T) (*rig, func(), string, string) {
+			sock := tmuxServer(t)
+			r := newRigWith(t, testpipeline.Read(t, "cli")+"tmux:\n  socket: "+sock+"\n")
+			iss := r.create(t, "Add login page", "implement.code")
+			tmux(t, sock, "new-session", "-d", "-s", "agent-1", "sleep", "600")
+			pane := tmux(t, sock, "display-message", "-p", "-t", "agent-1", "#{pane_id}")
+			require.NoError(t, records.Open(r.e.Store.Layout()).Put(&records.Session{Issue: iss.ID, Role: stages.RoleDeveloper,
+				Agent: "claude", Session: "agent-1", Socket: sock, Pane: pane}))
+			return r, func() { tmux(t, sock, "kill-session", "-t", "agent-1") }, "agent-alive", "agent-ended"
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, change, before, after := tt.arrange(t)
+			events := r.events(t, r.serve(t), tt.path, "")
+			first := next(t, events, before, 20*time.Second)
+			require.NotContains(t, first.data, after)
+			change()
+			// Within the keep-alive's 15 s, at which a stream reads its
+			// page again whatever the stamp says: the board looks every
+			// 20 ms here.
+			ev := next(t, events, after, 10*time.Second)
+			assert.Equal(t, first.id, ev.id, "no issue was written")
+		})
+	}
+}
+
+// tmuxServer starts a tmux server of the test's own, on a socket whose
+// path is short enough for a Unix socket, with an empty configuration and
+// a session that keeps it running until the test ends.
+func tmuxServer(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	dir, err := os.MkdirTemp("", "board-tmux-")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	conf := filepath.Join(dir, "tmux.conf")
+	require.NoError(t, os.WriteFile(conf, nil, 0o644))
+	sock := filepath.Join(dir, "sock")
+	out, err := exec.Command("tmux", "-S", sock, "-f", conf, "new-session", "-d", "-s", "idle").CombinedOutput()
+	require.NoError(t, err, "start a tmux server: %s", out)
+	t.Cleanup(func() { _ = exec.Command("tmux", "-S", sock, "kill-server").Run() })
+	return sock
+}
+
+// tmux runs a tmux command on the server at sock.
+func tmux(t *testing.T, sock string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-S", sock}, args...)...).CombinedOutput()
+	require.NoError(t, err, "tmux %s: %s", strings.Join(args, " "), out)
+	return strings.TrimSpace(string(out))
 }
