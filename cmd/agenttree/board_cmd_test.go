@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -12,26 +14,30 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agenttree/agenttree/internal/statedir"
 	"github.com/agenttree/agenttree/internal/syncbuf"
 	"github.com/agenttree/agenttree/internal/testpipeline"
 )
 
-// `board` and `controller --http` serve the board on loopback and print
-// its URL with the login token; an address that is not loopback needs
-// --public, and an agent serves no board.
+// `board` and `controller --http` serve the board on loopback and hand
+// the person its URL with the login token, never on stderr (the
+// controller's log): `board` on stdout, the controller (its stdout no
+// terminal here) in its URL file (docs/SECURITY.md, "The board"); an
+// address that is not loopback needs --public, and an agent serves no
+// board.
 func TestBoardCommands(t *testing.T) {
 	tests := []struct {
 		name string
 		env  map[string]string
 		args []string
-		// url: the command serves and prints a URL; else it ends with
-		// code, saying want.
-		url  bool
-		code int
-		want string
+		// url: the command serves and prints a URL (in its URL file with
+		// inFile); else it ends with code, saying want.
+		url, inFile bool
+		code        int
+		want        string
 	}{
 		{name: "board", args: []string{"board"}, url: true},
-		{name: "controller --http", args: []string{"controller", "--http", "127.0.0.1:0", "--interval", "50ms"}, url: true},
+		{name: "controller --http", args: []string{"controller", "--http", "127.0.0.1:0", "--interval", "50ms"}, url: true, inFile: true},
 		{name: "board on every interface", args: []string{"board", "--http", "0.0.0.0:0"}, code: 2, want: "not a loopback address"},
 		{name: "controller on every interface", args: []string{"controller", "--http", ":0"}, code: 2, want: "pass --public"},
 		{name: "board public", args: []string{"board", "--http", "0.0.0.0:0", "--public"}, url: true},
@@ -63,15 +69,21 @@ func TestBoardCommands(t *testing.T) {
 				}
 				return
 			}
-			urlRE := regexp.MustCompile(`board: (http://127\.0\.0\.1:[0-9]+/\?token=[0-9a-f]{64})\n`)
-			var url string
+			urlRE := regexp.MustCompile(`board: (http://127\.0\.0\.1:[0-9]+/\?token=([0-9a-f]{64}))\n`)
+			urlFile := statedir.Layout{Root: filepath.Join(w.dir, "_agenttree")}.BoardURL()
+			var url, token string
 			require.Eventually(t, func() bool {
-				m := urlRE.FindStringSubmatch(out.String() + errOut.String())
+				shown := out.String()
+				if tt.inFile {
+					data, _ := os.ReadFile(urlFile)
+					shown = "board: " + string(data)
+				}
+				m := urlRE.FindStringSubmatch(shown)
 				if m != nil {
-					url = m[1]
+					url, token = m[1], m[2]
 				}
 				return m != nil
-			}, 30*time.Second, 20*time.Millisecond, "the URL is printed: %s %s", out.String(), errOut.String())
+			}, 30*time.Second, 20*time.Millisecond, "the URL is shown: %s %s", out.String(), errOut.String())
 			resp, err := http.Get(url)
 			require.NoError(t, err)
 			body, _ := io.ReadAll(resp.Body)
@@ -88,6 +100,10 @@ func TestBoardCommands(t *testing.T) {
 				assert.Equal(t, 0, code, errOut.String())
 			case <-time.After(30 * time.Second):
 				t.Fatal("the command did not stop with its context")
+			}
+			assert.NotContains(t, errOut.String(), token, "the login token is not on stderr")
+			if tt.inFile {
+				assert.NotContains(t, out.String(), token, "nor on a stdout that is no terminal")
 			}
 		})
 	}

@@ -67,6 +67,12 @@ func (l Layout) Sessions() string { return filepath.Join(l.Host(), "sessions") }
 // ControllerLock is the controller's lock file.
 func (l Layout) ControllerLock() string { return filepath.Join(l.Host(), "controller.lock") }
 
+// BoardURL is where `controller --http` leaves its board's URL, login
+// token included, for the person to read: the owner's alone (0600), as
+// the controller's log, which names the file, may be anyone's
+// (docs/SECURITY.md, "The board").
+func (l Layout) BoardURL() string { return filepath.Join(l.Host(), "board.url") }
+
 // Socket is where the controller listens for agents. It has a directory
 // of its own, which containers mount: a controller that restarts makes a
 // new socket file, which a mount of the old file would not see.

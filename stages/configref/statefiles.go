@@ -31,6 +31,7 @@ func StateFiles() []StateFile {
 		{l.Forge() + "/", "the local forge", "PRs (prs/) and CI runs with their logs (checks/) of `forge: local`."},
 		{l.Sessions() + "/", "agenttree", "Agent session tokens (hashes only)."},
 		{l.ControllerLock(), "the controller", "Held by the one controller of the state directory."},
+		{l.BoardURL(), "the controller", "The URL, login token included, of the board `controller --http` serves: its owner's alone (0600), removed when the controller stops."},
 		{filepath.Join(l.Host(), "layout"), "agenttree", "The layout's version; an older layout is migrated on first use."},
 		{"_agenttree/skills/", "people", "Stage instructions (`skill:` files), such as the defaults `agenttree init` writes."},
 		{"_agenttree/templates/", "people", "Templates of `create_file`, looked for here first."},

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 
 	"github.com/spf13/cobra"
@@ -82,19 +83,51 @@ func boardRun(ctx context.Context, opts *BoardOptions) error {
 	reload := &controller.Controller{Load: a.Reloader(ctx, first), Log: log}
 	// No controller runs here: the numbers read when scraped (the
 	// issues, the forge's counts), none of a tick's.
-	wait, err := Serve(ctx, reload.Engine, actor, opts.HTTP, opts.Public, metrics.New(reload.Engine).Handler(), a.Out, log)
+	b, err := Serve(ctx, reload.Engine, actor, opts.HTTP, opts.Public, metrics.New(reload.Engine).Handler(), log)
 	if err != nil {
 		return err
 	}
-	wait()
+	// The board's standard output is the person's: the URL and nothing
+	// else goes there, its log goes to stderr.
+	b.Show(a.Out)
+	b.Wait()
 	return nil
 }
 
+// Served is a board being served.
+type Served struct {
+	// URL is the address to open, the login token in it: for the person
+	// alone, never for a log (docs/SECURITY.md, "The board").
+	URL string
+	// Addr is the address it listens on; Public says it may be beyond
+	// loopback.
+	Addr   net.Addr
+	Public bool
+	done   chan struct{}
+}
+
+// Show prints the URL to open on out, where only the person reads it,
+// and with --public what that exposes.
+func (b *Served) Show(out io.Writer) {
+	fmt.Fprintf(out, "board: %s\n", b.URL)
+	if b.Public {
+		fmt.Fprintf(out, "board: %s\n", b.Exposed())
+	}
+}
+
+// Exposed says what listening beyond loopback exposes (no token in it).
+func (b *Served) Exposed() string {
+	return fmt.Sprintf("listening on %s: everyone who reaches it and has the URL sees every issue and acts as you", b.Addr)
+}
+
+// Wait waits for the board to stop, once its context is done.
+func (b *Served) Wait() { <-b.done }
+
 // Serve starts a board over load's engine on addr, acting as actor, with
-// metrics at /metrics (nil: none), and prints its URL (with the login token) on out; it serves until ctx is
-// done, and wait waits for that. An address that is not loopback is
-// refused unless public.
-func Serve(ctx context.Context, load func() (*engine.Engine, error), actor engine.Actor, addr string, public bool, metrics http.Handler, out io.Writer, log *slog.Logger) (wait func(), err error) {
+// metrics at /metrics (nil: none); it serves until ctx is done. It prints
+// nothing: the caller shows the URL where only the person reads it. An
+// address that is not loopback is refused unless public.
+func Serve(ctx context.Context, load func() (*engine.Engine, error), actor engine.Actor, addr string, public bool, metrics http.Handler, log *slog.Logger) (*Served, error) {
 	srv, err := board.New(load, actor, log)
 	if err != nil {
 		return nil, &cmdutil.ExitError{Code: exitcode.Waiting, Err: err}
@@ -104,16 +137,12 @@ func Serve(ctx context.Context, load func() (*engine.Engine, error), actor engin
 	if err != nil {
 		return nil, &cmdutil.ExitError{Code: exitcode.Usage, Err: err}
 	}
-	fmt.Fprintf(out, "board: %s\n", board.URL(ln, srv.Token()))
-	if public {
-		fmt.Fprintf(out, "board: listening on %s: everyone who reaches it and has the URL sees every issue and acts as you\n", ln.Addr())
-	}
-	done := make(chan struct{})
+	b := &Served{URL: board.URL(ln, srv.Token()), Addr: ln.Addr(), Public: public, done: make(chan struct{})}
 	go func() {
-		defer close(done)
+		defer close(b.done)
 		if err := srv.Serve(ctx, ln); err != nil {
 			log.Error("the board stopped", "addr", ln.Addr().String(), "err", err)
 		}
 	}()
-	return func() { <-done }, nil
+	return b, nil
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agenttree/agenttree/cmd/agenttree/boardcmd"
 	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
 	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/controller/metrics"
@@ -62,7 +61,7 @@ func newCmdController(a *cmdutil.App, runF func(context.Context, *ControllerOpti
 	cmd.Flags().DurationVar(&opts.Interval, "interval", 0, "time between passes (default: controller.interval_s, 10s)")
 	cmd.Flags().StringVar(&opts.LogFormat, "log-format", "text", "log format on stderr: text or json")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "with --once: print the pass's results as JSON")
-	cmd.Flags().StringVar(&opts.HTTP, "http", "", "also serve the web board on this address, host:port (loopback only without --public; see `agenttree board`)")
+	cmd.Flags().StringVar(&opts.HTTP, "http", "", "also serve the web board on this address, host:port (loopback only without --public; see `agenttree board`); its URL is in _agenttree/host/board.url, and on stdout at a terminal")
 	cmd.Flags().BoolVar(&opts.Public, "public", false, "with --http: allow an address that is not loopback: everyone who reaches it and has the URL acts as you")
 	return cmd
 }
@@ -110,10 +109,12 @@ func controllerRun(ctx context.Context, opts *ControllerOptions) error {
 		}
 		shown := func() {}
 		if opts.HTTP != "" {
-			// The board acts as the person who runs the controller.
-			if shown, err = boardcmd.Serve(ctx, c.Engine, engine.ActorFromEnv(a.Getenv), opts.HTTP, opts.Public, c.Metrics.Handler(), a.ErrOut, c.Log); err != nil {
+			if shown, err = a.serveBoard(ctx, c, first.Store.Root(), opts); err != nil {
 				stop()
 				served()
+				if shown != nil {
+					shown()
+				}
 				return err
 			}
 		}
