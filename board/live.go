@@ -46,15 +46,23 @@ func (h *hub) tell() {
 func (h *hub) watch(ctx context.Context, load func() (*engine.Engine, error), every time.Duration, log *slog.Logger) {
 	t := time.NewTicker(every)
 	defer t.Stop()
-	last := ""
+	last, failed := "", ""
 	for {
 		if e, err := load(); err != nil {
-			log.Debug("the board could not open the engine", "err", err)
-		} else if now := stamp(ctx, e); now != last {
-			if last != "" {
-				h.tell()
+			// Pages stay as they were until the engine opens (a config
+			// being edited, say): a Warn once per error, not four a second.
+			if err.Error() != failed {
+				log.Warn("the board could not open the engine; its pages are not updated until it can", "err", err)
 			}
-			last = now
+			failed = err.Error()
+		} else {
+			failed = ""
+			if now := stamp(ctx, e); now != last {
+				if last != "" {
+					h.tell()
+				}
+				last = now
+			}
 		}
 		select {
 		case <-ctx.Done():

@@ -1,20 +1,27 @@
 package board_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agenttree/agenttree/board"
 	"github.com/agenttree/agenttree/controller"
+	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/internal/statedir"
 	"github.com/agenttree/agenttree/internal/testpipeline"
 	"github.com/agenttree/agenttree/sessions/records"
@@ -176,4 +183,50 @@ func tmux(t *testing.T, sock string, args ...string) string {
 	out, err := exec.Command("tmux", append([]string{"-S", sock}, args...)...).CombinedOutput()
 	require.NoError(t, err, "tmux %s: %s", strings.Join(args, " "), out)
 	return strings.TrimSpace(string(out))
+}
+
+// An engine that cannot be opened (a config being edited, say) leaves
+// every page as it was: the board's log warns of it, once for each error
+// rather than at every look.
+func TestAnEngineThatCannotBeOpenedIsWarnedOfOnce(t *testing.T) {
+	var logged lockedBuffer
+	var failing atomic.Value
+	failing.Store(errors.New("stage plan.draft: no such role"))
+	srv, err := board.New(func() (*engine.Engine, error) { return nil, failing.Load().(error) }, person,
+		slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	require.NoError(t, err)
+	srv.Every = 10 * time.Millisecond
+	ln, err := board.Listen("127.0.0.1:0", false)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-done })
+	go func() { defer close(done); _ = srv.Serve(ctx, ln) }()
+
+	warned := func() int { return strings.Count(logged.String(), "could not open the engine") }
+	require.Eventually(t, func() bool { return warned() == 1 }, 20*time.Second, 10*time.Millisecond, "a warning: %s", logged.String())
+	assert.Contains(t, logged.String(), "level=WARN")
+	assert.Contains(t, logged.String(), "no such role")
+	time.Sleep(300 * time.Millisecond) // some thirty looks more
+	assert.Equal(t, 1, warned(), "once for the same error")
+	failing.Store(errors.New("stages: line 3: mapping values are not allowed"))
+	require.Eventually(t, func() bool { return warned() == 2 }, 20*time.Second, 10*time.Millisecond, "another error is warned of")
+}
+
+// lockedBuffer is a log's buffer the test reads while the board writes.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
