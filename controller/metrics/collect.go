@@ -3,6 +3,7 @@ package metrics
 import (
 	"cmp"
 	"context"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,19 +19,34 @@ import (
 // pipeline reads the issues' files when scraped: who each waits on and
 // for how long (as `agenttree status` says it), and the moves their
 // histories hold.
+//
+// The moves are a counter, which must never go down (a rate over it would
+// read a decrease as a restart): each history entry is counted once, when
+// a scrape first reads it, under the labels the config gave it then, and
+// stays counted when its issue is removed or its stage leaves the config.
+// The histories are what is counted, not the controller's own moves: an
+// agent's `next` through the socket, a person's command in another
+// process and the board's actions all append to them.
 type pipeline struct {
 	load                          func() (*engine.Engine, error)
 	waiting, longest, transitions *prometheus.Desc
+
+	mu sync.Mutex
+	// counted is how many entries of each issue's history are counted
+	// in moves; an issue's id is never given to another.
+	counted map[int]int
+	moves   map[[2]string]int
 }
 
 func newPipeline(load func() (*engine.Engine, error)) *pipeline {
-	return &pipeline{load: load,
+	return &pipeline{load: load, counted: map[int]int{}, moves: map[[2]string]int{},
 		waiting: prometheus.NewDesc("agenttree_issues_waiting",
 			"Issues waiting, by who moves them on (person, agent, controller), as `agenttree status` says.", []string{"on"}, nil),
 		longest: prometheus.NewDesc("agenttree_issues_longest_wait_seconds",
 			"The longest an issue has waited, by who moves it on: since it reached its stage, or since what it waits on began.", []string{"on"}, nil),
 		transitions: prometheus.NewDesc("agenttree_transitions_total",
-			"Moves between stages the issues' histories hold, by from and to stage (stages the config does not name are \"other\", an issue's creation is from \"(new)\").", []string{"from", "to"}, nil),
+			"Moves between stages the issues' histories hold, by from and to stage (stages the config does not name are \"other\", an issue's creation is from \"(new)\"). "+
+				"Each move is counted once, when a scrape first reads it (the first scrape counts every move already made), and stays counted when its issue is removed: it never goes down while the process runs.", []string{"from", "to"}, nil),
 	}
 }
 
@@ -64,14 +80,19 @@ func (p *pipeline) Collect(ch chan<- prometheus.Metric) {
 		}
 		return "other"
 	}
-	moves := map[[2]string]int{}
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	for _, l := range listed {
 		if l.Err != nil {
 			continue
 		}
-		for _, h := range l.Issue.History {
-			moves[[2]string{stage(h.From), stage(h.To)}]++
+		// A history only grows; one shorter than counted (put back
+		// from a backup) has nothing new until it grows past it.
+		history := l.Issue.History
+		for _, h := range history[min(p.counted[l.ID], len(history)):] {
+			p.moves[[2]string{stage(h.From), stage(h.To)}]++
 		}
+		p.counted[l.ID] = max(p.counted[l.ID], len(history))
 		var poll *issues.Poll
 		if l.Watch != nil {
 			poll = l.Watch.Poll
@@ -87,7 +108,7 @@ func (p *pipeline) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(p.waiting, prometheus.GaugeValue, float64(count[who]), string(who))
 		ch <- prometheus.MustNewConstMetric(p.longest, prometheus.GaugeValue, longest[who].Seconds(), string(who))
 	}
-	for m, n := range moves {
+	for m, n := range p.moves {
 		ch <- prometheus.MustNewConstMetric(p.transitions, prometheus.CounterValue, float64(n), m[0], m[1])
 	}
 }
