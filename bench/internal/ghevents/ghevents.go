@@ -63,7 +63,7 @@ type Forge struct {
 // its state (the hook's id, the made secret) under dir. Webhook mode's
 // public URL is its loopback receiver, where the fake delivers;
 // gh-forward's forwarder is this program (Main). checkEvery is how often
-// webhook mode reads its hook's deliveries for failures
+// either mode reads its hook's deliveries for failures
 // (watch.Events.CheckEvery; 0: the default).
 func Open(ctx context.Context, m Mode, srv *githubtest.Server, dir string, checkEvery time.Duration) (Forge, error) {
 	ev := watch.Events{Mode: string(m), StateDir: filepath.Join(dir, "events"), CheckEvery: checkEvery}

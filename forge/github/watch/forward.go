@@ -27,7 +27,7 @@ func (w *Watching) runForward(ctx context.Context, url string, changed func(forg
 	var ours int64 // the hook this watch's last forwarder made, when known
 	for {
 		started := time.Now()
-		out, hook, err := w.forwardOnce(ctx, url)
+		out, hook, err := w.forwardOnce(ctx, url, changed)
 		// A forwarder that met GitHub's 422 made no hook: a new one is
 		// another forwarder's, started meanwhile.
 		if hook != 0 && !strings.Contains(out, "already exists") {
@@ -77,7 +77,7 @@ func (w *Watching) runForward(ctx context.Context, url string, changed func(forg
 
 // forwardOnce runs the forwarder until it ends or ctx is done, and
 // returns what it printed and the hook it made, once GitHub listed it.
-func (w *Watching) forwardOnce(ctx context.Context, url string) (string, int64, error) {
+func (w *Watching) forwardOnce(ctx context.Context, url string, changed func(forge.Change)) (string, int64, error) {
 	// The forwarder's hook is the "cli" hook GitHub lists that was not
 	// there before it started (GitHub allows one per repository), never
 	// the one a delivery names: the forwarder's secret is on its command
@@ -118,6 +118,7 @@ func (w *Watching) forwardOnce(ctx context.Context, url string) (string, int64, 
 		return term()
 	}
 	cmd.WaitDelay = 5 * time.Second
+	started := time.Now()
 	if err := cmd.Start(); err != nil {
 		return "", 0, fmt.Errorf("github events: starting %s (events.forward_command; gh needs `gh extension install cli/gh-webhook`): %w", w.ev.ForwardCommand[0], err)
 	}
@@ -126,7 +127,7 @@ func (w *Watching) forwardOnce(ctx context.Context, url string) (string, int64, 
 	w.mu.Unlock()
 	fctx, stopFollowing := context.WithCancel(ctx)
 	followed := make(chan struct{})
-	go func() { defer close(followed); w.follow(fctx, before) }()
+	go func() { defer close(followed); w.follow(fctx, before, started, changed) }()
 	err = cmd.Wait()
 	close(ended)
 	stopFollowing()
@@ -153,8 +154,11 @@ func (w *Watching) forwardOnce(ctx context.Context, url string) (string, int64, 
 // follow learns the hook the forwarder makes from GitHub's list of the
 // repository's hooks, and pings it once it is active (gh activates its
 // hook when its websocket is up): the ping's delivery, naming that hook,
-// is the first to make the watch healthy (Watching.delivered).
-func (w *Watching) follow(ctx context.Context, before []ghapi.Hook) {
+// is the first to make the watch healthy (Watching.delivered). Then it
+// looks at the hook's deliveries since the forwarder started every
+// CheckEvery, as webhook mode does at its hook: a forwarder that is up
+// but relays nothing is no longer taken for a healthy watch.
+func (w *Watching) follow(ctx context.Context, before []ghapi.Hook, started time.Time, changed func(forge.Change)) {
 	wait := 250 * time.Millisecond
 	for {
 		select {
@@ -180,7 +184,29 @@ func (w *Watching) follow(ctx context.Context, before []ghapi.Hook) {
 		if err := w.api.PingHook(ctx, h.ID); err != nil && ctx.Err() == nil {
 			w.log.Warn("could not ping the forwarder's hook; healthy once a delivery arrives through it", "hook", h.ID, "err", err)
 		}
+		w.lookAtForwarder(ctx, h.ID, started, changed)
 		return
+	}
+}
+
+// lookAtForwarder looks at the forwarder's hook's deliveries every
+// CheckEvery until ctx is done. A look GitHub does not answer stops
+// nothing: the watch is unhealthy until one does.
+func (w *Watching) lookAtForwarder(ctx context.Context, hook int64, started time.Time, changed func(forge.Change)) {
+	l := &hookLook{hook: hook, seen: started, failing: "GitHub's deliveries through the webhook forwarder fail or do not reach the receiver; polling as without events until one arrives",
+		args: []any{"hook", hook, "forward_command", w.ev.ForwardCommand[0]}}
+	err := w.lookEvery(ctx, func() error {
+		err := w.look(ctx, l, changed)
+		if err == nil || errors.Is(err, ghapi.ErrNotFound) || ctx.Err() != nil {
+			return err
+		}
+		w.log.Warn("could not read the forwarder's deliveries; polling as without events until the next look", "hook", hook, "err", err)
+		w.unhealthy()
+		return nil
+	})
+	if err != nil {
+		w.log.Warn("the forwarder's hook is gone; polling as without events until the forwarder is started again", "hook", hook, "err", err)
+		w.unhealthy()
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/forge/github/ghapi"
 	"github.com/agenttree/agenttree/forge/github/githubtest"
 	"github.com/agenttree/agenttree/forge/github/webhook"
@@ -84,4 +85,46 @@ func TestForwardModeRemovesOnlyTheHookGitHubListsForItsForwarder(t *testing.T) {
 
 	stop()
 	assert.Equal(t, []int64{persons.ID}, srv.HookIDs(), "the person's hook is kept and the forwarder's removed")
+}
+
+// A forwarder that stays up but stops relaying (its websocket stalled,
+// or answering GitHub without passing deliveries on) is found by the
+// look at its hook's deliveries: the watch is unhealthy within a look,
+// what the deliveries told of is read from GitHub, and the watch is
+// healthy again once deliveries arrive.
+func TestForwardModeFindsAForwarderThatStoppedRelaying(t *testing.T) {
+	for _, tc := range []struct{ name, answers string }{
+		{name: "GitHub's deliveries fail", answers: "502"},
+		{name: "GitHub's deliveries are answered and not relayed", answers: "200"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := githubtest.New(t)
+			srv.AddPR(githubtest.PR{HeadSHA: sha1})
+			exe, err := os.Executable()
+			require.NoError(t, err)
+			t.Setenv(fakeForwarderEnv, srv.URL+" "+srv.Token)
+			stalled := filepath.Join(t.TempDir(), "stalled")
+			w := openWatching(t, srv, Events{Mode: ModeForward, ForwardCommand: []string{exe, "--drop-while=" + stalled},
+				StateDir: t.TempDir(), CheckEvery: 300 * time.Millisecond})
+			c := &changes{}
+			startWatch(t, w, c)
+			require.Eventually(t, func() bool { return !w.Healthy().IsZero() }, 20*time.Second, 20*time.Millisecond)
+			time.Sleep(1100 * time.Millisecond) // past the receiver's first second
+
+			require.NoError(t, os.WriteFile(stalled, []byte(tc.answers), 0o600))
+			srv.AddStatus(sha1, "ci/a", "failure", "")
+			require.Eventually(t, func() bool { made, _ := srv.Deliveries(); return made >= 3 }, 10*time.Second, 20*time.Millisecond,
+				"the status is delivered to the stalled forwarder")
+			require.Eventually(t, func() bool { return w.Healthy().IsZero() }, 10*time.Second, 20*time.Millisecond,
+				"a forwarder that relays nothing: not healthy")
+			require.Eventually(t, func() bool { return c.has(forge.Change{SHA: sha1, What: "status"}) }, 10*time.Second, 20*time.Millisecond,
+				"the delivery that did not arrive is read from GitHub")
+			assert.Positive(t, w.WatchStats().Recovered)
+
+			require.NoError(t, os.Remove(stalled))
+			srv.AddStatus(sha1, "ci/b", "success", "")
+			require.Eventually(t, func() bool { return !w.Healthy().IsZero() }, 10*time.Second, 20*time.Millisecond,
+				"healthy again once a delivery arrives")
+		})
+	}
 }

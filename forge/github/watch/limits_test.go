@@ -154,32 +154,41 @@ func TestForwardModeRemovesAStaleHookItDidNotMake(t *testing.T) {
 	assert.NotEqual(t, stale, ids[0])
 }
 
-// Deliveries that fail while the receiver runs make the watch unhealthy
-// until one arrives again.
+// Deliveries that fail, or that something else than the receiver answers,
+// while the receiver runs make the watch unhealthy until one arrives
+// again, and what they told of is read from GitHub.
 func TestWebhookModeUnhealthyWhileDeliveriesFail(t *testing.T) {
-	srv := githubtest.New(t)
-	srv.AddPR(githubtest.PR{HeadSHA: sha1})
-	addr := freePort(t)
-	ev := Events{Mode: ModeWebhook, URL: "http://" + addr + "/", Listen: addr, StateDir: t.TempDir(), CheckEvery: 200 * time.Millisecond}
-	w := openWatching(t, srv, ev)
-	c := &changes{}
-	startWatch(t, w, c)
-	require.Eventually(t, func() bool { return !w.Healthy().IsZero() }, 10*time.Second, 20*time.Millisecond)
-	hook := srv.HookIDs()[0]
-	secret, err := w.secret()
-	require.NoError(t, err)
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	t.Cleanup(elsewhere.Close)
+	for _, tc := range []struct{ name, pointsAt string }{
+		{name: "nothing answers (a proxy gone, a URL mistyped)", pointsAt: "http://" + freePort(t) + "/"},
+		{name: "something else answers 2xx (a proxy sending elsewhere)", pointsAt: elsewhere.URL},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := githubtest.New(t)
+			srv.AddPR(githubtest.PR{HeadSHA: sha1})
+			addr := freePort(t)
+			ev := Events{Mode: ModeWebhook, URL: "http://" + addr + "/", Listen: addr, StateDir: t.TempDir(), CheckEvery: 200 * time.Millisecond}
+			w := openWatching(t, srv, ev)
+			c := &changes{}
+			startWatch(t, w, c)
+			require.Eventually(t, func() bool { return !w.Healthy().IsZero() }, 10*time.Second, 20*time.Millisecond)
+			hook := srv.HookIDs()[0]
+			secret, err := w.secret()
+			require.NoError(t, err)
 
-	// The hook now points nowhere (a proxy gone, a URL mistyped).
-	require.NoError(t, w.api.UpdateHook(context.Background(), hook, ghapi.HookConfig{URL: "http://" + freePort(t) + "/", Secret: string(secret), Events: []string{"status"}}))
-	time.Sleep(1100 * time.Millisecond) // past the receiver's first second
-	srv.AddStatus(sha1, "ci/a", "failure", "")
-	require.Eventually(t, func() bool { made, ok := srv.Deliveries(); return made > ok }, 10*time.Second, 20*time.Millisecond)
-	require.Eventually(t, func() bool { return w.Healthy().IsZero() }, 10*time.Second, 20*time.Millisecond, "failing deliveries: not healthy")
-	assert.True(t, c.has(forge.Change{SHA: sha1, What: "status"}), "the failed delivery is read from the deliveries API")
+			require.NoError(t, w.api.UpdateHook(context.Background(), hook, ghapi.HookConfig{URL: tc.pointsAt, Secret: string(secret), Events: []string{"status"}}))
+			time.Sleep(1100 * time.Millisecond) // past the receiver's first second
+			srv.AddStatus(sha1, "ci/a", "failure", "")
+			require.Eventually(t, func() bool { made, _ := srv.Deliveries(); return made >= 2 }, 10*time.Second, 20*time.Millisecond)
+			require.Eventually(t, func() bool { return w.Healthy().IsZero() }, 10*time.Second, 20*time.Millisecond, "deliveries not arriving: not healthy")
+			assert.True(t, c.has(forge.Change{SHA: sha1, What: "status"}), "the delivery is read from the deliveries API")
 
-	require.NoError(t, w.api.UpdateHook(context.Background(), hook, ghapi.HookConfig{URL: ev.URL, Secret: string(secret), Events: []string{"status"}}))
-	srv.AddStatus(sha1, "ci/b", "success", "")
-	require.Eventually(t, func() bool { return !w.Healthy().IsZero() }, 10*time.Second, 20*time.Millisecond, "healthy again once a delivery arrives")
+			require.NoError(t, w.api.UpdateHook(context.Background(), hook, ghapi.HookConfig{URL: ev.URL, Secret: string(secret), Events: []string{"status"}}))
+			srv.AddStatus(sha1, "ci/b", "success", "")
+			require.Eventually(t, func() bool { return !w.Healthy().IsZero() }, 10*time.Second, 20*time.Millisecond, "healthy again once a delivery arrives")
+		})
+	}
 }
 
 // More failed deliveries than one page lists: the gap stays open.

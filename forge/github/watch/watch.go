@@ -17,7 +17,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,8 +53,9 @@ type Events struct {
 	ForwardCommand []string
 	// StateDir keeps the hook's id and the made secret.
 	StateDir string
-	// CheckEvery is how often webhook mode reads the hook's recent
-	// deliveries for ones that failed (default 5 minutes).
+	// CheckEvery is how often the watch reads its hook's recent
+	// deliveries, the webhook's or the running forwarder's, for ones that
+	// failed or never arrived (default 5 minutes).
 	CheckEvery time.Duration
 	Logger     *slog.Logger
 }
@@ -137,6 +137,10 @@ type Watching struct {
 	fwdPID  int
 	fwdHook int64 // the hook the running forwarder made, once GitHub lists it
 	recv    *webhook.Receiver
+	// heardAt holds the deliveries the receiver took since heardFrom, by
+	// X-GitHub-Delivery, to tell those GitHub made that never came (lost).
+	heardAt   map[string]time.Time
+	heardFrom time.Time
 }
 
 var (
@@ -186,6 +190,9 @@ func (w *Watching) unhealthy() {
 
 func (w *Watching) delivered(event, guid, hookID string) {
 	w.mu.Lock()
+	// Noted whatever hook it names: a forged delivery can at most hide a
+	// lost one whose GUID it guessed.
+	w.heard(guid)
 	fwdHook, ours := w.fwdHook, true
 	if w.ev.Mode == ModeForward {
 		// The forwarder's secret is on its command line, so a signed
@@ -223,6 +230,7 @@ func (w *Watching) Watch(ctx context.Context, changed func(forge.Change)) error 
 		Secrets: func() [][]byte { w.mu.Lock(); defer w.mu.Unlock(); return w.secrets }})
 	w.mu.Lock()
 	w.recv, w.started = recv, time.Now()
+	w.heardAt, w.heardFrom = map[string]time.Time{}, w.started
 	w.mu.Unlock()
 	// GitHub sends a delivery of a few KB and waits 10 s for the answer:
 	// a slow or idle client is cut off, and their number bounded, so that
@@ -244,74 +252,6 @@ func (w *Watching) Watch(ctx context.Context, changed func(forge.Change)) error 
 		return w.runWebhook(ctx, changed)
 	}
 	return w.runForward(ctx, "http://"+ln.Addr().String()+"/", changed)
-}
-
-// gapFilled is what fillGap found.
-type gapFilled struct {
-	// recovered is how many failed deliveries were read.
-	recovered int
-	// failing is the newest delivery since after that failed while the
-	// receiver was up; nil when none did.
-	failing *ghapi.Delivery
-}
-
-// fillGap reads the failed deliveries of hook made after after, and
-// tells of the changes they name: GitHub does not deliver them again on
-// its own. The gap stays open when the deliveries listed do not reach
-// back to after: what the others told of is left to the poll.
-func (w *Watching) fillGap(ctx context.Context, hookID int64, after time.Time, changed func(forge.Change)) (gapFilled, error) {
-	var res gapFilled
-	ds, err := w.api.Deliveries(ctx, hookID)
-	if err != nil {
-		return res, err
-	}
-	// GitHub's times are to the second: a delivery in after's second may
-	// be after it. Reading one twice costs one look.
-	after = after.Truncate(time.Second)
-	w.mu.Lock()
-	up := w.started.Truncate(time.Second)
-	w.mu.Unlock()
-	for i := range ds {
-		d := &ds[i]
-		if d.OK() || d.DeliveredAt.Before(after) {
-			continue
-		}
-		// In the receiver's first second it may not have listened yet.
-		if res.failing == nil && d.DeliveredAt.After(up) {
-			res.failing = d
-		}
-		if !slices.Contains(webhook.Events, d.Event) {
-			continue
-		}
-		full, err := w.api.DeliveryPayload(ctx, hookID, d.ID)
-		if err != nil {
-			return res, err
-		}
-		cs, err := webhook.Parse(d.Event, full.Request.Payload, "")
-		if err != nil {
-			w.log.Warn("a failed delivery could not be read; the poll will find what it told of", "delivery", d.GUID, "err", err)
-			continue
-		}
-		for _, c := range cs {
-			changed(c)
-		}
-		res.recovered++
-	}
-	// Newest first: a full page whose oldest is not before after's second
-	// may not be all of them.
-	covered := len(ds) < ghapi.DeliveriesPage || ds[len(ds)-1].DeliveredAt.Before(after)
-	w.recovered.Add(int64(res.recovered))
-	w.mu.Lock()
-	w.gap = !covered
-	w.mu.Unlock()
-	if !covered {
-		w.log.Warn("more of GitHub's deliveries than one page since the last look; polling as without events until the next look",
-			"hook", hookID, "since", after, "listed", len(ds), "recovered", res.recovered)
-		return res, nil
-	}
-	w.gapsFilled.Add(1)
-	w.log.Info("filled a gap in GitHub's deliveries", "hook", hookID, "since", after, "recovered", res.recovered)
-	return res, nil
 }
 
 // randomSecret is a fresh 32-byte secret, hex-encoded.

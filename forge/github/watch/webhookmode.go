@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"time"
 
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/forge/github/ghapi"
@@ -68,55 +67,20 @@ func (w *Watching) runWebhook(ctx context.Context, changed func(forge.Change)) e
 	if err != nil {
 		return err
 	}
-	// check reads the deliveries since the last look and keeps when it
-	// began: a delivery that fails while it reads is found by the next.
-	check := func() error {
-		at := time.Now()
-		if !st.Seen.IsZero() {
-			res, err := w.fillGap(ctx, st.ID, st.Seen, changed)
-			if err != nil {
-				return err
-			}
-			if d := res.failing; d != nil {
-				// Deliveries fail while the receiver is up: events.url does not
-				// reach it, or answers for something else.
-				w.log.Warn("GitHub's deliveries to events.url fail; polling as without events until one arrives",
-					"url", w.ev.URL, "status_code", d.StatusCode, "status", d.Status, "delivery", d.GUID, "at", d.DeliveredAt)
-				w.mu.Lock()
-				w.since = time.Time{}
-				w.mu.Unlock()
-			}
-		} else {
-			w.mu.Lock()
-			w.gap = false
-			w.mu.Unlock()
+	// Deliveries that fail or never arrive while the receiver is up:
+	// events.url does not reach it, or something else answers there.
+	l := &hookLook{hook: st.ID, seen: st.Seen, failing: "GitHub's deliveries to events.url fail or do not reach the receiver; polling as without events until one arrives",
+		args: []any{"url", w.ev.URL}}
+	return w.lookEvery(ctx, func() error {
+		if err := w.look(ctx, l, changed); err != nil {
+			return err
 		}
-		st.Seen = at
+		st.Seen = l.seen
 		if err := w.writeState(st); err != nil {
 			w.log.Warn("could not keep the webhook's state", "path", w.statePath(), "err", err)
 		}
 		return nil
-	}
-	if err := check(); err != nil {
-		return err
-	}
-	tick := time.NewTicker(w.ev.CheckEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		}
-		// A delivery that failed since the last look is a gap: its change
-		// is read from the deliveries API.
-		if err := check(); err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-	}
+	})
 }
 
 // ensureHook finds the hook the state directory names, fixes it if it
