@@ -271,7 +271,7 @@ func TestWebhookReceiverBoundsConnections(t *testing.T) {
 	w := openWatching(t, srv, ev)
 	w.limits.read = time.Second
 	stop := startWatch(t, w, &changes{})
-	require.Eventually(t, func() bool { return !w.Healthy().IsZero() }, 10*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return !w.Healthy().IsZero() }, 30*time.Second, 20*time.Millisecond)
 
 	trickle := func() (net.Conn, chan error) {
 		conn, err := net.Dial("tcp", addr)
@@ -303,7 +303,7 @@ func TestWebhookReceiverBoundsConnections(t *testing.T) {
 	w2 := openWatching(t, srv, ev)
 	w2.limits.read, w2.limits.shutdown = time.Hour, 500*time.Millisecond
 	stop2 := startWatch(t, w2, &changes{})
-	require.Eventually(t, func() bool { return !w2.Healthy().IsZero() }, 10*time.Second, 20*time.Millisecond)
+	require.Eventually(t, func() bool { return !w2.Healthy().IsZero() }, 30*time.Second, 20*time.Millisecond)
 	_, closed = trickle()
 	time.Sleep(300 * time.Millisecond)
 	stop2()
