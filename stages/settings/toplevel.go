@@ -55,7 +55,8 @@ func TopLevel() []Key {
 				{Name: "url", Field: at(func(e *stages.Events) any { return &e.URL }), Type: TypeString, Example: "https://ci.example.com/agenttree/github",
 					Doc: "The public https URL GitHub delivers to (webhook mode, where it is required)."},
 				{Name: "listen", Field: at(func(e *stages.Events) any { return &e.Listen }), Type: TypeString, Default: `"127.0.0.1:0"`,
-					Doc: "The local address the receiver listens on: loopback unless you write another. Port 0 takes a free port, which gh-forward mode hands to the forwarder; webhook mode needs a fixed port, the one `url` reaches."},
+					Doc: "The local address the receiver listens on. gh-forward mode takes a loopback address only (127.0.0.1, ::1 or localhost): its deliveries come from the forwarder on this machine, and another address would let anyone who reaches it at the receiver. " +
+						"Port 0 takes a free port, which gh-forward mode hands to the forwarder; webhook mode needs a fixed port, the one `url` reaches, and may listen beyond loopback for a proxy or tunnel elsewhere."},
 				{Name: "secret_file", Field: at(func(e *stages.Events) any { return &e.SecretFile }), Type: TypeString, Example: "_agenttree/webhook-secret",
 					Doc: "A file holding the webhook's HMAC secret (webhook mode), relative to the config file; it must be readable by its owner only. " +
 						"Default: a random secret the controller writes under the state directory. It is never written in the config nor passed on a command line; gh-forward mode needs none of it (it gives each forwarder a fresh secret of its own)."},

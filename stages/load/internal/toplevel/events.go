@@ -32,8 +32,19 @@ func checkEvents(d *diag.Collector, ev *stages.Events, section *yaml.Node, set m
 		return d.Pos(section)
 	}
 	if n := set["listen"]; n != nil {
-		if _, _, err := net.SplitHostPort(ev.Listen); err != nil {
+		host, _, err := net.SplitHostPort(ev.Listen)
+		if err != nil {
 			d.Errorf(d.Pos(n), "write HOST:PORT, e.g. `listen: 127.0.0.1:8765`", "bad events.listen %q: %v", ev.Listen, err)
+			return
+		}
+		// gh-forward's deliveries come from the forwarder this machine
+		// runs: an address beyond loopback would let anyone who reaches
+		// it at the receiver, for nothing (docs/CONFIG.md,
+		// events.listen). Webhook mode's come from the person's own
+		// proxy or tunnel, which may be elsewhere.
+		if ev.Mode == stages.EventsForward && !loopback(host) {
+			d.Errorf(d.Pos(n), "write a loopback address, e.g. `listen: 127.0.0.1:0`, or leave `listen` out; for deliveries to an address others reach, use `mode: webhook` with its `url`",
+				"events.listen %q is not a loopback address, but gh-forward mode receives only from the forwarder it runs on this machine", ev.Listen)
 			return
 		}
 	}
@@ -67,4 +78,14 @@ func checkEvents(d *diag.Collector, ev *stages.Events, section *yaml.Node, set m
 		d.Errorf(at("listen"), "write the port your proxy forwards events.url to, e.g. `listen: 127.0.0.1:8765`",
 			"events.listen %q takes a free port, but webhook mode needs a fixed one for events.url to reach", ev.Listen)
 	}
+}
+
+// loopback reports whether host is a loopback address or localhost; an
+// empty host is every interface.
+func loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
