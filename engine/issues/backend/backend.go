@@ -52,6 +52,9 @@ type Backend interface {
 
 	// Lock takes issue id's lock, waiting until ctx ends or timeout
 	// passes (none when 0); ErrNotStored when nothing is stored for id.
+	// A wait that ends with the lock held elsewhere is an error wrapping
+	// atomicfile.ErrLocked (and ctx's error when ctx ended it), which
+	// commands and the controller tell apart as busy.
 	Lock(ctx context.Context, id int, timeout time.Duration) (Held, error)
 	// TryLock is Lock without waiting: ErrBusy when it cannot be taken
 	// now.
