@@ -5,7 +5,8 @@
 // history, the hash chain and its head check, repair) stays in package
 // issues and eventlog, so it means the same whatever keeps the bytes
 // (docs/ARCHITECTURE.md §2). Package filestore keeps them in files under
-// the state directory.
+// the state directory, package etcdstore in etcd; package storetest is
+// the suite both pass.
 //
 // This package holds types only, so that issues and each backend import
 // it and not each other.
