@@ -124,6 +124,7 @@ type Config struct {
 	Notify           Notify
 	Sandbox          Sandbox
 	AgentCreate      AgentCreate
+	State            State
 
 	// Agents and Roles say which programs work on issues, in sessions of
 	// which roles; Worktrees where.

@@ -119,7 +119,11 @@ func defaultOf(k settings.Key) string {
 
 // keyTable lists ks, without the earlier tool's spellings; prefix names
 // the mapping they are in, for the links to their sections.
-func (w *mdWriter) keyTable(ks []settings.Key) {
+func (w *mdWriter) keyTable(ks []settings.Key) { w.keyTableIn("", ks) }
+
+// keyTableIn is keyTable of the keys of the section at path, whose own
+// sections have their headings at path.key (section).
+func (w *mdWriter) keyTableIn(path string, ks []settings.Key) {
 	w.table("Key", "Type", "Default", "Description")
 	for _, k := range ks {
 		if k.Compat {
@@ -127,7 +131,7 @@ func (w *mdWriter) keyTable(ks []settings.Key) {
 		}
 		name := code(k.Name)
 		if len(k.Keys) > 0 && k.Type != settings.TypeOnFailure {
-			name = fmt.Sprintf("[%s](#%s)", name, k.Name)
+			name = fmt.Sprintf("[%s](#%s)", name, strings.ReplaceAll(dotted(path, k.Name), ".", ""))
 		}
 		w.row(name, typeOf(k), defaultOf(k), k.Doc)
 	}
@@ -142,21 +146,40 @@ func (w *mdWriter) topLevel() {
 		if k.Compat || len(k.Keys) == 0 {
 			continue
 		}
-		w.p("### `%s`", k.Name)
-		if k.Type == settings.TypeNames {
-			w.p("%s Each entry is `NAME: {...}` with these keys:", k.Doc)
-		} else {
-			w.p("%s", k.Doc)
-		}
-		w.keyTable(k.Keys)
-		if k.Name == "circuit_breaker" {
-			w.breaker()
-		}
+		w.section(k.Name, k)
 	}
 	w.p("### `flows`")
 	w.p("```yaml\nflows:\n  quick: [backlog, implement, pr_ready, accepted]\n```")
 	w.p("A flow lists stage references in order: `stage` (every substage of it) or `stage.substage`. " +
 		"Without `flows:` there is one flow, `default`, of every stage in order.")
+}
+
+// section is the heading and table of the section k at path, then of
+// its own sections (`state.etcd`, `state.etcd.tls`).
+func (w *mdWriter) section(path string, k settings.Key) {
+	w.p("### `%s`", path)
+	if k.Type == settings.TypeNames {
+		w.p("%s Each entry is `NAME: {...}` with these keys:", k.Doc)
+	} else {
+		w.p("%s", k.Doc)
+	}
+	w.keyTableIn(path, k.Keys)
+	if k.Name == "circuit_breaker" {
+		w.breaker()
+	}
+	for _, sub := range k.Keys {
+		if sub.Type == settings.TypeSection && len(sub.Keys) > 0 && !sub.Compat {
+			w.section(dotted(path, sub.Name), sub)
+		}
+	}
+}
+
+// dotted is the path of key in the section at path.
+func dotted(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
 }
 
 func (w *mdWriter) stageKeys() {

@@ -92,6 +92,22 @@ func TopLevel() []Key {
 			{Name: "dir", Field: at(func(c *stages.Worktrees) any { return &c.Dir }), Type: TypeTemplate, Default: `"../{{project}}-worktrees"`,
 				Doc: "The directory holding every issue's worktree, relative to the config file; only {{project}} is known."},
 		}},
+		{Name: "state", Field: at(func(c *stages.Config) any { return &c.State }), Type: TypeSection,
+			Doc: "Where the issues' state is kept (docs/ARCHITECTURE.md §2, the store backend).", Keys: []Key{
+				{Name: "backend", Field: at(func(s *stages.State) any { return &s.Backend }), Type: TypeEnum, Enum: []string{"files", "etcd"}, Default: "files",
+					Doc: "`files`: under `_agenttree/host/`, nothing to run. `etcd`: in the etcd cluster `etcd` names, for state shared by several hosts; read and checked, not used yet (validate warns): the state stays in files."},
+				{Name: "etcd", Field: at(func(s *stages.State) any { return &s.Etcd }), Type: TypeSection, Doc: "The cluster (backend: etcd).", Keys: []Key{
+					{Name: "endpoints", Field: at(func(e *stages.Etcd) any { return &e.Endpoints }), Type: TypeList, Example: "[https://etcd-1.example.com:2379]",
+						Doc: "Its members' client URLs, `http(s)://HOST:PORT`; backend etcd needs at least one."},
+					{Name: "prefix", Field: at(func(e *stages.Etcd) any { return &e.Prefix }), Type: TypeString, Example: "/agenttree/myapp",
+						Doc: "Where the keys go, starting with `/`; repositories sharing a cluster need prefixes of their own. Default: `/agenttree/` and `project`."},
+					{Name: "tls", Field: at(func(e *stages.Etcd) any { return &e.TLS }), Type: TypeSection, Doc: "The client's TLS, for `https` endpoints; paths relative to the config file.", Keys: []Key{
+						{Name: "ca", Field: at(func(t *stages.EtcdTLS) any { return &t.CA }), Type: TypeString, Example: "etcd/ca.pem", Doc: "The CA that signed the members' certificates. Default: the system's."},
+						{Name: "cert", Field: at(func(t *stages.EtcdTLS) any { return &t.Cert }), Type: TypeString, Example: "etcd/client.pem", Doc: "The client's certificate, with `key`."},
+						{Name: "key", Field: at(func(t *stages.EtcdTLS) any { return &t.Key }), Type: TypeString, Example: "etcd/client-key.pem", Doc: "The client certificate's key, readable by its owner only."},
+					}},
+				}},
+			}},
 		{Name: "stages", Type: TypeStages, Doc: "The stages of the pipeline, in order: a list of `- name:` items (a mapping of name to definition in the compatible form)."},
 		{Name: "flows", Type: TypeFlows, Example: "{quick: [backlog, implement, accepted]}",
 			Doc: "Extra orderings of the stages, by name: a list of stage references (`stage` or `stage.substage`). A flow named `default` of every stage is added when none is."},

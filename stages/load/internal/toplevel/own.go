@@ -34,12 +34,20 @@ func (r *reader) ownReaders() map[string]ownReader {
 			r.cfg.AgentCreate.Pos = d.Pos(v)
 			return r.section(k, parent, v, "agent_create", name) != nil
 		},
-		"events":         r.events,
-		"github.repo":    text(func(v *yaml.Node, dst *string) { githubRepo(d, v, dst) }),
-		"tmux.session":   text(func(v *yaml.Node, dst *string) { sessionTemplate(d, r.led, v, dst) }),
-		"tmux.socket":    text(func(v *yaml.Node, dst *string) { socketPath(d, v, dst) }),
-		"tmux.manager":   text(func(v *yaml.Node, dst *string) { managerSession(d, v, dst) }),
-		"notify.command": text(func(v *yaml.Node, dst *string) { notifyCommand(d, r.led, v, dst) }),
+		"events": r.events,
+		"state":  r.state,
+		"state.etcd.endpoints": func(k settings.Key, parent any, v *yaml.Node, name string) bool {
+			return etcdEndpoints(d, v, name, k.Field(parent).(*[]string))
+		},
+		"state.etcd.prefix":   text(func(v *yaml.Node, dst *string) { etcdPrefix(d, v, dst) }),
+		"state.etcd.tls.ca":   r.tlsFile,
+		"state.etcd.tls.cert": r.tlsFile,
+		"state.etcd.tls.key":  r.tlsFile,
+		"github.repo":         text(func(v *yaml.Node, dst *string) { githubRepo(d, v, dst) }),
+		"tmux.session":        text(func(v *yaml.Node, dst *string) { sessionTemplate(d, r.led, v, dst) }),
+		"tmux.socket":         text(func(v *yaml.Node, dst *string) { socketPath(d, v, dst) }),
+		"tmux.manager":        text(func(v *yaml.Node, dst *string) { managerSession(d, v, dst) }),
+		"notify.command":      text(func(v *yaml.Node, dst *string) { notifyCommand(d, r.led, v, dst) }),
 		"sandbox": func(k settings.Key, parent any, v *yaml.Node, _ string) bool {
 			readSandbox(d, v, k.Field(parent).(*stages.Sandbox))
 			return true

@@ -1,0 +1,74 @@
+package load_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenttree/agenttree/stages"
+)
+
+func TestStateSettings(t *testing.T) {
+	tests := []struct {
+		name     string
+		settings string
+		want     stages.State
+		warning  string
+	}{
+		{"default: files", "", stages.State{Backend: stages.StateFiles}, ""},
+		{"etcd", "state:\n  backend: etcd\n  etcd:\n    endpoints: [https://etcd-1.example.com:2379, http://127.0.0.1:2379]\n    prefix: /agenttree/app/\n" +
+			"    tls: {ca: etcd/ca.pem, cert: /etc/agenttree/client.pem, key: etcd/client-key.pem}\n",
+			stages.State{Backend: stages.StateEtcd, Etcd: stages.Etcd{
+				Endpoints: []string{"https://etcd-1.example.com:2379", "http://127.0.0.1:2379"}, Prefix: "/agenttree/app",
+				TLS: stages.EtcdTLS{CA: "/repo/etcd/ca.pem", Cert: "/etc/agenttree/client.pem", Key: "/repo/etcd/client-key.pem"}}},
+			":2:12: warning: state.backend etcd is read and checked, but this agenttree still keeps the state in files"},
+		{"etcd's keys with files", "state:\n  etcd: {endpoints: [http://127.0.0.1:2379]}\n",
+			stages.State{Backend: stages.StateFiles, Etcd: stages.Etcd{Endpoints: []string{"http://127.0.0.1:2379"}}},
+			":2:9: warning: state.etcd is not read: the state is kept in files"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := parseYAML(t, withSettings(stages.Canonical, tt.settings))
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, cfg.State)
+			if tt.warning == "" {
+				assert.Empty(t, cfg.Warnings)
+				return
+			}
+			require.Len(t, cfg.Warnings, 1)
+			assert.Contains(t, cfg.Warnings[0].String(), tt.warning)
+		})
+	}
+}
+
+// Each mistake is named where it is written, with what to write instead.
+func TestStateSettingsRefused(t *testing.T) {
+	tests := []struct {
+		name     string
+		settings string
+		want     string
+	}{
+		{"unknown backend", "state: {backend: consul}\n", "/repo/.agenttree.yaml:1:18: error: unknown state.backend \"consul\" (use `files` or `etcd`)"},
+		{"etcd without endpoints", "state:\n  backend: etcd\n", "/repo/.agenttree.yaml:2:12: error: state.backend etcd needs state.etcd.endpoints"},
+		{"an endpoint without a scheme", "state:\n  backend: etcd\n  etcd:\n    endpoints:\n      - http://127.0.0.1:2379\n      - etcd-2:2379\n",
+			"/repo/.agenttree.yaml:6:9: error: bad state.etcd.endpoints \"etcd-2:2379\": want http(s)://HOST:PORT"},
+		{"an endpoint without a port", "state: {backend: etcd, etcd: {endpoints: [https://etcd.example.com]}}\n",
+			"/repo/.agenttree.yaml:1:43: error: bad state.etcd.endpoints \"https://etcd.example.com\""},
+		{"a relative prefix", "state: {etcd: {prefix: agenttree}}\n", "/repo/.agenttree.yaml:1:24: error: bad state.etcd.prefix \"agenttree\""},
+		{"the root as prefix", "state: {etcd: {prefix: /}}\n", "/repo/.agenttree.yaml:1:24: error: bad state.etcd.prefix \"/\""},
+		{"a certificate without its key", "state:\n  backend: etcd\n  etcd:\n    endpoints: [https://e:2379]\n    tls: {cert: c.pem}\n",
+			"/repo/.agenttree.yaml:4:5: error: state.etcd.tls has a client certificate without its key"},
+		{"a path from home", "state: {etcd: {tls: {ca: ~/ca.pem}}}\n", "/repo/.agenttree.yaml:1:26: error: state.etcd.tls.ca \"~/ca.pem\" starts with `~`"},
+		{"an unknown key", "state: {etcd: {endpoint: [http://e:2379]}}\n", "/repo/.agenttree.yaml:1:16: error: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseYAML(t, withSettings(stages.Canonical, tt.settings))
+			require.Error(t, err)
+			errs := errorStrings(t, err)
+			require.Len(t, errs, 1, "%q", errs)
+			assert.Contains(t, errs[0], tt.want)
+		})
+	}
+}
