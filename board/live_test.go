@@ -25,6 +25,7 @@ import (
 	"github.com/agenttree/agenttree/internal/statedir"
 	"github.com/agenttree/agenttree/internal/testpipeline"
 	"github.com/agenttree/agenttree/sessions/records"
+	"github.com/agenttree/agenttree/sessions/tmux/tmuxtest"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -131,7 +132,7 @@ func TestWhatTheIdDoesNotCountIsPushed(t *testing.T) {
 			}, `data-stage="implement.feedback"`, "FAIL TestLogin"
 		}},
 		{name: "the agent's session ends", path: "/issues/1/events", arrange: func(t *testing.T) (*rig, func(), string, string) {
-			sock := tmuxServer(t)
+			sock := tmuxtest.Server(t)
 			r := newRigWith(t, testpipeline.Read(t, "cli")+"tmux:\n  socket: "+sock+"\n")
 			iss := r.create(t, "Add login page", "implement.code")
 			tmux(t, sock, "new-session", "-d", "-s", "agent-1", "sleep", "600")
@@ -155,26 +156,6 @@ func TestWhatTheIdDoesNotCountIsPushed(t *testing.T) {
 			assert.Equal(t, first.id, ev.id, "no issue was written")
 		})
 	}
-}
-
-// tmuxServer starts a tmux server of the test's own, on a socket whose
-// path is short enough for a Unix socket, with an empty configuration and
-// a session that keeps it running until the test ends.
-func tmuxServer(t *testing.T) string {
-	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
-	dir, err := os.MkdirTemp("", "board-tmux-")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	conf := filepath.Join(dir, "tmux.conf")
-	require.NoError(t, os.WriteFile(conf, nil, 0o644))
-	sock := filepath.Join(dir, "sock")
-	out, err := exec.Command("tmux", "-S", sock, "-f", conf, "new-session", "-d", "-s", "idle").CombinedOutput()
-	require.NoError(t, err, "start a tmux server: %s", out)
-	t.Cleanup(func() { _ = exec.Command("tmux", "-S", sock, "kill-server").Run() })
-	return sock
 }
 
 // tmux runs a tmux command on the server at sock.

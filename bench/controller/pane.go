@@ -21,8 +21,8 @@ import (
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/forge/github/githubtest"
 	"github.com/agenttree/agenttree/forge/github/watch"
-	"github.com/agenttree/agenttree/internal/proc"
 	"github.com/agenttree/agenttree/sessions/tmux"
+	"github.com/agenttree/agenttree/sessions/tmux/tmuxtest"
 )
 
 // Bounds of the pane runs' waits. They are far above what a run takes and
@@ -33,43 +33,22 @@ const (
 	lookEvery       = 20 * time.Millisecond
 )
 
-// tmuxServer is a tmux server of the benchmark's own, on a private socket,
-// reading an empty configuration (not the user's).
+// tmuxServer is a tmux server of the benchmark's own (tmuxtest.Start).
 type tmuxServer struct {
 	*tmux.Client
-	dir string
+	p *tmuxtest.Private
 }
 
-// startTmux starts the server, kept running by an idle session. The
-// socket lives in a short temp directory: a socket path is limited to
-// about 100 bytes.
 func startTmux(ctx context.Context) (*tmuxServer, error) {
-	dir, err := os.MkdirTemp("", "agenttree-bench-tmux-")
+	p, err := tmuxtest.Start(ctx, "agenttree-bench-tmux-")
 	if err != nil {
 		return nil, err
 	}
-	conf := filepath.Join(dir, "tmux.conf")
-	if err := os.WriteFile(conf, nil, 0o644); err != nil {
-		os.RemoveAll(dir)
-		return nil, err
-	}
-	s := &tmuxServer{Client: &tmux.Client{Socket: filepath.Join(dir, "sock"), LockDir: dir}, dir: dir}
-	cmd := exec.CommandContext(ctx, "tmux", "-S", s.Socket, "-f", conf, "new-session", "-d", "-s", "idle")
-	proc.Group(cmd)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("start a tmux server on %s: %w: %s", s.Socket, err, out)
-	}
-	return s, nil
+	return &tmuxServer{Client: &tmux.Client{Socket: p.Socket, LockDir: p.Dir}, p: p}, nil
 }
 
 // stop ends the server and removes its directory.
-func (s *tmuxServer) stop() {
-	cmd := exec.Command("tmux", "-S", s.Socket, "kill-server")
-	proc.Group(cmd)
-	_ = cmd.Run()
-	_ = os.RemoveAll(s.dir)
-}
+func (s *tmuxServer) stop() { s.p.Stop() }
 
 // paneRun is one issue of the pane runs: waiting on CI, its agent's
 // session running cat, which shows what is typed into it.
@@ -139,7 +118,7 @@ func startPaneRun(ctx context.Context, p *pipeline, tm *tmuxServer, title string
 		return paneRun{}, err
 	}
 	r := paneRun{waiting: w, session: delivery.SessionName(p.eng.Config, iss)}
-	return r, tm.NewSession(ctx, r.session, tm.dir, "cat")
+	return r, tm.NewSession(ctx, r.session, tm.p.Dir, "cat")
 }
 
 // measureRuns makes the runs one after another.

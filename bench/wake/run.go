@@ -22,8 +22,8 @@ import (
 	"github.com/agenttree/agenttree/forge/local"
 	"github.com/agenttree/agenttree/hooks/builtin"
 	"github.com/agenttree/agenttree/internal/gitx"
-	"github.com/agenttree/agenttree/internal/proc"
 	"github.com/agenttree/agenttree/sessions/tmux"
+	"github.com/agenttree/agenttree/sessions/tmux/tmuxtest"
 	"github.com/agenttree/agenttree/stages"
 	"github.com/agenttree/agenttree/stages/load"
 )
@@ -81,6 +81,7 @@ type rig struct {
 	dir, work string
 	e         *engine.Engine
 	tm        *tmux.Client
+	tmuxSrv   *tmuxtest.Private
 }
 
 // runMode makes o.runs runs with the controller in mode m and returns
@@ -176,21 +177,11 @@ func newRig(ctx context.Context, dir string, poll time.Duration) (*rig, error) {
 			return nil, err
 		}
 	}
-	// A short directory: a socket's path is limited to about 100 bytes.
-	tmuxDir, err := os.MkdirTemp("", "agenttree-wake-tmux-")
+	srv, err := tmuxtest.Start(ctx, "agenttree-wake-tmux-")
 	if err != nil {
 		return nil, err
 	}
-	conf := filepath.Join(tmuxDir, "tmux.conf")
-	if err := os.WriteFile(conf, nil, 0o644); err != nil {
-		return nil, err
-	}
-	r := &rig{dir: dir, work: work, tm: &tmux.Client{Socket: filepath.Join(tmuxDir, "sock"), LockDir: tmuxDir}}
-	cmd := exec.CommandContext(ctx, "tmux", "-S", r.tm.Socket, "-f", conf, "new-session", "-d", "-s", "idle")
-	proc.Group(cmd)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("start a tmux server on %s: %w: %s", r.tm.Socket, err, out)
-	}
+	r := &rig{dir: dir, work: work, tmuxSrv: srv, tm: &tmux.Client{Socket: srv.Socket, LockDir: srv.Dir}}
 	if r.e, err = r.open(); err != nil {
 		r.stopTmux()
 		return nil, err
@@ -198,12 +189,7 @@ func newRig(ctx context.Context, dir string, poll time.Duration) (*rig, error) {
 	return r, nil
 }
 
-func (r *rig) stopTmux() {
-	cmd := exec.Command("tmux", "-S", r.tm.Socket, "kill-server")
-	proc.Group(cmd)
-	_ = cmd.Run()
-	_ = os.RemoveAll(filepath.Dir(r.tm.Socket))
-}
+func (r *rig) stopTmux() { r.tmuxSrv.Stop() }
 
 // open opens the engine over the pipeline on the local forge, as the
 // controller's process does.

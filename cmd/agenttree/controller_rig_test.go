@@ -20,6 +20,7 @@ import (
 	"github.com/agenttree/agenttree/engine/outbox"
 	"github.com/agenttree/agenttree/internal/gittest"
 	"github.com/agenttree/agenttree/internal/testpipeline"
+	"github.com/agenttree/agenttree/sessions/tmux/tmuxtest"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -272,24 +273,11 @@ func (r *rig) runProcess(t *testing.T, env []string, args ...string) cliResult {
 // tmuxServer is a private tmux server for one test.
 type tmuxServer struct{ socket string }
 
-// newTmuxServer starts a tmux server on a socket of its own, reading an
-// empty configuration, with one idle session that keeps it up until the
-// test ends. The socket is in a short directory of its own: socket paths
-// are limited to about 100 bytes, and t.TempDir's are long.
+// newTmuxServer starts a tmux server of the test's own
+// (tmuxtest.Server).
 func newTmuxServer(t *testing.T) *tmuxServer {
 	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
-	dir, err := os.MkdirTemp("", "agenttree-tmux-")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	conf := filepath.Join(dir, "tmux.conf")
-	require.NoError(t, os.WriteFile(conf, nil, 0o644))
-	s := &tmuxServer{socket: filepath.Join(dir, "sock")}
-	s.run(t, "-f", conf, "new-session", "-d", "-s", "idle")
-	t.Cleanup(func() { _ = exec.Command("tmux", "-S", s.socket, "kill-server").Run() })
-	return s
+	return &tmuxServer{socket: tmuxtest.Server(t)}
 }
 
 func (s *tmuxServer) run(t *testing.T, args ...string) string {

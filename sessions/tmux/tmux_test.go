@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/sessions/tmux"
+	"github.com/agenttree/agenttree/sessions/tmux/tmuxtest"
 )
 
 // newServer starts a private tmux server for t and returns a client of
@@ -22,19 +23,7 @@ import (
 // the test ends.
 func newServer(t *testing.T) *tmux.Client {
 	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
-	dir, err := os.MkdirTemp("", "tmux-test-")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	conf := filepath.Join(dir, "tmux.conf")
-	require.NoError(t, os.WriteFile(conf, nil, 0o644))
-	sock := filepath.Join(dir, "sock")
-	out, err := exec.Command("tmux", "-S", sock, "-f", conf, "new-session", "-d", "-s", "idle").CombinedOutput()
-	require.NoError(t, err, "start a tmux server: %s", out)
-	t.Cleanup(func() { _ = exec.Command("tmux", "-S", sock, "kill-server").Run() })
-	return &tmux.Client{Socket: sock, LockDir: t.TempDir()}
+	return &tmux.Client{Socket: tmuxtest.Server(t), LockDir: t.TempDir()}
 }
 
 // tmuxRun runs a tmux command on c's server, for what the tests do to a

@@ -22,6 +22,7 @@ import (
 	"github.com/agenttree/agenttree/internal/gittest"
 	"github.com/agenttree/agenttree/sessions"
 	"github.com/agenttree/agenttree/sessions/tmux"
+	"github.com/agenttree/agenttree/sessions/tmux/tmuxtest"
 	"github.com/agenttree/agenttree/stages"
 	"github.com/agenttree/agenttree/stages/load"
 )
@@ -105,16 +106,7 @@ func NewRigWith(t *testing.T, script string, config func(sock, agent string) str
 // user's configuration, and returns the socket.
 func NewTmuxServer(t *testing.T) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "agenttree-tmux-")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	conf := filepath.Join(dir, "tmux.conf")
-	require.NoError(t, os.WriteFile(conf, nil, 0o644))
-	sock := filepath.Join(dir, "sock")
-	out, err := exec.Command("tmux", "-S", sock, "-f", conf, "new-session", "-d", "-s", "idle").CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	t.Cleanup(func() { _ = exec.Command("tmux", "-S", sock, "kill-server").Run() })
-	return sock
+	return tmuxtest.Server(t)
 }
 
 // Create creates an issue at stage.

@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
 	"github.com/agenttree/agenttree/internal/gittest"
 	"github.com/agenttree/agenttree/internal/testpipeline"
+	"github.com/agenttree/agenttree/sessions/tmux/tmuxtest"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -80,19 +80,7 @@ func (w *Workspace) Reset() {
 // config keeps the commands off the user's own server.
 func Tmux(t testing.TB) string {
 	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
-	// Not t.TempDir(): a socket's path must stay short.
-	dir, err := os.MkdirTemp("", "agenttree-tmux-")
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	conf, socket := filepath.Join(dir, "tmux.conf"), filepath.Join(dir, "sock")
-	require.NoError(t, os.WriteFile(conf, nil, 0o644))
-	out, err := exec.Command("tmux", "-S", socket, "-f", conf, "new-session", "-d", "-s", "idle").CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	t.Cleanup(func() { _ = exec.Command("tmux", "-S", socket, "kill-server").Run() })
-	return socket
+	return tmuxtest.Server(t)
 }
 
 // Parse runs cmd with args as the CLI would, its output discarded, and
