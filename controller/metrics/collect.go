@@ -86,13 +86,14 @@ func (p *pipeline) Collect(ch chan<- prometheus.Metric) {
 		if l.Err != nil {
 			continue
 		}
-		// A history only grows; one shorter than counted (put back
-		// from a backup) has nothing new until it grows past it.
+		// A history shorter than counted was put back (a backup
+		// restored): what it lost stays counted, as it happened, and
+		// what it gains from there on are moves made again.
 		history := l.Issue.History
 		for _, h := range history[min(p.counted[l.ID], len(history)):] {
 			p.moves[[2]string{stage(h.From), stage(h.To)}]++
 		}
-		p.counted[l.ID] = max(p.counted[l.ID], len(history))
+		p.counted[l.ID] = len(history)
 		var poll *issues.Poll
 		if l.Watch != nil {
 			poll = l.Watch.Poll

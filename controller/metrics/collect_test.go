@@ -11,6 +11,7 @@ import (
 
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/people"
 	"github.com/agenttree/agenttree/hooks/builtin"
 	"github.com/agenttree/agenttree/internal/statedir"
 	"github.com/agenttree/agenttree/internal/testpipeline"
@@ -76,4 +77,36 @@ func TestTransitionsNeverGoDown(t *testing.T) {
 
 	create("Add settings page")
 	assert.Equal(t, 3.0, transitions(t, m)[created], "a move made after is added")
+}
+
+// A history put back shorter (the issue's files restored from a backup)
+// keeps what was counted, and the moves made after it are moves.
+func TestTransitionsCountMovesAfterAnIssueIsRestored(t *testing.T) {
+	e := newEngine(t)
+	m := New(func() (*engine.Engine, error) { return e, nil })
+	iss, err := e.Create(t.Context(), engine.NewIssue{Title: "Add login page", Stage: "implement.code"})
+	require.NoError(t, err)
+	dir := statedir.Layout{Root: e.Store.Root()}.Issue(iss.ID)
+	backup := filepath.Join(t.TempDir(), "backup")
+	require.NoError(t, os.CopyFS(backup, os.DirFS(dir)))
+
+	person := engine.Actor{Kind: engine.ActorHuman}
+	move := func(to string) {
+		_, err := people.Move(t.Context(), e, iss.ID, person, to, "by hand")
+		require.NoError(t, err)
+	}
+	move("security")
+	move("implementation_review")
+	toSecurity := [2]string{"implement.code", "security"}
+	assert.Equal(t, 1.0, transitions(t, m)[toSecurity])
+
+	require.NoError(t, os.RemoveAll(dir))
+	require.NoError(t, os.CopyFS(dir, os.DirFS(backup)))
+	got, err := e.Store.Get(iss.ID)
+	require.NoError(t, err)
+	require.Len(t, got.History, 1, "the issue is as it was backed up")
+	assert.Equal(t, 1.0, transitions(t, m)[toSecurity], "a move undone stays counted")
+
+	move("security")
+	assert.Equal(t, 2.0, transitions(t, m)[toSecurity], "the move made again is counted")
 }
