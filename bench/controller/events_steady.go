@@ -18,7 +18,7 @@ import (
 	"github.com/agenttree/agenttree/forge/github/watch"
 )
 
-// webhookCheckEvery is webhook mode's default look at its hook's
+// webhookCheckEvery is either events mode's default look at its hook's
 // deliveries (watch.Events.CheckEvery), on the controller's clock.
 const webhookCheckEvery = 5 * time.Minute
 
@@ -85,7 +85,13 @@ type modeFigures struct {
 	warm, steady float64 // per PR-hour: the warm-up's, the measured part's
 	// quota is steady without the requests answered 304, which GitHub
 	// does not count against the rate limit.
-	quota  float64
+	quota float64
+	// atRate is steady with the looks at the hook's deliveries counted at
+	// their real rate (one each webhookCheckEvery of the controller's
+	// clock) in place of those the sped-up look made; looks is how many
+	// it made.
+	atRate float64
+	looks  int
 	counts []edge.Count
 	ticks  int
 	wall   time.Duration
@@ -102,8 +108,8 @@ func benchEventsSteady(ctx context.Context, o options, dir string, srv *githubte
 		o.issues, o.eventsTick, o.eventsStep, o.warmup, measured)
 	figs := map[ghevents.Mode]modeFigures{}
 	// A tick takes the wall clock's -events-tick and the tick's own work:
-	// each mode's run tells the next how long, for webhook mode's look at
-	// its deliveries.
+	// each mode's run tells the next how long, for the look at its hook's
+	// deliveries.
 	perTick := o.eventsTick
 	for _, m := range o.modes {
 		f, err := eventsSteady(ctx, o, filepath.Join(dir, string(m)), srv, m, measured, perTick)
@@ -115,29 +121,30 @@ func benchEventsSteady(ctx context.Context, o options, dir string, srv *githubte
 		fmt.Printf("  %-10s %d ticks in %s of wall time; measured by kind: %s\n", m, f.ticks, secs(f.wall), kinds(f.counts))
 	}
 	poll, havePoll := figs[watch.ModePoll]
-	fmt.Printf("\n  %-10s %20s %14s %18s %9s\n", "mode", "warm-up (fresh PRs)", "steady state", "steady, no 304s", "vs poll")
+	fmt.Printf("\n  %-10s %20s %14s %18s %22s %9s\n", "mode", "warm-up (fresh PRs)", "steady state", "steady, no 304s", "looks every 5 min", "vs poll")
 	var met []bool
 	for _, m := range o.modes {
 		f := figs[m]
 		ratio := "—"
 		if havePoll && m != watch.ModePoll {
-			ratio = fmt.Sprintf("%.2f×", f.steady/max(poll.steady, 1e-9))
+			ratio = fmt.Sprintf("%.2f×", f.atRate/max(poll.steady, 1e-9))
 		}
 		verdict := ""
 		if m != watch.ModePoll {
-			verdict = fmt.Sprintf("   target ≤ %.2f: %s", targetEventsPerPRHour, report.Verdict(f.steady <= targetEventsPerPRHour))
-			met = append(met, f.steady <= targetEventsPerPRHour)
+			verdict = fmt.Sprintf("   target ≤ %.2f: %s (%d looks made)", targetEventsPerPRHour, report.Verdict(f.atRate <= targetEventsPerPRHour), f.looks)
+			met = append(met, f.atRate <= targetEventsPerPRHour)
 		}
-		fmt.Printf("  %-10s %20.3f %14.3f %18.3f %9s%s\n", m, f.warm, f.steady, f.quota, ratio, verdict)
+		fmt.Printf("  %-10s %20.3f %14.3f %18.3f %22.3f %9s%s\n", m, f.warm, f.steady, f.quota, f.atRate, ratio, verdict)
 	}
 	return met, nil
 }
 
 // eventsSteady is one mode's run.
-// Webhook mode's look at its deliveries is on the wall clock: it is sped
+// The look at the hook's deliveries is on the wall clock: it is sped
 // up as the controller's clock is (perTick of the wall clock a step), so
 // that it comes about as often per hour of the controller's clock as it
-// would; the figures print how often it came.
+// would. That is only near (the speed is the mode before's): the figures
+// print how often it came, and count the looks at their real rate.
 func eventsSteady(ctx context.Context, o options, dir string, srv *githubtest.Server, m ghevents.Mode, measured, perTick time.Duration) (modeFigures, error) {
 	defer ghevents.DropHooks(srv)
 	checkEvery := time.Duration(float64(webhookCheckEvery) * float64(perTick) / float64(o.eventsStep))
@@ -187,6 +194,12 @@ func eventsSteady(ctx context.Context, o options, dir string, srv *githubtest.Se
 		f.warm = float64(warm) / float64(o.issues) / o.warmup.Hours()
 		f.steady = float64(total(f.counts)) / float64(o.issues) / measured.Hours()
 		f.quota = float64(total(f.counts)-notModified(f.counts)) / float64(o.issues) / measured.Hours()
+		f.looks = requestsTo(f.counts, deliveriesList)
+		f.atRate = f.steady
+		if m != watch.ModePoll {
+			looks := measured.Hours() * float64(time.Hour/webhookCheckEvery)
+			f.atRate = (float64(total(f.counts)-f.looks) + looks) / float64(o.issues) / measured.Hours()
+		}
 		_, f.ticks = clk.read()
 		f.wall = time.Since(began)
 		return f, nil
@@ -194,6 +207,20 @@ func eventsSteady(ctx context.Context, o options, dir string, srv *githubtest.Se
 	stop()
 	<-stopped
 	return f, errors.Join(err, runErr)
+}
+
+// deliveriesList is the endpoint of a look at a hook's deliveries.
+const deliveriesList = "GET /repos/{owner}/{repo}/hooks/{hook_id}/deliveries"
+
+// requestsTo counts the requests to endpoint.
+func requestsTo(counts []edge.Count, endpoint string) int {
+	n := 0
+	for _, c := range counts {
+		if c.Endpoint == endpoint {
+			n += c.Requests
+		}
+	}
+	return n
 }
 
 func notModified(counts []edge.Count) int {
