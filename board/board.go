@@ -31,6 +31,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agenttree/agenttree/board/internal/live"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/report"
 )
@@ -66,7 +67,7 @@ type Server struct {
 	token  string
 	secret []byte
 	tmpl   *template.Template
-	hub    *hub
+	hub    *live.Hub
 	diffs  *diffStats
 	limits limits
 	// streams holds a place for each open event stream.
@@ -101,7 +102,7 @@ func New(load func() (*engine.Engine, error), actor engine.Actor, log *slog.Logg
 	s := &Server{Engine: load, Actor: actor, Log: log, Every: 250 * time.Millisecond,
 		token: randomHex(32), secret: []byte(randomHex(32)), tmpl: tmpl, diffs: newDiffStats()}
 	s.setLimits(defaultLimits)
-	s.hub = &hub{changed: make(chan struct{})}
+	s.hub = live.New()
 	return s, nil
 }
 
@@ -135,7 +136,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: s.limits.readHeader, ReadTimeout: s.limits.read,
 		WriteTimeout: s.limits.write, IdleTimeout: s.limits.idle, MaxHeaderBytes: maxHeaderBytes,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
-	go s.hub.watch(ctx, s.Engine, s.Every, s.Log)
+	go s.hub.Watch(ctx, s.Engine, s.Every, s.Log)
 	go func() {
 		<-ctx.Done()
 		shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
