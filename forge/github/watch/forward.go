@@ -35,7 +35,10 @@ func (w *Watching) runForward(ctx context.Context, url string, changed func(forg
 		}
 		if ctx.Err() != nil {
 			// gh removes its hook when asked to stop; remove one it could
-			// not, without waiting on an outage for long.
+			// not, without waiting on an outage for long. A hook no delivery
+			// signed with this run's secret named is left: it may be a
+			// person's own forwarder's, and ours, left by gh, is found stale
+			// at the next start (dropStaleHooks).
 			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.limits.cleanup)
 			if ours != 0 {
 				w.removeOwnHook(dctx, ours)
@@ -78,11 +81,13 @@ func (w *Watching) runForward(ctx context.Context, url string, changed func(forg
 // forwardOnce runs the forwarder until it ends or ctx is done, and
 // returns what it printed and the hook it made, once GitHub listed it.
 func (w *Watching) forwardOnce(ctx context.Context, url string, changed func(forge.Change)) (string, int64, error) {
-	// The forwarder's hook is the "cli" hook GitHub lists that was not
-	// there before it started (GitHub allows one per repository), never
-	// the one a delivery names: the forwarder's secret is on its command
-	// line, and a local process that reads it may sign a delivery naming
-	// any hook (docs/SECURITY.md).
+	// The forwarder's hook is a "cli" hook GitHub lists that was not
+	// there before it started, never merely the one a delivery names: the
+	// forwarder's secret is on its command line, and a local process that
+	// reads it may sign a delivery naming any hook (docs/SECURITY.md). Nor
+	// merely the new one listed: a person's own forwarder may make its
+	// hook first. It is ours once a delivery naming it is signed with this
+	// run's secret (Watching.delivered).
 	before, err := w.cliHooks(ctx)
 	if err != nil {
 		return "", 0, fmt.Errorf("github events: %w", err)
@@ -123,7 +128,7 @@ func (w *Watching) forwardOnce(ctx context.Context, url string, changed func(for
 		return "", 0, fmt.Errorf("github events: starting %s (events.forward_command; gh needs `gh extension install cli/gh-webhook`): %w", w.ev.ForwardCommand[0], err)
 	}
 	w.mu.Lock()
-	w.fwdPID, w.fwdHook, w.gap = cmd.Process.Pid, 0, false
+	w.fwdPID, w.fwdHook, w.fwdNew, w.gap = cmd.Process.Pid, 0, nil, false
 	w.mu.Unlock()
 	fctx, stopFollowing := context.WithCancel(ctx)
 	followed := make(chan struct{})
@@ -137,29 +142,23 @@ func (w *Watching) forwardOnce(ctx context.Context, url string, changed func(for
 	_ = proc.KillGroup(cmd)
 	w.mu.Lock()
 	hook := w.fwdHook
-	w.fwdPID, w.fwdHook = 0, 0
+	w.fwdPID, w.fwdHook, w.fwdNew = 0, 0, nil
 	w.mu.Unlock()
-	if hook == 0 && ctx.Err() != nil {
-		// Stopped before the hook was listed: look once more, so that the
-		// stop can remove it should gh not have.
-		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.limits.cleanup)
-		if h, err := w.newCLIHook(lctx, before); err == nil {
-			hook = h.ID
-		}
-		cancel()
-	}
 	return out.String(), hook, err
 }
 
-// follow learns the hook the forwarder makes from GitHub's list of the
-// repository's hooks, and pings it once it is active (gh activates its
-// hook when its websocket is up): the ping's delivery, naming that hook,
-// is the first to make the watch healthy (Watching.delivered). Then it
+// follow learns the hook the forwarder makes: it lists the "cli" hooks
+// GitHub did not list before the forwarder started, and pings each once
+// it is active (gh activates its hook when its websocket is up). The
+// ping's delivery that comes back signed with this run's secret names the
+// forwarder's hook, and makes the watch healthy (Watching.delivered); a
+// person's forwarder signs its ping with its own secret, refused. Then it
 // looks at the hook's deliveries since the forwarder started every
 // CheckEvery, as webhook mode does at its hook: a forwarder that is up
 // but relays nothing is no longer taken for a healthy watch.
 func (w *Watching) follow(ctx context.Context, before []ghapi.Hook, started time.Time, changed func(forge.Change)) {
 	wait := 250 * time.Millisecond
+	pinged := map[int64]bool{}
 	for {
 		select {
 		case <-ctx.Done():
@@ -167,25 +166,37 @@ func (w *Watching) follow(ctx context.Context, before []ghapi.Hook, started time
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, forwardRetryMax)
-		h, err := w.newCLIHook(ctx, before)
-		if errors.Is(err, errNoHook) || ctx.Err() != nil {
-			continue
+		w.mu.Lock()
+		hook := w.fwdHook
+		w.mu.Unlock()
+		if hook != 0 {
+			w.lookAtForwarder(ctx, hook, started, changed)
+			return
+		}
+		hs, err := w.newCLIHooks(ctx, before)
+		if ctx.Err() != nil {
+			return
 		}
 		if err != nil {
 			w.log.Warn("could not list the repository's hooks for the forwarder's", "err", err)
 			continue
 		}
 		w.mu.Lock()
-		w.fwdHook = h.ID
+		w.fwdNew = w.fwdNew[:0]
+		for _, h := range hs {
+			w.fwdNew = append(w.fwdNew, h.ID)
+		}
 		w.mu.Unlock()
-		if !h.Active {
-			continue
+		for _, h := range hs {
+			if !h.Active || pinged[h.ID] {
+				continue
+			}
+			pinged[h.ID] = true
+			if err := w.api.PingHook(ctx, h.ID); err != nil && ctx.Err() == nil {
+				w.log.Warn("could not ping a new gh webhook forward hook; the forwarder's is known once a delivery arrives through it", "hook", h.ID, "err", err)
+			}
+			wait = 250 * time.Millisecond
 		}
-		if err := w.api.PingHook(ctx, h.ID); err != nil && ctx.Err() == nil {
-			w.log.Warn("could not ping the forwarder's hook; healthy once a delivery arrives through it", "hook", h.ID, "err", err)
-		}
-		w.lookAtForwarder(ctx, h.ID, started, changed)
-		return
 	}
 }
 
@@ -216,17 +227,19 @@ func (w *Watching) cliHooks(ctx context.Context) ([]ghapi.Hook, error) {
 	return slices.DeleteFunc(hs, func(h ghapi.Hook) bool { return h.Name != "cli" }), err
 }
 
-// newCLIHook is the "cli" hook GitHub lists that before did not.
-func (w *Watching) newCLIHook(ctx context.Context, before []ghapi.Hook) (*ghapi.Hook, error) {
-	return w.findHook(ctx, func(h ghapi.Hook) bool {
-		return h.Name == "cli" && !slices.ContainsFunc(before, func(b ghapi.Hook) bool { return b.ID == h.ID })
-	})
+// newCLIHooks are the "cli" hooks GitHub lists that before did not.
+func (w *Watching) newCLIHooks(ctx context.Context, before []ghapi.Hook) ([]ghapi.Hook, error) {
+	hs, err := w.cliHooks(ctx)
+	return slices.DeleteFunc(hs, func(h ghapi.Hook) bool {
+		return slices.ContainsFunc(before, func(b ghapi.Hook) bool { return b.ID == h.ID })
+	}), err
 }
 
 // removeOwnHook removes the hook this watch's forwarder made, which gh
 // could not, once GitHub says it is still a forwarder's: its id was
-// learned from GitHub's list (forwardOnce), and a hook of another name is
-// never removed.
+// learned from GitHub's list and confirmed by a delivery signed with the
+// forwarder's secret (follow), and a hook of another name is never
+// removed.
 func (w *Watching) removeOwnHook(ctx context.Context, id int64) {
 	h, err := w.api.Hook(ctx, id)
 	switch {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -45,6 +46,7 @@ func forwarderSecret(t *testing.T, w *Watching, pid int) []byte {
 // lists it, never the person's.
 func TestForwardModeRemovesOnlyTheHookGitHubListsForItsForwarder(t *testing.T) {
 	srv := githubtest.New(t)
+	srv.AddPR(githubtest.PR{HeadSHA: sha1})
 	production := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
 	t.Cleanup(production.Close)
 	exe, err := os.Executable()
@@ -83,6 +85,11 @@ func TestForwardModeRemovesOnlyTheHookGitHubListsForItsForwarder(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, resp.StatusCode, "signed with the forwarder's secret, the delivery is taken")
 	assert.True(t, w.Healthy().IsZero(), "a forged delivery makes the watch no healthier")
 
+	// Once a delivery GitHub makes comes through the forwarder, its hook
+	// is known, and the stop removes it and only it.
+	require.NoError(t, os.Remove(stalled))
+	srv.AddStatus(sha1, "ci/a", "success", "")
+	require.Eventually(t, func() bool { return !w.Healthy().IsZero() }, 20*time.Second, 20*time.Millisecond)
 	stop()
 	assert.Equal(t, []int64{persons.ID}, srv.HookIDs(), "the person's hook is kept and the forwarder's removed")
 }
@@ -125,6 +132,71 @@ func TestForwardModeFindsAForwarderThatStoppedRelaying(t *testing.T) {
 			srv.AddStatus(sha1, "ci/b", "success", "")
 			require.Eventually(t, func() bool { return !w.Healthy().IsZero() }, 10*time.Second, 20*time.Millisecond,
 				"healthy again once a delivery arrives")
+		})
+	}
+}
+
+// A person's own forwarder makes its cli hook after the watch listed the
+// hooks and before the watch's forwarder makes its own: that new hook is
+// not the watch's, as no delivery signed with the watch's secret names
+// it. Neither a stop while the watch's forwarder is still starting, nor
+// its forwarder ending and then meeting GitHub's 422, removes it.
+func TestForwardModeLeavesAHookMadeWhileItsForwarderStarts(t *testing.T) {
+	for _, tc := range []struct{ name, then string }{
+		{name: "stopped while its forwarder starts", then: "stop"},
+		{name: "its forwarder ends, then meets the other's hook", then: "fail"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := githubtest.New(t)
+			exe, err := os.Executable()
+			require.NoError(t, err)
+			t.Setenv(fakeForwarderEnv, srv.URL+" "+srv.Token)
+			dir := t.TempDir()
+			// The first run of the watch's forwarder says it started (the
+			// watch has listed the hooks then), waits for the test, and
+			// exits as a gh losing its websocket would; later runs are the
+			// fake forwarder.
+			script := `d=$0; exe=$1; shift
+if [ ! -e "$d/ran" ]; then
+  : > "$d/ran"
+  while [ ! -e "$d/go" ]; do sleep 0.02; done
+  echo "websocket: close 1006 (abnormal closure)" >&2; exit 1
+fi
+exec "$exe" "$@"`
+			w := openWatching(t, srv, Events{Mode: ModeForward, ForwardCommand: []string{"sh", "-c", script, dir, exe}, StateDir: dir, CheckEvery: time.Hour})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- w.Watch(ctx, func(forge.Change) {}) }()
+			require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(dir, "ran")); return err == nil }, 20*time.Second, 10*time.Millisecond)
+
+			// The person's forwarder, with a secret of its own, relaying to
+			// a server of theirs.
+			persons := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+			t.Cleanup(persons.Close)
+			other := exec.Command(exe, "--repo=octo/app", "--events=*", "--url="+persons.URL, "--secret=theirs")
+			require.NoError(t, other.Start())
+			t.Cleanup(func() { _ = other.Process.Kill(); _ = other.Wait() })
+			require.Eventually(t, func() bool { return len(srv.HookIDs()) == 1 }, 20*time.Second, 10*time.Millisecond)
+			theirs := srv.HookIDs()[0]
+			// The watch lists it and pings it; the ping reaches the person's
+			// server, not the watch.
+			require.Eventually(t, func() bool { made, ok := srv.Deliveries(); return made >= 2 && ok >= 2 }, 20*time.Second, 10*time.Millisecond)
+
+			if tc.then == "stop" {
+				cancel()
+				require.NoError(t, <-done)
+			} else {
+				require.NoError(t, os.WriteFile(filepath.Join(dir, "go"), nil, 0o600))
+				select {
+				case err := <-done:
+					require.ErrorIs(t, err, errOtherForwarder)
+				case <-time.After(60 * time.Second):
+					t.Fatal("the watch did not find the other forwarder's hook")
+				}
+			}
+			assert.Equal(t, []int64{theirs}, srv.HookIDs(), "the person's forwarder's hook is kept")
+			assert.True(t, w.Healthy().IsZero())
 		})
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -135,7 +136,8 @@ type Watching struct {
 	gap     bool      // deliveries may have been lost and are not yet found
 	secrets [][]byte  // the hook's, or the running forwarder's
 	fwdPID  int
-	fwdHook int64 // the hook the running forwarder made, once GitHub lists it
+	fwdHook int64   // the hook the running forwarder made, once confirmed
+	fwdNew  []int64 // the cli hooks GitHub lists that were not there before the forwarder started
 	recv    *webhook.Receiver
 	// heardAt holds the deliveries the receiver took since heardFrom, by
 	// X-GitHub-Delivery, to tell those GitHub made that never came (lost).
@@ -193,15 +195,23 @@ func (w *Watching) delivered(event, guid, hookID string) {
 	// Noted whatever hook it names: a forged delivery can at most hide a
 	// lost one whose GUID it guessed.
 	w.heard(guid)
-	fwdHook, ours := w.fwdHook, true
+	ours := true
 	if w.ev.Mode == ModeForward {
 		// The forwarder's secret is on its command line, so a signed
 		// delivery may be a local process's: its hook id is compared with
-		// the one GitHub lists for the forwarder (forwardOnce), never taken
-		// from it (docs/SECURITY.md). Until GitHub lists that hook, no
-		// delivery tells that the forwarder works.
-		ours = fwdHook != 0 && hookID == strconv.FormatInt(fwdHook, 10)
+		// the hooks GitHub lists as new since the forwarder started
+		// (follow), never taken from it alone (docs/SECURITY.md). Of
+		// those, the one a delivery signed with this run's secret names
+		// is the forwarder's: another forwarder's, made meanwhile, signs
+		// with its own. Until then, no delivery tells that it works.
+		if w.fwdHook == 0 {
+			if i := slices.IndexFunc(w.fwdNew, func(id int64) bool { return hookID == strconv.FormatInt(id, 10) }); i >= 0 {
+				w.fwdHook = w.fwdNew[i]
+			}
+		}
+		ours = w.fwdHook != 0 && hookID == strconv.FormatInt(w.fwdHook, 10)
 	}
+	fwdHook := w.fwdHook
 	if ours && w.since.IsZero() {
 		w.since = time.Now()
 	}
