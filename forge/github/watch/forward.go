@@ -103,7 +103,11 @@ func (w *Watching) forwardOnce(ctx context.Context, url string, changed func(for
 	if r.Host != "github.com" {
 		args = append(args, "--github-host="+r.Host)
 	}
-	cmd := exec.CommandContext(ctx, w.ev.ForwardCommand[0], args...)
+	// The forwarder is also stopped when its hook is gone: gh makes no
+	// other, and relays nothing more (lookAtForwarder).
+	cctx, stopForwarder := context.WithCancel(ctx)
+	defer stopForwarder()
+	cmd := exec.CommandContext(cctx, w.ev.ForwardCommand[0], args...)
 	var out lockedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	// gh runs the gh-webhook extension as a child, which holds the
@@ -132,7 +136,7 @@ func (w *Watching) forwardOnce(ctx context.Context, url string, changed func(for
 	w.mu.Unlock()
 	fctx, stopFollowing := context.WithCancel(ctx)
 	followed := make(chan struct{})
-	go func() { defer close(followed); w.follow(fctx, before, started, changed) }()
+	go func() { defer close(followed); w.follow(fctx, before, started, stopForwarder, changed) }()
 	err = cmd.Wait()
 	close(ended)
 	stopFollowing()
@@ -156,7 +160,7 @@ func (w *Watching) forwardOnce(ctx context.Context, url string, changed func(for
 // looks at the hook's deliveries since the forwarder started every
 // CheckEvery, as webhook mode does at its hook: a forwarder that is up
 // but relays nothing is no longer taken for a healthy watch.
-func (w *Watching) follow(ctx context.Context, before []ghapi.Hook, started time.Time, changed func(forge.Change)) {
+func (w *Watching) follow(ctx context.Context, before []ghapi.Hook, started time.Time, stopForwarder func(), changed func(forge.Change)) {
 	wait := 250 * time.Millisecond
 	pinged := map[int64]bool{}
 	for {
@@ -170,7 +174,7 @@ func (w *Watching) follow(ctx context.Context, before []ghapi.Hook, started time
 		hook := w.fwdHook
 		w.mu.Unlock()
 		if hook != 0 {
-			w.lookAtForwarder(ctx, hook, started, changed)
+			w.lookAtForwarder(ctx, hook, started, stopForwarder, changed)
 			return
 		}
 		hs, err := w.newCLIHooks(ctx, before)
@@ -201,9 +205,21 @@ func (w *Watching) follow(ctx context.Context, before []ghapi.Hook, started time
 }
 
 // lookAtForwarder looks at the forwarder's hook's deliveries every
-// CheckEvery until ctx is done. A look GitHub does not answer stops
-// nothing: the watch is unhealthy until one does.
-func (w *Watching) lookAtForwarder(ctx context.Context, hook int64, started time.Time, changed func(forge.Change)) {
+// CheckEvery until ctx is done.
+//
+// A look GitHub does not answer leaves the watch unhealthy until the next
+// that does, no longer: healthy means that a change would be heard of,
+// and the next look reads back from where the last good one began, so
+// that a delivery that failed or was lost meanwhile makes the watch
+// unhealthy until deliveries arrive again (look), and none found means
+// the forwarder relayed all there was. Taking health away until a
+// delivery arrived would keep the plain poll interval on a quiet
+// repository for hours after one failed read.
+//
+// A hook GitHub no longer has (404) is one gh will not make again: the
+// forwarder is stopped, so that runForward starts another, which makes a
+// hook and pings it; the watch is unhealthy meanwhile.
+func (w *Watching) lookAtForwarder(ctx context.Context, hook int64, started time.Time, stopForwarder func(), changed func(forge.Change)) {
 	l := &hookLook{hook: hook, seen: started, failing: "GitHub's deliveries through the webhook forwarder fail or do not reach the receiver; polling as without events until one arrives",
 		args: []any{"hook", hook, "forward_command", w.ev.ForwardCommand[0]}}
 	err := w.lookEvery(ctx, func() error {
@@ -212,12 +228,15 @@ func (w *Watching) lookAtForwarder(ctx context.Context, hook int64, started time
 			return err
 		}
 		w.log.Warn("could not read the forwarder's deliveries; polling as without events until the next look", "hook", hook, "err", err)
-		w.unhealthy()
+		w.mu.Lock()
+		w.gap = true
+		w.mu.Unlock()
 		return nil
 	})
 	if err != nil {
-		w.log.Warn("the forwarder's hook is gone; polling as without events until the forwarder is started again", "hook", hook, "err", err)
+		w.log.Warn("the forwarder's hook is gone; starting the forwarder again", "hook", hook, "err", err)
 		w.unhealthy()
+		stopForwarder()
 	}
 }
 

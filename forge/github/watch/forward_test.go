@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/forge/github"
 	"github.com/agenttree/agenttree/forge/github/ghapi"
 	"github.com/agenttree/agenttree/forge/github/githubtest"
 	"github.com/agenttree/agenttree/forge/github/webhook"
@@ -199,4 +200,54 @@ exec "$exe" "$@"`
 			assert.True(t, w.Healthy().IsZero())
 		})
 	}
+}
+
+// openForwarding is a gh-forward watch with the fake forwarder, whose
+// client tries each request once, so that one fault is one failed look.
+func openForwarding(t *testing.T, srv *githubtest.Server, checkEvery time.Duration) *Watching {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	t.Setenv(fakeForwarderEnv, srv.URL+" "+srv.Token)
+	f, err := Open(context.Background(), github.Options{Repo: "octo/app", Host: "github.com", Token: srv.Token, BaseURL: srv.URL,
+		Retry: github.RetryPolicy{MaxAttempts: 1}}, Events{Mode: ModeForward, ForwardCommand: []string{exe}, StateDir: t.TempDir(), CheckEvery: checkEvery})
+	require.NoError(t, err)
+	return f.(*Watching)
+}
+
+// One look GitHub does not answer leaves the watch unhealthy until the
+// next that does, with no delivery needed to make it healthy again: on a
+// quiet repository the poll is not left at its plain interval for hours.
+func TestForwardModeHealthyAgainAfterALookThatFailed(t *testing.T) {
+	srv := githubtest.New(t)
+	w := openForwarding(t, srv, time.Second)
+	startWatch(t, w, &changes{})
+	require.Eventually(t, func() bool { return !w.Healthy().IsZero() }, 20*time.Second, 10*time.Millisecond)
+	made, _ := srv.Deliveries()
+
+	srv.FailNext(1, githubtest.Fault502.On(githubtest.EndpointListDeliveries))
+	require.Eventually(t, func() bool { return srv.FaultsSent() == 1 && w.Healthy().IsZero() }, 10*time.Second, 5*time.Millisecond,
+		"a look GitHub does not answer: not healthy")
+	require.Eventually(t, func() bool { return !w.Healthy().IsZero() }, 10*time.Second, 10*time.Millisecond,
+		"healthy again at the next look GitHub answers")
+	again, _ := srv.Deliveries()
+	assert.Equal(t, made, again, "no delivery was made meanwhile")
+}
+
+// The forwarder's hook removed on GitHub (by a person, or GitHub) is
+// found by the next look: the forwarder, which makes no other, is started
+// again, and the watch is healthy through the new one's hook.
+func TestForwardModeStartsItsForwarderAgainWhenItsHookIsGone(t *testing.T) {
+	srv := githubtest.New(t)
+	w := openForwarding(t, srv, 300*time.Millisecond)
+	startWatch(t, w, &changes{})
+	require.Eventually(t, func() bool { return !w.Healthy().IsZero() }, 20*time.Second, 10*time.Millisecond)
+	gone := srv.HookIDs()
+	require.Len(t, gone, 1)
+
+	require.NoError(t, w.api.DeleteHook(context.Background(), gone[0]))
+	require.Eventually(t, func() bool { return w.Healthy().IsZero() }, 10*time.Second, 5*time.Millisecond, "its hook gone: not healthy")
+	require.Eventually(t, func() bool {
+		ids := srv.HookIDs()
+		return len(ids) == 1 && ids[0] != gone[0] && !w.Healthy().IsZero()
+	}, 20*time.Second, 20*time.Millisecond, "healthy again through a new forwarder's hook")
 }

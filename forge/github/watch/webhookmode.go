@@ -68,7 +68,10 @@ func (w *Watching) runWebhook(ctx context.Context, changed func(forge.Change)) e
 		return err
 	}
 	// Deliveries that fail or never arrive while the receiver is up:
-	// events.url does not reach it, or something else answers there.
+	// events.url does not reach it, or something else answers there. A
+	// look GitHub does not answer ends the watch, which its supervisor
+	// starts again (controller/wake); ensureHook's ping then makes it
+	// healthy, with no change on the repository needed.
 	l := &hookLook{hook: st.ID, seen: st.Seen, failing: "GitHub's deliveries to events.url fail or do not reach the receiver; polling as without events until one arrives",
 		args: []any{"url", w.ev.URL}}
 	return w.lookEvery(ctx, func() error {
