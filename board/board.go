@@ -72,6 +72,8 @@ type Server struct {
 	limits limits
 	// streams holds a place for each open event stream.
 	streams chan struct{}
+	// onRead, for tests, is called with a stream's path at each read.
+	onRead func(path string)
 }
 
 // limits bound what a client may hold of the board: the time to send a

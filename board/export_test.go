@@ -7,3 +7,6 @@ import "time"
 func SetLimits(s *Server, readHeader, read, write, idle time.Duration, streams int) {
 	s.setLimits(limits{readHeader: readHeader, read: read, write: write, idle: idle, streams: streams})
 }
+
+// OnRead has f called with a stream's path each time it reads its page.
+func OnRead(s *Server, f func(path string)) { s.onRead = f }

@@ -14,13 +14,20 @@ import (
 // browsers keep it open.
 const keepAlive = 15 * time.Second
 
+// coalesce is the least time between a stream's reads for changes: an
+// agent that writes its CI log without pause has its page read and sent
+// once a second, not at each of the hub's looks (docs/ARCHITECTURE.md
+// §11).
+const coalesce = time.Second
+
 // stream sends server-sent events of kind until the client leaves: what
 // read renders now, numbered with its id, and again at each change of the
-// state directory that changes it. A client that reconnects gets the
-// fragment at once whatever its Last-Event-ID: the id counts the issues'
-// writes, not the rest a fragment shows (watch.yaml, the outbox, agents,
-// panes, the rate limit), which may have changed meanwhile.
-func (s *Server) stream(w http.ResponseWriter, r *http.Request, kind string, read func() (id int, html string, err error)) {
+// state directory that changes it (issue's page; 0: the board's). A
+// client that reconnects gets the fragment at once whatever its
+// Last-Event-ID: the id counts the issues' writes, not the rest a
+// fragment shows (watch.yaml, the outbox, agents, panes, the rate limit),
+// which may have changed meanwhile.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, kind string, issue int, read func() (id int, html string, err error)) {
 	select {
 	case s.streams <- struct{}{}:
 		defer func() { <-s.streams }()
@@ -45,9 +52,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, kind string, rea
 	if !send("") {
 		return
 	}
-	sent := ""
+	at := s.hub.Open(issue)
+	defer at.Close()
+	sent, told := "", time.Time{}
 	for {
-		changed := s.hub.Wait()
+		if s.onRead != nil {
+			s.onRead(r.URL.Path)
+		}
 		id, html, err := read()
 		switch {
 		case err != nil:
@@ -61,7 +72,21 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, kind string, rea
 		select {
 		case <-r.Context().Done():
 			return
-		case <-changed:
+		case <-at.Changed():
+			// The first change is read at once, those within the second
+			// after it in one read at its end.
+			if wait := time.Until(told.Add(coalesce)); wait > 0 {
+				select {
+				case <-r.Context().Done():
+					return
+				case <-time.After(wait):
+				}
+				select {
+				case <-at.Changed(): // in the read to come
+				default:
+				}
+			}
+			told = time.Now()
 		case <-time.After(keepAlive):
 			if !send(": still here\n\n") {
 				return
@@ -83,7 +108,7 @@ func sseData(html string) string {
 // boardEvents streams the board's columns, numbered by the sum of the
 // issues' versions (boardView.Gen).
 func (s *Server) boardEvents(w http.ResponseWriter, r *http.Request) {
-	s.stream(w, r, "board", func() (int, string, error) {
+	s.stream(w, r, "board", 0, func() (int, string, error) {
 		v, err := s.readBoard(r)
 		if err != nil {
 			return 0, "", err
@@ -96,11 +121,12 @@ func (s *Server) boardEvents(w http.ResponseWriter, r *http.Request) {
 // issueEvents streams an issue's page, numbered by its version: its event
 // log's sequence.
 func (s *Server) issueEvents(w http.ResponseWriter, r *http.Request) {
-	if _, err := pathID(r); err != nil {
+	id, err := pathID(r)
+	if err != nil {
 		s.failed(w, err)
 		return
 	}
-	s.stream(w, r, "issue", func() (int, string, error) {
+	s.stream(w, r, "issue", id, func() (int, string, error) {
 		v, err := s.readIssue(r)
 		if err != nil {
 			return 0, "", err

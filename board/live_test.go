@@ -168,7 +168,7 @@ func tmux(t *testing.T, sock string, args ...string) string {
 
 // An engine that cannot be opened (a config being edited, say) leaves
 // every page as it was: the board's log warns of it, once for each error
-// rather than at every look.
+// rather than at every look (made while a page's stream is open).
 func TestAnEngineThatCannotBeOpenedIsWarnedOfOnce(t *testing.T) {
 	var logged lockedBuffer
 	var failing atomic.Value
@@ -183,6 +183,11 @@ func TestAnEngineThatCannotBeOpenedIsWarnedOfOnce(t *testing.T) {
 	done := make(chan struct{})
 	t.Cleanup(func() { cancel(); <-done })
 	go func() { defer close(done); _ = srv.Serve(ctx, ln) }()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+ln.Addr().String()+"/events?token="+srv.Token(), nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
 
 	warned := func() int { return strings.Count(logged.String(), "could not open the engine") }
 	require.Eventually(t, func() bool { return warned() == 1 }, 20*time.Second, 10*time.Millisecond, "a warning: %s", logged.String())

@@ -18,38 +18,95 @@ import (
 	"github.com/agenttree/agenttree/sessions/waiton"
 )
 
-// Hub tells the board's event streams that what they show changed. It
-// looks by stat (each issue's event log, watch.yaml, outbox and CI log,
-// the agents' session records, the forge's rate limit) and asks tmux once
-// which agents' sessions run: no file is read unless one changed.
+// Hub tells the board's event streams that what they show changed. While
+// a stream is open it looks by stat (each issue's event log, watch.yaml,
+// outbox and CI log, the agents' session records, the forge's rate
+// limit), reads the session records and asks tmux once which agents'
+// sessions run. While none is open it looks at nothing and runs nothing:
+// `controller --http` serves for days with no page open
+// (docs/ARCHITECTURE.md §11).
 type Hub struct {
 	mu      sync.Mutex
+	streams map[*Stream]struct{}
+	// opened has a value once a stream opens, to wake a hub that had none.
+	opened chan struct{}
+}
+
+// Stream is one event stream's place at the hub.
+type Stream struct {
+	h *Hub
+	// issue is the issue whose page the stream shows; 0 is the board's.
+	issue   int
 	changed chan struct{}
 }
 
-// New is a hub that has told nothing yet.
-func New() *Hub { return &Hub{changed: make(chan struct{})} }
+// New is a hub with no stream open.
+func New() *Hub { return &Hub{streams: map[*Stream]struct{}{}, opened: make(chan struct{}, 1)} }
 
-// Wait is a channel closed at the next change.
-func (h *Hub) Wait() <-chan struct{} {
+// Open puts a stream of issue's page (0: the board's) at the hub until
+// its Close.
+func (h *Hub) Open(issue int) *Stream {
+	s := &Stream{h: h, issue: issue, changed: make(chan struct{}, 1)}
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.changed
+	h.streams[s] = struct{}{}
+	h.mu.Unlock()
+	select {
+	case h.opened <- struct{}{}:
+	default:
+	}
+	return s
 }
 
-func (h *Hub) tell() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	close(h.changed)
-	h.changed = make(chan struct{})
+// Changed has a value when what the stream shows may have changed since
+// it last took one: changes meanwhile are one value.
+func (s *Stream) Changed() <-chan struct{} { return s.changed }
+
+// Close takes the stream off the hub.
+func (s *Stream) Close() {
+	s.h.mu.Lock()
+	defer s.h.mu.Unlock()
+	delete(s.h.streams, s)
 }
 
-// Watch looks at the state directory every interval until ctx is done.
+func (h *Hub) idle() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.streams) == 0
+}
+
+// tell tells each stream that shows something of c.
+func (h *Hub) tell(c changes) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.streams {
+		if c.shown(s.issue) {
+			select {
+			case s.changed <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// Watch looks at the state directory every interval while a stream is
+// open, until ctx is done.
 func (h *Hub) Watch(ctx context.Context, load func() (*engine.Engine, error), every time.Duration, log *slog.Logger) {
 	t := time.NewTicker(every)
 	defer t.Stop()
-	last, failed := "", ""
+	var last *look
+	failed := ""
 	for {
+		if h.idle() {
+			// The first look once a stream opens tells every stream: what
+			// changed while none was, or since the new one read its page
+			// and before this look, reaches it.
+			last = nil
+			select {
+			case <-ctx.Done():
+				return
+			case <-h.opened:
+			}
+		}
 		if e, err := load(); err != nil {
 			// Pages stay as they were until the engine opens (a config
 			// being edited, say): a Warn once per error, not four a second.
@@ -59,12 +116,13 @@ func (h *Hub) Watch(ctx context.Context, load func() (*engine.Engine, error), ev
 			failed = err.Error()
 		} else {
 			failed = ""
-			if now := stamp(ctx, e); now != last {
-				if last != "" {
-					h.tell()
-				}
-				last = now
+			now := lookAt(ctx, e)
+			if last == nil {
+				h.tell(changes{all: true})
+			} else if c := last.since(now); c.any() {
+				h.tell(c)
 			}
+			last = &now
 		}
 		select {
 		case <-ctx.Done():
@@ -74,41 +132,95 @@ func (h *Hub) Watch(ctx context.Context, load func() (*engine.Engine, error), ev
 	}
 }
 
-// stamp is the size and modification time of every file the board shows
-// something of, and whether each agent's session runs, in one string.
-func stamp(ctx context.Context, e *engine.Engine) string {
-	var b strings.Builder
-	l := e.Store.Layout()
-	add := func(path string) {
-		// Lstat: an agent may make its CI log a symlink to anywhere.
-		if fi, err := os.Lstat(path); err == nil {
-			fmt.Fprintf(&b, "%s %d %d\n", path, fi.Size(), fi.ModTime().UnixNano())
+// look is the size and modification time of every file the board shows
+// something of, and whether each agent's session runs, by which pages
+// show it: every page (all), the board's and an issue's (issues), or an
+// issue's alone (ci, the CI log an agent may write without pause).
+type look struct {
+	all        string
+	issues, ci map[int]string
+}
+
+// changes are what changed between two looks.
+type changes struct {
+	all        bool
+	issues, ci map[int]bool
+}
+
+func (c changes) any() bool { return c.all || len(c.issues) > 0 || len(c.ci) > 0 }
+
+// shown reports whether the page of issue (0: the board's) shows
+// something of c.
+func (c changes) shown(issue int) bool {
+	if issue == 0 {
+		return c.all || len(c.issues) > 0
+	}
+	return c.all || c.issues[issue] || c.ci[issue]
+}
+
+// since is what changed from l to now.
+func (l *look) since(now look) changes {
+	return changes{all: l.all != now.all, issues: differ(l.issues, now.issues), ci: differ(l.ci, now.ci)}
+}
+
+// differ is the ids whose value is not the same in a and b.
+func differ(a, b map[int]string) map[int]bool {
+	out := map[int]bool{}
+	for id, v := range b {
+		if w, ok := a[id]; !ok || w != v {
+			out[id] = true
 		}
 	}
-	dirs, _ := os.ReadDir(l.HostIssues())
+	for id := range a {
+		if _, ok := b[id]; !ok {
+			out[id] = true
+		}
+	}
+	return out
+}
+
+// lookAt is what the hub sees of e's state directory now.
+func lookAt(ctx context.Context, e *engine.Engine) look {
+	l := look{issues: map[int]string{}, ci: map[int]string{}}
+	var all strings.Builder
+	lay := e.Store.Layout()
+	stat := func(path string) string {
+		// Lstat: an agent may make its CI log a symlink to anywhere.
+		if fi, err := os.Lstat(path); err == nil {
+			return fmt.Sprintf("%s %d %d\n", path, fi.Size(), fi.ModTime().UnixNano())
+		}
+		return ""
+	}
+	dirs, _ := os.ReadDir(lay.HostIssues())
 	for _, d := range dirs {
 		if !d.IsDir() {
 			continue
 		}
-		dir := filepath.Join(l.HostIssues(), d.Name())
-		add(filepath.Join(dir, eventlog.File))
-		add(filepath.Join(dir, "watch.yaml"))
-		add(filepath.Join(dir, "outbox"))
-		add(filepath.Join(dir, "outbox", "sent"))
-		if id, err := strconv.Atoi(d.Name()); err == nil {
-			add(filepath.Join(e.Store.Dir(id), "ci_feedback.md"))
+		dir := filepath.Join(lay.HostIssues(), d.Name())
+		files := "issue\n" + stat(filepath.Join(dir, eventlog.File)) + stat(filepath.Join(dir, "watch.yaml")) +
+			stat(filepath.Join(dir, "outbox")) + stat(filepath.Join(dir, "outbox", "sent"))
+		id, err := strconv.Atoi(d.Name())
+		if err != nil {
+			all.WriteString(files)
+			continue
 		}
+		l.issues[id] += files
+		l.ci[id] = stat(filepath.Join(e.Store.Dir(id), "ci_feedback.md"))
 	}
-	add(filepath.Join(l.Host(), "ratelimit.json")) // the controller's (docs/ARCHITECTURE.md §8)
-	add(l.AgentSessions())
-	agents, _ := os.ReadDir(l.AgentSessions())
-	look := waiton.LookAtAgents(ctx, e)
+	all.WriteString(stat(filepath.Join(lay.Host(), "ratelimit.json"))) // the controller's (docs/ARCHITECTURE.md §8)
+	all.WriteString(stat(lay.AgentSessions()))
+	agents, _ := os.ReadDir(lay.AgentSessions())
+	sessions := waiton.LookAtAgents(ctx, e)
 	for _, a := range agents {
-		add(filepath.Join(l.AgentSessions(), a.Name()))
-		if id, err := strconv.Atoi(strings.TrimSuffix(a.Name(), ".yaml")); err == nil {
-			_, alive, known := look.Agent(id)
-			fmt.Fprintf(&b, "agent %d alive %t known %t\n", id, alive, known)
+		rec := stat(filepath.Join(lay.AgentSessions(), a.Name()))
+		id, err := strconv.Atoi(strings.TrimSuffix(a.Name(), ".yaml"))
+		if err != nil {
+			all.WriteString(rec)
+			continue
 		}
+		_, alive, known := sessions.Agent(id)
+		l.issues[id] += rec + fmt.Sprintf("agent alive %t known %t\n", alive, known)
 	}
-	return b.String()
+	l.all = all.String()
+	return l
 }
