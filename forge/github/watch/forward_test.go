@@ -3,6 +3,7 @@ package watch
 import (
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -250,4 +251,57 @@ func TestForwardModeStartsItsForwarderAgainWhenItsHookIsGone(t *testing.T) {
 		ids := srv.HookIDs()
 		return len(ids) == 1 && ids[0] != gone[0] && !w.Healthy().IsZero()
 	}, 20*time.Second, 20*time.Millisecond, "healthy again through a new forwarder's hook")
+}
+
+// A local process that reads the forwarder's secret off its command line
+// floods the receiver with signed deliveries naming another hook: what
+// came through the forwarder's hook is still remembered, so that what
+// GitHub made and the receiver never took is still found lost.
+func TestForwardModeFloodOfOtherHooksHidesNothing(t *testing.T) {
+	srv := githubtest.New(t)
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	t.Setenv(fakeForwarderEnv, srv.URL+" "+srv.Token)
+	addr := freePort(t)
+	w := openWatching(t, srv, Events{Mode: ModeForward, ForwardCommand: []string{exe}, Listen: addr, StateDir: t.TempDir(), CheckEvery: time.Hour})
+	startWatch(t, w, &changes{})
+	var pid int
+	require.Eventually(t, func() bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		pid = w.fwdPID
+		return pid != 0 && !w.since.IsZero()
+	}, 20*time.Second, 10*time.Millisecond, "the forwarder's ping arrived")
+	secret := forwarderSecret(t, w, pid)
+	w.mu.Lock()
+	other := strconv.FormatInt(w.fwdHook+1, 10)
+	from := w.heardFrom
+	var ours []string
+	for guid := range w.heardAt {
+		ours = append(ours, guid)
+	}
+	w.mu.Unlock()
+	require.NotEmpty(t, ours)
+
+	body := []byte(`{"zen":"forged","hook_id":` + other + `}`)
+	for i := range maxHeard + 904 {
+		req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/", bytes.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("X-GitHub-Event", "ping")
+		req.Header.Set("X-GitHub-Delivery", "forged-"+strconv.Itoa(i))
+		req.Header.Set("X-GitHub-Hook-ID", other)
+		req.Header.Set("X-Hub-Signature-256", webhook.Sign(secret, body))
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		require.Equal(t, http.StatusNoContent, resp.StatusCode)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	assert.Equal(t, from, w.heardFrom, "the receiver forgot nothing")
+	for _, guid := range ours {
+		_, kept := w.heardAt[guid]
+		assert.True(t, kept, "delivery %s through the forwarder's hook is still remembered", guid)
+	}
 }

@@ -2,7 +2,9 @@ package watch
 
 import (
 	"context"
+	"maps"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/agenttree/agenttree/forge"
@@ -80,15 +82,35 @@ func (w *Watching) lookEvery(ctx context.Context, look func() error) error {
 	}
 }
 
-// maxHeard bounds the deliveries the receiver remembers between looks;
-// past it, it forgets them all, and what GitHub made before then is no
-// more taken for lost.
+// maxHeard bounds the deliveries naming the looked-at hook the receiver
+// remembers between looks; past it, it forgets them all, and what GitHub
+// made before then is no more taken for lost.
 const maxHeard = 4096
 
+// heardDelivery is when the receiver took a delivery, and the hook it
+// named.
+type heardDelivery struct {
+	at   time.Time
+	hook string
+}
+
 // heard notes a delivery the receiver took, by its X-GitHub-Delivery,
-// for lost. Called with w.mu held.
-func (w *Watching) heard(guid string) {
+// for lost. Once the hook the looks read is known, only deliveries naming
+// it are kept, and so bounded: gh-forward mode's secret is on the
+// forwarder's command line, and a local process signing a flood of
+// deliveries naming other hooks must not make the receiver forget what
+// came through its hook, which would hide what was lost
+// (docs/SECURITY.md). Before, as its ping may arrive before GitHub lists
+// the hook, all are kept until it is (hookKnown). Called with w.mu held.
+func (w *Watching) heard(guid, hookID string) {
 	if guid == "" {
+		return
+	}
+	looked := w.fwdHook
+	if w.ev.Mode == ModeWebhook {
+		looked = w.webHook
+	}
+	if looked != 0 && hookID != strconv.FormatInt(looked, 10) {
 		return
 	}
 	now := time.Now()
@@ -96,15 +118,22 @@ func (w *Watching) heard(guid string) {
 		clear(w.heardAt)
 		w.heardFrom = now
 	}
-	w.heardAt[guid] = now
+	w.heardAt[guid] = heardDelivery{at: now, hook: hookID}
+}
+
+// hookKnown forgets the deliveries heard naming another hook than the
+// one the looks read, now known. Called with w.mu held.
+func (w *Watching) hookKnown(hook int64) {
+	id := strconv.FormatInt(hook, 10)
+	maps.DeleteFunc(w.heardAt, func(_ string, d heardDelivery) bool { return d.hook != id })
 }
 
 // forgetHeard forgets the deliveries heard before before.
 func (w *Watching) forgetHeard(before time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for guid, at := range w.heardAt {
-		if at.Before(before) {
+	for guid, d := range w.heardAt {
+		if d.at.Before(before) {
 			delete(w.heardAt, guid)
 		}
 	}

@@ -139,9 +139,10 @@ type Watching struct {
 	fwdHook int64   // the hook the running forwarder made, once confirmed
 	fwdNew  []int64 // the cli hooks GitHub lists that were not there before the forwarder started
 	recv    *webhook.Receiver
+	webHook int64 // webhook mode's hook, once ensured
 	// heardAt holds the deliveries the receiver took since heardFrom, by
 	// X-GitHub-Delivery, to tell those GitHub made that never came (lost).
-	heardAt   map[string]time.Time
+	heardAt   map[string]heardDelivery
 	heardFrom time.Time
 }
 
@@ -192,9 +193,6 @@ func (w *Watching) unhealthy() {
 
 func (w *Watching) delivered(event, guid, hookID string) {
 	w.mu.Lock()
-	// Noted whatever hook it names: a forged delivery can at most hide a
-	// lost one whose GUID it guessed.
-	w.heard(guid)
 	ours := true
 	if w.ev.Mode == ModeForward {
 		// The forwarder's secret is on its command line, so a signed
@@ -207,10 +205,12 @@ func (w *Watching) delivered(event, guid, hookID string) {
 		if w.fwdHook == 0 {
 			if i := slices.IndexFunc(w.fwdNew, func(id int64) bool { return hookID == strconv.FormatInt(id, 10) }); i >= 0 {
 				w.fwdHook = w.fwdNew[i]
+				w.hookKnown(w.fwdHook)
 			}
 		}
 		ours = w.fwdHook != 0 && hookID == strconv.FormatInt(w.fwdHook, 10)
 	}
+	w.heard(guid, hookID)
 	fwdHook := w.fwdHook
 	if ours && w.since.IsZero() {
 		w.since = time.Now()
@@ -240,7 +240,7 @@ func (w *Watching) Watch(ctx context.Context, changed func(forge.Change)) error 
 		Secrets: func() [][]byte { w.mu.Lock(); defer w.mu.Unlock(); return w.secrets }})
 	w.mu.Lock()
 	w.recv, w.started = recv, time.Now()
-	w.heardAt, w.heardFrom = map[string]time.Time{}, w.started
+	w.heardAt, w.heardFrom, w.webHook = map[string]heardDelivery{}, w.started, 0
 	w.mu.Unlock()
 	// GitHub sends a delivery of a few KB and waits 10 s for the answer:
 	// a slow or idle client is cut off, and their number bounded, so that

@@ -67,6 +67,10 @@ func (w *Watching) runWebhook(ctx context.Context, changed func(forge.Change)) e
 	if err != nil {
 		return err
 	}
+	w.mu.Lock()
+	w.webHook = st.ID
+	w.hookKnown(st.ID)
+	w.mu.Unlock()
 	// Deliveries that fail or never arrive while the receiver is up:
 	// events.url does not reach it, or something else answers there. A
 	// look GitHub does not answer ends the watch, which its supervisor
