@@ -55,8 +55,9 @@ type resultView struct {
 // action runs one of people's commands on the path's issue, as the
 // board's person, and answers what the engine said: the text the CLI
 // prints (report.Printer), 200 when it did what was asked, 409 when the
-// engine refused or a gate stopped it, 400 for a bad request.
-func (s *Server) action(w http.ResponseWriter, r *http.Request) {
+// engine refused or a gate stopped it, 400 for a bad request. It is
+// cancelled once stop is done.
+func (s *Server) action(stop context.Context, w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r)
 	if err != nil {
 		s.failed(w, err)
@@ -77,9 +78,13 @@ func (s *Server) action(w http.ResponseWriter, r *http.Request) {
 	// The action is finished though the person's browser goes away, as
 	// the controller's socket finishes an agent's (docs/ARCHITECTURE.md
 	// §11): a half-done approve, move or hook helps nobody. The engine's
-	// own timeouts (hooks', locks') bound it; its answer gets a write
-	// timeout of its own from when it is ready.
-	res, err := do(context.WithoutCancel(r.Context()), e, id, s.Actor, func(k string) string { return strings.TrimSpace(r.PostFormValue(k)) })
+	// own timeouts (hooks', locks') bound it; the board's stop cancels it
+	// through the engine and waits for it (Serve). Its answer gets a
+	// write timeout of its own from when it is ready.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	defer cancel()
+	defer context.AfterFunc(stop, cancel)()
+	res, err := do(ctx, e, id, s.Actor, func(k string) string { return strings.TrimSpace(r.PostFormValue(k)) })
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.limits.write))
 	v := resultView{ID: id, Action: name}
 	status := http.StatusOK

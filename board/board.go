@@ -132,20 +132,39 @@ func (s *Server) csrf() string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
+// stopWait bounds how long the board's stop waits for the requests in
+// flight, as the agents' socket does (controller/api): actions cancelled
+// as it stops end through the engine, and are answered, within it.
+const stopWait = 30 * time.Second
+
 // Serve answers on ln until ctx is done, looking at the state directory
-// for changes meanwhile.
+// for changes meanwhile. Once ctx is done it cancels the actions in
+// flight and returns when they ended, within stopWait: the engine sees
+// the cancellation, and no hook is left running in a board that stopped.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: s.limits.readHeader, ReadTimeout: s.limits.read,
+	srv := &http.Server{Handler: s.handler(ctx), ReadHeaderTimeout: s.limits.readHeader, ReadTimeout: s.limits.read,
 		WriteTimeout: s.limits.write, IdleTimeout: s.limits.idle, MaxHeaderBytes: maxHeaderBytes,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	go s.hub.Watch(ctx, s.Engine, s.Every, s.Log)
+	served, stopped := make(chan struct{}), make(chan struct{})
 	go func() {
-		<-ctx.Done()
-		shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer close(stopped)
+		select {
+		case <-ctx.Done():
+		case <-served:
+			return
+		}
+		shut, cancel := context.WithTimeout(context.Background(), stopWait)
 		defer cancel()
-		_ = srv.Shutdown(shut)
+		if err := srv.Shutdown(shut); err != nil {
+			s.Log.Warn("the board stopped with requests still running", "waited", stopWait, "err", err)
+			_ = srv.Close()
+		}
 	}()
-	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+	err := srv.Serve(ln)
+	close(served)
+	<-stopped
+	if !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
@@ -153,7 +172,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 
 // Handler is the board's routes, each behind the login token, actions
 // behind the CSRF token and the origin check too.
-func (s *Server) Handler() http.Handler {
+func (s *Server) Handler() http.Handler { return s.handler(context.Background()) }
+
+// handler is Handler with its actions cancelled once stop is done.
+func (s *Server) handler(stop context.Context) http.Handler {
 	mux := http.NewServeMux()
 	static, _ := fs.Sub(staticFiles, "static")
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
@@ -161,7 +183,9 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /events", s.boardEvents)
 	mux.HandleFunc("GET /issues/{id}", s.issuePage)
 	mux.HandleFunc("GET /issues/{id}/events", s.issueEvents)
-	mux.Handle("POST /issues/{id}/{action}", s.guardAction(http.HandlerFunc(s.action)))
+	mux.Handle("POST /issues/{id}/{action}", s.guardAction(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.action(stop, w, r)
+	})))
 	if s.Metrics != nil {
 		mux.Handle("GET /metrics", s.Metrics)
 	}
