@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -204,4 +205,54 @@ func TestASocketDeepInTheFileSystem(t *testing.T) {
 	cancel()
 	<-done
 	assert.NoFileExists(t, socket, "closing removes the socket")
+}
+
+// A controller that stops answers the requests it is working on first:
+// Serve returns once they are answered, not when the stop begins.
+func TestServeReturnsOnceTheRequestsInFlightAreAnswered(t *testing.T) {
+	started, release := make(chan struct{}), make(chan struct{})
+	srv := &api.Server{Sessions: tokens.Open(t.TempDir()), Owner: os.Getuid(), Handlers: api.Handlers{
+		Status: func(context.Context, api.Caller, api.StatusRequest) (any, error) {
+			close(started)
+			<-release
+			return api.Output{Text: "shown\n"}, nil
+		},
+	}}
+	dir, err := os.MkdirTemp("", "api")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	socket := filepath.Join(dir, "s.sock")
+	ln, err := api.Listen(socket)
+	require.NoError(t, err)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	served := make(chan struct{})
+	go func() { defer close(served); _ = srv.Serve(ctx, ln) }()
+
+	answered := make(chan error, 1)
+	go func() {
+		out, err := api.NewClient(socket, "").Do(context.Background(), api.RouteStatus, api.StatusRequest{})
+		if err == nil && out.Text != "shown\n" {
+			err = errors.New("answered " + out.Text)
+		}
+		answered <- err
+	}()
+	select {
+	case <-started:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the request never reached its handler")
+	}
+	stop()
+	select {
+	case <-served:
+		t.Fatal("Serve returned while a request was still being worked on")
+	case <-time.After(300 * time.Millisecond):
+	}
+	close(release)
+	require.NoError(t, <-answered)
+	select {
+	case <-served:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Serve did not return once the request was answered")
+	}
 }

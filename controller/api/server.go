@@ -158,18 +158,24 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ErrorLog: slog.NewLogLogger(s.log().Handler(), slog.LevelWarn),
 	}
 	srv.SetKeepAlivesEnabled(false)
-	done := make(chan struct{})
+	done, shutDown := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(shutDown)
 		select {
 		case <-ctx.Done():
 			shutdown, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			_ = srv.Shutdown(shutdown)
+			if err := srv.Shutdown(shutdown); err != nil {
+				s.log().Warn("agents' requests still in flight after 30 s were cut off", "err", err)
+			}
 		case <-done:
 		}
 	}()
 	err := srv.Serve(newLimitListener(ln, limits, s.Owner, s.log()))
 	close(done)
+	// Serve returns as the stop begins; the requests in flight are
+	// answered (or cut off after 30 s) before the controller goes on.
+	<-shutDown
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
