@@ -116,7 +116,7 @@ func TestACILogWrittenWithoutPauseIsReadOnceASecond(t *testing.T) {
 	collect(r.events(t, base, "/issues/2/events", ""))
 	collect(r.events(t, base, "/events", ""))
 	for _, c := range ours {
-		require.Eventually(t, func() bool { n, _ := c.get(); return n == 1 }, 20*time.Second, 10*time.Millisecond, "the page as it opens")
+		require.Eventually(t, func() bool { n, _ := c.get(); return n >= 1 }, 20*time.Second, 10*time.Millisecond, "the page as it opens")
 	}
 	time.Sleep(time.Second) // past the second after the hub's first look
 
