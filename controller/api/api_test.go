@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,17 +84,25 @@ func newLike(v any) any {
 // are limited to about 100 bytes) and returns its path.
 func serve(t *testing.T, srv *api.Server) string {
 	t.Helper()
+	socket, ln := listen(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.Serve(ctx, ln) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return socket
+}
+
+// listen listens on a socket in a short directory (socket paths are
+// limited to about 100 bytes).
+func listen(t *testing.T) (string, net.Listener) {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "api")
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	socket := filepath.Join(dir, "s.sock")
 	ln, err := api.Listen(socket)
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); _ = srv.Serve(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return socket
+	return socket, ln
 }
 
 // The kernel says who connects: this test's process owns the state, so it
@@ -218,12 +227,7 @@ func TestServeReturnsOnceTheRequestsInFlightAreAnswered(t *testing.T) {
 			return api.Output{Text: "shown\n"}, nil
 		},
 	}}
-	dir, err := os.MkdirTemp("", "api")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	socket := filepath.Join(dir, "s.sock")
-	ln, err := api.Listen(socket)
-	require.NoError(t, err)
+	socket, ln := listen(t)
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	served := make(chan struct{})
