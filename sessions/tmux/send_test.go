@@ -152,13 +152,18 @@ func TestSendNotShownIsNotConfirmed(t *testing.T) {
 		{
 			// Nor does the pane change when Enter is pressed, so Enter is
 			// pressed again, three times more.
-			"the pane does not change", "stty -echo; " + catToFile,
+			"the pane does not change", "stty -echo; exec " + catToFile,
 			"did not change after Enter, pressed 4 times", "hello\n\n\n\n",
 		},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, file := reader(t, c, fmt.Sprintf("silent-%d", i), tt.script)
+			pane, file := reader(t, c, fmt.Sprintf("silent-%d", i), tt.script)
+			// Past the script's stty: its shell, between two programs,
+			// is refused as a shell, which is not what this test asks.
+			require.Eventually(t, func() bool {
+				return tmuxRun(t, c, "display-message", "-p", "-t", pane, "#{pane_current_command}") == "cat"
+			}, 10*time.Second, 10*time.Millisecond)
 			err := c.Send(context.Background(), fmt.Sprintf("silent-%d", i), "hello")
 			require.ErrorIs(t, err, tmux.ErrNotConfirmed)
 			assert.ErrorContains(t, err, tt.wantErr)
