@@ -37,9 +37,12 @@ func Main() { ghforward.Main(forwardEnv) }
 // Mode is the config's events.mode.
 type Mode string
 
-// ParseModes reads modes, comma-separated.
+// ParseModes reads modes, comma-separated; an empty s is none.
 func ParseModes(s string) ([]Mode, error) {
 	var out []Mode
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
 	for _, m := range strings.Split(s, ",") {
 		m = strings.TrimSpace(m)
 		switch m {
