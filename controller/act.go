@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/agenttree/agenttree/controller/prbatch"
 	"github.com/agenttree/agenttree/controller/prwatch"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
@@ -61,14 +62,50 @@ func inBatches(due []dueIssue) []part {
 	return append(out, part{start: start, due: due[start:]})
 }
 
+// fetchAhead bounds the batches of PRs a tick fetches at once. GitHub's
+// secondary rate limits (docs/ARCHITECTURE.md §6) allow at most 100
+// requests in flight and bound the GraphQL points and the server's CPU
+// time a minute; a batch of 50 PRs is one query, so 4 in flight make
+// 10,000 due PRs 50 round trips instead of 200 (2.5 s at 50 ms), far
+// inside both limits, and leave the rest of a busy host's requests (the
+// hooks', the agents' gh) their share.
+const fetchAhead = 4
+
+// prefetch fetches the PRs of parts on work, fetchAhead at a time, in
+// order; each part's batch comes on its own channel. Once ctx is done no
+// more is fetched: the parts left get an empty batch (their passes are
+// skipped).
+func prefetch(ctx, work context.Context, fetch func(context.Context, []dueIssue) *prBatch, parts []part) []chan *prBatch {
+	out := make([]chan *prBatch, len(parts))
+	for i := range out {
+		out[i] = make(chan *prBatch, 1)
+	}
+	go func() {
+		slots := make(chan struct{}, fetchAhead)
+		for i, p := range parts {
+			slots <- struct{}{}
+			if ctx.Err() != nil {
+				<-slots
+				out[i] <- &prBatch{}
+				continue
+			}
+			go func() {
+				defer func() { <-slots }()
+				out[i] <- fetch(work, p.due)
+			}()
+		}
+	}()
+	return out
+}
+
 // fetcher returns what fetches the PRs of a part of a tick into the
 // forge's batch (emptied first), for the hooks of the tick to read.
 func (c *Controller) fetcher(e *engine.Engine) func(context.Context, []dueIssue) *prBatch {
-	bf, ok := e.Forge.(*batchForge)
+	bf, ok := e.Forge.(*prbatch.Forge)
 	if !ok {
 		return func(context.Context, []dueIssue) *prBatch { return &prBatch{} }
 	}
-	bf.reset()
+	bf.Reset()
 	return func(ctx context.Context, due []dueIssue) *prBatch {
 		var numbers []int
 		for _, d := range due {
@@ -76,7 +113,7 @@ func (c *Controller) fetcher(e *engine.Engine) func(context.Context, []dueIssue)
 				numbers = append(numbers, d.iss.PRNumber)
 			}
 		}
-		prs, err := bf.fetch(ctx, numbers)
+		prs, err := bf.Fetch(ctx, numbers)
 		if err != nil {
 			c.log().Warn("fetching PR state", "prs", len(numbers), "err", err)
 		}

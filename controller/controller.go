@@ -10,7 +10,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agenttree/agenttree/controller/dueset"
 	"github.com/agenttree/agenttree/controller/metrics"
+	"github.com/agenttree/agenttree/controller/prbatch"
 	"github.com/agenttree/agenttree/controller/wake"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/internal/atomicfile"
@@ -59,6 +61,11 @@ type Controller struct {
 	mailErrs map[int]string
 	// wake is the forge's watch while Run runs, and what it told.
 	wake wake.Watch
+	// dues is what the ticks learned of each issue, for the next.
+	dues *dueset.Set
+	// wall is the clock of the files' change times; nil: time.Now
+	// (Now is the polling's, which may be another).
+	wall func() time.Time
 	// limit is the forge's rate limit as last recorded for status.
 	limit     RateLimit
 	limitSeen bool
@@ -191,7 +198,7 @@ func (c *Controller) reload() (*engine.Engine, error) {
 		c.log().Info("config reloaded", "file", e.Config.File)
 	}
 	if e.Forge != nil {
-		e.Forge = &batchForge{inner: e.Forge}
+		e.Forge = &prbatch.Forge{Inner: e.Forge}
 	}
 	c.eng = e
 	return e, nil

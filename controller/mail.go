@@ -16,17 +16,15 @@ import (
 	"github.com/agenttree/agenttree/sessions/tmux"
 )
 
-// hasMail reports whether iss has something to tell: a message its state
-// calls for that this process has not queued, or one waiting in its
-// outbox.
-func (c *Controller) hasMail(e *engine.Engine, iss *issues.Issue) bool {
+// told reports whether every message iss's state calls for has been
+// queued by this process.
+func (c *Controller) told(e *engine.Engine, iss *issues.Issue) bool {
 	for _, m := range delivery.Channels(e.Config, e.Messages(iss)) {
 		if !c.wasQueued(iss.ID, m.Key) {
-			return true
+			return false
 		}
 	}
-	pending, err := e.Outbox(iss.ID).Pending()
-	return err == nil && len(pending) > 0
+	return true
 }
 
 func (c *Controller) wasQueued(id int, key string) bool {

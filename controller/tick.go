@@ -3,14 +3,15 @@ package controller
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/agenttree/agenttree/controller/agents"
+	"github.com/agenttree/agenttree/controller/dueset"
 	"github.com/agenttree/agenttree/controller/wake"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
-	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -57,11 +58,13 @@ func (c *Controller) tick(ctx context.Context, e *engine.Engine) Summary {
 	limit := max(e.Config.Controller.Concurrency, 1)
 	sem := make(chan struct{}, limit)
 	var wg sync.WaitGroup
-	// The PRs are fetched a batch at a time, one request after another,
-	// and the issues of a batch are worked on while the next is fetched.
-	fetch := c.fetcher(e)
-	for _, part := range inBatches(due) {
-		batch := fetch(work, part.due)
+	// The PRs are fetched a few batches at a time (fetchAhead), and the
+	// issues of a batch are worked on as soon as it is in, while the next
+	// ones are fetched.
+	parts := inBatches(due)
+	fetched := prefetch(ctx, work, c.fetcher(e), parts)
+	for k, part := range parts {
+		batch := <-fetched[k]
 		for i, d := range part.due {
 			at := part.start + i
 			if ctx.Err() != nil {
@@ -112,59 +115,65 @@ type dueIssue struct {
 // due lists the issues to work on now: those in a controller stage, those
 // with entry work unfinished (terminal stages included), those with an
 // open PR to watch, and any with messages waiting — each when its polling
-// state says it is time, or the forge's watch named it (woke).
+// state says it is time, or the forge's watch named it (woke). What it
+// knows of an issue whose files did not change since a tick before is
+// what that tick read (package dueset).
 func (c *Controller) due(e *engine.Engine, now time.Time, woke wake.Woken) []dueIssue {
 	ids, err := e.Store.IDs()
 	if err != nil {
 		c.log().Error("listing issues", "err", err)
 		return nil
 	}
+	if c.Issue != 0 {
+		ids = slices.DeleteFunc(ids, func(id int) bool { return id != c.Issue })
+	}
 	var out []dueIssue
-	for _, id := range ids {
-		if c.Issue != 0 && id != c.Issue {
+	// The wall clock, not c.now: the files' change times are its.
+	for _, ent := range c.dueSet().Facts(e, ids, c.wallNow()) {
+		if ent == nil {
 			continue
 		}
-		iss, err := e.Store.Get(id)
-		if err != nil {
-			// One unreadable issue never stops the others.
-			c.log().Error("reading issue", "issue", id, "err", err)
-			continue
-		}
-		node, ok := e.Config.Node(iss.Stage)
-		if !ok {
-			c.log().Warn("issue at a stage the config does not declare", "issue", id, "stage", iss.Stage)
-			continue
-		}
-		d := dueIssue{iss: iss, node: node}
+		d := dueIssue{iss: ent.Issue, node: ent.Node, poll: ent.Poll, resumed: ent.Resumed}
 		if active(d) {
-			// Only the issues the controller acts on have a schedule.
-			w, err := e.Store.ReadWatch(id)
-			if err != nil {
-				c.log().Warn("unreadable watch state; starting afresh", "issue", id, "err", err)
-				w = &issues.WatchFile{}
-			}
-			d.poll = w.Poll
-			d.resumed, _ = time.Parse(time.RFC3339Nano, w.Hooks[hooks.WatchResumedAt])
 			d.woken = woke.Names(d.iss, d.poll)
 		}
-		if d.act, d.mail = c.wants(e, d, now); d.act || d.mail {
+		d.act = c.wants(d, now)
+		if d.mail = ent.Pending || !ent.Told; d.act || d.mail {
 			out = append(out, d)
 		}
 	}
 	return out
 }
 
-// wants says what the controller has to do on d now: act (the engine's
-// pass or the PR's watch, when its polling state says it is time, the
-// issue moved since the last look, a person resumed it since, or the
-// forge's watch named it) and deliver its mail. Mail alone never
-// makes the controller act: a session that is not there yet must not
-// turn every tick into a poll.
-func (c *Controller) wants(e *engine.Engine, d dueIssue, now time.Time) (act, mail bool) {
-	if d.iss.Escalated == nil && active(d) {
-		act = d.poll == nil || d.poll.Stage != d.iss.Stage || !now.Before(c.wake.Due(d.poll.PolledAt, time.Duration(d.poll.IntervalS)*time.Second, d.poll.NextAt)) || c.Eager || d.resumed.After(d.poll.PolledAt) || d.woken
+// dueSet is what the ticks learned of each issue, for the next.
+func (c *Controller) dueSet() *dueset.Set {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.dues == nil {
+		c.dues = &dueset.Set{Active: func(iss *issues.Issue, node *stages.Node) bool {
+			return active(dueIssue{iss: iss, node: node})
+		}, Told: c.told, Log: c.log()}
 	}
-	return act, c.hasMail(e, d.iss)
+	return c.dues
+}
+
+func (c *Controller) wallNow() time.Time {
+	if c.wall != nil {
+		return c.wall()
+	}
+	return time.Now()
+}
+
+// wants says whether the controller acts on d now (the engine's pass or
+// the PR's watch): when its polling state says it is time, the issue
+// moved since the last look, a person resumed it since, or the forge's
+// watch named it. Mail alone never makes the controller act: a session
+// that is not there yet must not turn every tick into a poll.
+func (c *Controller) wants(d dueIssue, now time.Time) bool {
+	if d.iss.Escalated != nil || !active(d) {
+		return false
+	}
+	return d.poll == nil || d.poll.Stage != d.iss.Stage || !now.Before(c.wake.Due(d.poll.PolledAt, time.Duration(d.poll.IntervalS)*time.Second, d.poll.NextAt)) || c.Eager || d.resumed.After(d.poll.PolledAt) || d.woken
 }
 
 // active reports whether the controller acts on d at all: a controller

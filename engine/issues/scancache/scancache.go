@@ -209,3 +209,8 @@ func Changed(cache map[int]*Entry, ids []int, entries []*Entry) bool {
 	}
 	return kept != len(cache)
 }
+
+// Of stamps the file or directory at rel, a path inside the issues
+// directory; ok is false when it cannot be (always where the system has
+// no change times).
+func (st Stamper) Of(rel string) (Stamp, bool) { return st.stamp(rel) }

@@ -1,0 +1,152 @@
+// Package dueset is what the controller's ticks learned of each issue,
+// kept in memory so that a tick reads again only the issues whose files
+// changed since (docs/ARCHITECTURE.md §6): one stat per file of each
+// issue (issues.Store.Stamps), not its YAML, its log's head and its
+// outbox. What is kept is only what the files say; what is due is
+// decided afresh at every tick from it (the clock, the forge's watch, the
+// mail the controller queued).
+//
+// An entry is kept only while every stamp is the one its files had when
+// they were read, and only when they were settled then
+// (issues.Store.Settled: a change within the file system's time
+// granularity is a change of stamp). Another process's write (a person's
+// `approve`, a rewritten watch.yaml, a message put in the outbox) is seen
+// at the next tick; an issue created is read, one removed forgotten; an
+// engine of another config starts afresh, as the node facts are its
+// config's.
+package dueset
+
+import (
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/internal/parallel"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// Entry is what a tick read of one issue.
+type Entry struct {
+	Issue *issues.Issue
+	Node  *stages.Node
+	// Poll and Resumed are its watch state's, read when the controller
+	// acts on the issue (Set.Active).
+	Poll    *issues.Poll
+	Resumed time.Time
+	// Pending: its outbox held messages not delivered.
+	Pending bool
+	// Told: every message its state calls for was queued (Set.Told).
+	// Queued keys are never forgotten, so it stays told until the issue
+	// changes.
+	Told bool
+
+	stamps issues.Stamps
+}
+
+// Set is the entries of one controller. Its methods are safe to call
+// from several goroutines; Active, Told and Log are set before the first.
+type Set struct {
+	// Active says whether the controller acts on iss at node: only those
+	// issues have a schedule (their watch.yaml is read).
+	Active func(iss *issues.Issue, node *stages.Node) bool
+	// Told says whether every message iss's state calls for has been
+	// queued by the controller.
+	Told func(e *engine.Engine, iss *issues.Issue) bool
+	Log  *slog.Logger
+
+	mu      sync.Mutex
+	eng     *engine.Engine
+	entries map[int]*Entry
+}
+
+// Facts is what the controller knows of each of ids at a tick: the entry
+// kept when the issue's stamps are the same, else the issue read again
+// (on every CPU); nil for one that cannot be read or is at a stage the
+// config does not declare (logged). at is the wall clock, taken before
+// the call: what the files' change times are compared with.
+func (s *Set) Facts(e *engine.Engine, ids []int, at time.Time) []*Entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.eng != e {
+		s.eng, s.entries = e, map[int]*Entry{}
+	}
+	stamps := e.Store.Stamps(ids)
+	out := make([]*Entry, len(ids))
+	var stale []int
+	for i, id := range ids {
+		if ent := s.entries[id]; ent != nil && ent.stamps == stamps[i] {
+			out[i] = ent
+			continue
+		}
+		delete(s.entries, id)
+		stale = append(stale, i)
+	}
+	parallel.For(len(stale), func(j int) { out[stale[j]] = s.read(e, ids[stale[j]]) })
+	for _, i := range stale {
+		if ent := out[i]; ent != nil && e.Store.Settled(stamps[i], at) {
+			ent.stamps = stamps[i]
+			s.entries[ids[i]] = ent
+		}
+	}
+	if len(s.entries) > len(ids) {
+		// Issues removed since: their entries go.
+		for id := range s.entries {
+			if _, found := slices.BinarySearch(ids, id); !found {
+				delete(s.entries, id)
+			}
+		}
+	}
+	for _, ent := range out {
+		if ent != nil && !ent.Told {
+			// What the controller queued since is told now.
+			ent.Told = s.Told(e, ent.Issue)
+		}
+	}
+	return out
+}
+
+// Kept is the entry kept of issue id; nil when none is.
+func (s *Set) Kept(id int) *Entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.entries[id]
+}
+
+// read reads what a tick needs of issue id.
+func (s *Set) read(e *engine.Engine, id int) *Entry {
+	iss, err := e.Store.Get(id)
+	if err != nil {
+		// One unreadable issue never stops the others.
+		s.log().Error("reading issue", "issue", id, "err", err)
+		return nil
+	}
+	node, ok := e.Config.Node(iss.Stage)
+	if !ok {
+		s.log().Warn("issue at a stage the config does not declare", "issue", id, "stage", iss.Stage)
+		return nil
+	}
+	ent := &Entry{Issue: iss, Node: node}
+	if s.Active(iss, node) {
+		w, err := e.Store.ReadWatch(id)
+		if err != nil {
+			s.log().Warn("unreadable watch state; starting afresh", "issue", id, "err", err)
+			w = &issues.WatchFile{}
+		}
+		ent.Poll = w.Poll
+		ent.Resumed, _ = time.Parse(time.RFC3339Nano, w.Hooks[hooks.WatchResumedAt])
+	}
+	pending, err := e.Outbox(id).Pending()
+	ent.Pending = err == nil && len(pending) > 0
+	return ent
+}
+
+func (s *Set) log() *slog.Logger {
+	if s.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.Log
+}
