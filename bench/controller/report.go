@@ -27,6 +27,8 @@ const (
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
 
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
+
 func mib[T int64 | uint64](bytes T) string { return fmt.Sprintf("%.1f MiB", float64(bytes)/(1<<20)) }
 
 // kinds lists requests by endpoint and kind, most first.

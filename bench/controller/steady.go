@@ -9,6 +9,7 @@ import (
 
 	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/engine/issues/scancache"
 	"github.com/agenttree/agenttree/forge/github/githubtest"
 	"github.com/agenttree/agenttree/forge/github/githubtest/edge"
 )
@@ -57,10 +58,15 @@ func (t tickTotals) mean() time.Duration {
 // steadyFigures are what the measured part of the steady state cost.
 type steadyFigures struct {
 	hours float64 // simulated
-	// idle are the ticks with nothing due, busy those with issues due.
-	idle, busy tickTotals
-	counts     []edge.Count
-	total      int
+	// idle are the ticks with nothing due, busy those with issues due;
+	// settled are the idle ticks that began scancache.SettleTime or more
+	// of the wall clock after the last busy tick ended: every file that
+	// tick wrote is settled then (the clock here runs hours in minutes,
+	// so most idle ticks come right after a busy one, while the files it
+	// wrote are still read again at every tick).
+	idle, busy, settled tickTotals
+	counts              []edge.Count
+	total               int
 }
 
 // perPRHour is the figure the target is about: GitHub requests per
@@ -107,6 +113,7 @@ func (s *steadyRun) run(ctx context.Context, warmup, measured time.Duration) (st
 func (s *steadyRun) advance(ctx context.Context, d time.Duration, warm bool) (steadyFigures, error) {
 	var f steadyFigures
 	var hour tickTotals
+	var wrote time.Time // when the last busy tick ended
 	for elapsed := s.step; elapsed <= d; elapsed += s.step {
 		if err := ctx.Err(); err != nil {
 			return f, err
@@ -121,10 +128,15 @@ func (s *steadyRun) advance(ctx context.Context, d time.Duration, warm bool) (st
 		if err != nil {
 			return f, fmt.Errorf("tick at %s of the clock: %w", elapsed, err)
 		}
-		if sum.Due == 0 {
-			f.idle.add(0, took)
-		} else {
+		switch {
+		case sum.Due > 0:
 			f.busy.add(sum.Due, took)
+			wrote = began.Add(took)
+		case began.Sub(wrote) >= scancache.SettleTime:
+			f.settled.add(0, took)
+			fallthrough
+		default:
+			f.idle.add(0, took)
 		}
 		hour.add(sum.Due, took)
 		if elapsed%time.Hour == 0 || elapsed+s.step > d {
