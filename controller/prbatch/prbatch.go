@@ -23,6 +23,11 @@ type Forge struct {
 
 	mu  sync.Mutex
 	prs map[int]*forge.PR
+	// heads are the numbers of the PRs held, by head: a pass asks for
+	// its head's checks, and a scan of every PR held for it made a tick
+	// of 10,000 PRs quadratic (bench/README.md). An entry may name a PR
+	// dropped since, or of another head now: prs is the truth.
+	heads map[string][]int
 }
 
 var (
@@ -36,7 +41,7 @@ func (b *Forge) Unwrap() (forge.Forge, error) { return b.Inner, nil }
 func (b *Forge) Reset() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.prs = map[int]*forge.PR{}
+	b.prs, b.heads = map[int]*forge.PR{}, map[string][]int{}
 }
 
 // Fetch adds the state of numbers, fetched now, to the batch, and
@@ -49,9 +54,14 @@ func (b *Forge) Fetch(ctx context.Context, numbers []int) (map[int]*forge.PR, er
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.prs == nil {
-		b.prs = map[int]*forge.PR{}
+		b.prs, b.heads = map[int]*forge.PR{}, map[string][]int{}
 	}
 	maps.Copy(b.prs, prs)
+	for n, pr := range prs {
+		if pr != nil && pr.HeadSHA != "" {
+			b.heads[pr.HeadSHA] = append(b.heads[pr.HeadSHA], n)
+		}
+	}
 	return prs, err
 }
 
@@ -99,8 +109,8 @@ func (b *Forge) PRs(ctx context.Context, numbers []int) (map[int]*forge.PR, erro
 func (b *Forge) Checks(ctx context.Context, sha string) ([]forge.Check, error) {
 	b.mu.Lock()
 	var found []forge.Check
-	for _, pr := range b.prs {
-		if pr.HeadSHA == sha && pr.Checks != nil {
+	for _, n := range b.heads[sha] {
+		if pr := b.prs[n]; pr != nil && pr.HeadSHA == sha && pr.Checks != nil {
 			found = append([]forge.Check(nil), pr.Checks...)
 			break
 		}
@@ -114,11 +124,10 @@ func (b *Forge) Checks(ctx context.Context, sha string) ([]forge.Check, error) {
 
 func (b *Forge) Rerun(ctx context.Context, checks []forge.Check) error {
 	b.mu.Lock()
-	for n, pr := range b.prs {
-		for _, ch := range checks {
-			if pr.HeadSHA == ch.SHA {
+	for _, ch := range checks {
+		for _, n := range b.heads[ch.SHA] {
+			if pr := b.prs[n]; pr != nil && pr.HeadSHA == ch.SHA {
 				delete(b.prs, n)
-				break
 			}
 		}
 	}
