@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -39,6 +40,8 @@ type tickTotals struct {
 	passes  int // issues worked on
 	wall    time.Duration
 	slowest time.Duration
+	// each is every tick's wall time, for the median.
+	each []time.Duration
 }
 
 func (t *tickTotals) add(due int, took time.Duration) {
@@ -46,6 +49,19 @@ func (t *tickTotals) add(due int, took time.Duration) {
 	t.passes += due
 	t.wall += took
 	t.slowest = max(t.slowest, took)
+	t.each = append(t.each, took)
+}
+
+// median is the middle tick's wall time: the first idle tick after the
+// files settled reads every issue a busy tick wrote, once, and weighs
+// on the mean.
+func (t tickTotals) median() time.Duration {
+	if t.n == 0 {
+		return 0
+	}
+	each := slices.Clone(t.each)
+	slices.Sort(each)
+	return each[len(each)/2]
 }
 
 func (t tickTotals) mean() time.Duration {

@@ -105,8 +105,8 @@ func printSteady(ctx context.Context, o options, p *pipeline, srv *githubtest.Se
 	fmt.Printf("    by kind: %s\n", kinds(f.counts))
 	fmt.Printf("  ticks with issues due: %d, %.0f issues each, %s each (slowest %s)\n",
 		f.busy.n, float64(f.busy.passes)/float64(max(f.busy.n, 1)), secs(f.busy.mean()), secs(f.busy.slowest))
-	fmt.Printf("  ticks with nothing due: %d, %s each (slowest %s); of them %d at least %s of the wall clock after the last tick with issues due (every file settled): %s each (slowest %s)\n",
-		f.idle.n, secs(f.idle.mean()), secs(f.idle.slowest), f.settled.n, scancache.SettleTime, ms(f.settled.mean()), ms(f.settled.slowest))
+	fmt.Printf("  ticks with nothing due: %d, %s each (slowest %s); of them %d at least %s of the wall clock after the last tick with issues due (every file settled): %s each, median %s (slowest %s)\n",
+		f.idle.n, secs(f.idle.mean()), secs(f.idle.slowest), f.settled.n, scancache.SettleTime, ms(f.settled.mean()), ms(f.settled.median()), ms(f.settled.slowest))
 	return perHour, nil
 }
 
