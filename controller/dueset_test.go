@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,9 +16,12 @@ import (
 	"github.com/agenttree/agenttree/controller/wake"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/issues/backend"
+	"github.com/agenttree/agenttree/engine/issues/filestore"
 	"github.com/agenttree/agenttree/engine/outbox"
 	"github.com/agenttree/agenttree/engine/people"
 	"github.com/agenttree/agenttree/hooks/builtin"
+	"github.com/agenttree/agenttree/sessions/tmux"
 	"github.com/agenttree/agenttree/stages/load"
 )
 
@@ -238,4 +242,70 @@ func TestTheDueSetKeepsOnlySettledIssues(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(r.e.Store.HostDir(id), "watch.yaml"), []byte("{}\n"), 0o644))
 	r.state(t, id)
 	assert.NotSame(t, kept, r.c.dueSet().Kept(id).Issue, "a file changed: read again")
+}
+
+// reads counts the issues read from the store.
+type reads struct {
+	backend.Backend
+	n atomic.Int64
+}
+
+func (r *reads) Read(ctx context.Context, id int) (backend.Snapshot, error) {
+	r.n.Add(1)
+	return r.Backend.Read(ctx, id)
+}
+
+// A tick with nothing due reads no issue once they are kept, in a
+// pipeline whose agents the tick keeps alive as well (roles:).
+func TestATickWithNothingDueReadsNoIssue(t *testing.T) {
+	const config = `
+project: shop
+agents:
+  claude: {command: claude}
+roles:
+  developer: {agents: [claude]}
+stages:
+  - name: work
+    role: developer
+  - name: done
+    terminal: completion
+`
+	dir := t.TempDir()
+	path := filepath.Join(dir, "agenttree.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(config), 0o644))
+	root := filepath.Join(dir, "_agenttree")
+	counted := &reads{Backend: filestore.Open(root)}
+	c := &Controller{
+		Load: func() (*engine.Engine, error) {
+			reg := builtin.Registry()
+			cfg, err := load.File(path, reg)
+			if err != nil {
+				return nil, err
+			}
+			store, err := issues.OpenWith(root, counted)
+			if err != nil {
+				return nil, err
+			}
+			return engine.New(cfg, store, reg, nil), nil
+		},
+		wall: func() time.Time { return time.Now().Add(time.Hour) },
+	}
+	e, err := c.reload()
+	require.NoError(t, err)
+	c.Tmux = &tmux.Client{Socket: filepath.Join(t.TempDir(), "no-tmux"), LockDir: e.Store.Root()}
+	for range 5 {
+		_, err := e.Create(context.Background(), engine.NewIssue{Title: "x", Stage: "work"})
+		require.NoError(t, err)
+	}
+	for range 2 {
+		_, err := c.Tick(context.Background())
+		require.NoError(t, err)
+	}
+	counted.n.Store(0)
+	for range 3 {
+		sum, err := c.Tick(context.Background())
+		require.NoError(t, err)
+		require.Zero(t, sum.Due)
+	}
+	assert.Zero(t, counted.n.Load(), "issues read by ticks with nothing due")
 }

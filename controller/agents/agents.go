@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/agenttree/agenttree/engine"
@@ -27,6 +28,12 @@ type Keeper struct {
 	Tmux  *tmux.Client
 	Log   *slog.Logger
 	Now   func() time.Time
+	// Issues gives the issues of ids as the tick knows them (a nil one
+	// is left alone: the tick's scan says why); nil reads each from the
+	// store. The controller's keeps what it read while the files stay
+	// the same, so a tick with nothing to do reads no issue
+	// (docs/ARCHITECTURE.md §6).
+	Issues func(ids []int) []*issues.Issue
 }
 
 // Keep is the tick's step that keeps agents alive (docs/ARCHITECTURE.md §9): for
@@ -53,23 +60,38 @@ func (c *Keeper) Keep(ctx context.Context, e *engine.Engine) {
 		c.Log.Error("listing issues", "err", err)
 		return
 	}
+	if c.Issue != 0 {
+		ids = slices.DeleteFunc(ids, func(id int) bool { return id != c.Issue })
+	}
+	all := c.issues(e, ids)
 	work := context.WithoutCancel(ctx)
-	for _, id := range ids {
+	for i, id := range ids {
 		if ctx.Err() != nil {
 			return
 		}
-		if c.Issue != 0 && id != c.Issue {
-			continue
-		}
-		iss, err := e.Store.Get(id)
-		if err != nil {
-			continue // the tick's scan says it
+		iss := all[i]
+		if iss == nil {
+			continue // the tick's scan says why
 		}
 		s, ok := seen[id]
 		if err := c.keepAgent(work, e, m, iss, s, ok); err != nil {
 			c.Log.Warn("keeping the agent alive", "issue", id, "err", err)
 		}
 	}
+}
+
+// issues are the issues of ids, nil where one cannot be read.
+func (c *Keeper) issues(e *engine.Engine, ids []int) []*issues.Issue {
+	if c.Issues != nil {
+		return c.Issues(ids)
+	}
+	out := make([]*issues.Issue, len(ids))
+	for i, id := range ids {
+		if iss, err := e.Store.Get(id); err == nil {
+			out[i] = iss
+		}
+	}
+	return out
 }
 
 // keepAgent starts iss's session when its stage's role has auto_start

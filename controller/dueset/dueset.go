@@ -69,6 +69,23 @@ type Set struct {
 // config does not declare (logged). at is the wall clock, taken before
 // the call: what the files' change times are compared with.
 func (s *Set) Facts(e *engine.Engine, ids []int, at time.Time) []*Entry {
+	return s.facts(e, ids, at, s.log())
+}
+
+// Issues are the issues of ids as Facts knows them (nil for one it does
+// not), for a step of the tick before it (the agents kept alive): an
+// issue that cannot be read is logged by Facts, once a tick, not here.
+func (s *Set) Issues(e *engine.Engine, ids []int, at time.Time) []*issues.Issue {
+	out := make([]*issues.Issue, len(ids))
+	for i, ent := range s.facts(e, ids, at, slog.New(slog.DiscardHandler)) {
+		if ent != nil {
+			out[i] = ent.Issue
+		}
+	}
+	return out
+}
+
+func (s *Set) facts(e *engine.Engine, ids []int, at time.Time, log *slog.Logger) []*Entry {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.eng != e {
@@ -85,7 +102,7 @@ func (s *Set) Facts(e *engine.Engine, ids []int, at time.Time) []*Entry {
 		delete(s.entries, id)
 		stale = append(stale, i)
 	}
-	parallel.For(len(stale), func(j int) { out[stale[j]] = s.read(e, ids[stale[j]]) })
+	parallel.For(len(stale), func(j int) { out[stale[j]] = s.read(e, ids[stale[j]], log) })
 	for _, i := range stale {
 		if ent := out[i]; ent != nil && e.Store.Settled(stamps[i], at) {
 			ent.stamps = stamps[i]
@@ -117,23 +134,23 @@ func (s *Set) Kept(id int) *Entry {
 }
 
 // read reads what a tick needs of issue id.
-func (s *Set) read(e *engine.Engine, id int) *Entry {
+func (s *Set) read(e *engine.Engine, id int, log *slog.Logger) *Entry {
 	iss, err := e.Store.Get(id)
 	if err != nil {
 		// One unreadable issue never stops the others.
-		s.log().Error("reading issue", "issue", id, "err", err)
+		log.Error("reading issue", "issue", id, "err", err)
 		return nil
 	}
 	node, ok := e.Config.Node(iss.Stage)
 	if !ok {
-		s.log().Warn("issue at a stage the config does not declare", "issue", id, "stage", iss.Stage)
+		log.Warn("issue at a stage the config does not declare", "issue", id, "stage", iss.Stage)
 		return nil
 	}
 	ent := &Entry{Issue: iss, Node: node}
 	if s.Active(iss, node) {
 		w, err := e.Store.ReadWatch(id)
 		if err != nil {
-			s.log().Warn("unreadable watch state; starting afresh", "issue", id, "err", err)
+			log.Warn("unreadable watch state; starting afresh", "issue", id, "err", err)
 			w = &issues.WatchFile{}
 		}
 		ent.Poll = w.Poll
