@@ -29,6 +29,7 @@ import (
 // process and the board's actions all append to them.
 type pipeline struct {
 	load                          func() (*engine.Engine, error)
+	now                           func() time.Time
 	waiting, longest, transitions *prometheus.Desc
 
 	mu sync.Mutex
@@ -39,7 +40,7 @@ type pipeline struct {
 }
 
 func newPipeline(load func() (*engine.Engine, error)) *pipeline {
-	return &pipeline{load: load, counted: map[int]int{}, moves: map[[2]string]int{},
+	return &pipeline{load: load, now: time.Now, counted: map[int]int{}, moves: map[[2]string]int{},
 		waiting: prometheus.NewDesc("agenttree_issues_waiting",
 			"Issues waiting, by who moves them on (person, agent, controller), as `agenttree status` says.", []string{"on"}, nil),
 		longest: prometheus.NewDesc("agenttree_issues_longest_wait_seconds",
@@ -67,7 +68,7 @@ func (p *pipeline) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.NewInvalidMetric(p.waiting, err)
 		return
 	}
-	now := time.Now()
+	now := p.now()
 	agents := waiton.LookAtAgents(context.Background(), e)
 	waiters := []waiton.Waiter{waiton.WaiterPerson, waiton.WaiterAgent, waiton.WaiterController}
 	count, longest := map[waiton.Waiter]int{}, map[waiton.Waiter]time.Duration{}

@@ -26,6 +26,9 @@ import (
 // *Metrics counts nothing: a controller without a board has none.
 type Metrics struct {
 	reg *prometheus.Registry
+	// pipe is the scrape's reading of the issues' files, kept for a test
+	// to set its clock.
+	pipe *pipeline
 
 	tick        prometheus.Histogram
 	due         prometheus.Gauge
@@ -39,7 +42,8 @@ type Metrics struct {
 // Nothing is read until a scrape.
 func New(load func() (*engine.Engine, error)) *Metrics {
 	m := &Metrics{
-		reg: prometheus.NewRegistry(),
+		reg:  prometheus.NewRegistry(),
+		pipe: newPipeline(load),
 		tick: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "agenttree_tick_duration_seconds",
 			Help: "How long the controller's ticks took: the due issues found, their PRs fetched, each worked on.",
@@ -74,7 +78,7 @@ func New(load func() (*engine.Engine, error)) *Metrics {
 		m.escalations.WithLabelValues(k)
 	}
 	m.reg.MustRegister(m.tick, m.due, m.stepBacks, m.escalations, m.deliveries,
-		newPipeline(load), newForgeStats(load),
+		m.pipe, newForgeStats(load),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
