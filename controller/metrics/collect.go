@@ -6,13 +6,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/forge/github/ghapi"
 	"github.com/agenttree/agenttree/forge/github/watch"
+	"github.com/agenttree/agenttree/internal/promtext"
 	"github.com/agenttree/agenttree/sessions/waiton"
 )
 
@@ -30,7 +29,7 @@ import (
 type pipeline struct {
 	load                          func() (*engine.Engine, error)
 	now                           func() time.Time
-	waiting, longest, transitions *prometheus.Desc
+	waiting, longest, transitions *promtext.Desc
 
 	mu sync.Mutex
 	// counted is how many entries of each issue's history are counted
@@ -41,43 +40,37 @@ type pipeline struct {
 
 func newPipeline(load func() (*engine.Engine, error)) *pipeline {
 	return &pipeline{load: load, now: time.Now, counted: map[int]int{}, moves: map[[2]string]int{},
-		waiting: prometheus.NewDesc("agenttree_issues_waiting",
-			"Issues waiting, by who moves them on (person, agent, controller), as `agenttree status` says.", []string{"on"}, nil),
-		longest: prometheus.NewDesc("agenttree_issues_longest_wait_seconds",
-			"The longest an issue has waited, by who moves it on: since it reached its stage, or since what it waits on began.", []string{"on"}, nil),
-		transitions: prometheus.NewDesc("agenttree_transitions_total",
+		waiting: promtext.NewDesc("agenttree_issues_waiting",
+			"Issues waiting, by who moves them on (person, agent, controller), as `agenttree status` says.", promtext.Gauge, "on"),
+		longest: promtext.NewDesc("agenttree_issues_longest_wait_seconds",
+			"The longest an issue has waited, by who moves it on: since it reached its stage, or since what it waits on began.", promtext.Gauge, "on"),
+		transitions: promtext.NewDesc("agenttree_transitions_total",
 			"Moves between stages the issues' histories hold, by from and to stage (stages the config does not name are \"other\", an issue's creation is from \"(new)\"). "+
-				"Each move is counted once, when a scrape first reads it (the first scrape counts every move already made), and stays counted when its issue is removed: it never goes down while the process runs.", []string{"from", "to"}, nil),
+				"Each move is counted once, when a scrape first reads it (the first scrape counts every move already made), and stays counted when its issue is removed: it never goes down while the process runs.", promtext.Counter, "from", "to"),
 	}
 }
 
-func (p *pipeline) Describe(ch chan<- *prometheus.Desc) {
-	ch <- p.waiting
-	ch <- p.longest
-	ch <- p.transitions
-}
-
-func (p *pipeline) Collect(ch chan<- prometheus.Metric) {
+// collect adds the pipeline's families to a scrape; with no pipeline to
+// read it adds none of them, as client_golang left them out on an error.
+func (p *pipeline) collect(s *promtext.Sink) {
 	e, err := p.load()
 	if err != nil {
-		ch <- prometheus.NewInvalidMetric(p.waiting, err)
 		return
 	}
 	listed, err := e.Store.Scan()
 	if err != nil {
-		ch <- prometheus.NewInvalidMetric(p.waiting, err)
 		return
 	}
 	now := p.now()
 	agents := waiton.LookAtAgents(context.Background(), e)
 	waiters := []waiton.Waiter{waiton.WaiterPerson, waiton.WaiterAgent, waiton.WaiterController}
 	count, longest := map[waiton.Waiter]int{}, map[waiton.Waiter]time.Duration{}
-	stage := func(s string) string {
-		if s == "" {
+	stage := func(name string) string {
+		if name == "" {
 			return "(new)"
 		}
-		if _, ok := e.Config.Node(s); ok {
-			return s
+		if _, ok := e.Config.Node(name); ok {
+			return name
 		}
 		return "other"
 	}
@@ -107,11 +100,11 @@ func (p *pipeline) Collect(ch chan<- prometheus.Metric) {
 		longest[w.Who] = max(longest[w.Who], now.Sub(cmp.Or(w.Since, waiton.Entered(l.Issue))))
 	}
 	for _, who := range waiters {
-		ch <- prometheus.MustNewConstMetric(p.waiting, prometheus.GaugeValue, float64(count[who]), string(who))
-		ch <- prometheus.MustNewConstMetric(p.longest, prometheus.GaugeValue, longest[who].Seconds(), string(who))
+		s.Add(p.waiting, float64(count[who]), string(who))
+		s.Add(p.longest, longest[who].Seconds(), string(who))
 	}
 	for m, n := range p.moves {
-		ch <- prometheus.MustNewConstMetric(p.transitions, prometheus.CounterValue, float64(n), m[0], m[1])
+		s.Add(p.transitions, float64(n), m[0], m[1])
 	}
 }
 
@@ -121,7 +114,7 @@ func (p *pipeline) Collect(ch chan<- prometheus.Metric) {
 type forgeStats struct {
 	load func() (*engine.Engine, error)
 
-	requests, etag, limited, remaining, quota, reset, deliveries, gaps, local *prometheus.Desc
+	requests, etag, limited, remaining, quota, reset, deliveries, gaps, local *promtext.Desc
 }
 
 // gitHubForge is the GitHub forge's counts (forge/github.Client).
@@ -137,34 +130,29 @@ type watchingForge interface {
 
 func newForgeStats(load func() (*engine.Engine, error)) *forgeStats {
 	return &forgeStats{load: load,
-		requests: prometheus.NewDesc("agenttree_github_requests_total",
-			"Requests sent to GitHub (retries included), by the rate-limit resource they count against.", []string{"resource"}, nil),
-		etag: prometheus.NewDesc("agenttree_github_etag_hits_total",
-			"GitHub's answers of 304 Not Modified, served from the ETag cache (free of quota).", nil, nil),
-		limited: prometheus.NewDesc("agenttree_github_rate_limited_total",
-			"GitHub's answers that were a rate limit, primary or secondary.", nil, nil),
-		remaining: prometheus.NewDesc("agenttree_github_quota_remaining",
-			"Requests left in GitHub's quota, by resource, as its last answer said.", []string{"resource"}, nil),
-		quota: prometheus.NewDesc("agenttree_github_quota_limit",
-			"GitHub's quota per window, by resource, as its last answer said.", []string{"resource"}, nil),
-		reset: prometheus.NewDesc("agenttree_github_quota_reset_timestamp_seconds",
-			"When GitHub's quota window resets, by resource (Unix time), as its last answer said.", []string{"resource"}, nil),
-		deliveries: prometheus.NewDesc("agenttree_webhook_deliveries_total",
-			"Webhook deliveries the receiver had: accepted (signed with the secret), refused (unsigned, badly signed, too large, not a POST).", []string{"result"}, nil),
-		gaps: prometheus.NewDesc("agenttree_webhook_gaps_filled_total",
-			"Gaps in webhook deliveries filled from GitHub's Webhook Deliveries API.", nil, nil),
-		local: prometheus.NewDesc("agenttree_local_forge_requests_total",
-			"Requests the local forge was asked, counted as GitHub would count them.", nil, nil),
+		requests: promtext.NewDesc("agenttree_github_requests_total",
+			"Requests sent to GitHub (retries included), by the rate-limit resource they count against.", promtext.Counter, "resource"),
+		etag: promtext.NewDesc("agenttree_github_etag_hits_total",
+			"GitHub's answers of 304 Not Modified, served from the ETag cache (free of quota).", promtext.Counter),
+		limited: promtext.NewDesc("agenttree_github_rate_limited_total",
+			"GitHub's answers that were a rate limit, primary or secondary.", promtext.Counter),
+		remaining: promtext.NewDesc("agenttree_github_quota_remaining",
+			"Requests left in GitHub's quota, by resource, as its last answer said.", promtext.Gauge, "resource"),
+		quota: promtext.NewDesc("agenttree_github_quota_limit",
+			"GitHub's quota per window, by resource, as its last answer said.", promtext.Gauge, "resource"),
+		reset: promtext.NewDesc("agenttree_github_quota_reset_timestamp_seconds",
+			"When GitHub's quota window resets, by resource (Unix time), as its last answer said.", promtext.Gauge, "resource"),
+		deliveries: promtext.NewDesc("agenttree_webhook_deliveries_total",
+			"Webhook deliveries the receiver had: accepted (signed with the secret), refused (unsigned, badly signed, too large, not a POST).", promtext.Counter, "result"),
+		gaps: promtext.NewDesc("agenttree_webhook_gaps_filled_total",
+			"Gaps in webhook deliveries filled from GitHub's Webhook Deliveries API.", promtext.Counter),
+		local: promtext.NewDesc("agenttree_local_forge_requests_total",
+			"Requests the local forge was asked, counted as GitHub would count them.", promtext.Counter),
 	}
 }
 
-func (f *forgeStats) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{f.requests, f.etag, f.limited, f.remaining, f.quota, f.reset, f.deliveries, f.gaps, f.local} {
-		ch <- d
-	}
-}
-
-func (f *forgeStats) Collect(ch chan<- prometheus.Metric) {
+// collect adds the forge's families, those its kind of forge counts.
+func (f *forgeStats) collect(s *promtext.Sink) {
 	e, err := f.load()
 	if err != nil || e.Forge == nil {
 		return
@@ -172,27 +160,27 @@ func (f *forgeStats) Collect(ch chan<- prometheus.Metric) {
 	if gh, ok := forge.As[gitHubForge](e.Forge); ok {
 		st := gh.Stats()
 		for resource, n := range st.ByResource {
-			ch <- prometheus.MustNewConstMetric(f.requests, prometheus.CounterValue, float64(n), resource)
+			s.Add(f.requests, float64(n), resource)
 		}
-		ch <- prometheus.MustNewConstMetric(f.etag, prometheus.CounterValue, float64(st.CacheHits))
-		ch <- prometheus.MustNewConstMetric(f.limited, prometheus.CounterValue, float64(st.RateLimited))
+		s.Add(f.etag, float64(st.CacheHits))
+		s.Add(f.limited, float64(st.RateLimited))
 		for _, rl := range gh.RateLimits() {
-			ch <- prometheus.MustNewConstMetric(f.remaining, prometheus.GaugeValue, float64(rl.Remaining), rl.Resource)
+			s.Add(f.remaining, float64(rl.Remaining), rl.Resource)
 			if rl.Limit > 0 {
-				ch <- prometheus.MustNewConstMetric(f.quota, prometheus.GaugeValue, float64(rl.Limit), rl.Resource)
+				s.Add(f.quota, float64(rl.Limit), rl.Resource)
 			}
 			if !rl.Reset.IsZero() {
-				ch <- prometheus.MustNewConstMetric(f.reset, prometheus.GaugeValue, float64(rl.Reset.Unix()), rl.Resource)
+				s.Add(f.reset, float64(rl.Reset.Unix()), rl.Resource)
 			}
 		}
 	}
 	if w, ok := forge.As[watchingForge](e.Forge); ok {
 		st := w.WatchStats()
-		ch <- prometheus.MustNewConstMetric(f.deliveries, prometheus.CounterValue, float64(st.Accepted), "accepted")
-		ch <- prometheus.MustNewConstMetric(f.deliveries, prometheus.CounterValue, float64(st.Refused), "refused")
-		ch <- prometheus.MustNewConstMetric(f.gaps, prometheus.CounterValue, float64(st.GapsFilled))
+		s.Add(f.deliveries, float64(st.Accepted), "accepted")
+		s.Add(f.deliveries, float64(st.Refused), "refused")
+		s.Add(f.gaps, float64(st.GapsFilled))
 	}
 	if rc, ok := forge.As[forge.RequestCounter](e.Forge); ok {
-		ch <- prometheus.MustNewConstMetric(f.local, prometheus.CounterValue, float64(rc.Requests()))
+		s.Add(f.local, float64(rc.Requests()))
 	}
 }

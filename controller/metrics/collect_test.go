@@ -37,21 +37,18 @@ func newEngine(t *testing.T) *engine.Engine {
 // from and to stage.
 func transitions(t *testing.T, m *Metrics) map[[2]string]float64 {
 	t.Helper()
-	families, err := m.Registry().Gather()
-	require.NoError(t, err)
 	got := map[[2]string]float64{}
-	for _, f := range families {
-		if f.GetName() != "agenttree_transitions_total" {
-			continue
+	f, ok := scrape(t, m)["agenttree_transitions_total"]
+	if !ok {
+		return got
+	}
+	require.Equal(t, dto.MetricType_COUNTER, f.GetType())
+	for _, metric := range f.GetMetric() {
+		labels := map[string]string{}
+		for _, l := range metric.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
 		}
-		require.Equal(t, dto.MetricType_COUNTER, f.GetType())
-		for _, metric := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range metric.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			got[[2]string{labels["from"], labels["to"]}] = metric.GetCounter().GetValue()
-		}
+		got[[2]string{labels["from"], labels["to"]}] = metric.GetCounter().GetValue()
 	}
 	return got
 }

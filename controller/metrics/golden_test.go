@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -152,4 +155,15 @@ func TestMetricsTextIsAsClientGolangWroteIt(t *testing.T) {
 	want, err := os.ReadFile(goldenPath)
 	require.NoError(t, err)
 	assert.Equal(t, string(want), got)
+}
+
+// scrape is what the handler serves, parsed as Prometheus reads it.
+func scrape(t *testing.T, m *Metrics) map[string]*dto.MetricFamily {
+	t.Helper()
+	code, _, body := serve(t, m)
+	require.Equal(t, http.StatusOK, code, body)
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(body))
+	require.NoError(t, err, body)
+	return families
 }

@@ -12,84 +12,70 @@ import (
 	"slices"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/outbox"
 	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/internal/promtext"
 )
 
 // Metrics is one controller's metrics, on a registry of its own. A nil
 // *Metrics counts nothing: a controller without a board has none.
+//
+// They are written by internal/promtext, not client_golang, whose init
+// cost every command 1.7 ms (docs/ARCHITECTURE.md §2); the Go runtime's
+// and the process's own families (go_*, process_*) went with it.
 type Metrics struct {
-	reg *prometheus.Registry
+	reg *promtext.Registry
 	// pipe is the scrape's reading of the issues' files, kept for a test
 	// to set its clock.
 	pipe *pipeline
 
-	tick        prometheus.Histogram
-	due         prometheus.Gauge
-	stepBacks   *prometheus.CounterVec
-	escalations *prometheus.CounterVec
-	deliveries  *prometheus.CounterVec
+	tick        *promtext.HistogramValue
+	due         *promtext.GaugeValue
+	stepBacks   *promtext.CounterVec
+	escalations *promtext.CounterVec
+	deliveries  *promtext.CounterVec
 }
 
 // New makes the metrics of the pipeline load opens (the controller's
 // Engine: the config as reloaded, the forge whose requests it counts).
 // Nothing is read until a scrape.
 func New(load func() (*engine.Engine, error)) *Metrics {
+	reg := promtext.NewRegistry()
 	m := &Metrics{
-		reg:  prometheus.NewRegistry(),
+		reg:  reg,
 		pipe: newPipeline(load),
-		tick: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "agenttree_tick_duration_seconds",
-			Help: "How long the controller's ticks took: the due issues found, their PRs fetched, each worked on.",
+		tick: reg.NewHistogram("agenttree_tick_duration_seconds",
+			"How long the controller's ticks took: the due issues found, their PRs fetched, each worked on.",
 			// A tick is milliseconds when nothing is due, seconds when
 			// hooks run, minutes when a merge waits on the forge.
-			Buckets: []float64{.005, .025, .1, .5, 1, 2.5, 5, 10, 30, 60, 300},
-		}),
-		due: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "agenttree_issues_due",
-			Help: "Issues the controller's last tick found due and worked on.",
-		}),
-		stepBacks: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "agenttree_step_backs_total",
-			Help: "Step backs the controller's passes made, by the kind of failure that sent the work back.",
-		}, []string{"kind"}),
-		escalations: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "agenttree_escalations_total",
-			Help: "Escalations to a person the controller's passes made, by kind.",
-		}, []string{"kind"}),
-		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "agenttree_tmux_deliveries_total",
-			Help: "Messages typed into agents' tmux panes: sent (taken), untaken (typed, never taken), retried (sent after more than one attempt).",
-		}, []string{"result"}),
+			[]float64{.005, .025, .1, .5, 1, 2.5, 5, 10, 30, 60, 300}),
+		due: reg.NewGauge("agenttree_issues_due",
+			"Issues the controller's last tick found due and worked on."),
+		stepBacks: reg.NewCounterVec("agenttree_step_backs_total",
+			"Step backs the controller's passes made, by the kind of failure that sent the work back.", "kind"),
+		escalations: reg.NewCounterVec("agenttree_escalations_total",
+			"Escalations to a person the controller's passes made, by kind.", "kind"),
+		deliveries: reg.NewCounterVec("agenttree_tmux_deliveries_total",
+			"Messages typed into agents' tmux panes: sent (taken), untaken (typed, never taken), retried (sent after more than one attempt).", "result"),
 	}
 	for _, r := range []string{"sent", "untaken", "retried"} {
-		m.deliveries.WithLabelValues(r)
+		m.deliveries.Init(r)
 	}
 	for _, k := range failureKinds() {
-		m.stepBacks.WithLabelValues(k)
+		m.stepBacks.Init(k)
 	}
 	for _, k := range escalationKinds() {
-		m.escalations.WithLabelValues(k)
+		m.escalations.Init(k)
 	}
-	m.reg.MustRegister(m.tick, m.due, m.stepBacks, m.escalations, m.deliveries,
-		m.pipe, newForgeStats(load),
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.Collect(m.pipe.collect)
+	reg.Collect(newForgeStats(load).collect)
 	return m
 }
 
 // Handler serves the metrics in the Prometheus text format.
-func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
-}
-
-// Registry is the registry the metrics are on, for a test to gather.
-func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+func (m *Metrics) Handler() http.Handler { return m.reg.Handler() }
 
 // Tick records one tick of the controller: how long it took, how many
 // issues were due, and the step backs and escalations its passes made.
@@ -102,9 +88,9 @@ func (m *Metrics) Tick(took time.Duration, due int, results []*engine.Result) {
 	for _, r := range results {
 		switch o := r.Outcome; {
 		case o.Status == engine.StatusSteppedBack:
-			m.stepBacks.WithLabelValues(bounded(string(o.Failure), failureKinds())).Inc()
+			m.stepBacks.Inc(bounded(string(o.Failure), failureKinds()))
 		case o.Status == engine.StatusEscalated && o.Escalation != nil:
-			m.escalations.WithLabelValues(bounded(string(o.Escalation.Kind), escalationKinds())).Inc()
+			m.escalations.Inc(bounded(string(o.Escalation.Kind), escalationKinds()))
 		}
 	}
 }
@@ -121,12 +107,12 @@ func (m *Metrics) Delivered(msgs []outbox.Message) {
 			continue
 		}
 		if msg.State == outbox.Untaken {
-			m.deliveries.WithLabelValues("untaken").Inc()
+			m.deliveries.Inc("untaken")
 			continue
 		}
-		m.deliveries.WithLabelValues("sent").Inc()
+		m.deliveries.Inc("sent")
 		if msg.Attempts > 1 {
-			m.deliveries.WithLabelValues("retried").Inc()
+			m.deliveries.Inc("retried")
 		}
 	}
 }

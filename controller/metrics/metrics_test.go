@@ -1,11 +1,13 @@
 package metrics
 
 import (
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
@@ -27,7 +29,7 @@ func TestDeliveredCountsTheAgentsMessages(t *testing.T) {
 		{To: outbox.ToNotify, State: outbox.Sent, Attempts: 4},
 	})
 	for result, want := range map[string]float64{"sent": 2, "retried": 1, "untaken": 1} {
-		assert.Equal(t, want, testutil.ToFloat64(m.deliveries.WithLabelValues(result)), result)
+		assert.Equal(t, want, m.deliveries.Value(result), result)
 	}
 	var none *Metrics
 	none.Delivered([]outbox.Message{{State: outbox.Sent}}) // a controller without metrics counts nothing
@@ -50,10 +52,23 @@ func TestTickCountsStepBacksAndEscalationsByKind(t *testing.T) {
 	}
 	m.Tick(2*time.Second, 4, []*engine.Result{stepBack(hooks.ClassCIFailed), stepBack(hooks.ClassCIFailed), stepBack("made_up"),
 		escalated(issues.EscalatedBudget), escalated("made_up"), {}})
-	assert.Equal(t, 2.0, testutil.ToFloat64(m.stepBacks.WithLabelValues("ci_failed")))
-	assert.Equal(t, 1.0, testutil.ToFloat64(m.stepBacks.WithLabelValues("other")))
-	assert.Equal(t, 1.0, testutil.ToFloat64(m.escalations.WithLabelValues("budget")))
-	assert.Equal(t, 1.0, testutil.ToFloat64(m.escalations.WithLabelValues("other")))
-	assert.Equal(t, 4.0, testutil.ToFloat64(m.due))
-	assert.Equal(t, len(failureKinds()), testutil.CollectAndCount(m.stepBacks), "no label beyond the known kinds and other")
+	assert.Equal(t, 2.0, m.stepBacks.Value("ci_failed"))
+	assert.Equal(t, 1.0, m.stepBacks.Value("other"))
+	assert.Equal(t, 1.0, m.escalations.Value("budget"))
+	assert.Equal(t, 1.0, m.escalations.Value("other"))
+	assert.Equal(t, 4.0, m.due.Value())
+	assert.Equal(t, len(failureKinds()), len(scrape(t, m)["agenttree_step_backs_total"].GetMetric()), "no label beyond the known kinds and other")
+}
+
+// The agenttree binary links no Prometheus client nor protobuf: their
+// package init cost every command, `next` included, about 1.7 ms
+// (docs/ARCHITECTURE.md §2, internal/promtext). Tests may still read the
+// text with expfmt.
+func TestTheBinaryLinksNoPrometheusClient(t *testing.T) {
+	out, err := exec.CommandContext(t.Context(), "go", "list", "-deps", "github.com/agenttree/agenttree/cmd/agenttree").Output()
+	require.NoError(t, err)
+	for pkg := range strings.FieldsSeq(string(out)) {
+		assert.False(t, strings.HasPrefix(pkg, "github.com/prometheus/") || strings.HasPrefix(pkg, "google.golang.org/protobuf/"),
+			"cmd/agenttree links %s", pkg)
+	}
 }
