@@ -28,6 +28,7 @@ import (
 // run runs the CLI with args in the working directory wd.
 func run(ctx context.Context, wd string, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
 	a := &cmdutil.App{WD: wd, Getenv: getenv, In: stdin, Out: stdout, ErrOut: stderr}
+	defer a.Close()
 	root := rootFor(a, args)
 	if slices.ContainsFunc(args, func(a string) bool { return a == cobra.ShellCompRequestCmd || a == cobra.ShellCompNoDescRequestCmd }) {
 		// Only the shell's completion request reads them: wiring them

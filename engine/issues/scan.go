@@ -28,9 +28,12 @@ type Listed struct {
 //
 // An issue whose files are as an earlier Scan found them is not read
 // again: the scan cache (package scancache) holds what that Scan read, keyed
-// by the files' identity, size and times. The issues are read on every
-// CPU.
+// by the files' identity, size and times; over another backend than files,
+// every issue is read. The issues are read on every CPU.
 func (s *Store) Scan() ([]Listed, error) {
+	if !s.cached {
+		return s.scanUncached()
+	}
 	// The cache is decoded while the files are stat'ed: one is work for
 	// a CPU, the other mostly for the file system.
 	loaded := make(chan map[int]*scancache.Entry, 1)
@@ -59,13 +62,29 @@ func (s *Store) Scan() ([]Listed, error) {
 	if scancache.Changed(cache, ids, entries) {
 		scancache.Save(s.scanCachePath(), entries)
 	}
+	return found(listed), nil
+}
+
+// scanUncached is Scan reading every issue, with no cache.
+func (s *Store) scanUncached() ([]Listed, error) {
+	ids, err := s.ids()
+	if err != nil {
+		return nil, err
+	}
+	listed := make([]Listed, len(ids))
+	parallel.For(len(ids), func(i int) { listed[i], _ = s.scanOne(ids[i], scancache.Stamps{}, time.Time{}, nil) })
+	return found(listed), nil
+}
+
+// found leaves out of listed the issues being created.
+func found(listed []Listed) []Listed {
 	out := listed[:0]
 	for _, l := range listed {
 		if !errors.Is(l.Err, ErrNotFound) {
 			out = append(out, l)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // scanOne reads issue id, whose files had the stamps st at at, from

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/issues/filestore"
 )
 
 // settle is the scan cache's settle time in these tests: files last
@@ -210,4 +211,38 @@ func editInPlace(t *testing.T, path, old, new string) {
 	require.NoError(t, err)
 	require.Equal(t, fi.Size(), after.Size())
 	require.Equal(t, fi.ModTime(), after.ModTime())
+}
+
+// otherBackend is the file backend under another type: a backend that
+// is not files, as the store sees it.
+type otherBackend struct{ *filestore.Store }
+
+// Over a backend that is not files, Scan reads every issue from it, never
+// from a scan cache of the files beside it: files a migration left behind
+// hold an older state, cached and settled.
+func TestScanOverAnotherBackendReadsIt(t *testing.T) {
+	old := scanStore(t)
+	listed, err := old.Scan()
+	require.NoError(t, err)
+	require.Equal(t, "plan", listed[1].Issue.Stage)
+	require.Equal(t, cached(1, 2, 3), issues.CachedIDs(old))
+
+	// The backend holds the same issues, issue 2 moved on since.
+	elsewhere := filepath.Join(t.TempDir(), "_agenttree")
+	require.NoError(t, os.CopyFS(elsewhere, os.DirFS(old.Root())))
+	moved, err := issues.Open(elsewhere)
+	require.NoError(t, err)
+	_, err = moved.Update(context.Background(), 2, 1, func(cur *issues.Issue) error { cur.Stage = "implement.code"; return nil })
+	require.NoError(t, err)
+
+	s, err := issues.OpenWith(old.Root(), otherBackend{filestore.Open(elsewhere)})
+	require.NoError(t, err)
+	issues.SetSettle(s, settle)
+	listed, err = s.Scan()
+	require.NoError(t, err)
+	require.Len(t, listed, 4)
+	assert.Equal(t, "implement.code", listed[1].Issue.Stage, "read from the backend")
+	assert.Equal(t, 2, listed[1].Issue.Version)
+	assert.Equal(t, "pr_ready", listed[2].Issue.Stage)
+	assert.NotNil(t, listed[2].Watch.Poll)
 }

@@ -45,6 +45,10 @@ type Store struct {
 	// settle is how long before a Scan an issue's files must have last
 	// changed for the scan cache to keep what it read (scancache.SettleTime).
 	settle time.Duration
+	// cached is whether Scan keeps the scan cache: only over files, whose
+	// stamps it is keyed by. Over another backend the files a migration
+	// left behind would be stamps of another state.
+	cached bool
 
 	warnMu   sync.Mutex
 	warnings []string // Warnings
@@ -66,6 +70,7 @@ func OpenWith(root string, b backend.Backend) (*Store, error) {
 	// directory: a bounded wait needs no caller's context.
 	ctx := context.Background()
 	s := &Store{root: root, layout: layout, b: b, LockTimeout: 30 * time.Second, now: time.Now, settle: scancache.SettleTime}
+	_, s.cached = b.(*filestore.Store)
 	if err := hostIsTheHosts(layout); err != nil {
 		return nil, err
 	}

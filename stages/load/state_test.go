@@ -17,12 +17,16 @@ func TestStateSettings(t *testing.T) {
 		warning  string
 	}{
 		{"default: files", "", stages.State{Backend: stages.StateFiles}, ""},
-		{"etcd", "state:\n  backend: etcd\n  etcd:\n    endpoints: [https://etcd-1.example.com:2379, http://127.0.0.1:2379]\n    prefix: /agenttree/app/\n" +
+		{"etcd", "state:\n  backend: etcd\n  etcd:\n    endpoints: [https://etcd-1.example.com:2379, https://127.0.0.1:2379]\n    prefix: /agenttree/app/\n" +
 			"    tls: {ca: etcd/ca.pem, cert: /etc/agenttree/client.pem, key: etcd/client-key.pem}\n",
 			stages.State{Backend: stages.StateEtcd, Etcd: stages.Etcd{
-				Endpoints: []string{"https://etcd-1.example.com:2379", "http://127.0.0.1:2379"}, Prefix: "/agenttree/app",
+				Endpoints: []string{"https://etcd-1.example.com:2379", "https://127.0.0.1:2379"}, Prefix: "/agenttree/app",
 				TLS: stages.EtcdTLS{CA: "/repo/etcd/ca.pem", Cert: "/etc/agenttree/client.pem", Key: "/repo/etcd/client-key.pem"}}},
-			":2:12: warning: state.backend etcd is read and checked, but this agenttree still keeps the state in files"},
+			""},
+		{"etcd over http", "state: {backend: etcd, etcd: {endpoints: [http://127.0.0.1:2379, http://127.0.0.1:2381]}}\n",
+			stages.State{Backend: stages.StateEtcd, Etcd: stages.Etcd{Endpoints: []string{"http://127.0.0.1:2379", "http://127.0.0.1:2381"}}}, ""},
+		{"etcd over https, the system's CAs", "state: {backend: etcd, etcd: {endpoints: [https://e:2379]}}\n",
+			stages.State{Backend: stages.StateEtcd, Etcd: stages.Etcd{Endpoints: []string{"https://e:2379"}}}, ""},
 		{"etcd's keys with files", "state:\n  etcd: {endpoints: [http://127.0.0.1:2379]}\n",
 			stages.State{Backend: stages.StateFiles, Etcd: stages.Etcd{Endpoints: []string{"http://127.0.0.1:2379"}}},
 			":2:9: warning: state.etcd is not read: the state is kept in files"},
@@ -51,6 +55,12 @@ func TestStateSettingsRefused(t *testing.T) {
 	}{
 		{"unknown backend", "state: {backend: consul}\n", "/repo/.agenttree.yaml:1:18: error: unknown state.backend \"consul\" (use `files` or `etcd`)"},
 		{"etcd without endpoints", "state:\n  backend: etcd\n", "/repo/.agenttree.yaml:2:12: error: state.backend etcd needs state.etcd.endpoints"},
+		{"a key without its certificate", "state:\n  backend: etcd\n  etcd:\n    endpoints: [https://e:2379]\n    tls:\n      ca: ca.pem\n      key: k.pem\n",
+			"/repo/.agenttree.yaml:6:7: error: state.etcd.tls has a client certificate without its key, or a key without its certificate"},
+		{"certificates for http endpoints", "state:\n  backend: etcd\n  etcd:\n    endpoints: [http://e:2379]\n    tls: {ca: ca.pem, cert: c.pem, key: k.pem}\n",
+			"/repo/.agenttree.yaml:5:10: error: state.etcd.tls is given, but the endpoints are http://: it would not be used"},
+		{"http and https", "state:\n  backend: etcd\n  etcd:\n    endpoints: [https://e1:2379, http://e2:2379]\n",
+			"/repo/.agenttree.yaml:4:16: error: state.etcd.endpoints mix http and https"},
 		{"an endpoint without a scheme", "state:\n  backend: etcd\n  etcd:\n    endpoints:\n      - http://127.0.0.1:2379\n      - etcd-2:2379\n",
 			"/repo/.agenttree.yaml:6:9: error: bad state.etcd.endpoints \"etcd-2:2379\": want http(s)://HOST:PORT"},
 		{"an endpoint without a port", "state: {backend: etcd, etcd: {endpoints: [https://etcd.example.com]}}\n",
@@ -58,7 +68,7 @@ func TestStateSettingsRefused(t *testing.T) {
 		{"a relative prefix", "state: {etcd: {prefix: agenttree}}\n", "/repo/.agenttree.yaml:1:24: error: bad state.etcd.prefix \"agenttree\""},
 		{"the root as prefix", "state: {etcd: {prefix: /}}\n", "/repo/.agenttree.yaml:1:24: error: bad state.etcd.prefix \"/\""},
 		{"a certificate without its key", "state:\n  backend: etcd\n  etcd:\n    endpoints: [https://e:2379]\n    tls: {cert: c.pem}\n",
-			"/repo/.agenttree.yaml:4:5: error: state.etcd.tls has a client certificate without its key"},
+			"/repo/.agenttree.yaml:5:10: error: state.etcd.tls has a client certificate without its key"},
 		{"a path from home", "state: {etcd: {tls: {ca: ~/ca.pem}}}\n", "/repo/.agenttree.yaml:1:26: error: state.etcd.tls.ca \"~/ca.pem\" starts with `~`"},
 		{"an unknown key", "state: {etcd: {endpoint: [http://e:2379]}}\n", "/repo/.agenttree.yaml:1:16: error: "},
 	}

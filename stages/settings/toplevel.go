@@ -95,10 +95,10 @@ func TopLevel() []Key {
 		{Name: "state", Field: at(func(c *stages.Config) any { return &c.State }), Type: TypeSection,
 			Doc: "Where the issues' state is kept (docs/ARCHITECTURE.md §2, the store backend).", Keys: []Key{
 				{Name: "backend", Field: at(func(s *stages.State) any { return &s.Backend }), Type: TypeEnum, Enum: []string{"files", "etcd"}, Default: "files",
-					Doc: "`files`: under `_agenttree/host/`, nothing to run. `etcd`: in the etcd cluster `etcd` names, for state shared by several hosts; read and checked, not used yet (validate warns): the state stays in files."},
+					Doc: "`files`: under `_agenttree/host/`, nothing to run. `etcd`: in the etcd cluster `etcd` names, for state shared by several hosts; the stage documents, outboxes and sessions stay under `_agenttree/`."},
 				{Name: "etcd", Field: at(func(s *stages.State) any { return &s.Etcd }), Type: TypeSection, Doc: "The cluster (backend: etcd).", Keys: []Key{
 					{Name: "endpoints", Field: at(func(e *stages.Etcd) any { return &e.Endpoints }), Type: TypeList, Example: "[https://etcd-1.example.com:2379]",
-						Doc: "Its members' client URLs, `http(s)://HOST:PORT`; backend etcd needs at least one."},
+						Doc: "Its members' client URLs, `http(s)://HOST:PORT`, all `http` or all `https`; backend etcd needs at least one."},
 					{Name: "prefix", Field: at(func(e *stages.Etcd) any { return &e.Prefix }), Type: TypeString, Example: "/agenttree/myapp",
 						Doc: "Where the keys go, starting with `/`; repositories sharing a cluster need prefixes of their own. Default: `/agenttree/` and `project`."},
 					{Name: "tls", Field: at(func(e *stages.Etcd) any { return &e.TLS }), Type: TypeSection, Doc: "The client's TLS, for `https` endpoints; paths relative to the config file.", Keys: []Key{

@@ -38,6 +38,8 @@ type App struct {
 	// and opening it asks them again.
 	found *lookup[string]
 	asks  *lookup[*api.Client]
+	// stores are the backends opened (OpenStore), closed by Close.
+	stores *openStores
 }
 
 // lookup is an answer worked out once.

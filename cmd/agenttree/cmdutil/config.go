@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/agenttree/agenttree/engine"
-	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/internal/exitcode"
 	"github.com/agenttree/agenttree/stages"
@@ -107,7 +106,7 @@ func (a *App) Engine(ctx context.Context) (*engine.Engine, error) {
 		return nil, err
 	}
 	stateDir := StateDirOf(cfg.File)
-	store, err := issues.Open(stateDir)
+	store, err := a.OpenStore(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -51,6 +51,8 @@ type Store struct {
 	ttl int
 	// timeout bounds a read made without the caller's context (Log).
 	timeout time.Duration
+	// own is whether Close closes cli too (Dial made it).
+	own bool
 
 	mu      sync.Mutex
 	session *concurrency.Session
@@ -79,15 +81,20 @@ func New(cli *clientv3.Client, prefix string, opts ...Option) *Store {
 	return s
 }
 
-// Close ends the locks' session: the locks still held are released.
+// Close ends the locks' session: the locks still held are released. A
+// Store Dial made closes its client too.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.session == nil {
-		return nil
+	var err error
+	if s.session != nil {
+		err = s.session.Close()
+		s.session = nil
 	}
-	err := s.session.Close()
-	s.session = nil
+	if s.own {
+		err = errors.Join(err, s.cli.Close())
+		s.own = false
+	}
 	return err
 }
 

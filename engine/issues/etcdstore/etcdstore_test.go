@@ -3,8 +3,6 @@ package etcdstore
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/url"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,54 +10,16 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 
 	"github.com/agenttree/agenttree/engine/issues/backend"
+	"github.com/agenttree/agenttree/engine/issues/etcdstore/etcdtest"
 	"github.com/agenttree/agenttree/engine/issues/storetest"
 )
 
-// freeURL is a loopback URL on a port free a moment ago: embed needs its
-// peer URL before it listens, so port 0 will not do for it.
-func freeURL(t *testing.T) url.URL {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return url.URL{Scheme: "http", Host: l.Addr().String()}
-}
-
-// startEtcd starts a one-member etcd in the test's temporary directory,
-// on loopback, stopped when the test ends; it returns its client URL.
-func startEtcd(t *testing.T) string {
-	t.Helper()
-	var lastErr error
-	for range 3 { // a port taken between freeURL and the listen: again
-		cfg := embed.NewConfig()
-		cfg.Name = "storetest"
-		cfg.Dir = t.TempDir()
-		cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
-		cfg.UnsafeNoFsync = true // a test's data outlives nothing
-		client, peer := freeURL(t), freeURL(t)
-		cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
-		cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
-		cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
-		e, err := embed.StartEtcd(cfg)
-		if err != nil {
-			lastErr = err
-			continue
-		}
-		t.Cleanup(e.Close)
-		select {
-		case <-e.Server.ReadyNotify():
-			return client.String()
-		case <-time.After(60 * time.Second):
-			t.Fatal("embedded etcd was not ready in 60s")
-		}
-	}
-	t.Fatalf("start embedded etcd: %v", lastErr)
-	return ""
-}
+// startEtcd starts a one-member etcd, stopped when the test ends; it
+// returns its client URL.
+func startEtcd(t *testing.T) string { return etcdtest.Start(t).Endpoint }
 
 func newClient(t *testing.T, endpoint string) *clientv3.Client {
 	t.Helper()

@@ -32,20 +32,51 @@ func (r *reader) state(k settings.Key, parent any, v *yaml.Node, name string) bo
 	if n := set["backend"]; n != nil {
 		at = d.Pos(n)
 	}
-	// The store does not open etcd yet (engine/issues/etcdstore is
-	// there, not wired): a file that asks for it is told, never silently
-	// kept in files.
-	d.Warnf(at, "leave `backend:` out until then", "state.backend etcd is read and checked, but this agenttree still keeps the state in files")
 	if len(st.Etcd.Endpoints) == 0 {
 		d.Errorf(at, "add `etcd: {endpoints: [https://HOST:2379]}` under `state:`", "state.backend etcd needs state.etcd.endpoints")
 	}
-	if tls := st.Etcd.TLS; (tls.Cert == "") != (tls.Key == "") {
-		if etcd != nil {
-			at = d.Pos(etcd)
+	// The client speaks TLS to every member or to none, as its first
+	// endpoint says: a TLS block the client would not use, or certificates
+	// sent to some members only, is a mistake to say here, not found out
+	// from a refused connection.
+	tls, https := st.Etcd.TLS, 0
+	for _, e := range st.Etcd.Endpoints {
+		if strings.HasPrefix(e, "https://") {
+			https++
 		}
-		d.Errorf(at, "write both `cert:` and `key:` under `state.etcd.tls`, or neither", "state.etcd.tls has a client certificate without its key, or a key without its certificate")
+	}
+	where := func(key string) stages.Pos {
+		if n := child(etcd, key); n != nil {
+			return d.Pos(n)
+		}
+		if etcd != nil {
+			return d.Pos(etcd)
+		}
+		return at
+	}
+	switch {
+	case (tls.Cert == "") != (tls.Key == ""):
+		d.Errorf(where("tls"), "write both `cert:` and `key:` under `state.etcd.tls`, or neither", "state.etcd.tls has a client certificate without its key, or a key without its certificate")
+	case https > 0 && https < len(st.Etcd.Endpoints):
+		d.Errorf(where("endpoints"), "write every endpoint with `https://`, or every one with `http://`", "state.etcd.endpoints mix http and https: the client speaks TLS to every member or to none")
+	case https == 0 && tls != (stages.EtcdTLS{}):
+		d.Errorf(where("tls"), "write the endpoints with `https://`, or leave `tls:` out", "state.etcd.tls is given, but the endpoints are http://: it would not be used")
 	}
 	return true
+}
+
+// child is the value of key in the mapping m, nil when m is no mapping
+// or has no such key.
+func child(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	return nil
 }
 
 // etcdEndpoints reads the endpoints, each an http(s) URL with a host and

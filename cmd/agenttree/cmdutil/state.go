@@ -1,0 +1,102 @@
+package cmdutil
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/issues/etcdstore"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// OpenStore opens the issue store of cfg: the state directory beside it,
+// the issues' state kept where `state.backend` says (docs/CONFIG.md,
+// docs/ARCHITECTURE.md §8). Over files, nothing of etcd is made: an
+// agent's `next` costs what it did before etcd could be chosen.
+func (a *App) OpenStore(ctx context.Context, cfg *stages.Config) (*issues.Store, error) {
+	stateDir := StateDirOf(cfg.File)
+	if cfg.State.Backend != stages.StateEtcd {
+		return issues.Open(stateDir)
+	}
+	b, err := a.Etcd(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return issues.OpenWith(stateDir, b)
+}
+
+// EtcdConfig is how cfg's `state.etcd` reaches its cluster, its prefix
+// defaulted to /agenttree/ and the project (docs/CONFIG.md).
+func EtcdConfig(cfg *stages.Config) etcdstore.Config {
+	e := cfg.State.Etcd
+	prefix := e.Prefix
+	if prefix == "" {
+		prefix = "/agenttree/" + cfg.ProjectName()
+	}
+	return etcdstore.Config{Endpoints: e.Endpoints, Prefix: prefix, CA: e.TLS.CA, Cert: e.TLS.Cert, Key: e.TLS.Key}
+}
+
+// Etcd is the etcd backend of cfg's `state.etcd`, whatever its
+// `state.backend` says (`migrate` reads and writes both), dialled once per
+// invocation for each cluster and prefix: the controller opens the engine
+// anew each time its config changes, and keeps one connection. Close
+// closes them.
+func (a *App) Etcd(ctx context.Context, cfg *stages.Config) (*etcdstore.Store, error) {
+	c := EtcdConfig(cfg)
+	key := fmt.Sprintf("%q", c)
+	if a.stores == nil {
+		a.stores = &openStores{etcd: map[string]*etcdstore.Store{}}
+	}
+	st := a.stores
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if s := st.etcd[key]; s != nil {
+		return s, nil
+	}
+	s, err := etcdstore.Dial(ctx, c)
+	if err != nil {
+		return nil, unreachable(cfg, c, err)
+	}
+	st.etcd[key] = s
+	return s, nil
+}
+
+// openStores are the backends an invocation dialled.
+type openStores struct {
+	mu   sync.Mutex
+	etcd map[string]*etcdstore.Store
+}
+
+// Close closes what the invocation opened: the etcd connections, their
+// locks' session ended at once rather than when its lease runs out.
+func (a *App) Close() error {
+	if a.stores == nil {
+		return nil
+	}
+	a.stores.mu.Lock()
+	defer a.stores.mu.Unlock()
+	var errs []error
+	for k, s := range a.stores.etcd {
+		errs = append(errs, s.Close())
+		delete(a.stores.etcd, k)
+	}
+	return errors.Join(errs...)
+}
+
+// unreachable says that the state is in etcd and could not be read, and
+// what to run to see why.
+func unreachable(cfg *stages.Config, c etcdstore.Config, err error) error {
+	check := []string{"etcdctl", "--endpoints=" + strings.Join(c.Endpoints, ",")}
+	for _, f := range [][2]string{{"--cacert", c.CA}, {"--cert", c.Cert}, {"--key", c.Key}} {
+		if f[1] != "" {
+			check = append(check, f[0]+"="+f[1])
+		}
+	}
+	check = append(check, "endpoint", "health")
+	return fmt.Errorf("the issues' state is in etcd (state.backend in %s), which cannot be read: %w; "+
+		"check that the cluster runs and this host reaches it with `%s`, and that state.etcd names its client URLs and this host's certificates",
+		cfg.File, err, strings.Join(check, " "))
+}
