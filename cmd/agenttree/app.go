@@ -19,6 +19,7 @@ import (
 	"github.com/agenttree/agenttree/cmd/agenttree/flowcmd"
 	"github.com/agenttree/agenttree/cmd/agenttree/inboxcmd"
 	"github.com/agenttree/agenttree/cmd/agenttree/issuecmd"
+	"github.com/agenttree/agenttree/cmd/agenttree/migratecmd"
 	"github.com/agenttree/agenttree/cmd/agenttree/sessioncmd"
 	"github.com/agenttree/agenttree/cmd/agenttree/statuscmd"
 	"github.com/agenttree/agenttree/cmd/agenttree/trustcmd"
@@ -87,6 +88,7 @@ func groups() []group {
 		{[]string{"controller", "pr", "__ci-run"}, controllercmd.Commands},
 		{[]string{"clean", "token", "start", "attach", "stop", "agents"}, sessioncmd.Commands},
 		{[]string{"verify", "repair", "doctor"}, trustcmd.Commands},
+		{[]string{"migrate"}, migratecmd.Commands},
 		{[]string{"demo", "demo-agent"}, democmd.Commands},
 	}
 }

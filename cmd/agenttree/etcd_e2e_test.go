@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/agenttree/agenttree/engine/issues/etcdstore/etcdtest"
 	"github.com/agenttree/agenttree/internal/testpipeline"
@@ -95,4 +96,52 @@ func TestStateInEtcdUnreachable(t *testing.T) {
 		assert.Contains(t, r.stderr, want)
 	}
 	assert.NoDirExists(t, w.issueDir(1))
+}
+
+// A repository's issues moved to etcd and back through the command:
+// verify passes on each side, the state moves on at each, and the files
+// caught up at the end hold the log etcd held, byte for byte.
+func TestMigrateToEtcdAndBack(t *testing.T) {
+	w, c := etcdWorkspace(t, "/agenttree/moved")
+	inFiles := strings.Replace(etcdState(c, "/agenttree/moved"), "  backend: etcd\n", "", 1)
+	require.NoError(t, os.WriteFile(w.config, []byte(testpipeline.Read(t, "cli")+inFiles), 0o644))
+	for _, title := range []string{"Add login page", "Fix logout", "Park this"} {
+		w.create(t, title, "--stage", "implement.code")
+	}
+	w.writeDoc(t, 1, "notes.md", notesDone)
+	require.Equal(t, 0, w.run(t, agentEnv, "next", "-i", "1").code)
+
+	r := w.run(t, humanEnv, "migrate", "--to", "etcd")
+	require.Equal(t, 0, r.code, "stdout %s\nstderr %s", r.stdout, r.stderr)
+	assert.Contains(t, r.stdout, "3 issues moved from files to etcd at "+c.Endpoint+" under /agenttree/moved: 3 copied")
+	assert.Contains(t, r.stdout, "tls: {ca: etcd/ca.pem, cert: etcd/client.pem, key: etcd/client-key.pem}")
+
+	require.NoError(t, os.WriteFile(w.config, []byte(testpipeline.Read(t, "cli")+etcdState(c, "/agenttree/moved")), 0o644))
+	r = w.run(t, humanEnv, "verify")
+	require.Equal(t, 0, r.code, "stdout %s\nstderr %s", r.stdout, r.stderr)
+	assert.Contains(t, r.stdout, "issue 1: ok (2 events, version 2)")
+	assert.Contains(t, r.stdout, "3 issues: 3 consistent")
+	w.writeDoc(t, 2, "notes.md", notesDone)
+	require.Equal(t, 0, w.run(t, agentEnv, "next", "-i", "2").code, "the state moves on in etcd")
+
+	r = w.run(t, humanEnv, "migrate", "--to", "files", "--json")
+	require.Equal(t, 0, r.code, "stdout %s\nstderr %s", r.stdout, r.stderr)
+	assert.Contains(t, r.stdout, `"action": "caught up"`)
+	assert.Contains(t, r.stdout, `"ok": true`)
+
+	require.NoError(t, os.WriteFile(w.config, []byte(testpipeline.Read(t, "cli")+inFiles), 0o644))
+	r = w.run(t, humanEnv, "verify")
+	require.Equal(t, 0, r.code, "stdout %s\nstderr %s", r.stdout, r.stderr)
+	assert.Contains(t, r.stdout, "issue 2: ok (2 events, version 2)")
+	assert.Equal(t, "implement.feedback", w.issue(t, 2).Stage)
+
+	lines, err := c.Client(t).Get(context.Background(), "/agenttree/moved/issues/0000000002/log/", clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByKey, clientv3.SortAscend))
+	require.NoError(t, err)
+	var log strings.Builder
+	for _, kv := range lines.Kvs {
+		log.Write(kv.Value)
+	}
+	files, err := os.ReadFile(filepath.Join(w.hostDir(2), "events.jsonl"))
+	require.NoError(t, err)
+	assert.Equal(t, log.String(), string(files), "the log etcd held, byte for byte")
 }

@@ -105,3 +105,33 @@ type Write struct {
 	// State is issue.yaml's new bytes, its chain field the line's hash.
 	State []byte
 }
+
+// Whole is one issue as a backend keeps it, every byte: what `agenttree
+// migrate` moves from one backend to another (package transfer).
+type Whole struct {
+	ID int
+	// State is issue.yaml's bytes, nil when there is none.
+	State []byte
+	// Log is the log's lines, each with its "\n" (an incomplete last one
+	// as it is), as events.jsonl holds them; nil when there is no log.
+	Log []byte
+	// Watch is watch.yaml's bytes, nil when there is none.
+	Watch []byte
+	// Aside are the records lines were set aside in (SetAside), by name.
+	Aside map[string][]byte
+}
+
+// Porter is a backend whose issues are read and written whole.
+type Porter interface {
+	Backend
+	// Export reads issue id whole. The caller holds its lock, so that no
+	// write is read half made.
+	Export(ctx context.Context, id int) (Whole, error)
+	// Import replaces what is stored for issue w.ID with w, under its
+	// lock, which it takes (waiting up to timeout): the log before the
+	// state, so that a crash leaves a log with no state, which Import
+	// replaces again, never a state its log does not hold.
+	Import(ctx context.Context, w Whole, timeout time.Duration) error
+	// KeepLastID records n as the last id given, unless a higher one is.
+	KeepLastID(ctx context.Context, n int) error
+}
