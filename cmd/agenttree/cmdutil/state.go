@@ -96,7 +96,10 @@ func unreachable(cfg *stages.Config, c etcdstore.Config, err error) error {
 		}
 	}
 	check = append(check, "endpoint", "health")
-	return fmt.Errorf("the issues' state is in etcd (state.backend in %s), which cannot be read: %w; "+
-		"check that the cluster runs and this host reaches it with `%s`, and that state.etcd names its client URLs and this host's certificates",
-		cfg.File, err, strings.Join(check, " "))
+	what := fmt.Sprintf("the issues' state is in etcd (state.backend in %s), which cannot be read", cfg.File)
+	if cfg.State.Backend != stages.StateEtcd {
+		what = fmt.Sprintf("the etcd cluster state.etcd names in %s cannot be read", cfg.File)
+	}
+	return fmt.Errorf("%s: %w; check that the cluster runs and this host reaches it with `%s`, and that state.etcd names its client URLs and this host's certificates",
+		what, err, strings.Join(check, " "))
 }

@@ -68,6 +68,9 @@ func TestMigrateRefused(t *testing.T) {
 			require.NoError(t, err)
 			t.Cleanup(unlock)
 		}, err: []string{"a controller is running for this repository", "stop it, then run `agenttree migrate --to etcd` again"}},
+		{name: "a cluster out of reach", opts: Options{To: "etcd"}, code: exitcode.Usage, prepare: func(t *testing.T, w *cmdtest.Workspace) {
+			w.Write(t, ".agenttree.yaml", testpipeline.Read(t, "cli")+"\nstate:\n  etcd: {endpoints: [http://127.0.0.1:9]}\n")
+		}, err: []string{"the etcd cluster state.etcd names in ", "etcd at http://127.0.0.1:9: ", "`etcdctl --endpoints=http://127.0.0.1:9 endpoint health`"}},
 		{name: "issues made at the destination", opts: Options{To: "etcd"}, code: exitcode.Blocked, prepare: func(t *testing.T, w *cmdtest.Workspace) {
 			e, err := w.App.Etcd(t.Context(), mustConfig(t, w))
 			require.NoError(t, err)
@@ -75,7 +78,7 @@ func TestMigrateRefused(t *testing.T) {
 			require.NoError(t, err)
 			_, err = st.Create(t.Context(), &issues.Issue{Title: "Elsewhere", Slug: "elsewhere", Flow: "default", Stage: "backlog"}, "human")
 			require.NoError(t, err)
-		}, err: []string{"issue 1: its log is not the start of the source's", "nothing was written", "etcdctl --endpoints=" + c.Endpoint + " del --prefix /refused-4/"}},
+		}, err: []string{"issue 1: its log is not the start of the source's", "nothing was written", "etcdctl --endpoints=" + c.Endpoint + " del --prefix /refused-5/"}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
