@@ -246,3 +246,20 @@ func TestScanOverAnotherBackendReadsIt(t *testing.T) {
 	assert.Equal(t, "pr_ready", listed[2].Issue.Stage)
 	assert.NotNil(t, listed[2].Watch.Poll)
 }
+
+// Stamps of issues kept in another backend are unknown, whatever files
+// are left under the state directory: a caller that keeps what it read
+// reads them again.
+func TestStampsOverAnotherBackendAreUnknown(t *testing.T) {
+	old := scanStore(t)
+	ids := []int{1, 2, 3}
+	files := old.Stamps(ids)
+	require.True(t, files[0].Files.Known(), "over files, the stamps are the files'")
+
+	s, err := issues.OpenWith(old.Root(), otherBackend{filestore.Open(old.Root())})
+	require.NoError(t, err)
+	for i, st := range s.Stamps(ids) {
+		assert.False(t, st.Files.Known(), "issue %d", ids[i])
+		assert.False(t, s.Settled(st, time.Now().Add(time.Hour)), "issue %d", ids[i])
+	}
+}

@@ -25,6 +25,11 @@ type Stamps struct {
 // the issue again.
 func (s *Store) Stamps(ids []int) []Stamps {
 	stamps := make([]Stamps, len(ids))
+	if !s.cached {
+		// Files under the state directory say nothing of an issue kept
+		// elsewhere (and one a migration left behind would look settled).
+		return stamps
+	}
 	st := scancache.OpenStamper(s.layout.HostIssues())
 	defer st.Close()
 	parallel.For(len(ids), func(i int) {
