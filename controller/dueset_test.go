@@ -250,6 +250,9 @@ type reads struct {
 	n atomic.Int64
 }
 
+// Unwrap says the issues are filestore's files, whose stamps count.
+func (r *reads) Unwrap() backend.Backend { return r.Backend }
+
 func (r *reads) Read(ctx context.Context, id int) (backend.Snapshot, error) {
 	r.n.Add(1)
 	return r.Backend.Read(ctx, id)

@@ -70,7 +70,7 @@ func OpenWith(root string, b backend.Backend) (*Store, error) {
 	// directory: a bounded wait needs no caller's context.
 	ctx := context.Background()
 	s := &Store{root: root, layout: layout, b: b, LockTimeout: 30 * time.Second, now: time.Now, settle: scancache.SettleTime}
-	_, s.cached = b.(*filestore.Store)
+	s.cached = inFiles(b)
 	if err := hostIsTheHosts(layout); err != nil {
 		return nil, err
 	}
@@ -239,4 +239,22 @@ func hostIsTheHosts(layout statedir.Layout) error {
 			"Nothing was read from it; `agenttree doctor` (run by the person who owns %s) says what to do", layout.Host(), why, layout.Root)
 	}
 	return nil
+}
+
+// inFiles reports whether b keeps the issues in files under the state
+// directory (filestore), itself or under wrappers that say what they wrap
+// (an Unwrap method, as net/http's ResponseController finds what a
+// ResponseWriter wraps): only then do the files' stamps say whether an
+// issue changed.
+func inFiles(b backend.Backend) bool {
+	for {
+		if _, ok := b.(*filestore.Store); ok {
+			return true
+		}
+		u, ok := b.(interface{ Unwrap() backend.Backend })
+		if !ok {
+			return false
+		}
+		b = u.Unwrap()
+	}
 }
