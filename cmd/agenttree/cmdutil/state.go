@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/agenttree/agenttree/engine/issues"
-	"github.com/agenttree/agenttree/engine/issues/etcdstore"
+	"github.com/agenttree/agenttree/engine/issues/backend"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -28,15 +28,29 @@ func (a *App) OpenStore(ctx context.Context, cfg *stages.Config) (*issues.Store,
 	return issues.OpenWith(stateDir, b)
 }
 
+// EtcdTarget is how a build reaches an etcd cluster: its client URLs,
+// the prefix of the issues' keys, and the PEM files of TLS (the CA, the
+// client's certificate and key).
+type EtcdTarget struct {
+	Endpoints             []string
+	Prefix, CA, Cert, Key string
+}
+
 // EtcdConfig is how cfg's `state.etcd` reaches its cluster, its prefix
 // defaulted to /agenttree/ and the project (docs/CONFIG.md).
-func EtcdConfig(cfg *stages.Config) etcdstore.Config {
+func EtcdConfig(cfg *stages.Config) EtcdTarget {
 	e := cfg.State.Etcd
 	prefix := e.Prefix
 	if prefix == "" {
 		prefix = "/agenttree/" + cfg.ProjectName()
 	}
-	return etcdstore.Config{Endpoints: e.Endpoints, Prefix: prefix, CA: e.TLS.CA, Cert: e.TLS.Cert, Key: e.TLS.Key}
+	return EtcdTarget{Endpoints: e.Endpoints, Prefix: prefix, CA: e.TLS.CA, Cert: e.TLS.Cert, Key: e.TLS.Key}
+}
+
+// EtcdBackend is the etcd backend a build with etcd dials (dialEtcd).
+type EtcdBackend interface {
+	backend.Porter
+	Close() error
 }
 
 // Etcd is the etcd backend of cfg's `state.etcd`, whatever its
@@ -44,11 +58,11 @@ func EtcdConfig(cfg *stages.Config) etcdstore.Config {
 // invocation for each cluster and prefix: the controller opens the engine
 // anew each time its config changes, and keeps one connection. Close
 // closes them.
-func (a *App) Etcd(ctx context.Context, cfg *stages.Config) (*etcdstore.Store, error) {
+func (a *App) Etcd(ctx context.Context, cfg *stages.Config) (EtcdBackend, error) {
 	c := EtcdConfig(cfg)
 	key := fmt.Sprintf("%q", c)
 	if a.stores == nil {
-		a.stores = &openStores{etcd: map[string]*etcdstore.Store{}}
+		a.stores = &openStores{etcd: map[string]EtcdBackend{}}
 	}
 	st := a.stores
 	st.mu.Lock()
@@ -56,7 +70,10 @@ func (a *App) Etcd(ctx context.Context, cfg *stages.Config) (*etcdstore.Store, e
 	if s := st.etcd[key]; s != nil {
 		return s, nil
 	}
-	s, err := etcdstore.Dial(ctx, c)
+	s, err := dialEtcd(ctx, c)
+	if errors.Is(err, errNoEtcd) {
+		return nil, fmt.Errorf("%s keeps the issues' state in etcd (state.etcd): %w", cfg.File, err)
+	}
 	if err != nil {
 		return nil, unreachable(cfg, c, err)
 	}
@@ -67,7 +84,7 @@ func (a *App) Etcd(ctx context.Context, cfg *stages.Config) (*etcdstore.Store, e
 // openStores are the backends an invocation dialled.
 type openStores struct {
 	mu   sync.Mutex
-	etcd map[string]*etcdstore.Store
+	etcd map[string]EtcdBackend
 }
 
 // Close closes what the invocation opened: the etcd connections, their
@@ -88,7 +105,7 @@ func (a *App) Close() error {
 
 // unreachable says that the state is in etcd and could not be read, and
 // what to run to see why.
-func unreachable(cfg *stages.Config, c etcdstore.Config, err error) error {
+func unreachable(cfg *stages.Config, c EtcdTarget, err error) error {
 	check := []string{"etcdctl", "--endpoints=" + strings.Join(c.Endpoints, ",")}
 	for _, f := range [][2]string{{"--cacert", c.CA}, {"--cert", c.Cert}, {"--key", c.Key}} {
 		if f[1] != "" {
