@@ -77,6 +77,12 @@ func Open(ctx context.Context, opts github.Options, ev Events) (forge.Forge, err
 		return nil, fmt.Errorf("github: unknown events mode %q: write poll, gh-forward or webhook", ev.Mode)
 	}
 	ev.Listen = cmpOr(ev.Listen, "127.0.0.1:0")
+	if ev.Mode == ModeForward && !onLoopback(ev.Listen) {
+		// The config refuses it too (docs/CONFIG.md, events.listen): a
+		// caller that builds Events itself must not open the receiver of
+		// a forwarder on this machine to the network.
+		return nil, fmt.Errorf("github: events.listen %q: gh-forward's receiver listens on loopback only (127.0.0.1:PORT or [::1]:PORT); use webhook mode for a public address", ev.Listen)
+	}
 	if len(ev.ForwardCommand) == 0 {
 		ev.ForwardCommand = []string{"gh", "webhook", "forward"}
 	}
@@ -312,3 +318,16 @@ func errHookExists(err error) bool {
 }
 
 var errNoHook = errors.New("no hook")
+
+// onLoopback reports whether the address addr listens on loopback only.
+func onLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

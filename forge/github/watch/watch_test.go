@@ -214,3 +214,34 @@ func TestForwardModeSurvivesAKilledForwarder(t *testing.T) {
 	stop()
 	assert.Empty(t, srv.HookIDs(), "a watch that ends removes its forwarder's hook")
 }
+
+// gh-forward's receiver is on loopback only, whoever builds the Events:
+// its forwarder runs on this machine. Webhook mode may listen beyond.
+func TestForwardModeListensOnLoopbackOnly(t *testing.T) {
+	srv := githubtest.New(t)
+	opts := github.Options{Repo: "octo/app", Host: "github.com", Token: srv.Token, BaseURL: srv.URL}
+	for _, tt := range []struct {
+		mode, listen string
+		ok           bool
+	}{
+		{ModeForward, "", true},
+		{ModeForward, "127.0.0.1:0", true},
+		{ModeForward, "[::1]:8080", true},
+		{ModeForward, "localhost:8080", true},
+		{ModeForward, "0.0.0.0:8080", false},
+		{ModeForward, ":8080", false},
+		{ModeForward, "192.0.2.1:8080", false},
+		{ModeForward, "example.com:8080", false},
+		{ModeWebhook, "0.0.0.0:8080", true},
+	} {
+		t.Run(tt.mode+" "+tt.listen, func(t *testing.T) {
+			_, err := Open(context.Background(), opts, Events{Mode: tt.mode, Listen: tt.listen, StateDir: t.TempDir()})
+			if tt.ok {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "loopback only")
+		})
+	}
+}
