@@ -34,6 +34,7 @@ import (
 	"github.com/agenttree/agenttree/board/internal/live"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/report"
+	"github.com/agenttree/agenttree/internal/loopback"
 )
 
 //go:embed templates/*.html
@@ -290,7 +291,7 @@ func addressedHere(r *http.Request) bool {
 		return false
 	}
 	if strings.EqualFold(host, "localhost") {
-		return Loopback(lhost)
+		return loopback.Host(lhost)
 	}
 	ip, lip := net.ParseIP(host), net.ParseIP(lhost)
 	return ip != nil && ip.IsLoopback() && ip.Equal(lip)

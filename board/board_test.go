@@ -21,6 +21,7 @@ import (
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/hooks/builtin"
+	"github.com/agenttree/agenttree/internal/loopback"
 	"github.com/agenttree/agenttree/internal/testpipeline"
 	"github.com/agenttree/agenttree/stages"
 	"github.com/agenttree/agenttree/stages/load"
@@ -365,7 +366,7 @@ func TestListenIsLoopbackUnlessPublic(t *testing.T) {
 			u, err := url.Parse(board.URL(ln, "abc"))
 			require.NoError(t, err)
 			assert.Equal(t, "abc", u.Query().Get("token"))
-			assert.True(t, board.Loopback(u.Hostname()), u.String())
+			assert.True(t, loopback.Host(u.Hostname()), u.String())
 		})
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+
+	"github.com/agenttree/agenttree/internal/loopback"
 )
 
 // Listen listens on addr (host:port; port 0 picks a free one). Only a
@@ -14,7 +16,7 @@ func Listen(addr string, public bool) (net.Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the board's address %q is not host:port (e.g. 127.0.0.1:8080): %w", addr, err)
 	}
-	if !public && !Loopback(host) {
+	if !public && !loopback.Host(host) {
 		return nil, fmt.Errorf("the board's address %q is not a loopback address: anyone who reaches it and has its URL "+
 			"sees every issue and acts as you; listen on 127.0.0.1, or pass --public to listen there anyway", addr)
 	}
@@ -23,16 +25,6 @@ func Listen(addr string, public bool) (net.Listener, error) {
 		return nil, fmt.Errorf("the board cannot listen on %s: %w (pick another port with --http)", addr, err)
 	}
 	return ln, nil
-}
-
-// Loopback reports whether host is a loopback address (or localhost).
-// An empty host is every interface: not loopback.
-func Loopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // URL is the address people open: the listener's, with the login token in

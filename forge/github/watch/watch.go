@@ -28,6 +28,7 @@ import (
 	"github.com/agenttree/agenttree/forge/github"
 	"github.com/agenttree/agenttree/forge/github/ghapi"
 	"github.com/agenttree/agenttree/forge/github/webhook"
+	"github.com/agenttree/agenttree/internal/loopback"
 )
 
 // The modes of Events.Mode, as the config spells them (docs/CONFIG.md,
@@ -77,7 +78,7 @@ func Open(ctx context.Context, opts github.Options, ev Events) (forge.Forge, err
 		return nil, fmt.Errorf("github: unknown events mode %q: write poll, gh-forward or webhook", ev.Mode)
 	}
 	ev.Listen = cmpOr(ev.Listen, "127.0.0.1:0")
-	if ev.Mode == ModeForward && !onLoopback(ev.Listen) {
+	if ev.Mode == ModeForward && !loopback.Addr(ev.Listen) {
 		// The config refuses it too (docs/CONFIG.md, events.listen): a
 		// caller that builds Events itself must not open the receiver of
 		// a forwarder on this machine to the network.
@@ -318,16 +319,3 @@ func errHookExists(err error) bool {
 }
 
 var errNoHook = errors.New("no hook")
-
-// onLoopback reports whether the address addr listens on loopback only.
-func onLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}

@@ -8,6 +8,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/agenttree/agenttree/internal/loopback"
 	"github.com/agenttree/agenttree/stages"
 	"github.com/agenttree/agenttree/stages/load/internal/diag"
 	"github.com/agenttree/agenttree/stages/settings"
@@ -42,7 +43,7 @@ func checkEvents(d *diag.Collector, ev *stages.Events, section *yaml.Node, set m
 		// it at the receiver, for nothing (docs/CONFIG.md,
 		// events.listen). Webhook mode's come from the person's own
 		// proxy or tunnel, which may be elsewhere.
-		if ev.Mode == stages.EventsForward && !loopback(host) {
+		if ev.Mode == stages.EventsForward && !loopback.Host(host) {
 			d.Errorf(d.Pos(n), "write a loopback address, e.g. `listen: 127.0.0.1:0`, or leave `listen` out; for deliveries to an address others reach, use `mode: webhook` with its `url`",
 				"events.listen %q is not a loopback address, but gh-forward mode receives only from the forwarder it runs on this machine", ev.Listen)
 			return
@@ -78,14 +79,4 @@ func checkEvents(d *diag.Collector, ev *stages.Events, section *yaml.Node, set m
 		d.Errorf(at("listen"), "write the port your proxy forwards events.url to, e.g. `listen: 127.0.0.1:8765`",
 			"events.listen %q takes a free port, but webhook mode needs a fixed one for events.url to reach", ev.Listen)
 	}
-}
-
-// loopback reports whether host is a loopback address or localhost; an
-// empty host is every interface.
-func loopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
