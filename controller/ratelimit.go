@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/agenttree/agenttree/engine"
@@ -30,7 +29,7 @@ type RateLimit struct {
 
 // rateLimitPath is where the controller keeps the forge's rate limit.
 func rateLimitPath(stateDir string) string {
-	return filepath.Join(statedir.Layout{Root: stateDir}.Host(), "ratelimit.json")
+	return statedir.Layout{Root: stateDir}.RateLimit()
 }
 
 // RateLimited is the forge's rate limit the controller recorded, when it

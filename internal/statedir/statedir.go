@@ -73,6 +73,10 @@ func (l Layout) ControllerLock() string { return filepath.Join(l.Host(), "contro
 // (docs/SECURITY.md, "The board").
 func (l Layout) BoardURL() string { return filepath.Join(l.Host(), "board.url") }
 
+// RateLimit is where the controller keeps the forge's rate limit as it
+// last answered, for `status` and the board to show without asking.
+func (l Layout) RateLimit() string { return filepath.Join(l.Host(), "ratelimit.json") }
+
 // Socket is where the controller listens for agents. It has a directory
 // of its own, which containers mount: a controller that restarts makes a
 // new socket file, which a mount of the old file would not see.

@@ -207,7 +207,7 @@ func lookAt(ctx context.Context, e *engine.Engine) look {
 		l.issues[id] += files
 		l.ci[id] = stat(filepath.Join(e.Store.Dir(id), "ci_feedback.md"))
 	}
-	all.WriteString(stat(filepath.Join(lay.Host(), "ratelimit.json"))) // the controller's (docs/ARCHITECTURE.md §8)
+	all.WriteString(stat(lay.RateLimit())) // the controller's (docs/ARCHITECTURE.md §8)
 	all.WriteString(stat(lay.AgentSessions()))
 	agents, _ := os.ReadDir(lay.AgentSessions())
 	sessions := waiton.LookAtAgents(ctx, e)
