@@ -55,9 +55,9 @@ func (s *Store) SetAside(ctx context.Context, h backend.Held, id int, fromLine i
 		headNow, _ = strconv.Atoi(string(lines[from-1].Key[len(s.linesPrefix(id)):]))
 	}
 	put, err := s.cli.Txn(ctx).
-		If(mine.owner(),
+		If(mine.owner(
 			clientv3.Compare(clientv3.ModRevision(s.headKey(id)), "=", headRev),
-			clientv3.Compare(clientv3.ModRevision(aside), "=", asideRev)).
+			clientv3.Compare(clientv3.ModRevision(aside), "=", asideRev))...).
 		Then(clientv3.OpPut(aside, string(record)), cut, clientv3.OpPut(s.headKey(id), strconv.Itoa(headNow))).
 		Commit()
 	if err == nil && !put.Succeeded {

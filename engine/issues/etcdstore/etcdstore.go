@@ -33,6 +33,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -60,6 +61,8 @@ type Store struct {
 	// concurrency.Mutex is one session's, and every goroutine here
 	// shares the session.
 	local map[string]chan struct{}
+	// fence, when set, is compared by every write too (Fence).
+	fence atomic.Pointer[clientv3.Cmp]
 }
 
 var _ backend.Backend = (*Store)(nil)
@@ -79,6 +82,25 @@ func New(cli *clientv3.Client, prefix string, opts ...Option) *Store {
 		o(s)
 	}
 	return s
+}
+
+// Client is the client s talks to the cluster through, for what shares
+// its connection (the controllers' election, controller/leader).
+func (s *Store) Client() *clientv3.Client { return s.cli }
+
+// Fence makes every write of s from now on also compare that key is
+// still the one created at revision rev: the leader's key of an election
+// (controller/leader). A controller whose term ended, its lease expired
+// while it was cut off or stalled, then writes nothing, though it still
+// holds its issues' locks in its own view (docs/ARCHITECTURE.md §8,
+// "One controller at a time"). An empty key takes the fence down.
+func (s *Store) Fence(key string, rev int64) {
+	if key == "" {
+		s.fence.Store(nil)
+		return
+	}
+	c := clientv3.Compare(clientv3.CreateRevision(key), "=", rev)
+	s.fence.Store(&c)
 }
 
 // Close ends the locks' session: the locks still held are released. A
@@ -203,4 +225,4 @@ func errNoLog(id int) error {
 
 // errFenced is a write refused because the writer no longer holds the
 // lock it was made under, or what it read changed meanwhile.
-var errFenced = errors.New("refused by etcd: this process no longer holds the issue's lock (its lease ended), or the issue changed meanwhile")
+var errFenced = errors.New("refused by etcd: this process no longer holds the issue's lock (its lease ended), or leads no more (its term as the controller ended), or the issue changed meanwhile")

@@ -41,8 +41,15 @@ func (h *held) Unlock() {
 	<-h.local
 }
 
-// owner is the comparison a write under h makes: the lock is still h's.
-func (h *held) owner() clientv3.Cmp { return h.m.IsOwner() }
+// owner is what a write under h compares, with more: the lock is still
+// h's, and the store's fence (Fence) still stands.
+func (h *held) owner(more ...clientv3.Cmp) []clientv3.Cmp {
+	cmps := append([]clientv3.Cmp{h.m.IsOwner()}, more...)
+	if f := h.s.fence.Load(); f != nil {
+		cmps = append(cmps, *f)
+	}
+	return cmps
+}
 
 // heldOf is h as this store made it.
 func heldOf(h backend.Held) (*held, error) {

@@ -111,7 +111,7 @@ func (s *Store) Import(ctx context.Context, w backend.Whole, timeout time.Durati
 
 // fenced makes ops in one transaction if h still holds its lock.
 func (s *Store) fenced(ctx context.Context, h *held, ops []clientv3.Op) error {
-	resp, err := s.cli.Txn(ctx).If(h.owner()).Then(ops...).Commit()
+	resp, err := s.cli.Txn(ctx).If(h.owner()...).Then(ops...).Commit()
 	if err == nil && !resp.Succeeded {
 		err = errFenced
 	}

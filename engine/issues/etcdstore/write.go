@@ -45,7 +45,7 @@ func (s *Store) Commit(ctx context.Context, h backend.Held, w backend.Write) (bo
 
 func (s *Store) commit(ctx context.Context, h *held, w backend.Write) (bool, error) {
 	if w.Line == nil {
-		resp, err := s.cli.Txn(ctx).If(h.owner()).Then(clientv3.OpPut(s.stateKey(w.ID), string(w.State))).Commit()
+		resp, err := s.cli.Txn(ctx).If(h.owner()...).Then(clientv3.OpPut(s.stateKey(w.ID), string(w.State))).Commit()
 		if err == nil && !resp.Succeeded {
 			err = errFenced
 		}
@@ -60,7 +60,7 @@ func (s *Store) commit(ctx context.Context, h *held, w backend.Write) (bool, err
 	}
 	next := hd.n + 1
 	resp, err := s.cli.Txn(ctx).
-		If(h.owner(), clientv3.Compare(clientv3.ModRevision(s.headKey(w.ID)), "=", hd.rev)).
+		If(h.owner(clientv3.Compare(clientv3.ModRevision(s.headKey(w.ID)), "=", hd.rev))...).
 		Then(
 			clientv3.OpPut(s.lineKey(w.ID, next), string(w.Line)),
 			clientv3.OpPut(s.headKey(w.ID), strconv.Itoa(next)),
@@ -136,7 +136,7 @@ func (s *Store) allocate(ctx context.Context, list *held) (int, error) {
 	// Remembered apart from the issues, so the id of an issue removed
 	// later is never given to another (as .last-id is in files).
 	put, err := s.cli.Txn(ctx).
-		If(list.owner(), clientv3.Compare(clientv3.ModRevision(s.lastIDKey()), "=", rev)).
+		If(list.owner(clientv3.Compare(clientv3.ModRevision(s.lastIDKey()), "=", rev))...).
 		Then(clientv3.OpPut(s.lastIDKey(), strconv.Itoa(next)), clientv3.OpPut(s.idKey(next), "")).
 		Commit()
 	if err == nil && !put.Succeeded {
@@ -155,7 +155,7 @@ func (s *Store) giveBack(ctx context.Context, list *held, id int) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.timeout)
 	defer cancel()
 	_, _ = s.cli.Txn(ctx).
-		If(list.owner(), clientv3.Compare(clientv3.Value(s.lastIDKey()), "=", strconv.Itoa(id))).
+		If(list.owner(clientv3.Compare(clientv3.Value(s.lastIDKey()), "=", strconv.Itoa(id)))...).
 		Then(
 			clientv3.OpPut(s.lastIDKey(), strconv.Itoa(id-1)),
 			clientv3.OpDelete(s.idKey(id)),
@@ -169,7 +169,7 @@ func (s *Store) WriteWatch(ctx context.Context, h backend.Held, id int, data []b
 	if err != nil {
 		return err
 	}
-	resp, err := s.cli.Txn(ctx).If(mine.owner()).Then(clientv3.OpPut(s.watchKey(id), string(data))).Commit()
+	resp, err := s.cli.Txn(ctx).If(mine.owner()...).Then(clientv3.OpPut(s.watchKey(id), string(data))).Commit()
 	if err == nil && !resp.Succeeded {
 		err = errFenced
 	}
@@ -202,7 +202,7 @@ func (s *Store) DropTorn(ctx context.Context, h backend.Held, id int, t chain.Ta
 		return fmt.Errorf("issue %d: its log's incomplete last line changed since it was read", id)
 	}
 	del, err := s.cli.Txn(ctx).
-		If(mine.owner(), clientv3.Compare(clientv3.ModRevision(string(kv.Key)), "=", kv.ModRevision)).
+		If(mine.owner(clientv3.Compare(clientv3.ModRevision(string(kv.Key)), "=", kv.ModRevision))...).
 		Then(clientv3.OpDelete(string(kv.Key))).Commit()
 	if err == nil && !del.Succeeded {
 		err = errFenced
