@@ -50,6 +50,12 @@ type Controller struct {
 	// Metrics counts what the controller does (ticks, step backs,
 	// escalations, deliveries); nil counts nothing.
 	Metrics *metrics.Metrics
+	// Fence, when set, says whether this controller may still act: its
+	// term as the one elected among controllers sharing an etcd cluster
+	// (controller/leader). A tick asks it first, each issue's pass asks
+	// it before it starts, each delivery before it types; once it says
+	// no, nothing more starts (docs/ARCHITECTURE.md §8).
+	Fence func(context.Context) error
 
 	mu       sync.Mutex
 	eng      *engine.Engine
@@ -132,6 +138,14 @@ func (c *Controller) Run(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// fenced is Fence's answer, nil without one.
+func (c *Controller) fenced(ctx context.Context) error {
+	if c.Fence == nil {
+		return nil
+	}
+	return c.Fence(ctx)
 }
 
 func (c *Controller) interval() time.Duration {

@@ -105,6 +105,10 @@ func (c *Controller) mail(ctx context.Context, e *engine.Engine, scanned *issues
 			log.Warn("fetching the remote for the agent's clone", "err", err)
 		}
 	}
+	if err := c.fenced(ctx); err != nil {
+		log.Info("messages left in the outbox for the next controller", "err", err)
+		return
+	}
 	sent, err := delivery.Deliver(ctx, e, iss, c.tmuxClient(e), c.log())
 	c.Metrics.Delivered(sent)
 	for _, m := range sent {

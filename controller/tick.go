@@ -32,6 +32,9 @@ type Summary struct {
 // new work; the passes in flight finish.
 func (c *Controller) Tick(ctx context.Context) (Summary, error) {
 	start := time.Now()
+	if err := c.fenced(ctx); err != nil {
+		return Summary{}, err
+	}
 	e, err := c.reload()
 	if err != nil {
 		return Summary{}, err
@@ -76,6 +79,10 @@ func (c *Controller) tick(ctx context.Context, e *engine.Engine) Summary {
 			wg.Add(1)
 			go func() {
 				defer func() { <-sem; wg.Done() }()
+				if c.fenced(work) != nil {
+					passes[at].skipped = true
+					return
+				}
 				passes[at] = c.work(work, e, d, batch)
 			}()
 		}

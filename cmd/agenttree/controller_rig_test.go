@@ -59,8 +59,14 @@ func newRig(t *testing.T, pipeline string) *rig {
 // line indented by two spaces).
 func newRigTmux(t *testing.T, pipeline, tmuxKeys string) *rig {
 	t.Helper()
+	return newRigWith(t, pipeline, tmuxKeys, "")
+}
+
+// newRigWith is newRigTmux with more top-level keys at the config's end.
+func newRigWith(t *testing.T, pipeline, tmuxKeys, more string) *rig {
+	t.Helper()
 	server := newTmuxServer(t)
-	config := testpipeline.Read(t, pipeline) + fmt.Sprintf("tmux:\n  socket: %s\n", strconv.Quote(server.socket)) + tmuxKeys
+	config := testpipeline.Read(t, pipeline) + fmt.Sprintf("tmux:\n  socket: %s\n", strconv.Quote(server.socket)) + tmuxKeys + more
 	w := newForgeRepo(t, config)
 	store, err := issues.Open(filepath.Join(w.dir, "_agenttree"))
 	require.NoError(t, err)

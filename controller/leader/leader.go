@@ -62,7 +62,6 @@ func Campaign(ctx context.Context, c Config, waiting func(leader string)) (*Term
 		ttl = DefaultTTL
 	}
 	secs := int64(ttl / time.Second)
-	granted := time.Now()
 	lease, err := c.Client.Grant(ctx, secs)
 	if err != nil {
 		return nil, fmt.Errorf("etcd lease for the controllers' election: %w", err)
@@ -75,11 +74,22 @@ func Campaign(ctx context.Context, c Config, waiting func(leader string)) (*Term
 	if waiting != nil {
 		wctx, stopWatch := context.WithCancel(ctx)
 		defer stopWatch()
-		go tellLeaders(wctx, el, waiting)
+		go tellLeaders(wctx, el, c.Name, waiting)
 	}
 	if err := el.Campaign(ctx, c.Name); err != nil {
 		_ = sess.Close()
 		return nil, fmt.Errorf("campaign to be the controller: %w", err)
+	}
+	// Until when the term may last is learned from the cluster now: the
+	// lease was renewed by the session while Campaign waited, unseen here.
+	asked := time.Now()
+	left, err := c.Client.TimeToLive(ctx, lease.ID)
+	if err == nil && left.TTL <= 0 {
+		err = ErrLost
+	}
+	if err != nil {
+		_ = sess.Close()
+		return nil, fmt.Errorf("the controller's lease, just elected: %w", err)
 	}
 	kctx, stop := context.WithCancel(context.Background())
 	renewals, err := c.Client.KeepAlive(kctx, lease.ID)
@@ -89,22 +99,20 @@ func Campaign(ctx context.Context, c Config, waiting func(leader string)) (*Term
 		return nil, fmt.Errorf("keep the controller's lease: %w", err)
 	}
 	t := &Term{sess: sess, el: el, key: el.Key(), rev: el.Rev(), ttl: ttl, done: make(chan struct{}), stop: stop}
-	// The lease is as old as its grant at least; Campaign may have
-	// waited many renewals since, which the keeper sees at once.
-	t.renewed(granted, lease.TTL)
+	t.renewed(asked, left.TTL)
 	go t.keep(renewals)
 	return t, nil
 }
 
 // tellLeaders tells waiting who leads, each time that changes, until ctx
-// ends.
-func tellLeaders(ctx context.Context, el *concurrency.Election, waiting func(string)) {
+// ends; not when it is self, elected.
+func tellLeaders(ctx context.Context, el *concurrency.Election, self string, waiting func(string)) {
 	last := ""
 	for resp := range el.Observe(ctx) {
 		if len(resp.Kvs) == 0 {
 			continue
 		}
-		if who := string(resp.Kvs[0].Value); who != last {
+		if who := string(resp.Kvs[0].Value); who != last && who != self {
 			last = who
 			waiting(who)
 		}

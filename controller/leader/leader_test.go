@@ -134,3 +134,31 @@ func TestALeaderCutOffStopsBeforeItsLeaseEnds(t *testing.T) {
 	assert.True(t, errors.Is(term.Held(ctx), leader.ErrLost))
 	assert.Less(t, time.Since(cut), ttl, "stopped before the lease, renewed just before the cut at most, ran out")
 }
+
+// A cluster of three that loses the member leading it elects another
+// member within etcd's own election: the term goes on, Held never saying
+// no, and the standby is not elected.
+func TestATermOutlivesTheLossOfOneMemberOfThree(t *testing.T) {
+	m := etcdtest.StartMembers(t, 3)
+	ctx := context.Background()
+	term, err := leader.Campaign(ctx, leader.Config{Client: m.Client(t), Prefix: prefix, Name: "host-a 1"}, nil)
+	require.NoError(t, err)
+	standby := make(chan error, 1)
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	other := m.Client(t)
+	go func() {
+		_, err := leader.Campaign(sctx, leader.Config{Client: other, Prefix: prefix, Name: "host-b 2"}, nil)
+		standby <- err
+	}()
+	m.Stop(m.Leader(t))
+	for end := time.Now().Add(leader.DefaultTTL + 2*time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		require.NoError(t, term.Held(ctx), "the term ended with one member of three")
+	}
+	select {
+	case err := <-standby:
+		t.Fatalf("the standby's campaign ended while the leader's term lasts: %v", err)
+	default:
+	}
+	require.NoError(t, term.Resign(ctx))
+}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/agenttree/agenttree/controller/leader"
 	"github.com/agenttree/agenttree/engine/issues/etcdstore"
 )
 
@@ -15,4 +16,19 @@ var errNoEtcd = errors.New("built without etcd")
 // dialEtcd dials the cluster c names (etcdstore.Dial).
 func dialEtcd(ctx context.Context, c EtcdTarget) (EtcdBackend, error) {
 	return etcdstore.Dial(ctx, etcdstore.Config{Endpoints: c.Endpoints, Prefix: c.Prefix, CA: c.CA, Cert: c.Cert, Key: c.Key})
+}
+
+// campaign campaigns under prefix on b's cluster (leader.Campaign) and
+// fences b's writes by the term won.
+func campaign(ctx context.Context, b EtcdBackend, prefix, name string, waiting func(string)) (Term, error) {
+	s, ok := b.(*etcdstore.Store)
+	if !ok {
+		return nil, errors.New("the controllers' election needs the etcd store's client")
+	}
+	t, err := leader.Campaign(ctx, leader.Config{Client: s.Client(), Prefix: prefix, Name: name}, waiting)
+	if err != nil {
+		return nil, err
+	}
+	s.Fence(t.Key(), t.Rev())
+	return t, nil
 }

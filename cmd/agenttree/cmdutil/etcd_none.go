@@ -14,3 +14,7 @@ import (
 var errNoEtcd = errors.New("this agenttree was built without etcd's client; install it with `go install -tags etcd ./cmd/agenttree` from the repository (README)")
 
 func dialEtcd(context.Context, EtcdTarget) (EtcdBackend, error) { return nil, errNoEtcd }
+
+func campaign(context.Context, EtcdBackend, string, string, func(string)) (Term, error) {
+	return nil, errNoEtcd
+}

@@ -81,6 +81,29 @@ func (a *App) Etcd(ctx context.Context, cfg *stages.Config) (EtcdBackend, error)
 	return s, nil
 }
 
+// Term is this controller's term as the one elected among those that
+// share an etcd cluster (controller/leader.Term).
+type Term interface {
+	// Done is closed when the term ends.
+	Done() <-chan struct{}
+	// Held is nil while the term lasts.
+	Held(context.Context) error
+	// Resign ends the term and lets another be elected at once.
+	Resign(context.Context) error
+}
+
+// Campaign waits until this controller is elected among those that
+// share cfg's etcd cluster and prefix, and fences the store's writes by
+// its term from then on (docs/ARCHITECTURE.md §8). name says who this is
+// to the others; waiting is told who leads while it waits.
+func (a *App) Campaign(ctx context.Context, cfg *stages.Config, name string, waiting func(leader string)) (Term, error) {
+	b, err := a.Etcd(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return campaign(ctx, b, EtcdConfig(cfg).Prefix+"/leader", name, waiting)
+}
+
 // openStores are the backends an invocation dialled.
 type openStores struct {
 	mu   sync.Mutex

@@ -16,6 +16,7 @@ import (
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/internal/exitcode"
+	"github.com/agenttree/agenttree/stages"
 )
 
 // ControllerOptions is what `controller` was asked.
@@ -44,7 +45,8 @@ func newCmdController(a *cmdutil.App, runF func(context.Context, *ControllerOpti
 			"hooks of controller stages (open the PR, wait for CI, check conflicts), steps issues back\n" +
 			"with a message typed into the agent's tmux pane, watches PRs, and calls a person when a\n" +
 			"budget is spent. All its state is on disk: stop it (Ctrl-C finishes the hook in flight) or\n" +
-			"kill it at any moment, and start it again.\n\n" +
+			"kill it at any moment, and start it again. With the state in etcd (state.backend), controllers on\n" +
+			"any host elect one, and the others stand by until its lease ends.\n\n" +
 			cmdutil.ExitStatus("0 stopped (with --once: nothing failed), 1 a pass failed (--once)",
 				cmdutil.ExitUsageOrConfig+", or another controller already runs for this repository"),
 		Example: "  agenttree controller\n  agenttree controller --once --issue 3\n  agenttree controller --interval 30s --log-format json",
@@ -87,6 +89,10 @@ func controllerRun(ctx context.Context, opts *ControllerOptions) error {
 			return err
 		}
 	}
+	log := a.controllerLog(opts.LogFormat)
+	if first.Config.State.Backend == stages.StateEtcd {
+		return a.elected(ctx, opts, first, id, log)
+	}
 	unlock, err := controller.Lock(first.Store.Root())
 	if errors.Is(err, controller.ErrRunning) {
 		return &cmdutil.ExitError{Code: exitcode.Usage, Err: err}
@@ -95,21 +101,28 @@ func controllerRun(ctx context.Context, opts *ControllerOptions) error {
 		return err
 	}
 	defer unlock()
+	return a.control(ctx, opts, a.Reloader(ctx, first), first.Store.Root(), id, log, nil)
+}
+
+// control runs the controller over the engines load gives, fenced by
+// fence when it is not nil: one pass (--once), or the loop with the
+// agents' socket and the board until ctx ends.
+func (a cmds) control(ctx context.Context, opts *ControllerOptions, load func() (*engine.Engine, error), root string, id int, log *slog.Logger, fence func(context.Context) error) error {
 	// One issue named: it is looked at on every pass, whatever its
 	// polling state says.
-	c := &controller.Controller{Load: a.Reloader(ctx, first), Issue: id, Eager: id != 0, Interval: opts.Interval, Log: a.controllerLog(opts.LogFormat)}
+	c := &controller.Controller{Load: load, Issue: id, Eager: id != 0, Interval: opts.Interval, Log: log, Fence: fence}
 	c.Metrics = metrics.New(c.Engine)
 	if !opts.Once {
-		c.Log.Info("controller started", "state", first.Store.Root(), "pid", os.Getpid())
+		c.Log.Info("controller started", "state", root, "pid", os.Getpid())
 		ctx, stop := context.WithCancel(ctx)
 		defer stop()
-		served, err := serveAgents(ctx, c, first.Store.Root(), c.Log)
+		served, err := serveAgents(ctx, c, root, c.Log)
 		if err != nil {
 			return err
 		}
 		shown := func() {}
 		if opts.HTTP != "" {
-			if shown, err = a.serveBoard(ctx, c, first.Store.Root(), opts); err != nil {
+			if shown, err = a.serveBoard(ctx, c, root, opts); err != nil {
 				stop()
 				served()
 				if shown != nil {

@@ -1,0 +1,124 @@
+package controllercmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
+	"github.com/agenttree/agenttree/controller"
+	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/forge"
+	"github.com/agenttree/agenttree/internal/exitcode"
+)
+
+// onceWait is how long `controller --once` waits to be elected before it
+// says another controller leads.
+const onceWait = 3 * time.Second
+
+// elected runs the controller of a repository whose state is in etcd:
+// one controller acts among those sharing the cluster, wherever they run
+// (docs/ARCHITECTURE.md §8). It campaigns; elected, it runs as the
+// controller while its term lasts; when the term ends (its lease lost:
+// cut off from the cluster, or stalled longer than the lease) it stops
+// starting work, resigns and campaigns again, a standby. It returns when
+// ctx ends.
+func (a cmds) elected(ctx context.Context, opts *ControllerOptions, first *engine.Engine, id int, log *slog.Logger) error {
+	host, _ := os.Hostname()
+	name := fmt.Sprintf("%s pid %d", host, os.Getpid())
+	load := a.Reloader(ctx, first)
+	for {
+		cctx := ctx
+		var leader atomic.Value // who leads, told from the election's watch
+		leader.Store("another controller")
+		var cancel context.CancelFunc = func() {}
+		if opts.Once {
+			cctx, cancel = context.WithTimeout(ctx, onceWait)
+		}
+		term, err := a.Campaign(cctx, first.Config, name, func(who string) {
+			leader.Store(who)
+			log.Info("standing by: another controller leads; this one takes over when its lease ends", "leader", who)
+		})
+		cancel()
+		if ctx.Err() != nil {
+			return nil
+		}
+		if opts.Once && cctx.Err() != nil {
+			return &cmdutil.ExitError{Code: exitcode.Usage, Err: fmt.Errorf("%w for %s: %s leads it; stop it first, or see what it does with `agenttree status`", controller.ErrRunning, first.Config.File, leader.Load())}
+		}
+		if err != nil {
+			return err
+		}
+		log.Info("elected: this controller leads", "name", name)
+		err = a.lead(ctx, opts, term, load, first.Store.Root(), id, log)
+		load = a.Reloader(ctx, nil)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		rerr := term.Resign(rctx)
+		cancel()
+		if err != nil || ctx.Err() != nil || opts.Once {
+			return err
+		}
+		log.Warn("this controller's term ended; it stands by for the next election", "resign", rerr)
+	}
+}
+
+// lead runs the controller while term lasts: its store writes are fenced
+// already (cmdutil.App.Campaign), its forge's changes and its deliveries
+// ask the term first. The state directory's controller lock is still
+// taken, once elected, so that a command of this host sees a controller
+// runs; a controller of this host that was elected before and is still
+// stopping holds it for a moment.
+func (a cmds) lead(ctx context.Context, opts *ControllerOptions, term cmdutil.Term, load func() (*engine.Engine, error), root string, id int, log *slog.Logger) error {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		select {
+		case <-term.Done():
+			log.Warn("this controller's term ended: its lease was not renewed in time; it starts nothing more")
+			stop()
+		case <-ctx.Done():
+		}
+	}()
+	unlock, err := lockWhile(ctx, root)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	defer unlock()
+	fenced := func() (*engine.Engine, error) {
+		e, err := load()
+		if err == nil && e.Forge != nil {
+			e.Forge = forge.Fenced(e.Forge, term.Held)
+		}
+		return e, err
+	}
+	err = a.control(ctx, opts, fenced, root, id, log, term.Held)
+	select {
+	case <-term.Done():
+		return nil // what failed for it is the term's end, said above
+	default:
+		return err
+	}
+}
+
+// lockWhile takes root's controller lock, trying again each second while
+// another process of this host holds it, until ctx ends.
+func lockWhile(ctx context.Context, root string) (func(), error) {
+	for {
+		unlock, err := controller.Lock(root)
+		if !errors.Is(err, controller.ErrRunning) {
+			return unlock, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+}
