@@ -75,9 +75,10 @@ func kill(cmd *exec.Cmd) {
 // Two controllers share the cluster: one is elected and acts, the other
 // stands by. The one elected is SIGKILLed at a random moment while it
 // opens the PR, runs CI, steps the issue back and types the reason into
-// the agent's pane, then again while CI runs a second time; each time the
-// standby takes over within the lease, and a controller started again
-// stands by. Then two members of three stop: no quorum, so the term ends
+// the agent's pane; the standby takes over within the lease, and the
+// controller started again stands by. The new one elected is then frozen
+// while CI runs a second time, longer than its lease: the standby takes
+// over, and the old one, thawed, does nothing more. Then two members of three stop: no quorum, so the term ends
 // and a person's command says the state cannot be read; the members come
 // back and a controller is elected again. At the end: one PR, one step
 // back, the message typed once and whole, the issue merged once, and
@@ -122,26 +123,34 @@ func TestEtcdControllersElectOneWhichIsKilledAndReplaced(t *testing.T) {
 	require.Equal(t, exitOK, res.code, "stdout %s stderr %s", res.stdout, res.stderr)
 	time.Sleep(time.Duration(rng.Int64N(int64(time.Second))))
 	require.Same(t, second, awaitLeader(t, cli, second, third), "the one started again stands by")
-	kill(second)
+	// Frozen (SIGSTOP) longer than its lease, mid-pass: the standby is
+	// elected; thawed, the old one finds its term over and does nothing,
+	// its store writes fenced and its forge changes refused.
+	require.NoError(t, second.Process.Signal(syscall.SIGSTOP))
 	awaitLeader(t, cli, third)
 	r.waitFor(t, id, "at implementation_review", atStage("implementation_review"))
+	require.NoError(t, second.Process.Signal(syscall.SIGCONT))
+	require.Eventually(t, func() bool { return strings.Contains(r.logText(t), "this controller's term ended") },
+		2*settleWithin, lookEvery, "the thawed controller saw its term had ended")
 
 	// No quorum: the term ends within the lease, and people are told the
 	// state cannot be read.
+	ended := strings.Count(r.logText(t), "this controller's term ended:")
 	members.Stop(1)
 	members.Stop(2)
-	require.Eventually(t, func() bool { return strings.Contains(r.logText(t), "this controller's term ended") },
+	require.Eventually(t, func() bool { return strings.Count(r.logText(t), "this controller's term ended:") > ended },
 		2*settleWithin, lookEvery, "the leader saw its term end without a quorum")
 	res = r.run(t, humanEnv, "approve", itoa(id))
 	assert.NotEqual(t, exitOK, res.code)
 	assert.Contains(t, res.stderr, "etcdctl --endpoints="+strings.Join(members.Endpoints, ","))
 	members.Restart(1)
 	members.Restart(2)
-	awaitLeader(t, cli, third)
+	awaitLeader(t, cli, second, third)
 
 	res = r.run(t, humanEnv, "approve", itoa(id))
 	require.Equal(t, exitOK, res.code, "stdout %s stderr %s", res.stdout, res.stderr)
 	assert.Contains(t, res.stdout, "merged PR #1")
+	stopController(t, second)
 	stopController(t, third)
 
 	got, err := r.issues.Get(id)

@@ -164,10 +164,10 @@ func TestClientWaitsForARestartingController(t *testing.T) {
 
 	// A socket left by a controller that died: connections are refused
 	// until the next one listens.
-	ln, err := api.Listen(socket)
+	dead, err := net.ListenUnix("unix", &net.UnixAddr{Name: socket, Net: "unix"})
 	require.NoError(t, err)
-	ln.(interface{ SetUnlinkOnClose(bool) }).SetUnlinkOnClose(false)
-	require.NoError(t, ln.Close())
+	dead.SetUnlinkOnClose(false)
+	require.NoError(t, dead.Close())
 	srv := &api.Server{Sessions: tokens.Open(t.TempDir()), Owner: os.Getuid(), Handlers: api.Handlers{
 		Status: func(context.Context, api.Caller, api.StatusRequest) (any, error) {
 			return api.Output{Text: "back"}, nil
@@ -258,5 +258,43 @@ func TestServeReturnsOnceTheRequestsInFlightAreAnswered(t *testing.T) {
 	case <-served:
 	case <-time.After(30 * time.Second):
 		t.Fatal("Serve did not return once the request was answered")
+	}
+}
+
+// A controller of this host whose term ended stops after the one elected
+// next made its own socket at the same path (docs/ARCHITECTURE.md §8):
+// the old one's stop leaves the new socket where agents find it, short
+// path or long.
+func TestAnOldControllersStopLeavesTheNewSocket(t *testing.T) {
+	long := t.TempDir()
+	for len(long) < 120 {
+		long = filepath.Join(long, "a-rather-long-directory-name")
+	}
+	for name, dir := range map[string]string{"short": t.TempDir(), "long": long} {
+		t.Run(name, func(t *testing.T) {
+			require.NoError(t, os.MkdirAll(dir, 0o755))
+			socket := filepath.Join(dir, "run", "controller.sock")
+			serve := func(text string) (stop func()) {
+				ln, err := api.Listen(socket)
+				require.NoError(t, err)
+				srv := &api.Server{Sessions: tokens.Open(t.TempDir()), Owner: os.Getuid(), Handlers: api.Handlers{
+					Status: func(context.Context, api.Caller, api.StatusRequest) (any, error) {
+						return api.Output{Text: text}, nil
+					},
+				}}
+				ctx, cancel := context.WithCancel(context.Background())
+				done := make(chan struct{})
+				go func() { defer close(done); _ = srv.Serve(ctx, ln) }()
+				return func() { cancel(); <-done }
+			}
+			stopOld := serve("old")
+			stopNew := serve("new")
+			stopOld()
+			out, err := api.NewClient(socket, "").Do(context.Background(), api.RouteStatus, api.StatusRequest{})
+			require.NoError(t, err, "the new controller's socket is still there")
+			assert.Equal(t, "new", out.Text)
+			stopNew()
+			assert.NoFileExists(t, socket, "closing removes its own socket")
+		})
 	}
 }

@@ -103,22 +103,36 @@ func Listen(path string) (net.Listener, error) {
 		release()
 		return nil, err
 	}
-	if addr == path {
-		return ln, nil
+	made, err := os.Lstat(path)
+	if err != nil {
+		ln.Close()
+		release()
+		return nil, err
 	}
-	return &releasing{Listener: ln, release: release}, nil
+	// The socket is removed at Close only while the path still names it:
+	// a controller of this host whose term ended (docs/ARCHITECTURE.md §8)
+	// stops after the one elected next has made its own socket there.
+	if u, ok := ln.(*net.UnixListener); ok {
+		u.SetUnlinkOnClose(false)
+	}
+	return &owned{Listener: ln, path: path, made: made, release: release}, nil
 }
 
-// releasing is a listener bound through its directory's descriptor: the
-// descriptor stays open until the listener closes, which removes the
-// socket by that same path.
-type releasing struct {
+// owned is a listener bound on path (through its directory's descriptor
+// when path is too long, which stays open until Close), which removes
+// the socket at Close if path still names the one it made.
+type owned struct {
 	net.Listener
+	path    string
+	made    os.FileInfo
 	release func()
 }
 
-func (l *releasing) Close() error {
+func (l *owned) Close() error {
 	err := l.Listener.Close()
+	if now, serr := os.Lstat(l.path); serr == nil && os.SameFile(now, l.made) {
+		_ = os.Remove(l.path)
+	}
 	l.release()
 	return err
 }

@@ -68,10 +68,12 @@ func (a cmds) elected(ctx context.Context, opts *ControllerOptions, first *engin
 
 // lead runs the controller while term lasts: its store writes are fenced
 // already (cmdutil.App.Campaign), its forge's changes and its deliveries
-// ask the term first. The state directory's controller lock is still
-// taken, once elected, so that a command of this host sees a controller
-// runs; a controller of this host that was elected before and is still
-// stopping holds it for a moment.
+// ask the term first. The state directory's controller lock is taken
+// too, so that this host's commands see a controller runs; but the
+// election is what keeps two from acting, and a controller of this host
+// whose term ended may hold the lock a while (frozen, or still
+// stopping), so one elected waits lockWait for it and then leads
+// without it.
 func (a cmds) lead(ctx context.Context, opts *ControllerOptions, term cmdutil.Term, load func() (*engine.Engine, error), root string, id int, log *slog.Logger) error {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -83,14 +85,17 @@ func (a cmds) lead(ctx context.Context, opts *ControllerOptions, term cmdutil.Te
 		case <-ctx.Done():
 		}
 	}()
-	unlock, err := lockWhile(ctx, root)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
+	unlock, err := lockWithin(ctx, root, lockWait)
+	switch {
+	case ctx.Err() != nil:
+		return nil
+	case errors.Is(err, controller.ErrRunning):
+		log.Warn("leading without this host's controller lock, which a controller whose term ended still holds", "err", err)
+	case err != nil:
 		return err
+	default:
+		defer unlock()
 	}
-	defer unlock()
 	fenced := func() (*engine.Engine, error) {
 		e, err := load()
 		if err == nil && e.Forge != nil {
@@ -107,18 +112,23 @@ func (a cmds) lead(ctx context.Context, opts *ControllerOptions, term cmdutil.Te
 	}
 }
 
-// lockWhile takes root's controller lock, trying again each second while
-// another process of this host holds it, until ctx ends.
-func lockWhile(ctx context.Context, root string) (func(), error) {
+// lockWait is how long a controller just elected waits for this host's
+// controller lock.
+const lockWait = 3 * time.Second
+
+// lockWithin takes root's controller lock, trying again each 200 ms
+// while another process of this host holds it, for at most wait.
+func lockWithin(ctx context.Context, root string, wait time.Duration) (func(), error) {
+	end := time.Now().Add(wait)
 	for {
 		unlock, err := controller.Lock(root)
-		if !errors.Is(err, controller.ErrRunning) {
+		if !errors.Is(err, controller.ErrRunning) || time.Now().After(end) {
 			return unlock, err
 		}
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-time.After(time.Second):
+		case <-time.After(200 * time.Millisecond):
 		}
 	}
 }
