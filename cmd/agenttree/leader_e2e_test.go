@@ -180,3 +180,20 @@ func (r *rig) logText(t *testing.T) string {
 	require.NoError(t, err)
 	return string(data)
 }
+
+// A controller elected on another host holds no lock of this one: migrate
+// asks the election, and is refused naming the one that leads.
+func TestEtcdMigrateRefusedWhileAControllerLeadsElsewhere(t *testing.T) {
+	w, c := etcdWorkspace(t, "/agenttree/led")
+	w.create(t, "Add login page", "--stage", "implement.code")
+	term, err := leader.Campaign(context.Background(), leader.Config{Client: c.Client(t), Prefix: "/agenttree/led/leader", Name: "other-host pid 7"}, nil)
+	require.NoError(t, err)
+	r := w.run(t, humanEnv, "migrate", "--to", "files")
+	assert.Equal(t, exitWaiting, r.code, "stdout %s\nstderr %s", r.stdout, r.stderr)
+	assert.Contains(t, r.stderr, "a controller leads this repository through etcd (other-host pid 7); stop it")
+	assert.NoFileExists(t, filepath.Join(w.hostDir(1), "issue.yaml"), "nothing moved")
+
+	require.NoError(t, term.Resign(context.Background()))
+	r = w.run(t, humanEnv, "migrate", "--to", "files")
+	require.Equal(t, exitOK, r.code, "stdout %s\nstderr %s", r.stdout, r.stderr)
+}

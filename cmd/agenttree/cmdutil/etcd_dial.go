@@ -32,3 +32,12 @@ func campaign(ctx context.Context, b EtcdBackend, prefix, name string, waiting f
 	s.Fence(t.Key(), t.Rev())
 	return t, nil
 }
+
+// leaderOf is who leads the election under prefix on b's cluster.
+func leaderOf(ctx context.Context, b EtcdBackend, prefix string) (string, error) {
+	s, ok := b.(*etcdstore.Store)
+	if !ok {
+		return "", errors.New("the controllers' election needs the etcd store's client")
+	}
+	return leader.Leader(ctx, s.Client(), prefix)
+}

@@ -18,3 +18,5 @@ func dialEtcd(context.Context, EtcdTarget) (EtcdBackend, error) { return nil, er
 func campaign(context.Context, EtcdBackend, string, string, func(string)) (Term, error) {
 	return nil, errNoEtcd
 }
+
+func leaderOf(context.Context, EtcdBackend, string) (string, error) { return "", errNoEtcd }

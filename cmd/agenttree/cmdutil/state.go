@@ -101,8 +101,21 @@ func (a *App) Campaign(ctx context.Context, cfg *stages.Config, name string, wai
 	if err != nil {
 		return nil, err
 	}
-	return campaign(ctx, b, EtcdConfig(cfg).Prefix+"/leader", name, waiting)
+	return campaign(ctx, b, electionPrefix(cfg), name, waiting)
 }
+
+// EtcdLeader is who leads the controllers that share cfg's etcd cluster
+// and prefix, as its key names it (host and pid); "" when none does.
+func (a *App) EtcdLeader(ctx context.Context, cfg *stages.Config) (string, error) {
+	b, err := a.Etcd(ctx, cfg)
+	if err != nil {
+		return "", err
+	}
+	return leaderOf(ctx, b, electionPrefix(cfg))
+}
+
+// electionPrefix is where the controllers of cfg's repository campaign.
+func electionPrefix(cfg *stages.Config) string { return EtcdConfig(cfg).Prefix + "/leader" }
 
 // openStores are the backends an invocation dialled.
 type openStores struct {

@@ -92,6 +92,14 @@ func migrateRun(ctx context.Context, opts *Options) error {
 		return &cmdutil.ExitError{Code: exitcode.Waiting, Err: fmt.Errorf("%w; then run `agenttree migrate --to %s` again", err, e.to)}
 	}
 	defer unlock()
+	// One elected on another host holds no lock of this one.
+	who, err := a.EtcdLeader(ctx, e.cfg)
+	if err != nil {
+		return err
+	}
+	if who != "" {
+		return &cmdutil.ExitError{Code: exitcode.Waiting, Err: fmt.Errorf("a controller leads this repository through etcd (%s); stop it, then run `agenttree migrate --to %s` again", who, e.to)}
+	}
 	from, err := porter(ctx, a, e, e.from)
 	if err != nil {
 		return err

@@ -148,7 +148,7 @@ func statusRun(ctx context.Context, opts *StatusOptions) error {
 	if !e.Config.Sandbox.Enforced() {
 		fmt.Fprintln(a.Out, "\nagents run as this user: the rules hold their commands, not the files (advisory; see `agenttree doctor`)")
 	}
-	if _, running := controller.Running(e.Store.Root()); !running && needsController(rows) {
+	if !a.controllerRuns(ctx, e) && needsController(rows) {
 		fmt.Fprintln(a.Out, "\nno controller is running for this repository: the issues waiting on it stay where they are until `agenttree controller` runs")
 	}
 	return nil
@@ -406,4 +406,17 @@ func needsController(rows []Row) bool {
 		}
 	}
 	return false
+}
+
+// controllerRuns says whether a controller runs for e's repository: on
+// this host (its lock), or, over etcd, elected on any host.
+func (a cmds) controllerRuns(ctx context.Context, e *engine.Engine) bool {
+	if _, running := controller.Running(e.Store.Root()); running {
+		return true
+	}
+	if e.Config.State.Backend != stages.StateEtcd {
+		return false
+	}
+	who, err := a.EtcdLeader(ctx, e.Config)
+	return err != nil || who != "" // unknown: not said to be missing
 }
