@@ -122,6 +122,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	w := &c.wake
 	w.Log, w.Settle = c.log(), c.Settle
 	defer w.Stop()
+	defer c.WatchIssues()()
 	for {
 		sum, err := c.Tick(ctx)
 		if err != nil {
@@ -138,6 +139,25 @@ func (c *Controller) Run(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// WatchIssues starts the watch of the issues' files that lets a tick
+// skip the stat of the issues that did not change (dueset.Watch), when
+// the state is in files, and returns what stops it. Run calls it before
+// its first tick; without it each tick stats every issue's files, as
+// `--once` does.
+func (c *Controller) WatchIssues() (stop func()) {
+	e, err := c.reload()
+	if err != nil || !e.Store.InFiles() {
+		return func() {}
+	}
+	w, err := dueset.WatchIssues(e.Store.Layout())
+	if err != nil {
+		c.log().Warn("not watching the issues' files: each tick stats them all", "err", err)
+		return func() {}
+	}
+	c.dueSet().Feed = w
+	return func() { _ = w.Close() }
 }
 
 // fenced is Fence's answer, nil without one.

@@ -25,7 +25,7 @@ type rig struct {
 	c   *Controller
 }
 
-func newRig(t *testing.T, config string) *rig {
+func newRig(t testing.TB, config string) *rig {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, stages.FileName)
@@ -46,7 +46,7 @@ func newRig(t *testing.T, config string) *rig {
 	return r
 }
 
-func (r *rig) engine(t *testing.T) *engine.Engine {
+func (r *rig) engine(t testing.TB) *engine.Engine {
 	t.Helper()
 	e, err := r.c.reload()
 	require.NoError(t, err)

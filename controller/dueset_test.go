@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/controller/delivery"
+	"github.com/agenttree/agenttree/controller/dueset"
 	"github.com/agenttree/agenttree/controller/wake"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
@@ -217,6 +218,23 @@ func TestTheDueSetSeesEveryChangeAtTheNextTick(t *testing.T) {
 			require.NotNil(t, r.c.dueSet().Kept(id), "the due set keeps what it read")
 			id = tt.change(t, r, id)
 			assert.Equal(t, tt.after, r.state(t, id), "the next tick")
+		})
+		// With the watch of the issues' files, the issues it does not
+		// name are not stat'ed: a change is seen once its notification
+		// is read, at the next tick or the one after.
+		t.Run(tt.name+", watched", func(t *testing.T) {
+			r := newDueRig(t)
+			w, err := dueset.WatchIssues(r.e.Store.Layout())
+			require.NoError(t, err)
+			t.Cleanup(func() { w.Close() })
+			r.c.dueSet().Feed = w
+			id := tt.setup(t, r)
+			r.quiet(t, id)
+			require.Eventually(t, func() bool { return r.state(t, id) == tt.before }, settleWithin, lookEvery, "before")
+			require.Equal(t, tt.before, r.state(t, id), "before, from what the last tick kept")
+			require.NotNil(t, r.c.dueSet().Kept(id), "the due set keeps what it read")
+			id = tt.change(t, r, id)
+			require.Eventually(t, func() bool { return r.state(t, id) == tt.after }, settleWithin, lookEvery, "after")
 		})
 	}
 }

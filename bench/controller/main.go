@@ -49,6 +49,9 @@ type options struct {
 	modes                  []ghevents.Mode
 	eventsStep, eventsTick time.Duration
 	eventsOnly             bool
+	// issueWatch: the steady state watches the issues' files as
+	// `agenttree controller` does (controller.WatchIssues).
+	issueWatch bool
 }
 
 func main() {
@@ -67,6 +70,7 @@ func main() {
 	flag.DurationVar(&o.eventsStep, "events-step", 30*time.Second, "controller's clock between two ticks of the events modes' steady state")
 	flag.DurationVar(&o.eventsTick, "events-tick", 250*time.Millisecond, "wall clock between two ticks of the events modes' steady state (controller.Controller.Interval)")
 	flag.BoolVar(&o.eventsOnly, "events-only", false, "measure only the events modes side by side (skip the tick and the per-tick steady state)")
+	flag.BoolVar(&o.issueWatch, "issue-watch", true, "the steady state watches the issues' files, as `agenttree controller` does; false: each tick stats every issue's files, as before the watch")
 	flag.StringVar(&o.profiles, "profile", "", "write CPU and allocation profiles of the measured steady state and of the ticks into this directory (go tool pprof)")
 	// The tick is measured in a process of its own: this program, run
 	// with these flags.

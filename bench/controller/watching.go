@@ -86,7 +86,7 @@ func printTick(ctx context.Context, label string, p *pipeline, srv *githubtest.S
 // requests per watched PR per hour.
 func printSteady(ctx context.Context, o options, p *pipeline, srv *githubtest.Server, clk *clock) (float64, error) {
 	measured := time.Duration(o.hours * float64(time.Hour))
-	fmt.Printf("\nsteady state: a tick every %s of the controller's clock; %s warm-up, %s measured\n", o.step, o.warmup, measured)
+	fmt.Printf("\nsteady state: a tick every %s of the controller's clock; %s warm-up, %s measured; the issues' files watched: %t\n", o.step, o.warmup, measured, o.issueWatch)
 	s := &steadyRun{c: &controller.Controller{Load: p.load, Now: clk.Now}, clock: clk, step: o.step, srv: srv, profile: profileIn(o.profiles, "steady"),
 		progress: func(hour int, warm bool, t tickTotals) {
 			label := "measured"
@@ -95,6 +95,9 @@ func printSteady(ctx context.Context, o options, p *pipeline, srv *githubtest.Se
 			}
 			fmt.Printf("  hour %d (%s): %d ticks, %d issue passes, %s of wall time\n", hour, label, t.n, t.passes, secs(t.wall))
 		}}
+	if o.issueWatch {
+		defer s.c.WatchIssues()()
+	}
 	f, err := s.run(ctx, o.warmup, measured)
 	if err != nil {
 		return 0, err

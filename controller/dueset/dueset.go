@@ -45,6 +45,7 @@ type Entry struct {
 	Told bool
 
 	stamps issues.Stamps
+	gen    uint64
 }
 
 // Set is the entries of one controller. Its methods are safe to call
@@ -57,11 +58,27 @@ type Set struct {
 	// queued by the controller.
 	Told func(e *engine.Engine, iss *issues.Issue) bool
 	Log  *slog.Logger
+	// Feed, when set, names the issues whose files changed: the others'
+	// entries are used without a stat, but for once every Recheck (a
+	// minute when zero), when every issue's files are stat'ed again in
+	// case a change went untold.
+	Feed    Feed
+	Recheck time.Duration
 
 	mu      sync.Mutex
 	eng     *engine.Engine
 	entries map[int]*Entry
+	// dirty are the issues the feed named that no tick has stat'ed since.
+	dirty map[int]bool
+	// gen counts the times every entry had to be stat'ed again (another
+	// engine, a feed that lost changes, the Recheck); an entry stat'ed
+	// or read at an older one is stat'ed before it is used.
+	gen        uint64
+	checkedAll time.Time
 }
+
+// DefaultRecheck is Set.Recheck's default.
+const DefaultRecheck = time.Minute
 
 // Facts is what the controller knows of each of ids at a tick: the entry
 // kept when the issue's stamps are the same, else the issue read again
@@ -89,24 +106,40 @@ func (s *Set) facts(e *engine.Engine, ids []int, at time.Time, log *slog.Logger)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.eng != e {
-		s.eng, s.entries = e, map[int]*Entry{}
+		s.eng, s.entries, s.dirty = e, map[int]*Entry{}, map[int]bool{}
+		s.gen++
 	}
-	stamps := e.Store.Stamps(ids)
+	trust := s.takeFeed(at)
 	out := make([]*Entry, len(ids))
-	var stale []int
+	var check []int // indexes in ids of the issues stat'ed
 	for i, id := range ids {
-		if ent := s.entries[id]; ent != nil && ent.stamps == stamps[i] {
+		if ent := s.entries[id]; trust && ent != nil && ent.gen == s.gen && !s.dirty[id] {
 			out[i] = ent
 			continue
 		}
-		delete(s.entries, id)
-		stale = append(stale, i)
+		check = append(check, i)
 	}
-	parallel.For(len(stale), func(j int) { out[stale[j]] = s.read(e, ids[stale[j]], log) })
-	for _, i := range stale {
-		if ent := out[i]; ent != nil && e.Store.Settled(stamps[i], at) {
-			ent.stamps = stamps[i]
-			s.entries[ids[i]] = ent
+	checked := make([]int, len(check))
+	for j, i := range check {
+		checked[j] = ids[i]
+		delete(s.dirty, ids[i])
+	}
+	stamps := e.Store.Stamps(checked)
+	var stale []int // indexes in check of the issues read again
+	for j, i := range check {
+		if ent := s.entries[ids[i]]; ent != nil && ent.stamps == stamps[j] {
+			ent.gen = s.gen
+			out[i] = ent
+			continue
+		}
+		delete(s.entries, ids[i])
+		stale = append(stale, j)
+	}
+	parallel.For(len(stale), func(k int) { out[check[stale[k]]] = s.read(e, checked[stale[k]], log) })
+	for _, j := range stale {
+		if ent := out[check[j]]; ent != nil && e.Store.Settled(stamps[j], at) {
+			ent.stamps, ent.gen = stamps[j], s.gen
+			s.entries[checked[j]] = ent
 		}
 	}
 	if len(s.entries) > len(ids) {
@@ -114,6 +147,7 @@ func (s *Set) facts(e *engine.Engine, ids []int, at time.Time, log *slog.Logger)
 		for id := range s.entries {
 			if _, found := slices.BinarySearch(ids, id); !found {
 				delete(s.entries, id)
+				delete(s.dirty, id)
 			}
 		}
 	}
@@ -124,6 +158,28 @@ func (s *Set) facts(e *engine.Engine, ids []int, at time.Time, log *slog.Logger)
 		}
 	}
 	return out
+}
+
+// takeFeed takes what the feed told since the last tick, and says
+// whether entries may be used without a stat: there is a feed, and the
+// entry was stat'ed since it last lost changes and within Recheck.
+func (s *Set) takeFeed(at time.Time) bool {
+	if s.Feed == nil {
+		return false
+	}
+	changed, all := s.Feed.Take()
+	for _, id := range changed {
+		s.dirty[id] = true
+	}
+	recheck := s.Recheck
+	if recheck <= 0 {
+		recheck = DefaultRecheck
+	}
+	if all || at.Sub(s.checkedAll) >= recheck || at.Before(s.checkedAll) {
+		s.gen++
+		s.checkedAll = at
+	}
+	return true
 }
 
 // Kept is the entry kept of issue id; nil when none is.

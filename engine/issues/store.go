@@ -95,6 +95,10 @@ func (s *Store) Root() string { return s.root }
 // Layout is the state directory's layout.
 func (s *Store) Layout() statedir.Layout { return s.layout }
 
+// InFiles says whether the issues' state is kept in the state directory's
+// files, whose changes and stamps say what changed (Stamps).
+func (s *Store) InFiles() bool { return s.cached }
+
 // Dir is the directory of issue id's stage documents, which agents write.
 func (s *Store) Dir(id int) string { return s.layout.Docs(id) }
 
