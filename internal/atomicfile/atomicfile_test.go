@@ -273,3 +273,31 @@ func TestPrepareIntoMissingDirectoryFails(t *testing.T) {
 	_, err := atomicfile.Prepare(filepath.Join(t.TempDir(), "nope", "x"), []byte("x"), 0o644)
 	assert.Error(t, err)
 }
+
+// A lock file that named a holder with a longer line before names only
+// the process that holds it now.
+func TestALockFileNamesOnlyItsHolder(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ".lock")
+	require.NoError(t, os.WriteFile(path, []byte("4194303 agenttree controller --interval 10s and more\n"), 0o644))
+	unlock, err := atomicfile.Lock(context.Background(), path, time.Second, "issue 7")
+	require.NoError(t, err)
+	defer unlock()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Regexp(t, fmt.Sprintf(`^%d agenttree[^\n]*\n$`, os.Getpid()), string(data))
+}
+
+// BenchmarkLock takes and releases a free lock: what the controller does
+// per issue per pass.
+//
+//	go test -run '^$' -bench Lock ./internal/atomicfile
+func BenchmarkLock(b *testing.B) {
+	path := filepath.Join(b.TempDir(), ".lock")
+	for b.Loop() {
+		unlock, err := atomicfile.Lock(context.Background(), path, time.Second, "issue 7")
+		if err != nil {
+			b.Fatal(err)
+		}
+		unlock()
+	}
+}

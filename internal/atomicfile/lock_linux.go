@@ -50,6 +50,15 @@ func (l *ofdLock) Unlock() error {
 	return err
 }
 
+// writeHolder replaces the lock file's content with data, through the
+// open file that holds the lock.
+func (l *ofdLock) writeHolder(data []byte) error {
+	if _, err := l.f.WriteAt(data, 0); err != nil {
+		return err
+	}
+	return l.f.Truncate(int64(len(data)))
+}
+
 // held reports whether a write lock is on the file at path, without
 // taking it: F_OFD_GETLK needs only reading, so anyone who can read the
 // state can ask.
