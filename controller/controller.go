@@ -141,23 +141,49 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 }
 
-// WatchIssues starts the watch of the issues' files that lets a tick
-// skip the stat of the issues that did not change (dueset.Watch), when
-// the state is in files, and returns what stops it. Run calls it before
-// its first tick; without it each tick stats every issue's files, as
+// WatchIssues starts the watches that let a tick skip the issues that did
+// not change (dueset.Watch: the issues' files, their outboxes; and the
+// store's own watch when the state is not in files, backend.Watcher), and
+// returns what stops them. Run calls it before its first tick; without it
+// each tick stats every issue's files (over etcd, reads every issue), as
 // `--once` does.
 func (c *Controller) WatchIssues() (stop func()) {
 	e, err := c.reload()
-	if err != nil || !e.Store.InFiles() {
+	if err != nil {
 		return func() {}
 	}
 	w, err := dueset.WatchIssues(e.Store.Layout())
 	if err != nil {
-		c.log().Warn("not watching the issues' files: each tick stats them all", "err", err)
+		c.log().Warn("not watching the issues' files: each tick looks at every issue", "err", err)
 		return func() {}
 	}
-	c.dueSet().Feed = w
-	return func() { _ = w.Close() }
+	if e.Store.InFiles() {
+		c.dueSet().Feed = w
+		return func() { _ = w.Close() }
+	}
+	sw, ok := e.Store.Watcher()
+	if !ok {
+		_ = w.Close()
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ready, done := make(chan struct{}), make(chan error, 1)
+	go func() { done <- sw.Watch(ctx, func() { close(ready) }, w.Name, w.Lose) }()
+	select {
+	case <-ready:
+	case err := <-done:
+		cancel()
+		_ = w.Close()
+		c.log().Warn("not watching the issues' state: each tick reads every issue", "err", err)
+		return func() {}
+	}
+	set := c.dueSet()
+	set.Feed, set.StateWatched = w, true
+	return func() {
+		cancel()
+		<-done
+		_ = w.Close()
+	}
 }
 
 // fenced is Fence's answer, nil without one.

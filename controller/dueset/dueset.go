@@ -64,6 +64,11 @@ type Set struct {
 	// case a change went untold.
 	Feed    Feed
 	Recheck time.Duration
+	// StateWatched: the feed also names each issue whose state changed
+	// in a store that is not files (backend.Watcher), whose stamps say
+	// nothing: what is read of an issue is then kept until the feed
+	// names it, where it would be read at every tick.
+	StateWatched bool
 
 	mu      sync.Mutex
 	eng     *engine.Engine
@@ -127,7 +132,7 @@ func (s *Set) facts(e *engine.Engine, ids []int, at time.Time, log *slog.Logger)
 	stamps := e.Store.Stamps(checked)
 	var stale []int // indexes in check of the issues read again
 	for j, i := range check {
-		if ent := s.entries[ids[i]]; ent != nil && ent.stamps == stamps[j] {
+		if ent := s.entries[ids[i]]; ent != nil && ent.stamps == stamps[j] && stamps[j].Files.Known() {
 			ent.gen = s.gen
 			out[i] = ent
 			continue
@@ -137,7 +142,7 @@ func (s *Set) facts(e *engine.Engine, ids []int, at time.Time, log *slog.Logger)
 	}
 	parallel.For(len(stale), func(k int) { out[check[stale[k]]] = s.read(e, checked[stale[k]], log) })
 	for _, j := range stale {
-		if ent := out[check[j]]; ent != nil && e.Store.Settled(stamps[j], at) {
+		if ent := out[check[j]]; ent != nil && s.keep(e, stamps[j], at) {
 			ent.stamps, ent.gen = stamps[j], s.gen
 			s.entries[checked[j]] = ent
 		}
@@ -158,6 +163,16 @@ func (s *Set) facts(e *engine.Engine, ids []int, at time.Time, log *slog.Logger)
 		}
 	}
 	return out
+}
+
+// keep says whether what was read after stamps st were taken at at may
+// be kept: the files were settled then, or the store's changes are
+// watched and the files say nothing.
+func (s *Set) keep(e *engine.Engine, st issues.Stamps, at time.Time) bool {
+	if !st.Files.Known() {
+		return s.Feed != nil && s.StateWatched
+	}
+	return e.Store.Settled(st, at)
 }
 
 // takeFeed takes what the feed told since the last tick, and says

@@ -131,10 +131,7 @@ func (x *Watch) run() {
 			if !ok {
 				return
 			}
-			// An overflow, or a watch that failed: look at all.
-			x.mu.Lock()
-			x.lost = true
-			x.mu.Unlock()
+			x.Lose() // an overflow, or a watch that failed: look at all
 		}
 	}
 }
@@ -167,8 +164,21 @@ func (x *Watch) event(ev fsnotify.Event) {
 			x.mu.Unlock()
 		}
 	}
+	x.Name(id)
+}
+
+// Name names issue id at the next Take: a change told by another watch
+// (the store's, backend.Watcher) goes with the files'.
+func (x *Watch) Name(id int) {
 	x.mu.Lock()
 	x.changed[id] = true
+	x.mu.Unlock()
+}
+
+// Lose says changes may have gone untold: the next Take says all.
+func (x *Watch) Lose() {
+	x.mu.Lock()
+	x.lost = true
 	x.mu.Unlock()
 }
 

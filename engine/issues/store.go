@@ -99,6 +99,22 @@ func (s *Store) Layout() statedir.Layout { return s.layout }
 // files, whose changes and stamps say what changed (Stamps).
 func (s *Store) InFiles() bool { return s.cached }
 
+// Watcher is the store's backend that tells of changes as they are made
+// (backend.Watcher, found through wrappers as inFiles finds files); false
+// when it does not.
+func (s *Store) Watcher() (backend.Watcher, bool) {
+	for b := s.b; ; {
+		if w, ok := b.(backend.Watcher); ok {
+			return w, true
+		}
+		u, ok := b.(interface{ Unwrap() backend.Backend })
+		if !ok {
+			return nil, false
+		}
+		b = u.Unwrap()
+	}
+}
+
 // Dir is the directory of issue id's stage documents, which agents write.
 func (s *Store) Dir(id int) string { return s.layout.Docs(id) }
 

@@ -135,3 +135,17 @@ type Porter interface {
 	// KeepLastID records n as the last id given, unless a higher one is.
 	KeepLastID(ctx context.Context, n int) error
 }
+
+// Watcher is a backend that tells of its issues' changes as they are
+// made (etcd's watch), for a reader that keeps what it read (the
+// controller's due set, docs/ARCHITECTURE.md §6). A backend kept in files
+// is not one: the files' own notifications tell of them.
+type Watcher interface {
+	Backend
+	// Watch calls changed with the id of each issue whose state, log or
+	// watch state changed, or that was created or removed, from the
+	// moment it returns ready until ctx ends; lost when changes may have
+	// gone untold (the watch broke and was made again). It returns when
+	// ctx ends, or with the error that stops it.
+	Watch(ctx context.Context, ready func(), changed func(id int), lost func()) error
+}
