@@ -261,9 +261,9 @@ func stopController(t *testing.T, cmd *exec.Cmd) {
 
 // runProcess runs the built agenttree as a process of its own and waits
 // for it.
-func (r *rig) runProcess(t *testing.T, env []string, args ...string) cliResult {
+func (w *workspace) runProcess(t *testing.T, env []string, args ...string) cliResult {
 	t.Helper()
-	cmd := r.command(env, args...)
+	cmd := w.command(env, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Start())

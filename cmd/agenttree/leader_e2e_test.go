@@ -1,4 +1,4 @@
-//go:build etcd
+//go:build etcd && unix
 
 package main
 
@@ -190,10 +190,30 @@ func TestEtcdMigrateRefusedWhileAControllerLeadsElsewhere(t *testing.T) {
 	require.NoError(t, err)
 	r := w.run(t, humanEnv, "migrate", "--to", "files")
 	assert.Equal(t, exitWaiting, r.code, "stdout %s\nstderr %s", r.stdout, r.stderr)
-	assert.Contains(t, r.stderr, "a controller leads this repository through etcd (other-host pid 7); stop it")
+	assert.Contains(t, r.stderr, "a controller leads "+w.config+" through etcd (other-host pid 7); stop it, then run `agenttree migrate --to files` again")
 	assert.NoFileExists(t, filepath.Join(w.hostDir(1), "issue.yaml"), "nothing moved")
 
 	require.NoError(t, term.Resign(context.Background()))
 	r = w.run(t, humanEnv, "migrate", "--to", "files")
 	require.Equal(t, exitOK, r.code, "stdout %s\nstderr %s", r.stdout, r.stderr)
+}
+
+// `controller --once` over etcd is elected for its pass and resigns at
+// once after it, so a standby is not kept waiting for its lease; while
+// another leads it is refused, naming it.
+func TestEtcdControllerOnce(t *testing.T) {
+	w, c := etcdWorkspace(t, "/agenttree/once")
+	cli := c.Client(t)
+	r := w.runProcess(t, processEnv(), "controller", "--once")
+	require.Equal(t, exitOK, r.code, "stdout %s\nstderr %s", r.stdout, r.stderr)
+	who, err := leader.Leader(context.Background(), cli, "/agenttree/once/leader")
+	require.NoError(t, err)
+	assert.Empty(t, who, "resigned as it ended: no key left for its lease to hold")
+
+	term, err := leader.Campaign(context.Background(), leader.Config{Client: cli, Prefix: "/agenttree/once/leader", Name: "other-host pid 7"}, nil)
+	require.NoError(t, err)
+	defer term.Resign(context.Background())
+	r = w.runProcess(t, processEnv(), "controller", "--once")
+	assert.Equal(t, exitUsage, r.code, "stdout %s\nstderr %s", r.stdout, r.stderr)
+	assert.Contains(t, r.stderr, "another controller is running: a controller leads "+w.config+" through etcd (other-host pid 7)")
 }

@@ -52,6 +52,9 @@ type Term struct {
 	done  chan struct{}
 	end   sync.Once
 	stop  context.CancelFunc
+	// resign and resigned make Resign one call, whoever asks first.
+	resign   sync.Once
+	resigned error
 }
 
 // Campaign waits until this process is elected, or ctx ends. waiting,
@@ -76,8 +79,31 @@ func Campaign(ctx context.Context, c Config, waiting func(leader string)) (*Term
 		defer stopWatch()
 		go tellLeaders(wctx, el, c.Name, waiting)
 	}
-	if err := el.Campaign(ctx, c.Name); err != nil {
+	// Campaign does not watch the session: a standby cut off longer than
+	// its lease would wait on with its key gone, and then be told it
+	// leads. Its campaign ends with the session instead.
+	cctx, stopCampaign := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-sess.Done():
+			stopCampaign()
+		case <-cctx.Done():
+		}
+	}()
+	err = el.Campaign(cctx, c.Name)
+	stopCampaign()
+	if err == nil && ctx.Err() == nil {
+		select {
+		case <-sess.Done():
+			err = ErrLost
+		default:
+		}
+	}
+	if err != nil {
 		_ = sess.Close()
+		if ctx.Err() == nil && errors.Is(err, context.Canceled) {
+			err = ErrLost // the session ended, not the caller's wait
+		}
 		return nil, fmt.Errorf("campaign to be the controller: %w", err)
 	}
 	// Until when the term may last is learned from the cluster now: the
@@ -99,7 +125,7 @@ func Campaign(ctx context.Context, c Config, waiting func(leader string)) (*Term
 		return nil, fmt.Errorf("keep the controller's lease: %w", err)
 	}
 	t := &Term{sess: sess, el: el, key: el.Key(), rev: el.Rev(), ttl: ttl, done: make(chan struct{}), stop: stop}
-	t.renewed(asked, left.TTL)
+	t.until.Store(asked.Add(time.Duration(left.TTL)*time.Second - t.margin()).UnixNano())
 	go t.keep(renewals)
 	return t, nil
 }
@@ -124,9 +150,16 @@ func tellLeaders(ctx context.Context, el *concurrency.Election, self string, wai
 // host's clock may run slower than the cluster's.
 func (t *Term) margin() time.Duration { return t.ttl / 3 }
 
-// renewed records a renewal seen at at for ttlSecs seconds.
+// renewed records a renewal seen at at for ttlSecs seconds, unless the
+// term has ended (until 0): an ended term never comes back.
 func (t *Term) renewed(at time.Time, ttlSecs int64) {
-	t.until.Store(at.Add(time.Duration(ttlSecs)*time.Second - t.margin()).UnixNano())
+	next := at.Add(time.Duration(ttlSecs)*time.Second - t.margin()).UnixNano()
+	for {
+		cur := t.until.Load()
+		if cur == 0 || t.until.CompareAndSwap(cur, next) {
+			return
+		}
+	}
 }
 
 // keep follows the lease's renewals, and ends the term when they stop
@@ -187,9 +220,12 @@ func (t *Term) Held(context.Context) error {
 // does not wait for the lease to run out).
 func (t *Term) Resign(ctx context.Context) error {
 	t.finish()
-	err := t.el.Resign(ctx)
-	t.stop()
-	return errors.Join(err, t.sess.Close())
+	t.resign.Do(func() {
+		err := t.el.Resign(ctx)
+		t.stop()
+		t.resigned = errors.Join(err, t.sess.Close())
+	})
+	return t.resigned
 }
 
 // Leader is who leads the election under prefix ("" when none does):

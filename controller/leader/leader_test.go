@@ -124,6 +124,8 @@ func TestALeaderCutOffStopsBeforeItsLeaseEnds(t *testing.T) {
 	term, err := leader.Campaign(ctx, leader.Config{Client: newClient(t, c.Endpoint), Prefix: prefix, Name: "host-a 1", TTL: ttl}, nil)
 	require.NoError(t, err)
 	require.NoError(t, term.Held(ctx))
+	// The member answers renewals until its stop is done (it drains its
+	// streams first): the cut is when the stop returns.
 	c.Stop()
 	cut := time.Now()
 	select {
@@ -161,4 +163,43 @@ func TestATermOutlivesTheLossOfOneMemberOfThree(t *testing.T) {
 	default:
 	}
 	require.NoError(t, term.Resign(ctx))
+}
+
+// A standby whose lease ends while it waits (cut off, or frozen, longer
+// than its lease) is told at once, not elected later on a key that is
+// gone: its campaign ends with ErrLost.
+func TestAStandbyWhoseLeaseEndsIsNotElected(t *testing.T) {
+	c := etcdtest.Start(t)
+	ctx := context.Background()
+	cli := newClient(t, c.Endpoint)
+	first, err := leader.Campaign(ctx, leader.Config{Client: cli, Prefix: prefix, Name: "host-a 1"}, nil)
+	require.NoError(t, err)
+	got := make(chan error, 1)
+	other := newClient(t, c.Endpoint)
+	go func() {
+		term, err := leader.Campaign(ctx, leader.Config{Client: other, Prefix: prefix, Name: "host-b 2"}, nil)
+		if term != nil {
+			_ = term.Resign(ctx)
+		}
+		got <- err
+	}()
+	var standby clientv3.LeaseID
+	require.Eventually(t, func() bool {
+		resp, err := cli.Get(ctx, prefix+"/", clientv3.WithPrefix(), clientv3.WithSort(clientv3.SortByCreateRevision, clientv3.SortAscend))
+		if err != nil || len(resp.Kvs) < 2 {
+			return false
+		}
+		standby = clientv3.LeaseID(resp.Kvs[1].Lease)
+		return true
+	}, 30*time.Second, 20*time.Millisecond)
+	_, err = cli.Revoke(ctx, standby)
+	require.NoError(t, err)
+	select {
+	case err := <-got:
+		require.ErrorIs(t, err, leader.ErrLost)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the standby's campaign went on with its lease gone")
+	}
+	require.NoError(t, first.Held(ctx))
+	require.NoError(t, first.Resign(ctx))
 }

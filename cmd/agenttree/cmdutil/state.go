@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/issues/backend"
@@ -102,6 +104,35 @@ func (a *App) Campaign(ctx context.Context, cfg *stages.Config, name string, wai
 		return nil, err
 	}
 	return campaign(ctx, b, electionPrefix(cfg), name, waiting)
+}
+
+// CampaignWithin is Campaign waiting at most wait to be elected: past
+// it, a *LeadsError naming the one that leads.
+func (a *App) CampaignWithin(ctx context.Context, cfg *stages.Config, name string, wait time.Duration) (Term, error) {
+	// The cluster is reached first, within its own dial bound: one out of
+	// reach is said as such, not as a campaign that lost.
+	if _, err := a.Etcd(ctx, cfg); err != nil {
+		return nil, err
+	}
+	var leader atomic.Value // who leads, told from the election's watch
+	cctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	term, err := a.Campaign(cctx, cfg, name, func(who string) { leader.Store(who) })
+	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		if who, ok := leader.Load().(string); ok {
+			return nil, &LeadsError{Leader: who, Config: cfg.File}
+		}
+		return nil, fmt.Errorf("not elected within %s, though no controller was seen to lead %s: %w", wait, cfg.File, err)
+	}
+	return term, err
+}
+
+// LeadsError is a campaign that was not elected in its time: Leader leads
+// the controllers of Config's repository.
+type LeadsError struct{ Leader, Config string }
+
+func (e *LeadsError) Error() string {
+	return fmt.Sprintf("a controller leads %s through etcd (%s)", e.Config, e.Leader)
 }
 
 // EtcdLeader is who leads the controllers that share cfg's etcd cluster

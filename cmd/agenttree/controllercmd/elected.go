@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"sync/atomic"
 	"time"
 
 	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
@@ -31,39 +30,60 @@ func (a cmds) elected(ctx context.Context, opts *ControllerOptions, first *engin
 	host, _ := os.Hostname()
 	name := fmt.Sprintf("%s pid %d", host, os.Getpid())
 	load := a.Reloader(ctx, first)
-	for {
-		cctx := ctx
-		var leader atomic.Value // who leads, told from the election's watch
-		leader.Store("another controller")
-		var cancel context.CancelFunc = func() {}
-		if opts.Once {
-			cctx, cancel = context.WithTimeout(ctx, onceWait)
-		}
-		term, err := a.Campaign(cctx, first.Config, name, func(who string) {
-			leader.Store(who)
-			log.Info("standing by: another controller leads; this one takes over when its lease ends", "leader", who)
-		})
-		cancel()
-		if ctx.Err() != nil {
-			return nil
-		}
-		if opts.Once && cctx.Err() != nil {
-			return &cmdutil.ExitError{Code: exitcode.Usage, Err: fmt.Errorf("%w for %s: %s leads it; stop it first, or see what it does with `agenttree status`", controller.ErrRunning, first.Config.File, leader.Load())}
+	if opts.Once {
+		term, err := a.CampaignWithin(ctx, first.Config, name, onceWait)
+		var leads *cmdutil.LeadsError
+		if errors.As(err, &leads) {
+			return &cmdutil.ExitError{Code: exitcode.Usage, Err: fmt.Errorf("%w: %w; stop it first, or see what it does with `agenttree status`", controller.ErrRunning, err)}
 		}
 		if err != nil {
 			return err
 		}
+		err = a.lead(ctx, opts, term, load, first.Store.Root(), id, log)
+		return errors.Join(err, resign(ctx, term))
+	}
+	retry := time.Second
+	for {
+		term, err := a.Campaign(ctx, first.Config, name, func(who string) {
+			log.Info("standing by: another controller leads; this one takes over when its lease ends", "leader", who)
+		})
+		if ctx.Err() != nil {
+			if term != nil {
+				_ = resign(ctx, term)
+			}
+			return nil
+		}
+		if err != nil {
+			// A cluster out of reach, a lease lost while standing by, a
+			// raft election under the campaign: the next campaign may
+			// win, and this controller must not be the one that left.
+			log.Warn("campaign failed; campaigning again", "err", err, "in", retry)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(retry):
+			}
+			retry = min(2*retry, 30*time.Second)
+			continue
+		}
+		retry = time.Second
 		log.Info("elected: this controller leads", "name", name)
 		err = a.lead(ctx, opts, term, load, first.Store.Root(), id, log)
 		load = a.Reloader(ctx, nil)
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		rerr := term.Resign(rctx)
-		cancel()
-		if err != nil || ctx.Err() != nil || opts.Once {
+		rerr := resign(ctx, term)
+		if err != nil || ctx.Err() != nil {
 			return err
 		}
 		log.Warn("this controller's term ended; it stands by for the next election", "resign", rerr)
 	}
+}
+
+// resign resigns term within a bound: the lease revoked, so that another
+// is elected at once (when the cluster answers).
+func resign(ctx context.Context, term cmdutil.Term) error {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	return term.Resign(rctx)
 }
 
 // lead runs the controller while term lasts: its store writes are fenced
@@ -82,6 +102,10 @@ func (a cmds) lead(ctx context.Context, opts *ControllerOptions, term cmdutil.Te
 		case <-term.Done():
 			log.Warn("this controller's term ended: its lease was not renewed in time; it starts nothing more")
 			stop()
+			// Resigned now, not once the work in flight is done: its
+			// session would keep the lease alive, and every standby
+			// waiting, meanwhile. What it still writes is fenced.
+			_ = resign(ctx, term)
 		case <-ctx.Done():
 		}
 	}()

@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -92,14 +94,23 @@ func migrateRun(ctx context.Context, opts *Options) error {
 		return &cmdutil.ExitError{Code: exitcode.Waiting, Err: fmt.Errorf("%w; then run `agenttree migrate --to %s` again", err, e.to)}
 	}
 	defer unlock()
-	// One elected on another host holds no lock of this one.
-	who, err := a.EtcdLeader(ctx, e.cfg)
+	// One elected on another host holds no lock of this one: migrate is
+	// elected itself, and holds the term until it is done, so that none
+	// is elected meanwhile (its etcd writes are fenced by the term).
+	host, _ := os.Hostname()
+	term, err := a.CampaignWithin(ctx, e.cfg, fmt.Sprintf("%s pid %d (agenttree migrate)", host, os.Getpid()), 3*time.Second)
+	var leads *cmdutil.LeadsError
+	if errors.As(err, &leads) {
+		return &cmdutil.ExitError{Code: exitcode.Waiting, Err: fmt.Errorf("%w; stop it, then run `agenttree migrate --to %s` again", err, e.to)}
+	}
 	if err != nil {
 		return err
 	}
-	if who != "" {
-		return &cmdutil.ExitError{Code: exitcode.Waiting, Err: fmt.Errorf("a controller leads this repository through etcd (%s); stop it, then run `agenttree migrate --to %s` again", who, e.to)}
-	}
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = term.Resign(rctx)
+	}()
 	from, err := porter(ctx, a, e, e.from)
 	if err != nil {
 		return err
