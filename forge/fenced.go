@@ -5,25 +5,35 @@ import (
 	"fmt"
 )
 
+// Fence says whether the caller may still act: a controller's term as
+// the one elected (docs/ARCHITECTURE.md §8, "One controller at a time").
+type Fence interface {
+	// Held is nil while the caller may act.
+	Held(context.Context) error
+	// Within is ctx, ended too when the caller may act no more.
+	Within(context.Context) (context.Context, context.CancelFunc)
+}
+
 // Fenced is f whose changes (EnsurePR, Rerun, Merge, Close, Comment) are
-// made only while held says the caller may act: a controller checks its
-// term as the one elected (docs/ARCHITECTURE.md §8, "One controller at a
-// time"), so one whose lease ran out while it was cut off or stalled asks
-// the forge for nothing more. Reads are not fenced. held is asked just
-// before each change; a change already sent when the term ends is one
-// the forge's contract makes safe to repeat, and the next leader does.
+// made only while fence says the caller may act, so a controller whose
+// lease ran out while it was cut off or stalled asks the forge for
+// nothing more. Each change asks the fence first and runs within it: one
+// in flight (a request retried after a 5xx, waiting out a rate limit) is
+// cancelled when the term ends, before another can be elected; one that
+// reached the forge before is one the forge's contract makes safe to
+// repeat, and the next leader does. Reads are not fenced.
 //
 // Like every wrapper it claims no optional capability: As finds them on
 // the forge it wraps, unfenced. The controller uses none that changes a
 // PR (Approver is a person's).
-func Fenced(f Forge, held func(context.Context) error) *FencedForge {
-	return &FencedForge{f: f, held: held}
+func Fenced(f Forge, fence Fence) *FencedForge {
+	return &FencedForge{f: f, fence: fence}
 }
 
 // FencedForge is the Forge Fenced returns.
 type FencedForge struct {
-	f    Forge
-	held func(context.Context) error
+	f     Forge
+	fence Fence
 }
 
 var _ Wrapper = (*FencedForge)(nil)
@@ -31,18 +41,22 @@ var _ Wrapper = (*FencedForge)(nil)
 // Unwrap returns the forge it fences.
 func (g *FencedForge) Unwrap() (Forge, error) { return g.f, nil }
 
-// check is held's answer for the change what.
-func (g *FencedForge) check(ctx context.Context, what string) error {
-	if err := g.held(ctx); err != nil {
-		return fmt.Errorf("%s not asked of the forge: %w", what, err)
+// within is ctx bounded by the fence for the change what, or why what
+// may not be asked.
+func (g *FencedForge) within(ctx context.Context, what string) (context.Context, context.CancelFunc, error) {
+	if err := g.fence.Held(ctx); err != nil {
+		return nil, nil, fmt.Errorf("%s not asked of the forge: %w", what, err)
 	}
-	return nil
+	ctx, cancel := g.fence.Within(ctx)
+	return ctx, cancel, nil
 }
 
 func (g *FencedForge) EnsurePR(ctx context.Context, req NewPR) (*PR, bool, error) {
-	if err := g.check(ctx, "a PR for "+req.Branch); err != nil {
+	ctx, cancel, err := g.within(ctx, "a PR for "+req.Branch)
+	if err != nil {
 		return nil, false, err
 	}
+	defer cancel()
 	return g.f.EnsurePR(ctx, req)
 }
 
@@ -57,9 +71,11 @@ func (g *FencedForge) Checks(ctx context.Context, sha string) ([]Check, error) {
 }
 
 func (g *FencedForge) Rerun(ctx context.Context, checks []Check) error {
-	if err := g.check(ctx, "a rerun of CI"); err != nil {
+	ctx, cancel, err := g.within(ctx, "a rerun of CI")
+	if err != nil {
 		return err
 	}
+	defer cancel()
 	return g.f.Rerun(ctx, checks)
 }
 
@@ -68,22 +84,28 @@ func (g *FencedForge) Log(ctx context.Context, c Check, lines int) (string, erro
 }
 
 func (g *FencedForge) Merge(ctx context.Context, number int, method MergeMethod, deleteBranch bool, expectHead string) error {
-	if err := g.check(ctx, fmt.Sprintf("the merge of PR #%d", number)); err != nil {
+	ctx, cancel, err := g.within(ctx, fmt.Sprintf("the merge of PR #%d", number))
+	if err != nil {
 		return err
 	}
+	defer cancel()
 	return g.f.Merge(ctx, number, method, deleteBranch, expectHead)
 }
 
 func (g *FencedForge) Close(ctx context.Context, number int, comment string) error {
-	if err := g.check(ctx, fmt.Sprintf("closing PR #%d", number)); err != nil {
+	ctx, cancel, err := g.within(ctx, fmt.Sprintf("closing PR #%d", number))
+	if err != nil {
 		return err
 	}
+	defer cancel()
 	return g.f.Close(ctx, number, comment)
 }
 
 func (g *FencedForge) Comment(ctx context.Context, number int, body string) error {
-	if err := g.check(ctx, fmt.Sprintf("a comment on PR #%d", number)); err != nil {
+	ctx, cancel, err := g.within(ctx, fmt.Sprintf("a comment on PR #%d", number))
+	if err != nil {
 		return err
 	}
+	defer cancel()
 	return g.f.Comment(ctx, number, body)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -47,9 +48,9 @@ func (r *recorder) Comment(context.Context, int, string) error {
 func TestFencedAsksNoChangeOnceTheTermEnds(t *testing.T) {
 	ctx := context.Background()
 	lost := errors.New("this controller's term ended")
-	var held error
+	fence := &flag{}
 	r := &recorder{}
-	f := forge.Fenced(r, func(context.Context) error { return held })
+	f := forge.Fenced(r, fence)
 	changes := func() []error {
 		_, _, e1 := f.EnsurePR(ctx, forge.NewPR{Branch: "issue-1"})
 		return []error{e1, f.Rerun(ctx, nil), f.Merge(ctx, 1, "", false, "abc"), f.Close(ctx, 1, ""), f.Comment(ctx, 1, "hi")}
@@ -59,7 +60,7 @@ func TestFencedAsksNoChangeOnceTheTermEnds(t *testing.T) {
 	}
 	assert.Equal(t, []string{"EnsurePR", "Rerun", "Merge", "Close", "Comment"}, r.asked)
 
-	held = lost
+	fence.err = lost
 	r.asked = nil
 	for _, err := range changes() {
 		require.ErrorIs(t, err, lost)
@@ -75,4 +76,60 @@ func TestFencedAsksNoChangeOnceTheTermEnds(t *testing.T) {
 	inner, err := forge.Unwrap(f)
 	require.NoError(t, err)
 	assert.Same(t, r, inner)
+}
+
+// flag is a fence a test raises.
+type flag struct{ err error }
+
+func (f *flag) Held(context.Context) error { return f.err }
+
+func (f *flag) Within(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithCancel(ctx)
+}
+
+// waiting is a forge whose merge waits until its context ends: a request
+// retried, or waiting out a rate limit.
+type waiting struct{ stub }
+
+func (waiting) Merge(ctx context.Context, _ int, _ forge.MergeMethod, _ bool, _ string) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// ending is a fence that ends when end is closed.
+type ending struct{ end chan struct{} }
+
+func (e ending) Held(context.Context) error { return nil }
+
+func (e ending) Within(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-e.end:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+// A change in flight when the fence ends is cancelled then, not left to
+// reach the forge while another controller acts.
+func TestFencedCancelsAChangeInFlightWhenTheTermEnds(t *testing.T) {
+	fence := ending{end: make(chan struct{})}
+	f := forge.Fenced(&waiting{}, fence)
+	done := make(chan error, 1)
+	go func() { done <- f.Merge(context.Background(), 1, "", false, "abc") }()
+	select {
+	case err := <-done:
+		t.Fatalf("the merge ended before the term: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(fence.end)
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, context.Canceled)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the merge went on after the term ended")
+	}
 }

@@ -216,6 +216,21 @@ func (t *Term) Held(context.Context) error {
 	return nil
 }
 
+// Within is ctx, cancelled too when the term ends (ErrLost its cause):
+// a side effect in flight, such as a forge request retried, stops before
+// another can be elected.
+func (t *Term) Within(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	go func() {
+		select {
+		case <-t.done:
+			cancel(ErrLost)
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { cancel(context.Canceled) }
+}
+
 // Resign ends the term and hands the election over at once (the standby
 // does not wait for the lease to run out).
 func (t *Term) Resign(ctx context.Context) error {

@@ -203,3 +203,21 @@ func TestAStandbyWhoseLeaseEndsIsNotElected(t *testing.T) {
 	require.NoError(t, first.Held(ctx))
 	require.NoError(t, first.Resign(ctx))
 }
+
+// What runs within a term is cancelled when it ends, ErrLost its cause.
+func TestWithinATermEndsWithIt(t *testing.T) {
+	c := etcdtest.Start(t)
+	ctx := context.Background()
+	term, err := leader.Campaign(ctx, leader.Config{Client: newClient(t, c.Endpoint), Prefix: prefix, Name: "host-a 1"}, nil)
+	require.NoError(t, err)
+	within, cancel := term.Within(ctx)
+	defer cancel()
+	require.NoError(t, within.Err())
+	require.NoError(t, term.Resign(ctx))
+	select {
+	case <-within.Done():
+		assert.ErrorIs(t, context.Cause(within), leader.ErrLost)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the work went on after the term")
+	}
+}

@@ -90,6 +90,8 @@ type Term interface {
 	Done() <-chan struct{}
 	// Held is nil while the term lasts.
 	Held(context.Context) error
+	// Within is ctx, ended too when the term ends.
+	Within(context.Context) (context.Context, context.CancelFunc)
 	// Resign ends the term and lets another be elected at once.
 	Resign(context.Context) error
 }

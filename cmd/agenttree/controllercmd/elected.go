@@ -123,7 +123,7 @@ func (a cmds) lead(ctx context.Context, opts *ControllerOptions, term cmdutil.Te
 	fenced := func() (*engine.Engine, error) {
 		e, err := load()
 		if err == nil && e.Forge != nil {
-			e.Forge = forge.Fenced(e.Forge, term.Held)
+			e.Forge = forge.Fenced(e.Forge, term)
 		}
 		return e, err
 	}
