@@ -48,7 +48,7 @@ func (c *Controller) Tick(ctx context.Context) (Summary, error) {
 
 // tick is Tick's pass over e's issues.
 func (c *Controller) tick(ctx context.Context, e *engine.Engine) Summary {
-	keeper := &agents.Keeper{Issue: c.Issue, Tmux: c.tmuxClient(e), Log: c.log(), Now: c.now,
+	keeper := &agents.Keeper{Issue: c.Issue, Tmux: c.tmuxClient(e), Log: c.log(), Now: c.now, Fence: c.Fence,
 		Issues: func(ids []int) []*issues.Issue { return c.dueSet().Issues(e, ids, c.wallNow()) }}
 	keeper.Keep(ctx, e)
 	now := c.now()

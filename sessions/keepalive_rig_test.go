@@ -2,11 +2,13 @@ package sessions_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -286,4 +288,30 @@ func TestAutoStartStartsTheReviewer(t *testing.T) {
 func readFile(path string) string {
 	data, _ := os.ReadFile(path)
 	return string(data)
+}
+
+// A controller whose term ended after its tick began starts no agent:
+// the keeper asks the fence before each issue's agent.
+func TestAControllerWhoseTermEndedStartsNoAgent(t *testing.T) {
+	r := newKeepRig(t, "live", 0)
+	iss := r.Create("Review me", "review")
+	lost := errors.New("this controller's term ended")
+	var asked atomic.Int64
+	r.ctl.Fence = func(context.Context) error {
+		if asked.Add(1) == 1 {
+			return nil // the tick's own start: the term ends after it
+		}
+		return lost
+	}
+	_, err := r.ctl.Tick(context.Background())
+	require.NoError(t, err)
+	require.Greater(t, asked.Load(), int64(1), "the keeper asked the fence")
+	_, err = r.M.Record(iss.ID)
+	require.ErrorIs(t, err, sessions.ErrNoSession, "no reviewer started by a controller whose term ended")
+
+	r.ctl.Fence = nil
+	r.tickUntil("the reviewer started by the controller that acts", func() bool {
+		rec, err := r.M.Record(iss.ID)
+		return err == nil && rec.Role == "reviewer"
+	})
 }

@@ -34,6 +34,10 @@ type Keeper struct {
 	// the same, so a tick with nothing to do reads no issue
 	// (docs/ARCHITECTURE.md §6).
 	Issues func(ids []int) []*issues.Issue
+	// Fence, when set, is asked before each issue's agent is looked
+	// after: once it says no (the controller's term ended), no agent is
+	// started, restarted or nudged (docs/ARCHITECTURE.md §8).
+	Fence func(context.Context) error
 }
 
 // Keep is the tick's step that keeps agents alive (docs/ARCHITECTURE.md §9): for
@@ -66,7 +70,7 @@ func (c *Keeper) Keep(ctx context.Context, e *engine.Engine) {
 	all := c.issues(e, ids)
 	work := context.WithoutCancel(ctx)
 	for i, id := range ids {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || (c.Fence != nil && c.Fence(ctx) != nil) {
 			return
 		}
 		iss := all[i]
