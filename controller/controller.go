@@ -56,6 +56,11 @@ type Controller struct {
 	// it before it starts, each delivery before it types; once it says
 	// no, nothing more starts (docs/ARCHITECTURE.md §8).
 	Fence func(context.Context) error
+	// BoundMemory: at each tick, the process's soft memory limit is set
+	// from the heap still live and the number of issues (boundMemory),
+	// as `agenttree controller` does; a library caller leaves its
+	// process's alone.
+	BoundMemory bool
 
 	mu       sync.Mutex
 	eng      *engine.Engine

@@ -132,6 +132,9 @@ func (c *Controller) due(e *engine.Engine, now time.Time, woke wake.Woken) []due
 		c.log().Error("listing issues", "err", err)
 		return nil
 	}
+	if c.BoundMemory {
+		boundMemory(len(ids))
+	}
 	if c.Issue != 0 {
 		ids = slices.DeleteFunc(ids, func(id int) bool { return id != c.Issue })
 	}

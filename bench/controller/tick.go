@@ -91,7 +91,7 @@ func runTick(ctx context.Context, config, url, repo string, at time.Time, profil
 		return err
 	}
 	f := &timedForge{Forge: gh}
-	c := &controller.Controller{Load: func() (*engine.Engine, error) { return openEngine(config, f) }, Now: func() time.Time { return at }}
+	c := &controller.Controller{Load: func() (*engine.Engine, error) { return openEngine(config, f) }, Now: func() time.Time { return at }, BoundMemory: true}
 	stop, err := startProfiles(profile)
 	if err != nil {
 		return err

@@ -87,7 +87,7 @@ func printTick(ctx context.Context, label string, p *pipeline, srv *githubtest.S
 func printSteady(ctx context.Context, o options, p *pipeline, srv *githubtest.Server, clk *clock) (float64, error) {
 	measured := time.Duration(o.hours * float64(time.Hour))
 	fmt.Printf("\nsteady state: a tick every %s of the controller's clock; %s warm-up, %s measured; the issues' files watched: %t\n", o.step, o.warmup, measured, o.issueWatch)
-	s := &steadyRun{c: &controller.Controller{Load: p.load, Now: clk.Now}, clock: clk, step: o.step, srv: srv, profile: profileIn(o.profiles, "steady"),
+	s := &steadyRun{c: &controller.Controller{Load: p.load, Now: clk.Now, BoundMemory: true}, clock: clk, step: o.step, srv: srv, profile: profileIn(o.profiles, "steady"),
 		progress: func(hour int, warm bool, t tickTotals) {
 			label := "measured"
 			if warm {

@@ -110,7 +110,7 @@ func controllerRun(ctx context.Context, opts *ControllerOptions) error {
 func (a cmds) control(ctx context.Context, opts *ControllerOptions, load func() (*engine.Engine, error), root string, id int, log *slog.Logger, fence func(context.Context) error) error {
 	// One issue named: it is looked at on every pass, whatever its
 	// polling state says.
-	c := &controller.Controller{Load: load, Issue: id, Eager: id != 0, Interval: opts.Interval, Log: log, Fence: fence}
+	c := &controller.Controller{Load: load, Issue: id, Eager: id != 0, Interval: opts.Interval, Log: log, Fence: fence, BoundMemory: true}
 	c.Metrics = metrics.New(c.Engine)
 	if !opts.Once {
 		c.Log.Info("controller started", "state", root, "pid", os.Getpid())
