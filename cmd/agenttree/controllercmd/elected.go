@@ -13,6 +13,7 @@ import (
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/internal/exitcode"
+	"github.com/agenttree/agenttree/stages"
 )
 
 // onceWait is how long `controller --once` waits to be elected before it
@@ -39,7 +40,7 @@ func (a cmds) elected(ctx context.Context, opts *ControllerOptions, first *engin
 		if err != nil {
 			return err
 		}
-		err = a.lead(ctx, opts, term, load, first.Store.Root(), id, log)
+		err = a.lead(ctx, opts, term, sameCluster(first.Config, load), first.Store.Root(), id, log)
 		return errors.Join(err, resign(ctx, term))
 	}
 	retry := time.Second
@@ -68,13 +69,31 @@ func (a cmds) elected(ctx context.Context, opts *ControllerOptions, first *engin
 		}
 		retry = time.Second
 		log.Info("elected: this controller leads", "name", name)
-		err = a.lead(ctx, opts, term, load, first.Store.Root(), id, log)
+		err = a.lead(ctx, opts, term, sameCluster(first.Config, load), first.Store.Root(), id, log)
 		load = a.Reloader(ctx, nil)
 		rerr := resign(ctx, term)
 		if err != nil || ctx.Err() != nil {
 			return err
 		}
 		log.Warn("this controller's term ended; it stands by for the next election", "resign", rerr)
+	}
+}
+
+// sameCluster is load refusing a config whose state is kept elsewhere than
+// first's: the store the term fences is first's cluster and prefix, and a
+// store dialled anew would write unfenced (docs/ARCHITECTURE.md §8). The
+// controller keeps its last good config and says why.
+func sameCluster(first *stages.Config, load func() (*engine.Engine, error)) func() (*engine.Engine, error) {
+	want := fmt.Sprintf("%q", cmdutil.EtcdConfig(first))
+	return func() (*engine.Engine, error) {
+		e, err := load()
+		if err != nil {
+			return nil, err
+		}
+		if e.Config.State.Backend != stages.StateEtcd || fmt.Sprintf("%q", cmdutil.EtcdConfig(e.Config)) != want {
+			return nil, fmt.Errorf("%s: state: now names another place for the issues' state than the controller was elected on; the controller keeps the one it has: stop it and start it again to move", e.Config.File)
+		}
+		return e, nil
 	}
 }
 
