@@ -193,14 +193,18 @@ func (r *rig) logText(t *testing.T) string {
 	return string(data)
 }
 
-// A controller elected on another host holds no lock of this one: migrate
-// asks the election, and is refused naming the one that leads.
+// A controller elected on another host holds no lock of this one: status
+// says who leads, and migrate, which campaigns itself, is refused naming
+// it.
 func TestEtcdMigrateRefusedWhileAControllerLeadsElsewhere(t *testing.T) {
 	w, c := etcdWorkspace(t, "/agenttree/led")
 	w.create(t, "Add login page", "--stage", "implement.code")
 	term, err := leader.Campaign(context.Background(), leader.Config{Client: c.Client(t), Prefix: "/agenttree/led/leader", Name: "other-host pid 7"}, nil)
 	require.NoError(t, err)
-	r := w.run(t, humanEnv, "migrate", "--to", "files")
+	r := w.run(t, humanEnv, "status")
+	require.Equal(t, exitOK, r.code, "stdout %s\nstderr %s", r.stdout, r.stderr)
+	assert.Contains(t, r.stdout, "the controller elected over etcd: other-host pid 7")
+	r = w.run(t, humanEnv, "migrate", "--to", "files")
 	assert.Equal(t, exitWaiting, r.code, "stdout %s\nstderr %s", r.stdout, r.stderr)
 	assert.Contains(t, r.stderr, "a controller leads "+w.config+" through etcd (other-host pid 7); stop it, then run `agenttree migrate --to files` again")
 	assert.NoFileExists(t, filepath.Join(w.hostDir(1), "issue.yaml"), "nothing moved")

@@ -25,6 +25,7 @@ import (
 	"github.com/agenttree/agenttree/engine/machine/render"
 	"github.com/agenttree/agenttree/engine/report"
 	"github.com/agenttree/agenttree/internal/parallel"
+	"github.com/agenttree/agenttree/internal/textsafe"
 	"github.com/agenttree/agenttree/sessions/waiton"
 	"github.com/agenttree/agenttree/stages"
 )
@@ -147,6 +148,9 @@ func statusRun(ctx context.Context, opts *StatusOptions) error {
 	}
 	if !e.Config.Sandbox.Enforced() {
 		fmt.Fprintln(a.Out, "\nagents run as this user: the rules hold their commands, not the files (advisory; see `agenttree doctor`)")
+	}
+	if who := a.electedController(ctx, e); who != "" {
+		fmt.Fprintf(a.Out, "\nthe controller elected over etcd: %s\n", textsafe.Line(who, 200))
 	}
 	if !a.controllerRuns(ctx, e) && needsController(rows) {
 		fmt.Fprintln(a.Out, "\nno controller is running for this repository: the issues waiting on it stay where they are until `agenttree controller` runs")
@@ -406,6 +410,16 @@ func needsController(rows []Row) bool {
 		}
 	}
 	return false
+}
+
+// electedController is who leads the controllers over etcd, "" over files
+// or when none does (or it cannot be read: the state could not have been).
+func (a cmds) electedController(ctx context.Context, e *engine.Engine) string {
+	if e.Config.State.Backend != stages.StateEtcd {
+		return ""
+	}
+	who, _ := a.EtcdLeader(ctx, e.Config)
+	return who
 }
 
 // controllerRuns says whether a controller runs for e's repository: on
