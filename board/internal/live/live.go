@@ -95,6 +95,7 @@ func (h *Hub) Watch(ctx context.Context, load func() (*engine.Engine, error), ev
 	defer t.Stop()
 	var last *look
 	failed := ""
+	var store *storeFeed // the store's own watch, over a store not in files
 	for {
 		if h.idle() {
 			// The first look once a stream opens tells every stream: what
@@ -116,7 +117,11 @@ func (h *Hub) Watch(ctx context.Context, load func() (*engine.Engine, error), ev
 			failed = err.Error()
 		} else {
 			failed = ""
+			if store == nil {
+				store = watchStore(ctx, e, log)
+			}
 			now := lookAt(ctx, e)
+			store.addTo(&now)
 			if last == nil {
 				h.tell(changes{all: true})
 			} else if c := last.since(now); c.any() {
@@ -223,4 +228,61 @@ func lookAt(ctx context.Context, e *engine.Engine) look {
 	}
 	l.all = all.String()
 	return l
+}
+
+// storeFeed counts the changes the store's own watch told of each issue
+// (backend.Watcher): the issues' state kept elsewhere than in files (etcd)
+// changes no file the hub stats.
+type storeFeed struct {
+	mu     sync.Mutex
+	counts map[int]int64
+	lost   int64
+}
+
+// watchStore starts the store's watch when e's issues are not in files
+// and the store can tell its changes, for as long as ctx; a feed that
+// tells nothing otherwise.
+func watchStore(ctx context.Context, e *engine.Engine, log *slog.Logger) *storeFeed {
+	f := &storeFeed{counts: map[int]int64{}}
+	w, ok := e.Store.Watcher()
+	if e.Store.InFiles() || !ok {
+		return f
+	}
+	// The first look tells every stream, so the watch begins before it:
+	// a change made between the two is not missed.
+	ready := make(chan struct{})
+	begun := sync.OnceFunc(func() { close(ready) })
+	go func() {
+		defer begun() // a watch that failed to begin is waited for no more
+		err := w.Watch(ctx, begun, func(id int) {
+			f.mu.Lock()
+			f.counts[id]++
+			f.mu.Unlock()
+		}, func() {
+			f.mu.Lock()
+			f.lost++
+			f.mu.Unlock()
+		})
+		if err != nil && ctx.Err() == nil {
+			log.Warn("the board could not watch the issues' state; its pages show the state's changes no more", "err", err)
+		}
+	}()
+	select {
+	case <-ready:
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		log.Warn("the board's watch of the issues' state has not begun; its pages may miss a change until it does")
+	}
+	return f
+}
+
+// addTo adds what the store told to a look: an issue it named has
+// changed since the last look, and all have when it lost changes.
+func (f *storeFeed) addTo(l *look) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for id, n := range f.counts {
+		l.issues[id] += fmt.Sprintf("store %d\n", n)
+	}
+	l.all += fmt.Sprintf("store lost %d\n", f.lost)
 }
