@@ -57,7 +57,7 @@ type Controller struct {
 	// no, nothing more starts (docs/ARCHITECTURE.md §8).
 	Fence func(context.Context) error
 	// BoundMemory: at each tick, the process's soft memory limit is set
-	// from the heap still live and the number of issues (boundMemory),
+	// from the heap still live and the number of issues (memlimit.Bound),
 	// as `agenttree controller` does; a library caller leaves its
 	// process's alone.
 	BoundMemory bool

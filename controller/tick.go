@@ -12,6 +12,7 @@ import (
 	"github.com/agenttree/agenttree/controller/wake"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/internal/memlimit"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -133,7 +134,7 @@ func (c *Controller) due(e *engine.Engine, now time.Time, woke wake.Woken) []due
 		return nil
 	}
 	if c.BoundMemory {
-		boundMemory(len(ids))
+		memlimit.Bound(len(ids))
 	}
 	if c.Issue != 0 {
 		ids = slices.DeleteFunc(ids, func(id int) bool { return id != c.Issue })

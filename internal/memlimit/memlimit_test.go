@@ -1,4 +1,4 @@
-package controller
+package memlimit
 
 import (
 	"math"
@@ -13,15 +13,15 @@ import (
 func TestTheMemoryLimitFollowsTheIssues(t *testing.T) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
 	t.Setenv("GOMEMLIMIT", "")
-	boundMemory(0)
-	assert.Equal(t, int64(minMemoryLimit), debug.SetMemoryLimit(-1), "a small store: the floor")
-	boundMemory(100_000)
+	Bound(0)
+	assert.Equal(t, int64(Min), debug.SetMemoryLimit(-1), "a small store: the floor")
+	Bound(100_000)
 	limit := debug.SetMemoryLimit(-1)
-	assert.Greater(t, limit, int64(100_000*liveBytesPerIssue), "room above what 100,000 issues keep live")
-	assert.Less(t, limit, int64(100_000*liveBytesPerIssue)*3/2)
+	assert.Greater(t, limit, int64(100_000*PerIssue), "room above what 100,000 issues keep live")
+	assert.Less(t, limit, int64(100_000*PerIssue)*3/2)
 
 	t.Setenv("GOMEMLIMIT", "1GiB")
 	debug.SetMemoryLimit(1 << 30)
-	boundMemory(100_000)
+	Bound(100_000)
 	assert.Equal(t, int64(1<<30), debug.SetMemoryLimit(-1), "GOMEMLIMIT is the person's")
 }
