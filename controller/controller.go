@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"time"
 
@@ -127,7 +128,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	w := &c.wake
 	w.Log, w.Settle = c.log(), c.Settle
 	defer w.Stop()
-	defer c.WatchIssues()()
+	defer c.WatchIssues(ctx)()
 	for {
 		sum, err := c.Tick(ctx)
 		if err != nil {
@@ -151,10 +152,12 @@ func (c *Controller) Run(ctx context.Context) error {
 // store's own watch when the state is not in files, backend.Watcher), and
 // returns what stops them. Run calls it before its first tick; without it
 // each tick stats every issue's files (over etcd, reads every issue), as
-// `--once` does.
-func (c *Controller) WatchIssues() (stop func()) {
+// `--once` does. The files are watched on Linux only: elsewhere the
+// files' stamps are not kept (scancache), and kqueue would hold a
+// descriptor open per file watched.
+func (c *Controller) WatchIssues(ctx context.Context) (stop func()) {
 	e, err := c.reload()
-	if err != nil {
+	if err != nil || runtime.GOOS != "linux" {
 		return func() {}
 	}
 	w, err := dueset.WatchIssues(e.Store.Layout())
@@ -171,15 +174,24 @@ func (c *Controller) WatchIssues() (stop func()) {
 		_ = w.Close()
 		return func() {}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(ctx)
 	ready, done := make(chan struct{}), make(chan error, 1)
 	go func() { done <- sw.Watch(ctx, func() { close(ready) }, w.Name, w.Lose) }()
+	var why error
 	select {
 	case <-ready:
-	case err := <-done:
+	case why = <-done:
+	case <-time.After(storeWatchWait):
+		// A cluster out of reach at the start: the ticks read every
+		// issue, and say the cluster cannot be read, meanwhile.
+		why = fmt.Errorf("the store's watch did not begin within %s", storeWatchWait)
+	case <-ctx.Done():
+		why = ctx.Err()
+	}
+	if why != nil {
 		cancel()
 		_ = w.Close()
-		c.log().Warn("not watching the issues' state: each tick reads every issue", "err", err)
+		c.log().Warn("not watching the issues' state: each tick reads every issue", "err", why)
 		return func() {}
 	}
 	set := c.dueSet()
@@ -190,6 +202,9 @@ func (c *Controller) WatchIssues() (stop func()) {
 		_ = w.Close()
 	}
 }
+
+// storeWatchWait bounds the wait for the store's watch to begin.
+const storeWatchWait = 5 * time.Second
 
 // fenced is Fence's answer, nil without one.
 func (c *Controller) fenced(ctx context.Context) error {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
@@ -51,7 +53,8 @@ func TestOverEtcdTheWatchKeepsTheTicksFromReadingEveryIssue(t *testing.T) {
 		c.Now = func() time.Time { return r.now }
 		c.wall = func() time.Time { return time.Now().Add(time.Hour) }
 		if watched {
-			t.Cleanup(c.WatchIssues())
+			t.Cleanup(c.WatchIssues(context.Background()))
+			c.dueSet().Recheck = 24 * time.Hour // seen by the watch, not the minute's read
 		}
 		ids := make([]int, 5)
 		for i := range ids {
@@ -79,4 +82,29 @@ func TestOverEtcdTheWatchKeepsTheTicksFromReadingEveryIssue(t *testing.T) {
 		require.NoError(t, err)
 		require.Eventually(t, func() bool { return r.state(t, ids[1]) == "mail" }, settleWithin, lookEvery, "the outbox's message is seen")
 	}
+}
+
+// A cluster out of reach when the controller starts does not hold it at
+// the watch's start: after a bounded wait the ticks read every issue, as
+// without the watch.
+func TestAStoreWatchThatCannotBeginHoldsNothing(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "agenttree.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(dueConfig), 0o644))
+	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{"127.0.0.1:1"}, DialTimeout: time.Second, Logger: zap.NewNop()})
+	require.NoError(t, err)
+	t.Cleanup(func() { cli.Close() })
+	b := etcdstore.New(cli, "/agenttree/gone")
+	reg := builtin.Registry()
+	cfg, err := load.File(path, reg)
+	require.NoError(t, err)
+	st, err := issues.OpenWith(filepath.Join(dir, "_agenttree"), b)
+	require.NoError(t, err)
+	e := engine.New(cfg, st, reg, nil)
+	c := &Controller{Load: func() (*engine.Engine, error) { return e, nil }}
+	start := time.Now()
+	stop := c.WatchIssues(context.Background())
+	stop()
+	assert.Less(t, time.Since(start), storeWatchWait+20*time.Second, "the watch's start was waited for a bounded time")
+	assert.Nil(t, c.dueSet().Feed, "no feed: every issue read at each tick")
 }

@@ -228,6 +228,7 @@ func TestTheDueSetSeesEveryChangeAtTheNextTick(t *testing.T) {
 			require.NoError(t, err)
 			t.Cleanup(func() { w.Close() })
 			r.c.dueSet().Feed = w
+			r.c.dueSet().Recheck = 24 * time.Hour // seen by the watch, not the minute's stat
 			id := tt.setup(t, r)
 			r.quiet(t, id)
 			require.Eventually(t, func() bool { return r.state(t, id) == tt.before }, settleWithin, lookEvery, "before")

@@ -37,7 +37,7 @@ func BenchmarkTickWithNothingDue(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				r.c.dues = nil
 				if watch {
-					b.Cleanup(r.c.WatchIssues())
+					b.Cleanup(r.c.WatchIssues(context.Background()))
 				}
 				ctx := context.Background()
 				for range 2 { // the first reads every issue

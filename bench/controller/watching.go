@@ -96,7 +96,7 @@ func printSteady(ctx context.Context, o options, p *pipeline, srv *githubtest.Se
 			fmt.Printf("  hour %d (%s): %d ticks, %d issue passes, %s of wall time\n", hour, label, t.n, t.passes, secs(t.wall))
 		}}
 	if o.issueWatch {
-		defer s.c.WatchIssues()()
+		defer s.c.WatchIssues(ctx)()
 	}
 	f, err := s.run(ctx, o.warmup, measured)
 	if err != nil {

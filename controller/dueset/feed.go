@@ -46,6 +46,10 @@ type Watch struct {
 	// for a directory): every Take says all.
 	broken error
 	done   chan struct{}
+	// adding are the watches being added of directories made since the
+	// watch began: added apart from run, since on Windows fsnotify's Add
+	// waits on the goroutine that run reads the notifications from.
+	adding sync.WaitGroup
 }
 
 var _ Feed = (*Watch)(nil)
@@ -142,6 +146,14 @@ func (x *Watch) run() {
 // before the watch began is read at the Take that follows.
 func (x *Watch) event(ev fsnotify.Event) {
 	rel, err := filepath.Rel(x.dir, ev.Name)
+	if err == nil && rel == "." && ev.Has(fsnotify.Remove|fsnotify.Rename) {
+		// The issues' directory itself went: every watch is of what is
+		// gone, so the watch tells nothing more.
+		x.mu.Lock()
+		x.broken = fmt.Errorf("%s was removed or moved while watched", x.dir)
+		x.mu.Unlock()
+		return
+	}
 	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
 		return
 	}
@@ -150,19 +162,24 @@ func (x *Watch) event(ev fsnotify.Event) {
 	if id == 0 {
 		return
 	}
-	if ev.Has(fsnotify.Create) {
-		var err error
-		switch {
-		case len(parts) == 1:
-			err = x.addIssue(id)
-		case len(parts) == 2 && parts[1] == "outbox":
-			err = x.addOutbox(x.layout.Issue(id))
-		}
-		if err != nil {
-			x.mu.Lock()
-			x.broken = fmt.Errorf("watching issue %d's files: %w", id, err)
-			x.mu.Unlock()
-		}
+	if ev.Has(fsnotify.Create) && (len(parts) == 1 || (len(parts) == 2 && parts[1] == "outbox")) {
+		// The issue is named once the directory is watched: what was
+		// written in it before is read at the Take that follows.
+		x.adding.Go(func() {
+			var err error
+			if len(parts) == 1 {
+				err = x.addIssue(id)
+			} else {
+				err = x.addOutbox(x.layout.Issue(id))
+			}
+			if err != nil {
+				x.mu.Lock()
+				x.broken = fmt.Errorf("watching issue %d's files: %w", id, err)
+				x.mu.Unlock()
+			}
+			x.Name(id)
+		})
+		return
 	}
 	x.Name(id)
 }
@@ -207,5 +224,6 @@ func (x *Watch) Err() error {
 func (x *Watch) Close() error {
 	err := x.w.Close()
 	<-x.done
+	x.adding.Wait()
 	return err
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/controller/dueset"
+	"github.com/agenttree/agenttree/internal/atomicfile"
 	"github.com/agenttree/agenttree/internal/statedir"
 )
 
@@ -67,5 +68,23 @@ func TestTheWatchNamesTheIssueWhoseFilesChanged(t *testing.T) {
 	write(filepath.Join(l.HostIssues(), ".last-id"))
 	write(filepath.Join(l.Issue(2), "watch.yaml"))
 	named(2, 1)
+
+	// A file replaced by a rename, as atomicfile writes the state.
+	require.NoError(t, atomicfile.Replace(filepath.Join(l.Issue(2), "issue.yaml"), []byte("y\n"), 0o644))
+	named(2, 2)
+	// An issue's directory removed and made again is watched again.
+	require.NoError(t, os.RemoveAll(l.Issue(2)))
+	named(2, 2)
+	write(filepath.Join(l.Issue(2), "issue.yaml"))
+	named(2, 2)
+	write(filepath.Join(l.Issue(2), "watch.yaml"))
+	named(2, 2)
 	assert.NoError(t, w.Err())
+
+	// The issues' directory itself removed: the watch says so, and every
+	// Take says all from then on.
+	require.NoError(t, os.RemoveAll(l.HostIssues()))
+	require.Eventually(t, func() bool { return w.Err() != nil }, 30*time.Second, 10*time.Millisecond)
+	_, all := w.Take()
+	assert.True(t, all)
 }

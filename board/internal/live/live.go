@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agenttree/agenttree/engine"
@@ -251,7 +252,15 @@ func watchStore(ctx context.Context, e *engine.Engine, log *slog.Logger) *storeF
 	// The first look tells every stream, so the watch begins before it:
 	// a change made between the two is not missed.
 	ready := make(chan struct{})
-	begun := sync.OnceFunc(func() { close(ready) })
+	var late atomic.Bool // the first look was made before the watch began
+	begun := sync.OnceFunc(func() {
+		if late.Load() {
+			f.mu.Lock()
+			f.lost++ // what changed between the first look and now: all
+			f.mu.Unlock()
+		}
+		close(ready)
+	})
 	go func() {
 		defer begun() // a watch that failed to begin is waited for no more
 		err := w.Watch(ctx, begun, func(id int) {
@@ -271,7 +280,8 @@ func watchStore(ctx context.Context, e *engine.Engine, log *slog.Logger) *storeF
 	case <-ready:
 	case <-ctx.Done():
 	case <-time.After(10 * time.Second):
-		log.Warn("the board's watch of the issues' state has not begun; its pages may miss a change until it does")
+		late.Store(true)
+		log.Warn("the board's watch of the issues' state has not begun; its pages are told of every change once it does")
 	}
 	return f
 }

@@ -16,9 +16,11 @@ var _ backend.Watcher = (*Store)(nil)
 
 // Watch watches P/issues/ and P/ids/ from the revision it reads first,
 // and names the issue of each key changed. A watch the cluster ends (a
-// revision compacted, a member lost) is made again from the last
-// revision seen, and lost is called: what happened in between is not
-// known.
+// member lost, the connection cut) is made again from the revision after
+// the last event told, so nothing is missed; lost is called only when
+// etcd no longer has that revision (compacted), since what happened in
+// between is then not known. It returns when ctx ends or the client is
+// closed.
 func (s *Store) Watch(ctx context.Context, ready func(), changed func(id int), lost func()) error {
 	resp, err := s.cli.Get(ctx, s.lastIDKey())
 	if err != nil {
@@ -26,12 +28,12 @@ func (s *Store) Watch(ctx context.Context, ready func(), changed func(id int), l
 	}
 	rev := resp.Header.Revision + 1
 	ready()
-	for ctx.Err() == nil {
+	for ctx.Err() == nil && s.cli.Ctx().Err() == nil {
 		wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
-		ch := s.cli.Watch(wctx, s.p+"/", clientv3.WithPrefix(), clientv3.WithRev(rev))
-		for w := range ch {
+		for w := range s.cli.Watch(wctx, s.p+"/", clientv3.WithPrefix(), clientv3.WithRev(rev)) {
 			if w.CompactRevision > rev {
-				rev = w.CompactRevision // what came before is gone: lost
+				rev = w.CompactRevision // what came before is gone
+				lost()
 			}
 			if w.Err() != nil {
 				break
@@ -40,16 +42,14 @@ func (s *Store) Watch(ctx context.Context, ready func(), changed func(id int), l
 				if id := s.idOfKey(string(ev.Kv.Key)); id > 0 {
 					changed(id)
 				}
+				rev = ev.Kv.ModRevision + 1
 			}
-			rev = w.Header.Revision + 1
 		}
 		cancel()
-		if ctx.Err() == nil {
-			lost()
-			select { // a cluster out of reach is not asked again at once
-			case <-ctx.Done():
-			case <-time.After(time.Second):
-			}
+		select { // a cluster out of reach is not asked again at once
+		case <-ctx.Done():
+		case <-s.cli.Ctx().Done():
+		case <-time.After(time.Second):
 		}
 	}
 	return nil
