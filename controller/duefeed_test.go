@@ -1,8 +1,12 @@
 package controller
 
 import (
+	"bytes"
+	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -76,4 +80,28 @@ func TestWithAFeedOnlyTheIssuesItNamesAreLookedAt(t *testing.T) {
 	assert.Same(t, third, kept())
 	wall = wall.Add(time.Minute)
 	assert.NotSame(t, third, kept(), "a minute on: every issue stat'ed again")
+}
+
+// broken is a feed that broke: it says so, and that every issue may have
+// changed.
+type broken struct{}
+
+func (broken) Take() ([]int, bool) { return nil, true }
+func (broken) Err() error          { return errors.New("no space left for inotify watches") }
+
+// A watch that broke is said once in the controller's log, not at every
+// tick.
+func TestABrokenWatchIsSaidOnce(t *testing.T) {
+	r := newDueRig(t)
+	id := r.create(t, "work")
+	r.quiet(t, id)
+	var log bytes.Buffer
+	r.c.dues = nil
+	r.c.Log = slog.New(slog.NewTextHandler(&log, nil))
+	r.c.dueSet().Feed = broken{}
+	for range 3 {
+		r.state(t, id)
+	}
+	assert.Equal(t, 1, strings.Count(log.String(), "the watch of the issues' files broke"), log.String())
+	assert.Contains(t, log.String(), "no space left for inotify watches")
 }

@@ -80,6 +80,7 @@ type Set struct {
 	// or read at an older one is stat'ed before it is used.
 	gen        uint64
 	checkedAll time.Time
+	saidBroken bool
 }
 
 // DefaultRecheck is Set.Recheck's default.
@@ -185,6 +186,13 @@ func (s *Set) takeFeed(at time.Time) bool {
 	changed, all := s.Feed.Take()
 	for _, id := range changed {
 		s.dirty[id] = true
+	}
+	if b, ok := s.Feed.(interface{ Err() error }); ok && all && !s.saidBroken {
+		if err := b.Err(); err != nil {
+			// Said once: from now on every tick looks at every issue.
+			s.saidBroken = true
+			s.log().Warn("the watch of the issues' files broke: each tick looks at every issue until the controller starts again", "err", err)
+		}
 	}
 	recheck := s.Recheck
 	if recheck <= 0 {
