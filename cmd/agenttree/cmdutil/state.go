@@ -108,6 +108,14 @@ func (a *App) Campaign(ctx context.Context, cfg *stages.Config, name string, wai
 	return campaign(ctx, b, electionPrefix(cfg), name, waiting)
 }
 
+// Resign resigns term within a bound, even when ctx has ended: the lease
+// revoked, so that another is elected at once (when the cluster answers).
+func Resign(ctx context.Context, term Term) error {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	return term.Resign(rctx)
+}
+
 // CampaignWithin is Campaign waiting at most wait to be elected: past
 // it, a *LeadsError naming the one that leads.
 func (a *App) CampaignWithin(ctx context.Context, cfg *stages.Config, name string, wait time.Duration) (Term, error) {

@@ -41,7 +41,7 @@ func (a cmds) elected(ctx context.Context, opts *ControllerOptions, first *engin
 			return err
 		}
 		err = a.lead(ctx, opts, term, sameCluster(first.Config, load), first.Store.Root(), id, log)
-		return errors.Join(err, resign(ctx, term))
+		return errors.Join(err, cmdutil.Resign(ctx, term))
 	}
 	retry := time.Second
 	for {
@@ -50,7 +50,7 @@ func (a cmds) elected(ctx context.Context, opts *ControllerOptions, first *engin
 		})
 		if ctx.Err() != nil {
 			if term != nil {
-				_ = resign(ctx, term)
+				_ = cmdutil.Resign(ctx, term)
 			}
 			return nil
 		}
@@ -71,7 +71,7 @@ func (a cmds) elected(ctx context.Context, opts *ControllerOptions, first *engin
 		log.Info("elected: this controller leads", "name", name)
 		err = a.lead(ctx, opts, term, sameCluster(first.Config, load), first.Store.Root(), id, log)
 		load = a.Reloader(ctx, nil)
-		rerr := resign(ctx, term)
+		rerr := cmdutil.Resign(ctx, term)
 		if err != nil || ctx.Err() != nil {
 			return err
 		}
@@ -97,14 +97,6 @@ func sameCluster(first *stages.Config, load func() (*engine.Engine, error)) func
 	}
 }
 
-// resign resigns term within a bound: the lease revoked, so that another
-// is elected at once (when the cluster answers).
-func resign(ctx context.Context, term cmdutil.Term) error {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancel()
-	return term.Resign(rctx)
-}
-
 // lead runs the controller while term lasts: its store writes are fenced
 // already (cmdutil.App.Campaign), its forge's changes and its deliveries
 // ask the term first. The state directory's controller lock is taken
@@ -124,7 +116,7 @@ func (a cmds) lead(ctx context.Context, opts *ControllerOptions, term cmdutil.Te
 			// Resigned now, not once the work in flight is done: its
 			// session would keep the lease alive, and every standby
 			// waiting, meanwhile. What it still writes is fenced.
-			_ = resign(ctx, term)
+			_ = cmdutil.Resign(ctx, term)
 		case <-ctx.Done():
 		}
 	}()

@@ -106,11 +106,7 @@ func migrateRun(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	defer func() {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		_ = term.Resign(rctx)
-	}()
+	defer func() { _ = cmdutil.Resign(ctx, term) }()
 	from, err := porter(ctx, a, e, e.from)
 	if err != nil {
 		return err

@@ -149,10 +149,13 @@ func statusRun(ctx context.Context, opts *StatusOptions) error {
 	if !e.Config.Sandbox.Enforced() {
 		fmt.Fprintln(a.Out, "\nagents run as this user: the rules hold their commands, not the files (advisory; see `agenttree doctor`)")
 	}
-	if who := a.electedController(ctx, e); who != "" {
-		fmt.Fprintf(a.Out, "\nthe controller elected over etcd: %s\n", textsafe.Line(who, 200))
+	elected, err := a.electedController(ctx, e)
+	if elected != "" {
+		fmt.Fprintf(a.Out, "\nthe controller elected over etcd: %s\n", textsafe.Line(elected, 200))
 	}
-	if !a.controllerRuns(ctx, e) && needsController(rows) {
+	// Elected on any host, or running on this one (its lock); not known
+	// (the election unread) is not said to be missing.
+	if _, local := controller.Running(e.Store.Root()); !local && elected == "" && err == nil && needsController(rows) {
 		fmt.Fprintln(a.Out, "\nno controller is running for this repository: the issues waiting on it stay where they are until `agenttree controller` runs")
 	}
 	return nil
@@ -413,24 +416,10 @@ func needsController(rows []Row) bool {
 }
 
 // electedController is who leads the controllers over etcd, "" over files
-// or when none does (or it cannot be read: the state could not have been).
-func (a cmds) electedController(ctx context.Context, e *engine.Engine) string {
+// or when none does; an error when the election cannot be read.
+func (a cmds) electedController(ctx context.Context, e *engine.Engine) (string, error) {
 	if e.Config.State.Backend != stages.StateEtcd {
-		return ""
+		return "", nil
 	}
-	who, _ := a.EtcdLeader(ctx, e.Config)
-	return who
-}
-
-// controllerRuns says whether a controller runs for e's repository: on
-// this host (its lock), or, over etcd, elected on any host.
-func (a cmds) controllerRuns(ctx context.Context, e *engine.Engine) bool {
-	if _, running := controller.Running(e.Store.Root()); running {
-		return true
-	}
-	if e.Config.State.Backend != stages.StateEtcd {
-		return false
-	}
-	who, err := a.EtcdLeader(ctx, e.Config)
-	return err != nil || who != "" // unknown: not said to be missing
+	return a.EtcdLeader(ctx, e.Config)
 }

@@ -56,14 +56,8 @@ func start(t testing.TB, certDir string) *Cluster {
 	}
 	var lastErr error
 	for range 3 { // a port taken between freeURL and the listen: again
-		cfg := embed.NewConfig()
-		cfg.Name = "etcdtest"
-		cfg.Dir = t.TempDir()
-		cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
-		cfg.UnsafeNoFsync = true // a test's data outlives nothing
 		client, peer := freeURL(t, scheme), freeURL(t, "http")
-		cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
-		cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
+		cfg := memberConfig(t, "etcdtest", client, peer)
 		cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
 		cfg.ClientTLSInfo = server
 		e, err := embed.StartEtcd(cfg)
@@ -83,6 +77,20 @@ func start(t testing.TB, certDir string) *Cluster {
 	}
 	t.Fatalf("start embedded etcd: %v", lastErr)
 	return nil
+}
+
+// memberConfig is a member named name, quiet and without fsync, serving
+// clients at client and its peers at peer, its data in a directory of the
+// test's.
+func memberConfig(t testing.TB, name string, client, peer url.URL) *embed.Config {
+	cfg := embed.NewConfig()
+	cfg.Name = name
+	cfg.Dir = t.TempDir()
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
+	cfg.UnsafeNoFsync = true // a test's data outlives nothing
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
+	return cfg
 }
 
 // Client is a client of the member, with its client certificate when it

@@ -3,7 +3,6 @@ package etcdtest
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -47,14 +46,8 @@ func StartMembers(t testing.TB, n int) *Members {
 func (m *Members) start(n int) error {
 	var peers []string
 	for i := range n {
-		cfg := embed.NewConfig()
-		cfg.Name = fmt.Sprintf("m%d", i)
-		cfg.Dir = m.t.TempDir()
-		cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())
-		cfg.UnsafeNoFsync = true // a test's data outlives nothing
 		client, peer := freeURL(m.t, "http"), freeURL(m.t, "http")
-		cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
-		cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
+		cfg := memberConfig(m.t, fmt.Sprintf("m%d", i), client, peer)
 		cfg.InitialClusterToken = "etcdtest"
 		peers = append(peers, cfg.Name+"="+peer.String())
 		m.cfgs = append(m.cfgs, cfg)
