@@ -15,6 +15,20 @@ const (
 type State struct {
 	Backend StateBackend
 	Etcd    Etcd
+	// Nodes, when On, has agents run by nodes on other hosts
+	// (`agenttree node`), not by the controller (docs/ARCHITECTURE.md §8,
+	// "Nodes").
+	Nodes Nodes
+}
+
+// Nodes is `state.nodes`: the hosts that run agents share the state.
+type Nodes struct {
+	// On: `state.nodes` is written; each issue's agent runs on the node it
+	// is assigned to.
+	On bool
+	// Capacity is how many issues' agents a node takes unless its
+	// `--capacity` says.
+	Capacity int
 }
 
 // Etcd is the cluster of backend etcd (`state.etcd`).

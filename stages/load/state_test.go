@@ -9,6 +9,9 @@ import (
 	"github.com/agenttree/agenttree/stages"
 )
 
+// tenNodes is state.nodes unwritten: off, at its default room.
+var tenNodes = stages.Nodes{Capacity: 10}
+
 func TestStateSettings(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -16,20 +19,24 @@ func TestStateSettings(t *testing.T) {
 		want     stages.State
 		warning  string
 	}{
-		{"default: files", "", stages.State{Backend: stages.StateFiles}, ""},
+		{"default: files", "", stages.State{Backend: stages.StateFiles, Nodes: tenNodes}, ""},
 		{"etcd", "state:\n  backend: etcd\n  etcd:\n    endpoints: [https://etcd-1.example.com:2379, https://127.0.0.1:2379]\n    prefix: /agenttree/app/\n" +
 			"    tls: {ca: etcd/ca.pem, cert: /etc/agenttree/client.pem, key: etcd/client-key.pem}\n",
 			stages.State{Backend: stages.StateEtcd, Etcd: stages.Etcd{
 				Endpoints: []string{"https://etcd-1.example.com:2379", "https://127.0.0.1:2379"}, Prefix: "/agenttree/app",
-				TLS: stages.EtcdTLS{CA: "/repo/etcd/ca.pem", Cert: "/etc/agenttree/client.pem", Key: "/repo/etcd/client-key.pem"}}},
+				TLS: stages.EtcdTLS{CA: "/repo/etcd/ca.pem", Cert: "/etc/agenttree/client.pem", Key: "/repo/etcd/client-key.pem"}}, Nodes: tenNodes},
 			""},
 		{"etcd over http", "state: {backend: etcd, etcd: {endpoints: [http://127.0.0.1:2379, http://127.0.0.1:2381]}}\n",
-			stages.State{Backend: stages.StateEtcd, Etcd: stages.Etcd{Endpoints: []string{"http://127.0.0.1:2379", "http://127.0.0.1:2381"}}}, ""},
+			stages.State{Backend: stages.StateEtcd, Etcd: stages.Etcd{Endpoints: []string{"http://127.0.0.1:2379", "http://127.0.0.1:2381"}}, Nodes: tenNodes}, ""},
 		{"etcd over https, the system's CAs", "state: {backend: etcd, etcd: {endpoints: [https://e:2379]}}\n",
-			stages.State{Backend: stages.StateEtcd, Etcd: stages.Etcd{Endpoints: []string{"https://e:2379"}}}, ""},
+			stages.State{Backend: stages.StateEtcd, Etcd: stages.Etcd{Endpoints: []string{"https://e:2379"}}, Nodes: tenNodes}, ""},
 		{"etcd's keys with files", "state:\n  etcd: {endpoints: [http://127.0.0.1:2379]}\n",
-			stages.State{Backend: stages.StateFiles, Etcd: stages.Etcd{Endpoints: []string{"http://127.0.0.1:2379"}}},
+			stages.State{Backend: stages.StateFiles, Etcd: stages.Etcd{Endpoints: []string{"http://127.0.0.1:2379"}}, Nodes: tenNodes},
 			":2:9: warning: state.etcd is not read: the state is kept in files"},
+		{"nodes", "state: {backend: etcd, etcd: {endpoints: [http://127.0.0.1:2379]}, nodes: {capacity: 3}}\n",
+			stages.State{Backend: stages.StateEtcd, Etcd: stages.Etcd{Endpoints: []string{"http://127.0.0.1:2379"}}, Nodes: stages.Nodes{On: true, Capacity: 3}}, ""},
+		{"nodes, their default room", "state: {backend: etcd, etcd: {endpoints: [http://127.0.0.1:2379]}, nodes: {}}\n",
+			stages.State{Backend: stages.StateEtcd, Etcd: stages.Etcd{Endpoints: []string{"http://127.0.0.1:2379"}}, Nodes: stages.Nodes{On: true, Capacity: 10}}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,6 +62,8 @@ func TestStateSettingsRefused(t *testing.T) {
 	}{
 		{"unknown backend", "state: {backend: consul}\n", "/repo/.agenttree.yaml:1:18: error: unknown state.backend \"consul\" (use `files` or `etcd`)"},
 		{"etcd without endpoints", "state:\n  backend: etcd\n", "/repo/.agenttree.yaml:2:12: error: state.backend etcd needs state.etcd.endpoints"},
+		{"nodes over files", "state:\n  nodes: {capacity: 2}\n", "/repo/.agenttree.yaml:2:10: error: state.nodes needs the state in etcd: nodes on other hosts share it there"},
+		{"no room", "state: {backend: etcd, etcd: {endpoints: [http://e:2379]}, nodes: {capacity: 0}}\n", "capacity"},
 		{"a key without its certificate", "state:\n  backend: etcd\n  etcd:\n    endpoints: [https://e:2379]\n    tls:\n      ca: ca.pem\n      key: k.pem\n",
 			"/repo/.agenttree.yaml:6:7: error: state.etcd.tls has a client certificate without its key, or a key without its certificate"},
 		{"certificates for http endpoints", "state:\n  backend: etcd\n  etcd:\n    endpoints: [http://e:2379]\n    tls: {ca: ca.pem, cert: c.pem, key: k.pem}\n",

@@ -25,7 +25,7 @@ func TestDefaults(t *testing.T) {
 		CircuitBreaker: stages.CircuitBreaker{HalfOpenAfter: 2, NoProgress: 3, SameError: 3},
 		Tmux:           stages.Tmux{Session: "{{project}}-{{role}}-{{issue_id}}"},
 		Worktrees:      stages.Worktrees{Dir: "../{{project}}-worktrees"},
-		State:          stages.State{Backend: stages.StateFiles},
+		State:          stages.State{Backend: stages.StateFiles, Nodes: stages.Nodes{Capacity: 10}},
 	}
 	assert.Equal(t, want, settings.Defaults())
 	assert.Equal(t, &stages.RoleSessions{Role: "reviewer", Fallback: stages.FallbackNextInList, MaxRestarts: 2, StallAfter: 900 * time.Second},

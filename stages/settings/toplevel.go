@@ -107,6 +107,11 @@ func TopLevel() []Key {
 						{Name: "key", Field: at(func(t *stages.EtcdTLS) any { return &t.Key }), Type: TypeString, Example: "etcd/client-key.pem", Doc: "The client certificate's key, readable by its owner only."},
 					}},
 				}},
+				{Name: "nodes", Field: at(func(s *stages.State) any { return &s.Nodes }), Type: TypeSection,
+					Doc: "Written (backend: etcd), agents run on nodes, not beside the controller: each host that runs agents runs `agenttree node` (or `agenttree controller --node NAME`), and the elected controller gives each issue to one of them, by label or by room (docs/ARCHITECTURE.md §8, Nodes).", Keys: []Key{
+						{Name: "capacity", Min: "1", Field: at(func(n *stages.Nodes) any { return &n.Capacity }), Type: TypeInt, Default: "10",
+							Doc: "How many unfinished issues a node takes unless its `--capacity` says; an issue waits for room when every node is full."},
+					}},
 			}},
 		{Name: "stages", Type: TypeStages, Doc: "The stages of the pipeline, in order: a list of `- name:` items (a mapping of name to definition in the compatible form)."},
 		{Name: "flows", Type: TypeFlows, Example: "{quick: [backlog, implement, accepted]}",

@@ -22,9 +22,14 @@ func (r *reader) state(k settings.Key, parent any, v *yaml.Node, name string) bo
 	}
 	d, st := r.d, &r.cfg.State
 	etcd := set["etcd"]
+	st.Nodes.On = set["nodes"] != nil
 	if st.Backend != stages.StateEtcd {
 		if etcd != nil {
 			d.Warnf(d.Pos(etcd), "write `backend: etcd` to keep the state there", "state.etcd is not read: the state is kept in files")
+		}
+		if n := set["nodes"]; n != nil {
+			// Nodes find each other and their issues in the shared state.
+			d.Errorf(d.Pos(n), "write `backend: etcd` with the cluster under `state.etcd`, or leave `nodes:` out", "state.nodes needs the state in etcd: nodes on other hosts share it there")
 		}
 		return true
 	}
