@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/board"
-	"github.com/agenttree/agenttree/controller"
+	"github.com/agenttree/agenttree/controller/ratelimit"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/internal/statedir"
 	"github.com/agenttree/agenttree/internal/testpipeline"
@@ -72,7 +72,7 @@ func next(t *testing.T, events <-chan event, want string, d time.Duration) event
 func rateLimited(t *testing.T, r *rig) {
 	t.Helper()
 	path := filepath.Join(statedir.Layout{Root: r.e.Store.Root()}.Host(), "ratelimit.json")
-	data, err := json.Marshal(controller.RateLimit{Until: time.Now().Add(time.Hour), Resource: "graphql"})
+	data, err := json.Marshal(ratelimit.Limit{Until: time.Now().Add(time.Hour), Resource: "graphql"})
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 	require.NoError(t, os.WriteFile(path, data, 0o644))

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/board"
-	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/controller/metrics"
+	"github.com/agenttree/agenttree/controller/ratelimit"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/internal/statedir"
 )
@@ -78,7 +78,7 @@ func TestTheBoardSaysRateLimitedUntil(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
 	until := time.Now().Add(time.Hour).Truncate(time.Second)
 	write := func(until time.Time) {
-		data, err := json.Marshal(controller.RateLimit{Until: until, Resource: "graphql"})
+		data, err := json.Marshal(ratelimit.Limit{Until: until, Resource: "graphql"})
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(path, data, 0o644))
 	}

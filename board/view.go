@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agenttree/agenttree/controller"
+	"github.com/agenttree/agenttree/controller/ratelimit"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/machine/render"
@@ -66,7 +66,7 @@ func readBoard(ctx context.Context, e *engine.Engine, now time.Time) (boardView,
 	}
 	agents := waiton.LookAtAgents(ctx, e)
 	var v boardView
-	if rl, ok := controller.RateLimited(e.Store.Root(), now); ok {
+	if rl, ok := ratelimit.Read(e.Store.Root(), now); ok {
 		v.RateLimited = fmt.Sprintf("rate-limited until %s (%s): requests to the forge wait until then",
 			rl.Until.Local().Format(time.TimeOnly), rl.Resource)
 	}

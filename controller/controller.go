@@ -14,6 +14,7 @@ import (
 	"github.com/agenttree/agenttree/controller/dueset"
 	"github.com/agenttree/agenttree/controller/metrics"
 	"github.com/agenttree/agenttree/controller/prbatch"
+	"github.com/agenttree/agenttree/controller/ratelimit"
 	"github.com/agenttree/agenttree/controller/wake"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/internal/atomicfile"
@@ -78,9 +79,8 @@ type Controller struct {
 	// wall is the clock of the files' change times; nil: time.Now
 	// (Now is the polling's, which may be another).
 	wall func() time.Time
-	// limit is the forge's rate limit as last recorded for status.
-	limit     RateLimit
-	limitSeen bool
+	// limit records the forge's rate limit for status.
+	limit ratelimit.Recorder
 }
 
 // ErrRunning is returned when another controller holds the state directory.

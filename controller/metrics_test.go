@@ -16,9 +16,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agenttree/agenttree/controller/metrics"
+	"github.com/agenttree/agenttree/controller/ratelimit"
 	ghforge "github.com/agenttree/agenttree/forge/github"
 	"github.com/agenttree/agenttree/forge/github/githubtest/edge"
 	ghwatch "github.com/agenttree/agenttree/forge/github/watch"
+	"github.com/agenttree/agenttree/internal/statedir"
 )
 
 // scrape is what the metrics handler serves, parsed as Prometheus reads it.
@@ -118,23 +120,23 @@ func TestATickRecordsTheForgesRateLimit(t *testing.T) {
 	r := newGitHubRig(t)
 	r.waitingOnCI(t, 1)
 	r.tick(t)
-	_, limited := RateLimited(r.e.Store.Root(), time.Now())
+	_, limited := ratelimit.Read(r.e.Store.Root(), time.Now())
 	require.False(t, limited, "nothing is limited yet")
 
 	reset := time.Now().Add(time.Hour).Truncate(time.Second)
 	r.srv.SetRateLimit(edge.GraphQL, 5000, 0, reset)
 	r.now = r.now.Add(time.Hour) // the PR's poll is due
 	r.tick(t)
-	rl, limited := RateLimited(r.e.Store.Root(), time.Now())
+	rl, limited := ratelimit.Read(r.e.Store.Root(), time.Now())
 	require.True(t, limited, "the spent quota is recorded")
 	assert.Equal(t, "graphql", rl.Resource)
 	assert.True(t, reset.Equal(rl.Until), "until %s, want %s", rl.Until, reset)
-	_, limited = RateLimited(r.e.Store.Root(), reset)
+	_, limited = ratelimit.Read(r.e.Store.Root(), reset)
 	assert.False(t, limited, "a limit is over at its reset")
 
 	// Past the reset the forge's limit no longer holds.
-	r.c.recordLimit(r.e, reset.Add(time.Second))
-	assert.NoFileExists(t, rateLimitPath(r.e.Store.Root()), "the record is gone once no limit holds")
+	r.c.limit.Record(r.e.Forge, r.e.Store.Root(), reset.Add(time.Second), r.c.log())
+	assert.NoFileExists(t, statedir.Layout{Root: r.e.Store.Root()}.RateLimit(), "the record is gone once no limit holds")
 }
 
 // With GitHub's webhooks on, the deliveries the controller's watch had

@@ -43,7 +43,7 @@ func (c *Controller) Tick(ctx context.Context) (Summary, error) {
 	sum := c.tick(ctx, e)
 	c.Metrics.Tick(time.Since(start), sum.Due, sum.Results)
 	// The forge's limits are its answers' clock, not c.Now.
-	c.recordLimit(e, time.Now())
+	c.limit.Record(e.Forge, e.Store.Root(), time.Now(), c.log())
 	return sum, nil
 }
 

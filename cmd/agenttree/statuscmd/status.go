@@ -20,6 +20,7 @@ import (
 	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
 	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/controller/api"
+	"github.com/agenttree/agenttree/controller/ratelimit"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/machine/render"
@@ -143,7 +144,7 @@ func statusRun(ctx context.Context, opts *StatusOptions) error {
 	}
 	// What the controller last saw of the forge's limits: status asks
 	// the forge nothing.
-	if rl, limited := controller.RateLimited(e.Store.Root(), time.Now()); limited {
+	if rl, limited := ratelimit.Read(e.Store.Root(), time.Now()); limited {
 		fmt.Fprintf(a.Out, "\nrate-limited until %s (%s): requests to the forge wait until then\n", rl.Until.Local().Format(time.TimeOnly), rl.Resource)
 	}
 	if !e.Config.Sandbox.Enforced() {
