@@ -17,6 +17,7 @@ import (
 	"github.com/agenttree/agenttree/controller/ratelimit"
 	"github.com/agenttree/agenttree/controller/wake"
 	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/internal/atomicfile"
 	"github.com/agenttree/agenttree/internal/statedir"
 	"github.com/agenttree/agenttree/sessions/tmux"
@@ -58,6 +59,16 @@ type Controller struct {
 	// it before it starts, each delivery before it types; once it says
 	// no, nothing more starts (docs/ARCHITECTURE.md §8).
 	Fence func(context.Context) error
+	// Homes, when set (state.nodes), says at each tick which issues'
+	// agents this process keeps and carries messages to; the elected
+	// controller's also gives the issues without a node one
+	// (controller/nodes, docs/ARCHITECTURE.md §8, "Nodes"). Unset, it
+	// keeps every issue's agent.
+	Homes func(ctx context.Context, e *engine.Engine, known func(ids []int) []*issues.Issue) func(id int) bool
+	// Node: this process is a node, not the elected controller: it keeps
+	// its issues' agents and carries their messages, and makes no pass
+	// of the engine's and tells no person.
+	Node bool
 	// BoundMemory: at each tick, the process's soft memory limit is set
 	// from the heap still live and the number of issues (memlimit.Bound),
 	// as `agenttree controller` does; a library caller leaves its

@@ -113,7 +113,7 @@ func (r *dueRig) setPoll(t *testing.T, e *engine.Engine, id int, polled time.Tim
 // "mail" or "act+mail".
 func (r *dueRig) state(t *testing.T, id int) string {
 	t.Helper()
-	for _, d := range r.c.due(r.engine(t), r.now, r.woke) {
+	for _, d := range r.c.due(r.engine(t), r.now, r.woke, func(int) bool { return true }) {
 		if d.iss.ID != id {
 			continue
 		}

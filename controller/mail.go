@@ -72,7 +72,7 @@ func (c *Controller) markQueued(id int, key string) {
 // What cannot be delivered stays in the outbox for the next tick.
 // scanned is the issue as the tick's scan read it; current says the pass
 // left it so (no second read).
-func (c *Controller) mail(ctx context.Context, e *engine.Engine, scanned *issues.Issue, current bool) {
+func (c *Controller) mail(ctx context.Context, e *engine.Engine, scanned *issues.Issue, current, agent bool) {
 	id := scanned.ID
 	log := c.log().With("issue", id)
 	iss := scanned
@@ -97,7 +97,7 @@ func (c *Controller) mail(ctx context.Context, e *engine.Engine, scanned *issues
 			log.Warn("a person is needed", "kind", m.Kind, "message", m.Text)
 		}
 	}
-	if pending, perr := box.Pending(); perr == nil && slices.ContainsFunc(pending, firstTry) {
+	if pending, perr := box.Pending(); agent && perr == nil && slices.ContainsFunc(pending, firstTry) {
 		// What the agent is told to rebase on is what it fetches from
 		// the host, when it works in a clone of its own: fetched once
 		// per new message, not at every tick a message waits.
@@ -109,7 +109,10 @@ func (c *Controller) mail(ctx context.Context, e *engine.Engine, scanned *issues
 		log.Info("messages left in the outbox for the next controller", "err", err)
 		return
 	}
-	sent, err := delivery.Deliver(ctx, e, iss, c.tmuxClient(e), c.log())
+	// With nodes, the agent's node types into its pane and the elected
+	// controller tells people (docs/ARCHITECTURE.md §8, "Nodes").
+	to := func(r outbox.Recipient) bool { return r == outbox.ToAgent && agent || r != outbox.ToAgent && !c.Node }
+	sent, err := delivery.Deliver(ctx, e, iss, c.tmuxClient(e), c.log(), to)
 	c.Metrics.Delivered(sent)
 	for _, m := range sent {
 		if m.State == outbox.Untaken {

@@ -49,11 +49,16 @@ func (c *Controller) Tick(ctx context.Context) (Summary, error) {
 
 // tick is Tick's pass over e's issues.
 func (c *Controller) tick(ctx context.Context, e *engine.Engine) Summary {
+	known := func(ids []int) []*issues.Issue { return c.dueSet().Issues(e, ids, c.wallNow()) }
+	here := func(int) bool { return true }
+	if c.Homes != nil {
+		here = c.Homes(ctx, e, known)
+	}
 	keeper := &agents.Keeper{Issue: c.Issue, Tmux: c.tmuxClient(e), Log: c.log(), Now: c.now, Fence: c.Fence,
-		Issues: func(ids []int) []*issues.Issue { return c.dueSet().Issues(e, ids, c.wallNow()) }}
+		Issues: known, Here: here, StopOthers: c.Node}
 	keeper.Keep(ctx, e)
 	now := c.now()
-	due := c.due(e, now, c.wake.Take())
+	due := c.due(e, now, c.wake.Take(), here)
 	var sum Summary
 	if len(due) == 0 {
 		return sum
@@ -119,6 +124,9 @@ type dueIssue struct {
 	woken bool
 	// act: the engine's pass or the PR's watch is due; mail: messages.
 	act, mail bool
+	// agent: this process keeps its agent and types into its pane
+	// (Controller.Homes).
+	agent bool
 }
 
 // due lists the issues to work on now: those in a controller stage, those
@@ -127,7 +135,7 @@ type dueIssue struct {
 // state says it is time, or the forge's watch named it (woke). What it
 // knows of an issue whose files did not change since a tick before is
 // what that tick read (package dueset).
-func (c *Controller) due(e *engine.Engine, now time.Time, woke wake.Woken) []dueIssue {
+func (c *Controller) due(e *engine.Engine, now time.Time, woke wake.Woken, here func(int) bool) []dueIssue {
 	ids, err := e.Store.IDs()
 	if err != nil {
 		c.log().Error("listing issues", "err", err)
@@ -145,11 +153,14 @@ func (c *Controller) due(e *engine.Engine, now time.Time, woke wake.Woken) []due
 		if ent == nil {
 			continue
 		}
-		d := dueIssue{iss: ent.Issue, node: ent.Node, poll: ent.Poll, resumed: ent.Resumed}
+		d := dueIssue{iss: ent.Issue, node: ent.Node, poll: ent.Poll, resumed: ent.Resumed, agent: here(ent.Issue.ID)}
+		if c.Node && !d.agent {
+			continue
+		}
 		if active(d) {
 			d.woken = woke.Names(d.iss, d.poll)
 		}
-		d.act = c.wants(d, now)
+		d.act = !c.Node && c.wants(d, now)
 		if d.mail = ent.Pending || !ent.Told; d.act || d.mail {
 			out = append(out, d)
 		}
@@ -222,6 +233,6 @@ func (c *Controller) work(ctx context.Context, e *engine.Engine, d dueIssue, bat
 	}
 	// Unchanged by the pass, the issue the scan read is current.
 	current := !d.act || (p.err == nil && p.result != nil && p.result.Outcome.Version == d.iss.Version && !p.result.Outcome.Conflict)
-	c.mail(ctx, e, d.iss, current)
+	c.mail(ctx, e, d.iss, current, d.agent)
 	return p
 }

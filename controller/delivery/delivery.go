@@ -45,14 +45,16 @@ func TmuxClient(e *engine.Engine) *tmux.Client {
 
 // Deliver delivers iss's outbox as the controller does: to the agent's
 // tmux session, to people (the log, the manager's session,
-// notify.command), in order for each. What cannot be delivered now stays
-// queued; it returns what it delivered.
-func Deliver(ctx context.Context, e *engine.Engine, iss *issues.Issue, client *tmux.Client, log *slog.Logger) ([]outbox.Message, error) {
+// notify.command), in order for each; to those only that to takes, when
+// not nil (with nodes, the agent's node carries the agent's messages and
+// the elected controller the people's). What cannot be delivered now
+// stays queued; it returns what it delivered.
+func Deliver(ctx context.Context, e *engine.Engine, iss *issues.Issue, client *tmux.Client, log *slog.Logger, to func(outbox.Recipient) bool) ([]outbox.Message, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	p := &postman{log: log, e: e, iss: iss, tmux: client}
-	return e.Outbox(iss.ID).Carry(ctx, outbox.Courier{Send: p.send, Seen: p.seen, Submit: p.submit})
+	return e.Outbox(iss.ID).Carry(ctx, outbox.Courier{Send: p.send, Seen: p.seen, Submit: p.submit, Takes: to})
 }
 
 // postman delivers one issue's messages.

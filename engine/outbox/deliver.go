@@ -38,6 +38,9 @@ type Courier struct {
 	Seen SeenFunc
 	// Submit hands over m, typed before; nil: typed counts as delivered.
 	Submit func(ctx context.Context, m Message) error
+	// Takes, when set, says which recipients this courier carries to;
+	// the others' messages are left, untried, for another.
+	Takes func(Recipient) bool
 }
 
 // Deliver is Carry with a one-step send: seen decides whether a message
@@ -80,7 +83,7 @@ func (b *Box) Carry(ctx context.Context, c Courier) (delivered []Message, err er
 		if err := ctx.Err(); err != nil {
 			return delivered, errors.Join(append(errs, fmt.Errorf("stopped delivering the messages in %s: %w", b.dir, err))...)
 		}
-		if held[m.To] || m.State == Untaken {
+		if held[m.To] || m.State == Untaken || (c.Takes != nil && !c.Takes(m.To)) {
 			continue // an untaken message holds nobody up: it is given up
 		}
 		m, err := b.deliver(ctx, m, c)

@@ -130,7 +130,7 @@ func send(ctx context.Context, e *engine.Engine, id int, text string) (SendResul
 	}
 	session := delivery.SessionName(e.Config, iss)
 	res := SendResult{Issue: id, ID: m.ID, State: SendQueued, Session: session}
-	delivered, err := delivery.Deliver(ctx, e, iss, delivery.TmuxClient(e), nil)
+	delivered, err := delivery.Deliver(ctx, e, iss, delivery.TmuxClient(e), nil, nil)
 	if slices.ContainsFunc(delivered, func(d outbox.Message) bool { return d.ID == m.ID && d.State == outbox.Sent }) || !Queued(box, m.ID) {
 		res.State = SendDelivered // here, or by the controller meanwhile
 		return res, nil

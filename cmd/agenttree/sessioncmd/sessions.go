@@ -126,7 +126,7 @@ func (a cmds) deliverFirst(ctx context.Context, m *sessions.Manager, id int, res
 	if err != nil {
 		return false, err.Error()
 	}
-	_, err = delivery.Deliver(ctx, m.Engine, iss, m.Tmux, a.Logger())
+	_, err = delivery.Deliver(ctx, m.Engine, iss, m.Tmux, a.Logger(), nil)
 	if inboxcmd.Queued(m.Engine.Outbox(id), res.Message) {
 		return false, fmt.Sprintf("%s; `agenttree controller` delivers it (see `agenttree inbox %d`)", inboxcmd.NotDelivered(err, res.Session.Session), id)
 	}

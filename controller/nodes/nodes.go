@@ -1,0 +1,198 @@
+// Package nodes says where each issue's agent runs when the hosts that
+// run agents share the state in etcd (`state.nodes`; docs/ARCHITECTURE.md
+// §8, "Nodes"): the nodes alive, each named under a lease of its own, and
+// the node each issue was given.
+//
+// The keys, under the state's prefix P:
+//
+//	P/nodes/<name>     a node alive: its Node in JSON, on its lease
+//	P/assign/<id>      the name of the node issue id was given to
+//
+// A node's key goes with its lease: a node killed or cut off is gone
+// from Live within the lease. An issue's assignment outlives its node:
+// a person moves it (`agenttree assign`), never the controller, since
+// the node may be cut off with its agent still working.
+package nodes
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// DefaultTTL is a node's lease: a node killed is seen gone within it.
+const DefaultTTL = 10 * time.Second
+
+// LabelPrefix is the label that gives an issue to the node it names
+// (`node:NAME`), whatever the others' room.
+const LabelPrefix = "node:"
+
+// ErrTaken is a node's name that a node alive already has.
+var ErrTaken = errors.New("a node of that name is alive")
+
+// ErrMoved is an assignment that changed since it was read.
+var ErrMoved = errors.New("the issue's node changed meanwhile")
+
+// Node is one host's `agenttree node` (or `controller --node`), as it
+// said when it joined.
+type Node struct {
+	Name string `json:"name"`
+	// Host is the machine and process, for people.
+	Host string `json:"host"`
+	// Labels: the node takes only issues carrying one of them; none,
+	// any issue.
+	Labels []string `json:"labels,omitempty"`
+	// Capacity is how many unfinished issues it takes.
+	Capacity int       `json:"capacity"`
+	Since    time.Time `json:"since"`
+}
+
+// Registry is the nodes and the issues' assignments of one repository.
+type Registry struct {
+	cli *clientv3.Client
+	p   string
+}
+
+// New is the registry under prefix (the state's) in cli's cluster.
+func New(cli *clientv3.Client, prefix string) *Registry {
+	return &Registry{cli: cli, p: strings.TrimRight(prefix, "/")}
+}
+
+func (r *Registry) nodesPrefix() string        { return r.p + "/nodes/" }
+func (r *Registry) nodeKey(name string) string { return r.nodesPrefix() + name }
+func (r *Registry) assignPrefix() string       { return r.p + "/assign/" }
+func (r *Registry) assignKey(id int) string    { return fmt.Sprintf("%s%010d", r.assignPrefix(), id) }
+
+// ValidName reports what is wrong with a node's name, nil when nothing:
+// it is a key's last part and a label's.
+func ValidName(name string) error {
+	if name == "" || len(name) > 63 || strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") != "" {
+		return fmt.Errorf("bad node name %q: use 1 to 63 letters, digits, `-`, `_` or `.`", name)
+	}
+	return nil
+}
+
+// Live lists the nodes alive, by name.
+func (r *Registry) Live(ctx context.Context) ([]Node, error) {
+	resp, err := r.cli.Get(ctx, r.nodesPrefix(), clientv3.WithPrefix())
+	if err != nil {
+		return nil, fmt.Errorf("read the nodes: %w", err)
+	}
+	out := make([]Node, 0, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		var n Node
+		if err := json.Unmarshal(kv.Value, &n); err != nil {
+			return nil, fmt.Errorf("read node %s: %w", kv.Key, err)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// Assigned is every issue's node, by id.
+func (r *Registry) Assigned(ctx context.Context) (map[int]string, error) {
+	resp, err := r.cli.Get(ctx, r.assignPrefix(), clientv3.WithPrefix())
+	if err != nil {
+		return nil, fmt.Errorf("read the issues' nodes: %w", err)
+	}
+	out := make(map[int]string, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		id, err := strconv.Atoi(strings.TrimPrefix(string(kv.Key), r.assignPrefix()))
+		if err != nil {
+			continue // not one of ours
+		}
+		out[id] = string(kv.Value)
+	}
+	return out, nil
+}
+
+// Assign gives issue id to node name if its node is still from ("":
+// none), else ErrMoved: two controllers, or a person and the
+// controller, never both move it.
+func (r *Registry) Assign(ctx context.Context, id int, name, from string) error {
+	key := r.assignKey(id)
+	cond := clientv3.Compare(clientv3.CreateRevision(key), "=", 0)
+	if from != "" {
+		cond = clientv3.Compare(clientv3.Value(key), "=", from)
+	}
+	resp, err := r.cli.Txn(ctx).If(cond).Then(clientv3.OpPut(key, name)).Commit()
+	if err != nil {
+		return fmt.Errorf("give issue %d to node %s: %w", id, name, err)
+	}
+	if !resp.Succeeded {
+		return fmt.Errorf("issue %d: %w", id, ErrMoved)
+	}
+	return nil
+}
+
+// Want is an issue without a node.
+type Want struct {
+	ID     int
+	Labels []string
+}
+
+// Place gives each issue of wants, in order, a node of live: the one its
+// `node:NAME` label names, else among the nodes whose labels it carries
+// one of (a node without labels takes any), the one with the most room
+// left (its capacity less load, the unfinished issues it has), the first
+// by name on a tie. An issue whose node is not alive, or for which every
+// node is full, is not placed: it waits for one.
+func Place(wants []Want, live []Node, load map[string]int) map[int]string {
+	room := make(map[string]int, len(live))
+	for _, n := range live {
+		room[n.Name] = n.Capacity - load[n.Name]
+	}
+	byName := slices.Clone(live)
+	slices.SortFunc(byName, func(a, b Node) int { return cmp.Compare(a.Name, b.Name) })
+	out := map[int]string{}
+	for _, w := range wants {
+		best := ""
+		if named := namedNode(w.Labels); named != "" {
+			if room[named] > 0 {
+				best = named
+			}
+		} else {
+			for _, n := range byName {
+				if room[n.Name] > 0 && takes(n, w.Labels) && (best == "" || room[n.Name] > room[best]) {
+					best = n.Name
+				}
+			}
+		}
+		if best != "" {
+			out[w.ID] = best
+			room[best]--
+		}
+	}
+	return out
+}
+
+// namedNode is the node an issue's `node:NAME` label names, "" when none.
+func namedNode(labels []string) string {
+	for _, l := range labels {
+		if name, ok := strings.CutPrefix(l, LabelPrefix); ok {
+			return name
+		}
+	}
+	return ""
+}
+
+// takes reports whether node n takes an issue with labels.
+func takes(n Node, labels []string) bool {
+	if len(n.Labels) == 0 {
+		return true
+	}
+	for _, l := range n.Labels {
+		if slices.Contains(labels, l) {
+			return true
+		}
+	}
+	return false
+}
