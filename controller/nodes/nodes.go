@@ -3,29 +3,20 @@
 // §8, "Nodes"): the nodes alive, each named under a lease of its own, and
 // the node each issue was given.
 //
-// The keys, under the state's prefix P:
-//
-//	P/nodes/<name>     a node alive: its Node in JSON, on its lease
-//	P/assign/<id>      the name of the node issue id was given to
-//
-// A node's key goes with its lease: a node killed or cut off is gone
-// from Live within the lease. An issue's assignment outlives its node:
-// a person moves it (`agenttree assign`), never the controller, since
-// the node may be cut off with its agent still working.
+// A node is alive while its lease lasts: killed or cut off, it is gone
+// from Live within the lease. An issue's node outlives it: a person
+// moves the issue (`agenttree assign`), never the controller, since the
+// node may be cut off with its agent still working.
 package nodes
 
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
-
-	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // DefaultTTL is a node's lease: a node killed is seen gone within it.
@@ -55,80 +46,24 @@ type Node struct {
 	Since    time.Time `json:"since"`
 }
 
-// Registry is the nodes and the issues' assignments of one repository.
-type Registry struct {
-	cli *clientv3.Client
-	p   string
+// Registry is where the nodes and the issues' nodes are kept
+// (controller/nodes/etcdnodes, in the state's etcd cluster).
+type Registry interface {
+	// Live lists the nodes alive, by name.
+	Live(ctx context.Context) ([]Node, error)
+	// Assigned is every issue's node, by id.
+	Assigned(ctx context.Context) (map[int]string, error)
+	// Assign gives issue id to node name if its node is still from ("":
+	// none), else ErrMoved: two controllers, or a person and the
+	// controller, never both move it.
+	Assign(ctx context.Context, id int, name, from string) error
 }
-
-// New is the registry under prefix (the state's) in cli's cluster.
-func New(cli *clientv3.Client, prefix string) *Registry {
-	return &Registry{cli: cli, p: strings.TrimRight(prefix, "/")}
-}
-
-func (r *Registry) nodesPrefix() string        { return r.p + "/nodes/" }
-func (r *Registry) nodeKey(name string) string { return r.nodesPrefix() + name }
-func (r *Registry) assignPrefix() string       { return r.p + "/assign/" }
-func (r *Registry) assignKey(id int) string    { return fmt.Sprintf("%s%010d", r.assignPrefix(), id) }
 
 // ValidName reports what is wrong with a node's name, nil when nothing:
 // it is a key's last part and a label's.
 func ValidName(name string) error {
 	if name == "" || len(name) > 63 || strings.Trim(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.") != "" {
 		return fmt.Errorf("bad node name %q: use 1 to 63 letters, digits, `-`, `_` or `.`", name)
-	}
-	return nil
-}
-
-// Live lists the nodes alive, by name.
-func (r *Registry) Live(ctx context.Context) ([]Node, error) {
-	resp, err := r.cli.Get(ctx, r.nodesPrefix(), clientv3.WithPrefix())
-	if err != nil {
-		return nil, fmt.Errorf("read the nodes: %w", err)
-	}
-	out := make([]Node, 0, len(resp.Kvs))
-	for _, kv := range resp.Kvs {
-		var n Node
-		if err := json.Unmarshal(kv.Value, &n); err != nil {
-			return nil, fmt.Errorf("read node %s: %w", kv.Key, err)
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
-// Assigned is every issue's node, by id.
-func (r *Registry) Assigned(ctx context.Context) (map[int]string, error) {
-	resp, err := r.cli.Get(ctx, r.assignPrefix(), clientv3.WithPrefix())
-	if err != nil {
-		return nil, fmt.Errorf("read the issues' nodes: %w", err)
-	}
-	out := make(map[int]string, len(resp.Kvs))
-	for _, kv := range resp.Kvs {
-		id, err := strconv.Atoi(strings.TrimPrefix(string(kv.Key), r.assignPrefix()))
-		if err != nil {
-			continue // not one of ours
-		}
-		out[id] = string(kv.Value)
-	}
-	return out, nil
-}
-
-// Assign gives issue id to node name if its node is still from ("":
-// none), else ErrMoved: two controllers, or a person and the
-// controller, never both move it.
-func (r *Registry) Assign(ctx context.Context, id int, name, from string) error {
-	key := r.assignKey(id)
-	cond := clientv3.Compare(clientv3.CreateRevision(key), "=", 0)
-	if from != "" {
-		cond = clientv3.Compare(clientv3.Value(key), "=", from)
-	}
-	resp, err := r.cli.Txn(ctx).If(cond).Then(clientv3.OpPut(key, name)).Commit()
-	if err != nil {
-		return fmt.Errorf("give issue %d to node %s: %w", id, name, err)
-	}
-	if !resp.Succeeded {
-		return fmt.Errorf("issue %d: %w", id, ErrMoved)
 	}
 	return nil
 }

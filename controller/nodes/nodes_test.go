@@ -1,17 +1,11 @@
 package nodes_test
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 
 	"github.com/agenttree/agenttree/controller/nodes"
-	"github.com/agenttree/agenttree/engine/issues/etcdstore/etcdtest"
 )
 
 func TestPlace(t *testing.T) {
@@ -57,63 +51,15 @@ func TestValidName(t *testing.T) {
 	}
 }
 
-func client(t *testing.T, endpoint string) *clientv3.Client {
-	t.Helper()
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
-	require.NoError(t, err)
-	t.Cleanup(func() { cli.Close() })
-	return cli
-}
-
-const prefix = "/agenttree/test/nodes"
-
-// A node joins under its name while its lease lasts: a second of the
-// same name is refused, saying who has it; one that leaves is gone at
-// once, one whose process is gone (its client closed) within the lease.
-func TestANodeIsAliveWhileItsLeaseLasts(t *testing.T) {
-	c := etcdtest.Start(t)
-	ctx := context.Background()
-	r := nodes.New(client(t, c.Endpoint), prefix)
-	m, err := r.Join(ctx, nodes.Node{Name: "a", Host: "host-a 1", Capacity: 2, Since: time.Now()}, 2*time.Second)
-	require.NoError(t, err)
-
-	_, err = nodes.New(client(t, c.Endpoint), prefix).Join(ctx, nodes.Node{Name: "a", Host: "host-b 2"}, 2*time.Second)
-	require.ErrorIs(t, err, nodes.ErrTaken)
-	assert.Contains(t, err.Error(), "host-a 1")
-
-	live, err := r.Live(ctx)
-	require.NoError(t, err)
-	require.Len(t, live, 1)
-	assert.Equal(t, "host-a 1", live[0].Host)
-
-	m.Leave()
-	live, err = r.Live(ctx)
-	require.NoError(t, err)
-	assert.Empty(t, live, "a node that leaves is gone at once")
-
-	other := client(t, c.Endpoint)
-	_, err = nodes.New(other, prefix).Join(ctx, nodes.Node{Name: "b", Capacity: 1}, 2*time.Second)
-	require.NoError(t, err)
-	other.Close() // as a process killed: no more renewals
-	require.Eventually(t, func() bool {
-		live, err := r.Live(ctx)
-		return err == nil && len(live) == 0
-	}, 20*time.Second, 100*time.Millisecond, "a node killed is gone within its lease")
-}
-
-// An issue is given to a node once: a second giving (another controller,
-// a person) from the same start is refused, one from what it is now is
-// made.
-func TestAnIssueIsGivenOnce(t *testing.T) {
-	c := etcdtest.Start(t)
-	ctx := context.Background()
-	r := nodes.New(client(t, c.Endpoint), prefix)
-	require.NoError(t, r.Assign(ctx, 7, "a", ""))
-	require.ErrorIs(t, r.Assign(ctx, 7, "b", ""), nodes.ErrMoved)
-	require.ErrorIs(t, r.Assign(ctx, 7, "b", "c"), nodes.ErrMoved)
-	require.NoError(t, r.Assign(ctx, 7, "b", "a"))
-	require.NoError(t, r.Assign(ctx, 12, "a", ""))
-	got, err := r.Assigned(ctx)
-	require.NoError(t, err)
-	assert.Equal(t, map[int]string{7: "b", 12: "a"}, got)
+func TestLook(t *testing.T) {
+	live := []nodes.Node{{Name: "a", Capacity: 2}, {Name: "b", Capacity: 1}}
+	s := nodes.Look([]int{1, 2, 3, 4, 5}, live, map[int]string{1: "a", 2: "c", 3: "c", 4: "a", 9: "b"})
+	assert.Equal(t, []string{"c"}, s.Gone)
+	assert.Equal(t, []int{5}, s.Waiting)
+	assert.Equal(t, []string{
+		"nodes: a (2 of 2), b (0 of 1)",
+		"node c is gone: its issues 2, 3 wait; move each with `agenttree assign ID --node NAME`",
+		"issues 5 wait for a node with room",
+	}, s.Lines())
+	assert.Equal(t, []string{"nodes: none alive: start `agenttree node` on the hosts that run agents"}, nodes.Look(nil, nil, nil).Lines())
 }

@@ -3,9 +3,6 @@ package nodes
 import (
 	"context"
 	"log/slog"
-	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -21,7 +18,7 @@ const readWait = 5 * time.Second
 // Share is how a controller or a node learns, at each tick, which
 // issues' agents are its own to keep and carry messages to.
 type Share struct {
-	Registry *Registry
+	Registry Registry
 	// Self is this process's node; "" for a controller that runs no
 	// agents.
 	Self string
@@ -72,25 +69,22 @@ func (s *Share) place(ctx context.Context, e *engine.Engine, known func(ids []in
 		s.Log.Warn("listing issues", "err", err)
 		return
 	}
-	alive := map[string]bool{}
-	for _, n := range live {
-		alive[n.Name] = true
-	}
-	load := map[string]int{}
-	orphans := map[string][]int{}
-	var wants []Want
+	var unfinished []int
+	labels := map[int][]string{}
 	for _, iss := range known(ids) {
-		if iss == nil || finished(e.Config, iss) {
-			continue
+		if iss != nil && !finished(e.Config, iss) {
+			unfinished = append(unfinished, iss.ID)
+			labels[iss.ID] = iss.Labels
 		}
-		switch node, ok := assigned[iss.ID]; {
-		case !ok:
-			wants = append(wants, Want{ID: iss.ID, Labels: iss.Labels})
-		case alive[node]:
-			load[node]++
-		default:
-			orphans[node] = append(orphans[node], iss.ID)
-		}
+	}
+	survey := Look(unfinished, live, assigned)
+	load := map[string]int{}
+	for node, ids := range survey.Load {
+		load[node] = len(ids)
+	}
+	wants := make([]Want, len(survey.Waiting))
+	for i, id := range survey.Waiting {
+		wants[i] = Want{ID: id, Labels: labels[id]}
 	}
 	for id, node := range Place(wants, live, load) {
 		if err := s.Registry.Assign(ctx, id, node, ""); err != nil {
@@ -100,40 +94,22 @@ func (s *Share) place(ctx context.Context, e *engine.Engine, known func(ids []in
 		assigned[id] = node
 		s.Log.Info("issue given to a node", "issue", id, "node", node)
 	}
-	s.sayGone(orphans)
+	s.sayGone(survey)
 }
 
 // sayGone logs each gone node's unfinished issues once while they stay
 // the same.
-func (s *Share) sayGone(orphans map[string][]int) {
+func (s *Share) sayGone(survey Survey) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.gone == nil {
-		s.gone = map[string]string{}
-	}
-	for node, ids := range orphans {
-		slices.Sort(ids)
-		said := joinIDs(ids)
-		if s.gone[node] == said {
-			continue
-		}
-		s.gone[node] = said
-		s.Log.Warn("a node is gone with issues of its own unfinished: a person moves them with `agenttree assign ID --node NAME`", "node", node, "issues", said)
-	}
-	for node := range s.gone {
-		if orphans[node] == nil {
-			delete(s.gone, node)
+	now := map[string]string{}
+	for _, node := range survey.Gone {
+		now[node] = JoinIDs(survey.Load[node])
+		if s.gone[node] != now[node] {
+			s.Log.Warn("a node is gone with issues of its own unfinished: a person moves them with `agenttree assign ID --node NAME`", "node", node, "issues", now[node])
 		}
 	}
-}
-
-// joinIDs is "3,7,12".
-func joinIDs(ids []int) string {
-	out := make([]string, len(ids))
-	for i, id := range ids {
-		out[i] = strconv.Itoa(id)
-	}
-	return strings.Join(out, ",")
+	s.gone = now
 }
 
 // finished reports whether iss is at a stage that ends it: its node

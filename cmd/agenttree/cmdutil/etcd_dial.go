@@ -5,8 +5,11 @@ package cmdutil
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/agenttree/agenttree/controller/leader"
+	"github.com/agenttree/agenttree/controller/nodes"
+	"github.com/agenttree/agenttree/controller/nodes/etcdnodes"
 	"github.com/agenttree/agenttree/engine/issues/etcdstore"
 )
 
@@ -40,4 +43,24 @@ func leaderOf(ctx context.Context, b EtcdBackend, prefix string) (string, error)
 		return "", errors.New("the controllers' election needs the etcd store's client")
 	}
 	return leader.Leader(ctx, s.Client(), prefix)
+}
+
+// nodesOf is the node registry under prefix on b's cluster.
+func nodesOf(b EtcdBackend, prefix string) (NodeRegistry, error) {
+	s, ok := b.(*etcdstore.Store)
+	if !ok {
+		return nil, errors.New("the nodes need the etcd store's client")
+	}
+	return etcdNodes{etcdnodes.New(s.Client(), prefix)}, nil
+}
+
+// etcdNodes is etcdnodes.Registry as a NodeRegistry.
+type etcdNodes struct{ *etcdnodes.Registry }
+
+func (r etcdNodes) Join(ctx context.Context, n nodes.Node, ttl time.Duration) (NodeMember, error) {
+	m, err := r.Registry.Join(ctx, n, ttl)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
 }

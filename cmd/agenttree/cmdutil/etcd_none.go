@@ -20,3 +20,5 @@ func campaign(context.Context, EtcdBackend, string, string, func(string)) (Term,
 }
 
 func leaderOf(context.Context, EtcdBackend, string) (string, error) { return "", errNoEtcd }
+
+func nodesOf(EtcdBackend, string) (NodeRegistry, error) { return nil, errNoEtcd }

@@ -13,6 +13,7 @@ import (
 	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
 	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/controller/metrics"
+	"github.com/agenttree/agenttree/controller/nodes"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/internal/exitcode"
@@ -34,6 +35,9 @@ type ControllerOptions struct {
 	// an address that is not loopback.
 	HTTP   string
 	Public bool
+	// setup shapes the controller before it runs: a node's, or one that
+	// gives issues to nodes (state.nodes).
+	setup func(*controller.Controller)
 }
 
 func newCmdController(a *cmdutil.App, runF func(context.Context, *ControllerOptions) error) *cobra.Command {
@@ -90,6 +94,15 @@ func controllerRun(ctx context.Context, opts *ControllerOptions) error {
 		}
 	}
 	log := a.controllerLog(opts.LogFormat)
+	if first.Config.State.Nodes.On {
+		// The agents run on nodes; the one elected gives them their issues.
+		reg, err := a.Nodes(ctx, first.Config)
+		if err != nil {
+			return err
+		}
+		share := &nodes.Share{Registry: reg, Places: true, Log: log}
+		opts.setup = func(c *controller.Controller) { c.Homes = share.Here }
+	}
 	if first.Config.State.Backend == stages.StateEtcd {
 		return a.elected(ctx, opts, first, id, log)
 	}
@@ -112,6 +125,9 @@ func (a cmds) control(ctx context.Context, opts *ControllerOptions, load func() 
 	// polling state says.
 	c := &controller.Controller{Load: load, Issue: id, Eager: id != 0, Interval: opts.Interval, Log: log, Fence: fence, BoundMemory: true}
 	c.Metrics = metrics.New(c.Engine)
+	if opts.setup != nil {
+		opts.setup(c)
+	}
 	if !opts.Once {
 		c.Log.Info("controller started", "state", root, "pid", os.Getpid())
 		ctx, stop := context.WithCancel(ctx)

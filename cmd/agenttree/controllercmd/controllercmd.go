@@ -15,5 +15,5 @@ type cmds struct{ *cmdutil.App }
 
 // Commands are the group's top-level commands.
 func Commands(a *cmdutil.App) []*cobra.Command {
-	return []*cobra.Command{newCmdController(a, nil), newCmdPR(a), newCmdCIRunner(a, nil)}
+	return []*cobra.Command{newCmdController(a, nil), newCmdNode(a, nil), newCmdPR(a), newCmdCIRunner(a, nil)}
 }

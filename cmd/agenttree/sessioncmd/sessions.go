@@ -23,7 +23,7 @@ import (
 // sessionCmds are the commands that start, attach to, stop and list
 // agents' tmux sessions.
 func sessionCmds(a *cmdutil.App) []*cobra.Command {
-	return []*cobra.Command{newCmdStart(a, nil), newCmdAttach(a, nil), newCmdStop(a, nil), newCmdAgents(a, nil)}
+	return []*cobra.Command{newCmdStart(a, nil), newCmdAttach(a, nil), newCmdStop(a, nil), newCmdAgents(a, nil), newCmdAssign(a, nil)}
 }
 
 // sessions opens the session manager, for people only: agents do not

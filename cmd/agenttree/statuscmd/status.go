@@ -154,6 +154,7 @@ func statusRun(ctx context.Context, opts *StatusOptions) error {
 	if elected != "" {
 		fmt.Fprintf(a.Out, "\nthe controller elected over etcd: %s\n", textsafe.Line(elected, 200))
 	}
+	a.printNodes(ctx, e, rows)
 	// Elected on any host, or running on this one (its lock); not known
 	// (the election unread) is not said to be missing.
 	if _, local := controller.Running(e.Store.Root()); !local && elected == "" && err == nil && needsController(rows) {

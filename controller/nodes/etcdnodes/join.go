@@ -1,4 +1,4 @@
-package nodes
+package etcdnodes
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/agenttree/agenttree/controller/nodes"
 )
 
 // Member is this process among the nodes while its lease lasts.
@@ -22,12 +24,12 @@ type Member struct {
 // name (another host, or this one's last run, whose lease has not ended)
 // is ErrTaken: two nodes of one name would both start the agents given
 // to it.
-func (r *Registry) Join(ctx context.Context, n Node, ttl time.Duration) (*Member, error) {
-	if err := ValidName(n.Name); err != nil {
+func (r *Registry) Join(ctx context.Context, n nodes.Node, ttl time.Duration) (*Member, error) {
+	if err := nodes.ValidName(n.Name); err != nil {
 		return nil, err
 	}
 	if ttl <= 0 {
-		ttl = DefaultTTL
+		ttl = nodes.DefaultTTL
 	}
 	lease, err := r.cli.Grant(ctx, int64(ttl/time.Second))
 	if err != nil {
@@ -75,12 +77,12 @@ func (r *Registry) Join(ctx context.Context, n Node, ttl time.Duration) (*Member
 func taken(name string, resp *clientv3.TxnResponse) error {
 	who := "its lease has not ended"
 	if rs := resp.Responses; len(rs) > 0 && len(rs[0].GetResponseRange().Kvs) > 0 {
-		var n Node
+		var n nodes.Node
 		if json.Unmarshal(rs[0].GetResponseRange().Kvs[0].Value, &n) == nil {
 			who = fmt.Sprintf("%s, since %s", n.Host, n.Since.Format(time.RFC3339))
 		}
 	}
-	return fmt.Errorf("node %s: %w (%s): stop that one, or name this one otherwise with --name", name, ErrTaken, who)
+	return fmt.Errorf("node %s: %w (%s): stop that one, or name this one otherwise with --name", name, nodes.ErrTaken, who)
 }
 
 // Done is closed when the lease ended: the node is no longer among the

@@ -1,0 +1,30 @@
+package statuscmd
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// printNodes says, with state.nodes, where the unfinished issues are
+// (nodes.Survey); nodes that cannot be read are said so, never failing
+// the list above (docs/ARCHITECTURE.md §8, "Nodes").
+func (a cmds) printNodes(ctx context.Context, e *engine.Engine, rows []Row) {
+	if !e.Config.State.Nodes.On {
+		return
+	}
+	var unfinished []int
+	for _, r := range rows {
+		if n, ok := e.Config.Node(r.Stage); r.Error == "" && (!ok || n.Terminal() == stages.TerminalNone) {
+			unfinished = append(unfinished, r.ID)
+		}
+	}
+	if survey, err := a.NodeSurvey(ctx, e.Config, unfinished); err == nil {
+		fmt.Fprintf(a.Out, "\n%s\n", strings.Join(survey.Lines(), "\n"))
+	} else {
+		fmt.Fprintf(a.Out, "\nthe nodes cannot be read: %v\n", err)
+	}
+}
