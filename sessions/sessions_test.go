@@ -64,7 +64,7 @@ func TestStartRunsTheAgentInItsWorktree(t *testing.T) {
 	require.Len(t, pending, 1)
 	assert.Contains(t, pending[0].Text, "You are the developer agent of issue 1 (Dark mode), at stage work")
 	assert.Contains(t, pending[0].Text, "run `agenttree next`")
-	sent, err := delivery.Deliver(ctx, r.E, iss, r.Tmux, nil)
+	sent, err := delivery.Deliver(ctx, r.E, iss, r.Tmux, nil, nil)
 	require.NoError(t, err)
 	require.Len(t, sent, 1)
 	assert.Contains(t, r.Screen(rec.Session), outbox.Marker(pending[0])+" You are the developer agent of issue 1")
