@@ -1,0 +1,176 @@
+//go:build etcd && unix
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenttree/agenttree/engine/issues/etcdstore/etcdtest"
+	"github.com/agenttree/agenttree/internal/gittest"
+	"github.com/agenttree/agenttree/stages"
+)
+
+// nodeAgent stands in for an agent: it notes each start on its host, then
+// echoes what is typed into its pane.
+const nodeAgent = `#!/bin/sh
+echo "$AGENTTREE_ISSUE" >> "$0.starts"
+exec cat
+`
+
+// nodesConfig is a pipeline whose agents run on nodes: each host's own
+// tmux server and agent, the state in the cluster at endpoint.
+func nodesConfig(socket, agent, endpoint string) string {
+	return fmt.Sprintf(`project: shop
+tmux: {socket: %q}
+state:
+  backend: etcd
+  etcd: {endpoints: [%s], prefix: /agenttree/shop-nodes}
+  nodes: {capacity: 1}
+agents:
+  worker: {command: %q}
+roles:
+  developer: {agents: [worker], auto_start: true}
+stages:
+  - name: backlog
+    parking_lot: true
+  - name: work
+  - name: accepted
+    terminal: completion
+`, socket, endpoint, agent)
+}
+
+// host is one machine of the test: a checkout of the repository, its
+// tmux server and its agent.
+type host struct {
+	*workspace
+	tmux  *tmuxServer
+	agent string
+	log   *os.File
+}
+
+// newHost clones origin and writes the host's config beside it (each
+// host's tmux and agent are its own; the state is shared).
+func newHost(t *testing.T, origin, endpoint string) *host {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "checkout")
+	gittest.Run(t, filepath.Dir(dir), "clone", "-q", origin, dir)
+	bin := t.TempDir()
+	agent := filepath.Join(bin, "agent")
+	require.NoError(t, os.WriteFile(agent, []byte(nodeAgent), 0o755))
+	server := newTmuxServer(t)
+	config := filepath.Join(dir, stages.FileName)
+	require.NoError(t, os.WriteFile(config, []byte(nodesConfig(server.socket, agent, endpoint)), 0o644))
+	log, err := os.Create(filepath.Join(t.TempDir(), "process.log"))
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		if t.Failed() {
+			data, _ := os.ReadFile(log.Name())
+			t.Logf("%s's log:\n%s", dir, data)
+		}
+		log.Close()
+	})
+	return &host{workspace: &workspace{dir: dir, config: config}, tmux: server, agent: agent, log: log}
+}
+
+// start starts `agenttree ARGS` on h as a process of its own; one still
+// running when the test ends is killed.
+func (h *host) start(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := h.command(processEnv(), append(args, "--interval", "200ms")...)
+	cmd.Stdout, cmd.Stderr = h.log, h.log
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	return cmd
+}
+
+// hasSession reports whether h's tmux server has issue id's agent.
+func (h *host) hasSession(id int) bool {
+	_, err := h.tmux.output("has-session", "-t", "="+agentSession(id))
+	return err == nil
+}
+
+// starts are the issues whose agents started on h, in order.
+func (h *host) starts() []string {
+	data, _ := os.ReadFile(h.agent + ".starts")
+	return strings.Fields(string(data))
+}
+
+// One controller on a host that runs no agents, two nodes with their own
+// tmux servers. The controller gives each issue a node by room (one
+// each); each node starts its issue's agent in its own tmux and types
+// the stage's first message there, never into the other's. A node killed
+// is seen gone within its lease, status says which issue waits, and a
+// person moves it to the other node, which starts its agent; the killed
+// node, back, stops the agent it had of the issue it no longer has.
+func TestEtcdNodesRunTheirOwnAgents(t *testing.T) {
+	cluster := etcdtest.Start(t)
+	gittest.Require(t)
+	gittest.Isolate(t)
+	origin, first := gittest.NewRemote(t)
+	gittest.Commit(t, first, ".gitignore", "_agenttree/\n", "ignore the state")
+	gittest.Commit(t, first, "README", "shop\n", "start")
+	gittest.Run(t, first, "push", "-q", "origin", "main")
+
+	ctl := newHost(t, origin, cluster.Endpoint)
+	a, b := newHost(t, origin, cluster.Endpoint), newHost(t, origin, cluster.Endpoint)
+	ctl.start(t, "controller")
+	a.start(t, "node", "--name", "a")
+	nodeB := b.start(t, "node", "--name", "b")
+
+	// Both nodes alive before the issues come: each is given one by room.
+	require.Eventually(t, func() bool {
+		return strings.Contains(ctl.run(t, humanEnv, "status").stdout, "nodes: a (0 of 1), b (0 of 1)")
+	}, settleWithin, lookEvery, "both nodes joined")
+	one := ctl.create(t, "Add checkout page", "--stage", "work")
+	require.Eventually(t, func() bool { return a.hasSession(one) }, settleWithin, lookEvery, "the first issue's agent runs on node a")
+	two := ctl.create(t, "Add search", "--stage", "work")
+	require.Eventually(t, func() bool { return b.hasSession(two) }, settleWithin, lookEvery, "the second issue's agent runs on node b, a being full")
+	assert.False(t, b.hasSession(one), "no agent of the first issue on node b")
+	assert.False(t, a.hasSession(two), "no agent of the second issue on node a")
+	assert.False(t, ctl.hasSession(one) || ctl.hasSession(two), "no agent on the controller's host")
+	// The first message is typed into the node's own pane.
+	require.Eventually(t, func() bool {
+		out, err := a.tmux.captured(agentSession(one))
+		return err == nil && strings.Contains(out, "[agenttree ")
+	}, settleWithin, lookEvery, "the stage's first message typed into node a's pane")
+	assert.Contains(t, ctl.run(t, humanEnv, "status").stdout, "nodes: a (1 of 1), b (1 of 1)")
+
+	// Node b is killed: within its lease status says its issue waits,
+	// and a person moves the issue to node a, which starts its agent.
+	kill(nodeB)
+	require.Eventually(t, func() bool {
+		return strings.Contains(ctl.run(t, humanEnv, "status").stdout, fmt.Sprintf("node b is gone: its issues %d wait", two))
+	}, settleWithin, lookEvery, "status says node b is gone with its issue")
+	res := ctl.run(t, humanEnv, "assign", itoa(two), "--node", "b")
+	assert.Equal(t, exitUsage, res.code, "a node gone is refused: %s", res.stdout+res.stderr)
+	assert.Contains(t, res.stderr, `node "b" is not alive (alive: a)`)
+	res = ctl.run(t, agentEnv, "assign", itoa(two), "--node", "a")
+	assert.NotEqual(t, exitOK, res.code, "an agent does not move issues")
+	res = ctl.run(t, humanEnv, "assign", itoa(two), "--node", "a")
+	require.Equal(t, exitOK, res.code, res.stdout+res.stderr)
+	assert.Contains(t, res.stdout, fmt.Sprintf("issue %d moved from node b to node a", two))
+	require.Eventually(t, func() bool { return a.hasSession(two) }, settleWithin, lookEvery, "node a starts the moved issue's agent")
+
+	// Node b back: the agent it still had of the issue moved is stopped.
+	require.True(t, b.hasSession(two), "node b's tmux outlived its node")
+	b.start(t, "node", "--name", "b")
+	require.Eventually(t, func() bool { return !b.hasSession(two) }, settleWithin, lookEvery, "node b stops its agent of the issue moved away")
+	assert.Equal(t, []string{itoa(one), itoa(two)}, a.starts(), "node a started each of its agents once")
+	assert.Equal(t, []string{itoa(two)}, b.starts())
+	assert.Contains(t, ctl.run(t, humanEnv, "status").stdout, "nodes: a (2 of 1), b (0 of 1)")
+	res = ctl.run(t, humanEnv, "verify")
+	assert.Equal(t, exitOK, res.code, res.stdout+res.stderr)
+}
