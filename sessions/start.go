@@ -92,6 +92,11 @@ func (m *Manager) Start(ctx context.Context, id int, opts Options) (*Start, erro
 			return nil, err
 		}
 	}
+	// An issue made on another host (state.nodes) has no stage
+	// documents' directory here yet, where its agent writes them.
+	if err := m.Engine.Store.MkdirDocs(id); err != nil {
+		return nil, fmt.Errorf("issue %d: make its documents' directory: %w", id, err)
+	}
 	rec := &Record{Issue: id, Role: role, Agent: agent.Name, Session: name, Socket: m.Tmux.Socket, Branch: iss.Branch,
 		Sandbox: m.cfg().Sandbox.String(), Started: time.Now().UTC()}
 	msg, err := m.launch(ctx, iss, rec, l, "")

@@ -26,13 +26,17 @@ exec cat
 `
 
 // nodesConfig is a pipeline whose agents run on nodes: each host's own
-// tmux server and agent, the state in the cluster at endpoint.
-func nodesConfig(socket, agent, endpoint string) string {
+// tmux server and agent, the state in cluster c, reached over TLS with a
+// client certificate.
+func nodesConfig(socket, agent string, c *etcdtest.Cluster) string {
 	return fmt.Sprintf(`project: shop
 tmux: {socket: %q}
 state:
   backend: etcd
-  etcd: {endpoints: [%s], prefix: /agenttree/shop-nodes}
+  etcd:
+    endpoints: [%s]
+    prefix: /agenttree/shop-nodes
+    tls: {ca: %q, cert: %q, key: %q}
   nodes: {capacity: 1}
 agents:
   worker: {command: %q}
@@ -42,9 +46,11 @@ stages:
   - name: backlog
     parking_lot: true
   - name: work
+    pre_completion:
+      - section_check: {file: notes.md, section: Done, expect: not_empty}
   - name: accepted
     terminal: completion
-`, socket, endpoint, agent)
+`, socket, c.Endpoint, c.CA, c.Cert, c.Key, agent)
 }
 
 // host is one machine of the test: a checkout of the repository, its
@@ -58,7 +64,7 @@ type host struct {
 
 // newHost clones origin and writes the host's config beside it (each
 // host's tmux and agent are its own; the state is shared).
-func newHost(t *testing.T, origin, endpoint string) *host {
+func newHost(t *testing.T, origin string, c *etcdtest.Cluster) *host {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "checkout")
 	gittest.Run(t, filepath.Dir(dir), "clone", "-q", origin, dir)
@@ -67,7 +73,7 @@ func newHost(t *testing.T, origin, endpoint string) *host {
 	require.NoError(t, os.WriteFile(agent, []byte(nodeAgent), 0o755))
 	server := newTmuxServer(t)
 	config := filepath.Join(dir, stages.FileName)
-	require.NoError(t, os.WriteFile(config, []byte(nodesConfig(server.socket, agent, endpoint)), 0o644))
+	require.NoError(t, os.WriteFile(config, []byte(nodesConfig(server.socket, agent, c)), 0o644))
 	log, err := os.Create(filepath.Join(t.TempDir(), "process.log"))
 	require.NoError(t, err)
 	t.Cleanup(func() {
@@ -116,7 +122,7 @@ func (h *host) starts() []string {
 // person moves it to the other node, which starts its agent; the killed
 // node, back, stops the agent it had of the issue it no longer has.
 func TestEtcdNodesRunTheirOwnAgents(t *testing.T) {
-	cluster := etcdtest.Start(t)
+	cluster := etcdtest.StartTLS(t, filepath.Join(t.TempDir(), "certs"))
 	gittest.Require(t)
 	gittest.Isolate(t)
 	origin, first := gittest.NewRemote(t)
@@ -124,8 +130,8 @@ func TestEtcdNodesRunTheirOwnAgents(t *testing.T) {
 	gittest.Commit(t, first, "README", "shop\n", "start")
 	gittest.Run(t, first, "push", "-q", "origin", "main")
 
-	ctl := newHost(t, origin, cluster.Endpoint)
-	a, b := newHost(t, origin, cluster.Endpoint), newHost(t, origin, cluster.Endpoint)
+	ctl := newHost(t, origin, cluster)
+	a, b := newHost(t, origin, cluster), newHost(t, origin, cluster)
 	ctl.start(t, "controller")
 	a.start(t, "node", "--name", "a")
 	nodeB := b.start(t, "node", "--name", "b")
@@ -148,13 +154,22 @@ func TestEtcdNodesRunTheirOwnAgents(t *testing.T) {
 	}, settleWithin, lookEvery, "the stage's first message typed into node a's pane")
 	assert.Contains(t, ctl.run(t, humanEnv, "status").stdout, "nodes: a (1 of 1), b (1 of 1)")
 
+	// The agent's next on its node: the gate reads the document written
+	// there, and the move is in the shared state.
+	res := a.run(t, agentEnv, "next", "-i", itoa(one))
+	assert.Equal(t, exitBlocked, res.code, "no notes yet: %s", res.stdout+res.stderr)
+	a.writeDoc(t, one, "notes.md", notesDone)
+	res = a.run(t, agentEnv, "next", "-i", itoa(one))
+	require.Equal(t, exitOK, res.code, res.stdout+res.stderr)
+	assert.Contains(t, ctl.run(t, humanEnv, "issue", "show", itoa(one)).stdout, "accepted")
+
 	// Node b is killed: within its lease status says its issue waits,
 	// and a person moves the issue to node a, which starts its agent.
 	kill(nodeB)
 	require.Eventually(t, func() bool {
 		return strings.Contains(ctl.run(t, humanEnv, "status").stdout, fmt.Sprintf("node b is gone: its issues %d wait", two))
 	}, settleWithin, lookEvery, "status says node b is gone with its issue")
-	res := ctl.run(t, humanEnv, "assign", itoa(two), "--node", "b")
+	res = ctl.run(t, humanEnv, "assign", itoa(two), "--node", "b")
 	assert.Equal(t, exitUsage, res.code, "a node gone is refused: %s", res.stdout+res.stderr)
 	assert.Contains(t, res.stderr, `node "b" is not alive (alive: a)`)
 	res = ctl.run(t, agentEnv, "assign", itoa(two), "--node", "a")
@@ -170,7 +185,7 @@ func TestEtcdNodesRunTheirOwnAgents(t *testing.T) {
 	require.Eventually(t, func() bool { return !b.hasSession(two) }, settleWithin, lookEvery, "node b stops its agent of the issue moved away")
 	assert.Equal(t, []string{itoa(one), itoa(two)}, a.starts(), "node a started each of its agents once")
 	assert.Equal(t, []string{itoa(two)}, b.starts())
-	assert.Contains(t, ctl.run(t, humanEnv, "status").stdout, "nodes: a (2 of 1), b (0 of 1)")
+	assert.Contains(t, ctl.run(t, humanEnv, "status").stdout, "nodes: a (1 of 1), b (0 of 1)")
 	res = ctl.run(t, humanEnv, "verify")
 	assert.Equal(t, exitOK, res.code, res.stdout+res.stderr)
 }

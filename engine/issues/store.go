@@ -118,6 +118,10 @@ func (s *Store) Watcher() (backend.Watcher, bool) {
 // Dir is the directory of issue id's stage documents, which agents write.
 func (s *Store) Dir(id int) string { return s.layout.Docs(id) }
 
+// MkdirDocs makes issue id's stage documents' directory, when another
+// host made the issue (docs/ARCHITECTURE.md §8, "Nodes").
+func (s *Store) MkdirDocs(id int) error { return s.layout.MkdirDocs(id) }
+
 // HostDir is the directory of issue id's own files (issue.yaml,
 // events.jsonl, watch.yaml, outbox/), which only the host writes.
 func (s *Store) HostDir(id int) string { return s.layout.Issue(id) }
