@@ -16,7 +16,7 @@ func TestBuiltinSpecs(t *testing.T) {
 	r := Registry()
 	assert.Equal(t, []string{"check_conflicts", "checkbox_checked", "close_pr", "contains", "create_file", "create_pr", "field_check",
 		"file_exists", "has_commits", "has_list_items", "merge_pr", "min_words", "poll_pr_status", "pr_approved", "pr_ci_passed",
-		"pr_mergeable", "rebase", "rollback", "run", "section_check", "send_message", "step_back", "title_set", "wait_for_ci"}, r.HookNames())
+		"pr_mergeable", "push_branch", "rebase", "rollback", "run", "section_check", "send_message", "step_back", "title_set", "wait_for_ci"}, r.HookNames())
 	alias, ok := r.Hook("ci_check")
 	require.True(t, ok, "the earlier tool's ci_check loads")
 	assert.Equal(t, "pr_ci_passed", alias.Name)

@@ -130,3 +130,34 @@ func pushRefused(c *hooks.Call, branch, lease string, err error) string {
 	}
 	return fmt.Sprintf("pushing %s to %s: %v; make sure the branch exists and has your commits", branch, rem, err)
 }
+
+// pushBranchHook pushes the issue's branch from the work tree it runs in
+// (push_branch): with an open PR the forge's head is the lease, as
+// create_pr's push (pushBranch); without a forge to ask, or no PR, a plain
+// push, which never overwrites. With state.nodes it runs in the agent's
+// stage, on its node, so that the controller's create_pr finds the
+// commits on the remote (docs/ARCHITECTURE.md §8, Nodes).
+func pushBranchHook(ctx context.Context, c *hooks.Call) hooks.Outcome {
+	g, o := gitOf(c)
+	if o != nil {
+		return *o
+	}
+	branch := c.Issue.Branch
+	if branch == "" {
+		return hooks.Failf("issue %d has no branch to push", c.Issue.ID)
+	}
+	out := hooks.Pass()
+	if c.DryRun() {
+		out.Message = fmt.Sprintf("would push %s", branch)
+		return out
+	}
+	if c.Env != nil && c.Env.Forge != nil {
+		if o := pushBranch(ctx, c, c.Env.Forge, g, branch); o != nil {
+			return *o
+		}
+	} else if err := g.Push(ctx, remote(c), branch, ""); err != nil {
+		return hooks.Failf("%s", pushRefused(c, branch, "", err))
+	}
+	out.Message = fmt.Sprintf("pushed %s to %s", branch, remote(c))
+	return out
+}

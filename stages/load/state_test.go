@@ -1,11 +1,13 @@
 package load_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/agenttree/agenttree/internal/testpipeline"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -90,4 +92,25 @@ func TestStateSettingsRefused(t *testing.T) {
 			assert.Contains(t, errs[0], tt.want)
 		})
 	}
+}
+
+// With state.nodes, a controller's create_pr needs a stage of the agents
+// that pushes the branch (a hook that says it Pushes), said at create_pr.
+func TestNodesNeedTheAgentsToPushTheirBranch(t *testing.T) {
+	nodes := "state: {backend: etcd, etcd: {endpoints: [http://127.0.0.1:2379]}, nodes: {}}\n"
+	pipeline := testpipeline.Read(t, "controller-merges")
+	_, err := parseYAML(t, pipeline+nodes)
+	require.Error(t, err)
+	got := diagStrings(diagnostics(t, err))
+	require.Len(t, got, 1)
+	assert.Contains(t, got[0], "error: `create_pr` in pr_ready pushes the issue's branch from the controller's host, but with state.nodes the agent's commits are on its node")
+	assert.Contains(t, got[0], "add `- push_branch:` to the pre_completion of the agent's stage that hands the issue over")
+
+	pushed := strings.Replace(pipeline, "          - has_commits:\n", "          - has_commits:\n          - push_branch:\n", 1)
+	require.NotEqual(t, pipeline, pushed)
+	cfg, err := parseYAML(t, pushed+nodes)
+	require.NoError(t, err)
+	assert.Empty(t, cfg.Warnings)
+	_, err = parseYAML(t, pipeline)
+	require.NoError(t, err, "without nodes the controller's host has the branch")
 }

@@ -48,6 +48,7 @@ func Pipeline(d *diag.Collector, cfg *stages.Config, cat stages.HookCatalog, led
 	v.checkWaysOut()
 	v.checkMerges()
 	v.checkLocalCI()
+	v.checkNodesPush()
 }
 
 // checkAgentCreate reports a flow agent_create names that does not exist.
