@@ -15,14 +15,23 @@ import (
 
 	"github.com/agenttree/agenttree/engine/issues/etcdstore/etcdtest"
 	"github.com/agenttree/agenttree/internal/gittest"
+	"github.com/agenttree/agenttree/internal/statedir"
 	"github.com/agenttree/agenttree/stages"
 )
 
-// nodeAgent stands in for an agent: it notes each start on its host, then
-// echoes what is typed into its pane.
+// nodeAgent stands in for an agent: it notes each start on its host,
+// then reads what is typed into its pane; told "please-next", it runs
+// `agenttree next` as an agent that cannot write the state does, through
+// its node's socket (%[1]s), and notes the answer.
 const nodeAgent = `#!/bin/sh
 echo "$AGENTTREE_ISSUE" >> "$0.starts"
-exec cat
+while IFS= read -r line; do
+  case "$line" in
+  *please-next*)
+    AGENTTREE_SOCKET=%[1]q %[2]q next -i "$AGENTTREE_ISSUE" > "$0.next-$AGENTTREE_ISSUE" 2>&1
+    echo "exit=$?" >> "$0.next-$AGENTTREE_ISSUE" ;;
+  esac
+done
 `
 
 // nodesConfig is a pipeline whose agents run on nodes: each host's own
@@ -70,7 +79,8 @@ func newHost(t *testing.T, origin string, c *etcdtest.Cluster) *host {
 	gittest.Run(t, filepath.Dir(dir), "clone", "-q", origin, dir)
 	bin := t.TempDir()
 	agent := filepath.Join(bin, "agent")
-	require.NoError(t, os.WriteFile(agent, []byte(nodeAgent), 0o755))
+	socket := statedir.Layout{Root: filepath.Join(dir, "_agenttree")}.Socket()
+	require.NoError(t, os.WriteFile(agent, []byte(fmt.Sprintf(nodeAgent, socket, binary)), 0o755))
 	server := newTmuxServer(t)
 	config := filepath.Join(dir, stages.FileName)
 	require.NoError(t, os.WriteFile(config, []byte(nodesConfig(server.socket, agent, c)), 0o644))
@@ -156,11 +166,11 @@ func TestEtcdNodesRunTheirOwnAgents(t *testing.T) {
 
 	// The agent's next on its node: the gate reads the document written
 	// there, and the move is in the shared state.
-	res := a.run(t, agentEnv, "next", "-i", itoa(one))
-	assert.Equal(t, exitBlocked, res.code, "no notes yet: %s", res.stdout+res.stderr)
+	r := a.run(t, agentEnv, "next", "-i", itoa(one))
+	assert.Equal(t, exitBlocked, r.code, "no notes yet: %s", r.stdout+r.stderr)
 	a.writeDoc(t, one, "notes.md", notesDone)
-	res = a.run(t, agentEnv, "next", "-i", itoa(one))
-	require.Equal(t, exitOK, res.code, res.stdout+res.stderr)
+	r = a.run(t, agentEnv, "next", "-i", itoa(one))
+	require.Equal(t, exitOK, r.code, r.stdout+r.stderr)
 	assert.Contains(t, ctl.run(t, humanEnv, "issue", "show", itoa(one)).stdout, "accepted")
 
 	// Node b is killed: within its lease status says its issue waits,
@@ -169,7 +179,7 @@ func TestEtcdNodesRunTheirOwnAgents(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return strings.Contains(ctl.run(t, humanEnv, "status").stdout, fmt.Sprintf("node b is gone: its issues %d wait", two))
 	}, settleWithin, lookEvery, "status says node b is gone with its issue")
-	res = ctl.run(t, humanEnv, "assign", itoa(two), "--node", "b")
+	res := ctl.run(t, humanEnv, "assign", itoa(two), "--node", "b")
 	assert.Equal(t, exitUsage, res.code, "a node gone is refused: %s", res.stdout+res.stderr)
 	assert.Contains(t, res.stderr, `node "b" is not alive (alive: a)`)
 	res = ctl.run(t, agentEnv, "assign", itoa(two), "--node", "a")
@@ -179,13 +189,41 @@ func TestEtcdNodesRunTheirOwnAgents(t *testing.T) {
 	assert.Contains(t, res.stdout, fmt.Sprintf("issue %d moved from node b to node a", two))
 	require.Eventually(t, func() bool { return a.hasSession(two) }, settleWithin, lookEvery, "node a starts the moved issue's agent")
 
+	// Its agent's next, asked on node a's socket from its pane's process
+	// (the socket admits the session's own processes): node a answers,
+	// its gate reading the document written there.
+	said := a.agentNext(t, two)
+	assert.Contains(t, said, "exit=1", "no notes yet")
+	assert.Contains(t, said, "notes.md")
+	a.writeDoc(t, two, "notes.md", notesDone)
+	said = a.agentNext(t, two)
+	require.Contains(t, said, "exit=0")
+	assert.Contains(t, ctl.run(t, humanEnv, "issue", "show", itoa(two)).stdout, "accepted")
+
 	// Node b back: the agent it still had of the issue moved is stopped.
 	require.True(t, b.hasSession(two), "node b's tmux outlived its node")
 	b.start(t, "node", "--name", "b")
 	require.Eventually(t, func() bool { return !b.hasSession(two) }, settleWithin, lookEvery, "node b stops its agent of the issue moved away")
 	assert.Equal(t, []string{itoa(one), itoa(two)}, a.starts(), "node a started each of its agents once")
 	assert.Equal(t, []string{itoa(two)}, b.starts())
-	assert.Contains(t, ctl.run(t, humanEnv, "status").stdout, "nodes: a (1 of 1), b (0 of 1)")
+	assert.Contains(t, ctl.run(t, humanEnv, "status").stdout, "nodes: a (0 of 1), b (0 of 1)", "both issues finished")
 	res = ctl.run(t, humanEnv, "verify")
 	assert.Equal(t, exitOK, res.code, res.stdout+res.stderr)
+}
+
+// agentNext has issue id's agent on h run `next` through h's socket, and
+// returns what it answered, with its exit status.
+func (h *host) agentNext(t *testing.T, id int) string {
+	t.Helper()
+	out := fmt.Sprintf("%s.next-%d", h.agent, id)
+	_ = os.Remove(out)
+	h.tmux.run(t, "send-keys", "-t", "="+agentSession(id)+":", "-l", "please-next")
+	h.tmux.run(t, "send-keys", "-t", "="+agentSession(id)+":", "Enter")
+	var got string
+	require.Eventually(t, func() bool {
+		data, _ := os.ReadFile(out)
+		got = string(data)
+		return strings.Contains(got, "exit=")
+	}, settleWithin, lookEvery, "the agent's next answered")
+	return got
 }
