@@ -7,21 +7,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 
 	"github.com/agenttree/agenttree/controller/nodes"
 	"github.com/agenttree/agenttree/controller/nodes/etcdnodes"
 	"github.com/agenttree/agenttree/engine/issues/etcdstore/etcdtest"
 )
-
-func client(t *testing.T, endpoint string) *clientv3.Client {
-	t.Helper()
-	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 10 * time.Second, Logger: zap.NewNop()})
-	require.NoError(t, err)
-	t.Cleanup(func() { cli.Close() })
-	return cli
-}
 
 const prefix = "/agenttree/test/nodes"
 
@@ -31,11 +21,11 @@ const prefix = "/agenttree/test/nodes"
 func TestANodeIsAliveWhileItsLeaseLasts(t *testing.T) {
 	c := etcdtest.Start(t)
 	ctx := context.Background()
-	r := etcdnodes.New(client(t, c.Endpoint), prefix)
+	r := etcdnodes.New(c.Client(t), prefix)
 	m, err := r.Join(ctx, nodes.Node{Name: "a", Host: "host-a 1", Capacity: 2, Since: time.Now()}, 2*time.Second)
 	require.NoError(t, err)
 
-	_, err = etcdnodes.New(client(t, c.Endpoint), prefix).Join(ctx, nodes.Node{Name: "a", Host: "host-b 2"}, 2*time.Second)
+	_, err = etcdnodes.New(c.Client(t), prefix).Join(ctx, nodes.Node{Name: "a", Host: "host-b 2"}, 2*time.Second)
 	require.ErrorIs(t, err, nodes.ErrTaken)
 	assert.Contains(t, err.Error(), "host-a 1")
 
@@ -49,7 +39,7 @@ func TestANodeIsAliveWhileItsLeaseLasts(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, live, "a node that leaves is gone at once")
 
-	other := client(t, c.Endpoint)
+	other := c.Client(t)
 	_, err = etcdnodes.New(other, prefix).Join(ctx, nodes.Node{Name: "b", Capacity: 1}, 2*time.Second)
 	require.NoError(t, err)
 	other.Close() // as a process killed: no more renewals
@@ -65,7 +55,7 @@ func TestANodeIsAliveWhileItsLeaseLasts(t *testing.T) {
 func TestAnIssueIsGivenOnce(t *testing.T) {
 	c := etcdtest.Start(t)
 	ctx := context.Background()
-	r := etcdnodes.New(client(t, c.Endpoint), prefix)
+	r := etcdnodes.New(c.Client(t), prefix)
 	require.NoError(t, r.Assign(ctx, 7, "a", ""))
 	require.ErrorIs(t, r.Assign(ctx, 7, "b", ""), nodes.ErrMoved)
 	require.ErrorIs(t, r.Assign(ctx, 7, "b", "c"), nodes.ErrMoved)
