@@ -85,6 +85,9 @@ type Controller struct {
 	mailErrs map[int]string
 	// wake is the forge's watch while Run runs, and what it told.
 	wake wake.Watch
+	// here is which issues' agents are this process's, as the last
+	// tick's Homes said; nil: all.
+	here func(id int) bool
 	// dues is what the ticks learned of each issue, for the next.
 	dues *dueset.Set
 	// wall is the clock of the files' change times; nil: time.Now

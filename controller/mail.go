@@ -19,12 +19,25 @@ import (
 // told reports whether every message iss's state calls for has been
 // queued by this process.
 func (c *Controller) told(e *engine.Engine, iss *issues.Issue) bool {
+	to := c.carries(iss.ID)
 	for _, m := range delivery.Channels(e.Config, e.Messages(iss)) {
-		if !c.wasQueued(iss.ID, m.Key) {
+		if to(m.To) && !c.wasQueued(iss.ID, m.Key) {
 			return false
 		}
 	}
 	return true
+}
+
+// carries says which of issue id's recipients this process queues and
+// carries messages to: with nodes, the agent's node types into its pane
+// and the elected controller tells people (docs/ARCHITECTURE.md §8,
+// "Nodes"); without, all of them.
+func (c *Controller) carries(id int) func(outbox.Recipient) bool {
+	c.mu.Lock()
+	here := c.here
+	c.mu.Unlock()
+	agent := here == nil || here(id)
+	return func(r outbox.Recipient) bool { return r == outbox.ToAgent && agent || r != outbox.ToAgent && !c.Node }
 }
 
 func (c *Controller) wasQueued(id int, key string) bool {
@@ -72,7 +85,7 @@ func (c *Controller) markQueued(id int, key string) {
 // What cannot be delivered stays in the outbox for the next tick.
 // scanned is the issue as the tick's scan read it; current says the pass
 // left it so (no second read).
-func (c *Controller) mail(ctx context.Context, e *engine.Engine, scanned *issues.Issue, current, agent bool) {
+func (c *Controller) mail(ctx context.Context, e *engine.Engine, scanned *issues.Issue, current bool) {
 	id := scanned.ID
 	log := c.log().With("issue", id)
 	iss := scanned
@@ -84,8 +97,9 @@ func (c *Controller) mail(ctx context.Context, e *engine.Engine, scanned *issues
 		}
 	}
 	box := e.Outbox(id)
+	to := c.carries(id)
 	for _, m := range delivery.Channels(e.Config, e.Messages(iss)) {
-		if c.wasQueued(id, m.Key) {
+		if c.wasQueued(id, m.Key) || !to(m.To) {
 			continue
 		}
 		if _, err := box.Put(ctx, m); err != nil {
@@ -97,7 +111,7 @@ func (c *Controller) mail(ctx context.Context, e *engine.Engine, scanned *issues
 			log.Warn("a person is needed", "kind", m.Kind, "message", m.Text)
 		}
 	}
-	if pending, perr := box.Pending(); agent && perr == nil && slices.ContainsFunc(pending, firstTry) {
+	if pending, perr := box.Pending(); to(outbox.ToAgent) && perr == nil && slices.ContainsFunc(pending, firstTry) {
 		// What the agent is told to rebase on is what it fetches from
 		// the host, when it works in a clone of its own: fetched once
 		// per new message, not at every tick a message waits.
@@ -109,9 +123,6 @@ func (c *Controller) mail(ctx context.Context, e *engine.Engine, scanned *issues
 		log.Info("messages left in the outbox for the next controller", "err", err)
 		return
 	}
-	// With nodes, the agent's node types into its pane and the elected
-	// controller tells people (docs/ARCHITECTURE.md §8, "Nodes").
-	to := func(r outbox.Recipient) bool { return r == outbox.ToAgent && agent || r != outbox.ToAgent && !c.Node }
 	sent, err := delivery.Deliver(ctx, e, iss, c.tmuxClient(e), c.log(), to)
 	c.Metrics.Delivered(sent)
 	for _, m := range sent {

@@ -54,6 +54,9 @@ func (c *Controller) tick(ctx context.Context, e *engine.Engine) Summary {
 	if c.Homes != nil {
 		here = c.Homes(ctx, e, known)
 	}
+	c.mu.Lock()
+	c.here = here
+	c.mu.Unlock()
 	keeper := &agents.Keeper{Issue: c.Issue, Tmux: c.tmuxClient(e), Log: c.log(), Now: c.now, Fence: c.Fence,
 		Issues: known, Here: here, StopOthers: c.Node}
 	keeper.Keep(ctx, e)
@@ -124,9 +127,6 @@ type dueIssue struct {
 	woken bool
 	// act: the engine's pass or the PR's watch is due; mail: messages.
 	act, mail bool
-	// agent: this process keeps its agent and types into its pane
-	// (Controller.Homes).
-	agent bool
 }
 
 // due lists the issues to work on now: those in a controller stage, those
@@ -153,8 +153,8 @@ func (c *Controller) due(e *engine.Engine, now time.Time, woke wake.Woken, here 
 		if ent == nil {
 			continue
 		}
-		d := dueIssue{iss: ent.Issue, node: ent.Node, poll: ent.Poll, resumed: ent.Resumed, agent: here(ent.Issue.ID)}
-		if c.Node && !d.agent {
+		d := dueIssue{iss: ent.Issue, node: ent.Node, poll: ent.Poll, resumed: ent.Resumed}
+		if c.Node && !here(d.iss.ID) {
 			continue
 		}
 		if active(d) {
@@ -233,6 +233,6 @@ func (c *Controller) work(ctx context.Context, e *engine.Engine, d dueIssue, bat
 	}
 	// Unchanged by the pass, the issue the scan read is current.
 	current := !d.act || (p.err == nil && p.result != nil && p.result.Outcome.Version == d.iss.Version && !p.result.Outcome.Conflict)
-	c.mail(ctx, e, d.iss, current, d.agent)
+	c.mail(ctx, e, d.iss, current)
 	return p
 }

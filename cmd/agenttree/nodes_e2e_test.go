@@ -3,6 +3,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,10 +13,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
 
+	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/issues/etcdstore/etcdtest"
 	"github.com/agenttree/agenttree/internal/gittest"
 	"github.com/agenttree/agenttree/internal/statedir"
+	"github.com/agenttree/agenttree/internal/testpipeline"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -26,6 +30,7 @@ import (
 const nodeAgent = `#!/bin/sh
 echo "$AGENTTREE_ISSUE" >> "$0.starts"
 while IFS= read -r line; do
+  printf '%%s\n' "$line" >> "$0.received-$AGENTTREE_ISSUE"
   case "$line" in
   *please-next*)
     AGENTTREE_SOCKET=%[1]q %[2]q next -i "$AGENTTREE_ISSUE" > "$0.next-$AGENTTREE_ISSUE" 2>&1
@@ -227,3 +232,114 @@ func (h *host) agentNext(t *testing.T, id int) string {
 	}, settleWithin, lookEvery, "the agent's next answered")
 	return got
 }
+
+// received is what issue id's agent on h read from its pane.
+func (h *host) received(id int) string {
+	data, _ := os.ReadFile(fmt.Sprintf("%s.received-%d", h.agent, id))
+	return string(data)
+}
+
+// issueOf is issue id as h's commands read it from the shared state.
+func (h *host) issueOf(t *testing.T, id int) issues.Issue {
+	t.Helper()
+	res := h.run(t, humanEnv, "issue", "show", itoa(id), "--json")
+	require.Equal(t, exitOK, res.code, res.stderr)
+	var iss issues.Issue
+	require.NoError(t, json.Unmarshal([]byte(res.stdout), &iss), res.stdout)
+	return iss
+}
+
+// awaitIssue waits until issue id, read on h, is as cond says.
+func (h *host) awaitIssue(t *testing.T, id int, what string, cond func(*issues.Issue) bool) issues.Issue {
+	t.Helper()
+	var got issues.Issue
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		got = h.issueOf(t, id)
+		require.Truef(c, cond(&got), "issue %d is not %s yet: it is %s", id, what, describe(&got))
+	}, settleWithin, lookEvery)
+	return got
+}
+
+// worktree is where h's node made issue id's agent's work tree.
+func (h *host) worktree(t *testing.T, id int) string {
+	t.Helper()
+	var rec struct{ Worktree string }
+	require.Eventually(t, func() bool { // the record is written once the session runs
+		data, err := os.ReadFile(statedir.Layout{Root: filepath.Join(h.dir, "_agenttree")}.AgentSession(id))
+		return err == nil && yaml.Unmarshal(data, &rec) == nil && rec.Worktree != ""
+	}, settleWithin, lookEvery, "issue %d's session record on %s", id, h.dir)
+	return rec.Worktree
+}
+
+// The reference pipeline with its agent on a node: the agent commits in
+// its work tree there and hands the issue over (push_branch); the
+// controller, on a host without the agent's commits, opens the PR from
+// what the node pushed, runs CI, which fails, and steps the issue back;
+// the message reaches the agent's pane on its node, once and whole. The
+// leader is SIGKILLed meanwhile and the standby takes over. The agent's
+// fix reaches the PR the same way, a person approves on the controller's
+// host, and the controller merges: origin's main holds the agent's work.
+func TestEtcdNodesCarryTheReferencePipeline(t *testing.T) {
+	cluster := etcdtest.StartTLS(t, filepath.Join(t.TempDir(), "certs"))
+	gittest.Require(t)
+	gittest.Isolate(t)
+	origin, first := gittest.NewRemote(t)
+	gittest.Commit(t, first, ".gitignore", "_agenttree/\n", "ignore the state")
+	gittest.Commit(t, first, "README", "shop\n", "start")
+	gittest.Run(t, first, "push", "-q", "origin", "main")
+	pipeline := strings.Replace(testpipeline.Read(t, "controller-merges"), "          - has_commits:\n", "          - has_commits:\n          - push_branch:\n", 1)
+	require.Contains(t, pipeline, "push_branch")
+	withPipeline := func(h *host) {
+		data, err := os.ReadFile(h.config)
+		require.NoError(t, err)
+		cfg := string(data)
+		cfg = cfg[:strings.Index(cfg, "stages:")]
+		cfg = strings.Replace(cfg, "project: shop\n", "", 1)
+		require.NoError(t, os.WriteFile(h.config, []byte(pipeline+cfg), 0o644))
+	}
+	ctl, a := newHost(t, origin, cluster), newHost(t, origin, cluster)
+	withPipeline(ctl)
+	withPipeline(a)
+	leader := ctl.start(t, "controller")
+	standby := ctl.start(t, "controller")
+	a.start(t, "node", "--name", "a")
+
+	id := ctl.create(t, "Add checkout page", "--stage", "implement.code")
+	require.Eventually(t, func() bool { return a.hasSession(id) }, settleWithin, lookEvery, "the agent runs on node a")
+	work := a.worktree(t, id)
+	gittest.Commit(t, work, "checkout.txt", "checkout\n", "checkout page")
+	said := a.agentNext(t, id)
+	require.Contains(t, said, "exit=0", "implement.code → implement.feedback")
+	said = a.agentNext(t, id)
+	require.Contains(t, said, "exit=0", "implement.feedback → pr_ready, the branch pushed")
+	assert.Equal(t, gittest.Run(t, work, "rev-parse", "HEAD"), gittest.Run(t, first, "ls-remote", "origin", "refs/heads/"+a.issueOf(t, id).Branch)[:40])
+
+	// CI fails (no ok.txt): the controller steps the issue back, and the
+	// message reaches the agent's pane on node a. The leader is killed
+	// meanwhile; whichever controller leads carries on.
+	kill(leader)
+	iss := ctl.awaitIssue(t, id, "stepped back once", steppedBack(1))
+	require.Greater(t, iss.PRNumber, 0, "the PR was opened from what node a pushed")
+	require.Eventually(t, func() bool { return strings.Contains(a.received(id), "CI failed") }, settleWithin, lookEvery, "the step back's message reached node a's pane")
+
+	gittest.Commit(t, work, "ok.txt", "ok\n", "make CI pass")
+	said = a.agentNext(t, id)
+	require.Contains(t, said, "exit=0", said)
+	ctl.awaitIssue(t, id, "at implementation_review", atStage("implementation_review"))
+	res := ctl.run(t, humanEnv, "approve", itoa(id))
+	require.Equal(t, exitOK, res.code, res.stdout+res.stderr)
+	ctl.awaitIssue(t, id, "accepted", atStage("accepted"))
+	ctl.awaitIssue(t, id, "merged", func(iss *issues.Issue) bool { return iss.EntryPending == nil })
+	merged := gittest.Run(t, origin, "ls-tree", "--name-only", "main")
+	assert.Contains(t, merged, "checkout.txt", "origin's main holds the agent's work")
+	assert.Contains(t, merged, "ok.txt")
+
+	assert.Equal(t, 1, strings.Count(a.received(id), "was stepped back pr_ready → implement.feedback"), "the step back's message typed once:\n%s", a.received(id))
+	assert.Equal(t, 1, moves(ptr(ctl.issueOf(t, id)), stages.MoveStepBack), "one step back")
+	assert.Equal(t, []string{itoa(id)}, a.starts(), "one agent started")
+	res = ctl.run(t, humanEnv, "verify")
+	assert.Equal(t, exitOK, res.code, res.stdout+res.stderr)
+	_ = standby
+}
+
+func ptr[T any](v T) *T { return &v }
