@@ -13,6 +13,7 @@ import (
 
 	"github.com/agenttree/agenttree/controller/dueset"
 	"github.com/agenttree/agenttree/controller/metrics"
+	"github.com/agenttree/agenttree/controller/nodes"
 	"github.com/agenttree/agenttree/controller/prbatch"
 	"github.com/agenttree/agenttree/controller/ratelimit"
 	"github.com/agenttree/agenttree/controller/wake"
@@ -59,12 +60,14 @@ type Controller struct {
 	// it before it starts, each delivery before it types; once it says
 	// no, nothing more starts (docs/ARCHITECTURE.md §8).
 	Fence func(context.Context) error
-	// Homes, when set (state.nodes), says at each tick which issues'
-	// agents this process keeps and carries messages to; the elected
-	// controller's also gives the issues without a node one
-	// (controller/nodes, docs/ARCHITECTURE.md §8, "Nodes"). Unset, it
-	// keeps every issue's agent.
-	Homes func(ctx context.Context, e *engine.Engine, known func(ids []int) []*issues.Issue) func(id int) bool
+	// Homes, when set (state.nodes), says at each tick where each
+	// issue's agent is: this process keeps and carries messages to its
+	// own; a node stops its agents of issues given to another; the
+	// elected controller's Homes also gives the issues that need a node
+	// one (controller/nodes, docs/ARCHITECTURE.md §8, "Nodes"). When it
+	// cannot say, no agent is started or stopped, nor typed to. Unset,
+	// every issue's agent is this process's.
+	Homes func(ctx context.Context, e *engine.Engine, known func(ids []int) []*issues.Issue) (nodes.Homes, error)
 	// Node: this process is a node, not the elected controller: it keeps
 	// its issues' agents and carries their messages, and makes no pass
 	// of the engine's and tells no person.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/agenttree/agenttree/controller/agents"
 	"github.com/agenttree/agenttree/controller/delivery"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
@@ -156,4 +157,24 @@ func (c *Controller) tmuxClient(e *engine.Engine) *tmux.Client {
 		return c.Tmux
 	}
 	return delivery.TmuxClient(e)
+}
+
+// homes is where the issues' agents are this tick (Homes): which are
+// this process's, set on keeper too, and whether agents may be looked
+// after at all (not when it cannot be told).
+func (c *Controller) homes(ctx context.Context, e *engine.Engine, known func([]int) []*issues.Issue, keeper *agents.Keeper) (here func(int) bool, keep bool) {
+	here, keep = func(int) bool { return true }, true
+	if c.Homes != nil {
+		h, err := c.Homes(ctx, e, known)
+		if err != nil {
+			c.log().Warn("where the issues' agents run cannot be told; no agent is started, stopped or typed to until it can", "err", err)
+			here, keep = func(int) bool { return false }, false
+		} else if here, keeper.Mine = h.Mine, h.Mine; c.Node {
+			keeper.Moved = h.Elsewhere
+		}
+	}
+	c.mu.Lock()
+	c.here = here
+	c.mu.Unlock()
+	return here, keep
 }

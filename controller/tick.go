@@ -42,24 +42,22 @@ func (c *Controller) Tick(ctx context.Context) (Summary, error) {
 	}
 	sum := c.tick(ctx, e)
 	c.Metrics.Tick(time.Since(start), sum.Due, sum.Results)
-	// The forge's limits are its answers' clock, not c.Now.
-	c.limit.Record(e.Forge, e.Store.Root(), time.Now(), c.log())
+	// The forge's limits are its answers' clock, not c.Now; a node asks
+	// no forge.
+	if !c.Node {
+		c.limit.Record(e.Forge, e.Store.Root(), time.Now(), c.log())
+	}
 	return sum, nil
 }
 
 // tick is Tick's pass over e's issues.
 func (c *Controller) tick(ctx context.Context, e *engine.Engine) Summary {
 	known := func(ids []int) []*issues.Issue { return c.dueSet().Issues(e, ids, c.wallNow()) }
-	here := func(int) bool { return true }
-	if c.Homes != nil {
-		here = c.Homes(ctx, e, known)
+	keeper := &agents.Keeper{Issue: c.Issue, Tmux: c.tmuxClient(e), Log: c.log(), Now: c.now, Fence: c.Fence, Issues: known}
+	here, keep := c.homes(ctx, e, known, keeper)
+	if keep {
+		keeper.Keep(ctx, e)
 	}
-	c.mu.Lock()
-	c.here = here
-	c.mu.Unlock()
-	keeper := &agents.Keeper{Issue: c.Issue, Tmux: c.tmuxClient(e), Log: c.log(), Now: c.now, Fence: c.Fence,
-		Issues: known, Here: here, StopOthers: c.Node}
-	keeper.Keep(ctx, e)
 	now := c.now()
 	due := c.due(e, now, c.wake.Take(), here)
 	var sum Summary

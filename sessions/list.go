@@ -39,6 +39,21 @@ func (m *Manager) Stop(ctx context.Context, id int) (*Record, error) {
 	return rec, nil
 }
 
+// Forget ends issue id's session here, revokes its token and removes its
+// record, keeping the worktree: the issue went to another node
+// (state.nodes, docs/ARCHITECTURE.md §8), and a record left behind would
+// keep this node from starting its agent should the issue come back.
+func (m *Manager) Forget(ctx context.Context, id int) error {
+	rec, err := m.records().Get(id)
+	if err != nil {
+		return err
+	}
+	if err := m.End(ctx, id, rec.Session); err != nil {
+		return err
+	}
+	return m.records().Remove(id)
+}
+
 // List is every session record, by issue, with its state now. A record
 // that cannot be read is reported in the error; the others are listed.
 func (m *Manager) List(ctx context.Context) ([]Status, error) {

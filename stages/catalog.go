@@ -89,11 +89,8 @@ type HookSpec struct {
 	// PR in the background while an agent or a person works
 	// (poll_pr_status): it never blocks a move itself.
 	Watches bool
-	// Pushes marks a hook that pushes the branch to the remote
-	// from the work tree it runs in: with state.nodes the agent's commits
-	// are on its node alone, so one such hook must run in the agent's
-	// stage for the controller's to find them (docs/CONFIG.md,
-	// state.nodes).
+	// Pushes marks a hook that pushes the branch from the work
+	// tree it runs in: with state.nodes, one must run in an agent's stage.
 	Pushes bool
 	// Check, when set, checks an entry's parameters once the loader has
 	// read them (those given with a valid value, under their canonical

@@ -15,19 +15,13 @@ const (
 type State struct {
 	Backend StateBackend
 	Etcd    Etcd
-	// Nodes, when On, has agents run by nodes on other hosts
-	// (`agenttree node`), not by the controller (docs/ARCHITECTURE.md §8,
-	// "Nodes").
-	Nodes Nodes
+	Nodes   Nodes // agents on nodes: docs/ARCHITECTURE.md §8, "Nodes"
 }
 
-// Nodes is `state.nodes`: the hosts that run agents share the state.
+// Nodes is `state.nodes`: On when written; Capacity is how many issues a
+// node takes unless its `--capacity` says.
 type Nodes struct {
-	// On: `state.nodes` is written; each issue's agent runs on the node it
-	// is assigned to.
-	On bool
-	// Capacity is how many issues' agents a node takes unless its
-	// `--capacity` says.
+	On       bool
 	Capacity int
 }
 
@@ -45,3 +39,6 @@ type Etcd struct {
 // EtcdTLS are the files of the client's TLS: the CA that signed the
 // cluster's certificates, the client's certificate and its key.
 type EtcdTLS struct{ CA, Cert, Key string }
+
+// NodeLabel starts the label that gives an issue to a node: a person's.
+const NodeLabel = "node:"

@@ -162,6 +162,13 @@ func TestEtcdNodesRunTheirOwnAgents(t *testing.T) {
 	assert.False(t, b.hasSession(one), "no agent of the first issue on node b")
 	assert.False(t, a.hasSession(two), "no agent of the second issue on node a")
 	assert.False(t, ctl.hasSession(one) || ctl.hasSession(two), "no agent on the controller's host")
+	res := ctl.run(t, humanEnv, "start", itoa(one))
+	assert.NotEqual(t, exitOK, res.code, "a person's start where no node runs is refused")
+	assert.Contains(t, res.stderr, "none runs in this checkout")
+	res = b.run(t, humanEnv, "start", itoa(one))
+	assert.NotEqual(t, exitOK, res.code, "a person's start on another node is refused")
+	assert.Contains(t, res.stderr, fmt.Sprintf("issue %d's agent runs on node a, not on this one (b): start it there, or move it here with `agenttree assign %d --node b`", one, one))
+	assert.False(t, b.hasSession(one))
 	// The first message is typed into the node's own pane.
 	require.Eventually(t, func() bool {
 		out, err := a.tmux.captured(agentSession(one))
@@ -184,7 +191,7 @@ func TestEtcdNodesRunTheirOwnAgents(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return strings.Contains(ctl.run(t, humanEnv, "status").stdout, fmt.Sprintf("node b is gone: its issues %d wait", two))
 	}, settleWithin, lookEvery, "status says node b is gone with its issue")
-	res := ctl.run(t, humanEnv, "assign", itoa(two), "--node", "b")
+	res = ctl.run(t, humanEnv, "assign", itoa(two), "--node", "b")
 	assert.Equal(t, exitUsage, res.code, "a node gone is refused: %s", res.stdout+res.stderr)
 	assert.Contains(t, res.stderr, `node "b" is not alive (alive: a)`)
 	res = ctl.run(t, agentEnv, "assign", itoa(two), "--node", "a")

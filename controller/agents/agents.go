@@ -38,14 +38,14 @@ type Keeper struct {
 	// after: once it says no (the controller's term ended), no agent is
 	// started, restarted or nudged (docs/ARCHITECTURE.md §8).
 	Fence func(context.Context) error
-	// Here, when set, says which issues' agents are this process's to
+	// Mine, when set, says which issues' agents are this process's to
 	// keep (with nodes, those given to its node: docs/ARCHITECTURE.md §8,
 	// "Nodes"); the others are left alone.
-	Here func(id int) bool
-	// StopOthers: a node stops the sessions on its host of issues that are
-	// no longer its own (a person gave them to another node), so that two
-	// agents never work on one issue.
-	StopOthers bool
+	Mine func(id int) bool
+	// Moved, when set, names the issues given to another node: a node
+	// ends its sessions of them (Manager.Forget), so that two agents
+	// never work on one issue.
+	Moved func(id int) bool
 }
 
 // Keep is the tick's step that keeps agents alive (docs/ARCHITECTURE.md §9): for
@@ -86,9 +86,9 @@ func (c *Keeper) Keep(ctx context.Context, e *engine.Engine) {
 			continue // the tick's scan says why
 		}
 		s, ok := seen[id]
-		if c.Here != nil && !c.Here(id) {
-			if c.StopOthers && ok && s.Record != nil && s.Record.Stopped.IsZero() && s.Pane != sessions.PaneMissing {
-				c.stopMoved(work, m, id)
+		if c.Mine != nil && !c.Mine(id) {
+			if c.Moved != nil && c.Moved(id) && ok {
+				c.forgetMoved(work, m, id)
 			}
 			continue
 		}
@@ -177,11 +177,11 @@ func (c *Keeper) escalateAgent(ctx context.Context, e *engine.Engine, id int, re
 	return nil
 }
 
-// stopMoved stops issue id's session here: the issue was given to
-// another node, whose agent takes it on from what is pushed and stored.
-func (c *Keeper) stopMoved(ctx context.Context, m *sessions.Manager, id int) {
+// forgetMoved ends issue id's session here and removes its record: the
+// issue was given to another node, whose agent takes it on.
+func (c *Keeper) forgetMoved(ctx context.Context, m *sessions.Manager, id int) {
 	c.Log.Warn("the issue was given to another node: its agent here is stopped", "issue", id)
-	if _, err := m.Stop(ctx, id); err != nil {
+	if err := m.Forget(ctx, id); err != nil {
 		c.Log.Warn("stopping the agent of an issue given to another node", "issue", id, "err", err)
 	}
 }

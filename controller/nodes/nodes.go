@@ -16,7 +16,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
 	"time"
+
+	"github.com/agenttree/agenttree/stages"
 )
 
 // DefaultTTL is a node's lease: a node killed is seen gone within it.
@@ -24,7 +27,7 @@ const DefaultTTL = 10 * time.Second
 
 // LabelPrefix is the label that gives an issue to the node it names
 // (`node:NAME`), whatever the others' room.
-const LabelPrefix = "node:"
+const LabelPrefix = stages.NodeLabel
 
 // ErrTaken is a node's name that a node alive already has.
 var ErrTaken = errors.New("a node of that name is alive")
@@ -32,7 +35,7 @@ var ErrTaken = errors.New("a node of that name is alive")
 // ErrMoved is an assignment that changed since it was read.
 var ErrMoved = errors.New("the issue's node changed meanwhile")
 
-// Node is one host's `agenttree node` (or `controller --node`), as it
+// Node is one host's `agenttree node`, as it
 // said when it joined.
 type Node struct {
 	Name string `json:"name"`
@@ -57,6 +60,24 @@ type Registry interface {
 	// none), else ErrMoved: two controllers, or a person and the
 	// controller, never both move it.
 	Assign(ctx context.Context, id int, name, from string) error
+}
+
+// Homes is which node each issue's agent is on, as a tick read it.
+type Homes struct {
+	// Self is this process's node; "" for a controller that runs no
+	// agents.
+	Self     string
+	Assigned map[int]string
+}
+
+// Mine reports whether issue id's agent is this process's.
+func (h Homes) Mine(id int) bool { return h.Self != "" && h.Assigned[id] == h.Self }
+
+// Elsewhere reports whether issue id was given to a node other than this
+// one.
+func (h Homes) Elsewhere(id int) bool {
+	n, ok := h.Assigned[id]
+	return ok && n != h.Self
 }
 
 // ValidName reports what is wrong with a node's name, nil when nothing:

@@ -53,13 +53,29 @@ func TestValidName(t *testing.T) {
 
 func TestLook(t *testing.T) {
 	live := []nodes.Node{{Name: "a", Capacity: 2}, {Name: "b", Capacity: 1}}
-	s := nodes.Look([]int{1, 2, 3, 4, 5}, live, map[int]string{1: "a", 2: "c", 3: "c", 4: "a", 9: "b"})
+	open := []nodes.Open{{ID: 1}, {ID: 2}, {ID: 3}, {ID: 4}, {ID: 5, WantsNode: true}, {ID: 6, WantsNode: true, Labels: []string{"node:c"}},
+		{ID: 7}, {ID: 8, WantsNode: true, Labels: []string{"node:a"}}}
+	s := nodes.Look(open, live, map[int]string{1: "a", 2: "c", 3: "c", 4: "a", 9: "b"})
 	assert.Equal(t, []string{"c"}, s.Gone)
-	assert.Equal(t, []int{5}, s.Waiting)
+	assert.Equal(t, []int{5, 6, 8}, s.Waiting, "issue 7 wants no node (in a parking lot, at a review)")
+	assert.Equal(t, map[int]string{6: "c"}, s.Named)
 	assert.Equal(t, []string{
 		"nodes: a (2 of 2), b (0 of 1)",
 		"node c is gone: its issues 2, 3 wait; move each with `agenttree assign ID --node NAME`",
-		"issues 5 wait for a node with room",
+		"issue 6 waits for node c, which is not alive: start `agenttree node --name c` on its host, or `agenttree assign 6 --node NAME`",
+		"issues 5, 8 wait for a node with room that takes their labels",
 	}, s.Lines())
 	assert.Equal(t, []string{"nodes: none alive: start `agenttree node` on the hosts that run agents"}, nodes.Look(nil, nil, nil).Lines())
+}
+
+func TestHomes(t *testing.T) {
+	h := nodes.Homes{Self: "a", Assigned: map[int]string{1: "a", 2: "b"}}
+	assert.True(t, h.Mine(1))
+	assert.False(t, h.Mine(2))
+	assert.False(t, h.Mine(3), "an issue without a node is no one's")
+	assert.False(t, h.Elsewhere(1))
+	assert.True(t, h.Elsewhere(2))
+	assert.False(t, h.Elsewhere(3), "an issue without a node was not moved away")
+	ctl := nodes.Homes{Assigned: h.Assigned}
+	assert.False(t, ctl.Mine(1), "a controller without a node keeps no agent")
 }

@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -11,9 +12,13 @@ import (
 	"github.com/agenttree/agenttree/stages"
 )
 
-// readWait bounds a tick's reads of the nodes: a cluster out of reach
-// must not hold the tick.
+// readWait bounds each of a tick's requests to the nodes' keys: a cluster
+// out of reach must not hold the tick.
 const readWait = 5 * time.Second
+
+// ErrNotJoined is a node whose lease ended and that has not joined again:
+// it does not know that its issues are still its own.
+var ErrNotJoined = errors.New("this node is not among the nodes alive (its lease ended)")
 
 // Share is how a controller or a node learns, at each tick, which
 // issues' agents are its own to keep and carry messages to.
@@ -22,9 +27,12 @@ type Share struct {
 	// Self is this process's node; "" for a controller that runs no
 	// agents.
 	Self string
-	// Places: this is the elected controller, which gives each unfinished
-	// issue without a node one (Place).
+	// Places: this is the elected controller, which gives each issue
+	// that reaches an agent's stage without a node one (Place).
 	Places bool
+	// Joined, when set, says whether this node is among the nodes alive
+	// now.
+	Joined func() bool
 	Log    *slog.Logger
 
 	mu sync.Mutex
@@ -32,34 +40,33 @@ type Share struct {
 	gone map[string]string
 }
 
-// Here reads the issues' nodes, gives those without one a node when s
-// Places, and says which issues are this process's. When the nodes
-// cannot be read (the cluster out of reach), none is: a node that does
-// not know its issues starts no agent and types into no pane. known
-// gives the issues of ids as the tick read them.
-func (s *Share) Here(ctx context.Context, e *engine.Engine, known func(ids []int) []*issues.Issue) func(id int) bool {
-	none := func(int) bool { return false }
+// Homes reads the issues' nodes, gives those that need one a node when s
+// Places, and says where each issue's agent is. When that cannot be told
+// (the cluster out of reach, this node's lease ended) it is an error, and
+// the caller neither starts nor stops an agent until it can. known gives
+// the issues of ids as the tick read them.
+func (s *Share) Homes(ctx context.Context, e *engine.Engine, known func(ids []int) []*issues.Issue) (Homes, error) {
+	if s.Joined != nil && !s.Joined() {
+		return Homes{}, ErrNotJoined
+	}
 	rctx, cancel := context.WithTimeout(ctx, readWait)
-	defer cancel()
 	assigned, err := s.Registry.Assigned(rctx)
+	cancel()
 	if err != nil {
-		s.Log.Warn("the issues' nodes cannot be read; no agent is looked after until they are", "err", err)
-		return none
+		return Homes{}, err
 	}
 	if s.Places {
-		s.place(rctx, e, known, assigned)
+		s.place(ctx, e, known, assigned)
 	}
-	self := s.Self
-	if self == "" {
-		return none
-	}
-	return func(id int) bool { return assigned[id] == self }
+	return Homes{Self: s.Self, Assigned: assigned}, nil
 }
 
-// place gives the unfinished issues without a node one, and says in the
-// log which nodes are gone with issues of theirs unfinished.
+// place gives each issue at an agent's stage without a node one, and
+// says in the log which nodes are gone with issues of theirs unfinished.
 func (s *Share) place(ctx context.Context, e *engine.Engine, known func(ids []int) []*issues.Issue, assigned map[int]string) {
-	live, err := s.Registry.Live(ctx)
+	rctx, cancel := context.WithTimeout(ctx, readWait)
+	live, err := s.Registry.Live(rctx)
+	cancel()
 	if err != nil {
 		s.Log.Warn("the nodes cannot be read; no issue is given one", "err", err)
 		return
@@ -69,15 +76,20 @@ func (s *Share) place(ctx context.Context, e *engine.Engine, known func(ids []in
 		s.Log.Warn("listing issues", "err", err)
 		return
 	}
-	var unfinished []int
+	var open []Open
 	labels := map[int][]string{}
-	for _, iss := range known(ids) {
-		if iss != nil && !finished(e.Config, iss) {
-			unfinished = append(unfinished, iss.ID)
+	for i, iss := range known(ids) {
+		if iss == nil {
+			// Not read this tick: its node's room stays taken.
+			open = append(open, Open{ID: ids[i]})
+			continue
+		}
+		if !finished(e.Config, iss) {
+			open = append(open, Open{ID: iss.ID, Labels: iss.Labels, WantsNode: WantsNode(e.Config, iss.Stage, iss.Escalated != nil)})
 			labels[iss.ID] = iss.Labels
 		}
 	}
-	survey := Look(unfinished, live, assigned)
+	survey := Look(open, live, assigned)
 	load := map[string]int{}
 	for node, ids := range survey.Load {
 		load[node] = len(ids)
@@ -87,7 +99,10 @@ func (s *Share) place(ctx context.Context, e *engine.Engine, known func(ids []in
 		wants[i] = Want{ID: id, Labels: labels[id]}
 	}
 	for id, node := range Place(wants, live, load) {
-		if err := s.Registry.Assign(ctx, id, node, ""); err != nil {
+		actx, cancel := context.WithTimeout(ctx, readWait)
+		err := s.Registry.Assign(actx, id, node, "")
+		cancel()
+		if err != nil {
 			s.Log.Warn("giving an issue a node", "issue", id, "node", node, "err", err)
 			continue
 		}

@@ -44,6 +44,11 @@ func Create(ctx context.Context, cfg *stages.Config, store *issues.Store, req Ne
 		if err := agentMayCreate(cfg, flow.Name, req.Vars); err != nil {
 			return nil, err
 		}
+		for _, l := range req.Labels {
+			if strings.HasPrefix(l, stages.NodeLabel) {
+				return nil, fmt.Errorf("label %q names the node the issue runs on, which a person chooses: leave it out (a person may add it, or `agenttree assign` the issue)", l)
+			}
+		}
 	}
 	if req.Stage != "" && req.Stage != stage && req.By.Kind == act.ActorAgent {
 		// Placing an issue mid-flow would skip gates (a review, say).

@@ -144,6 +144,9 @@ func TestAgentsCreateInTheDefaultFlow(t *testing.T) {
 		{"an allowed variable", intake.NewIssue{Title: "x", Vars: map[string]any{"touches_ui": true}, By: agent}, ""},
 		{"another variable", intake.NewIssue{Title: "x", Vars: map[string]any{"touches_auth": false}, By: agent}, "agents may not set touches_auth"},
 		{"mid-flow", intake.NewIssue{Title: "x", Stage: "implement.code", By: agent}, "agents create issues at the start of a flow"},
+		{"a label", intake.NewIssue{Title: "x", Labels: []string{"gpu"}, By: agent}, ""},
+		{"its node", intake.NewIssue{Title: "x", Labels: []string{"node:fast"}, By: agent}, `label "node:fast" names the node the issue runs on, which a person chooses`},
+		{"a person's node", intake.NewIssue{Title: "x", Labels: []string{"node:fast"}, By: human}, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := allowing.Create(context.Background(), tt.req)

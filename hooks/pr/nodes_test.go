@@ -78,3 +78,21 @@ func TestPushBranchNeverOverwrites(t *testing.T) {
 	assert.Contains(t, o.Reason, "push rejected")
 	assert.Equal(t, pushed, branchIn(t, l.bare, "issue-7"))
 }
+
+// With state.nodes, create_pr in an agent's stage runs where the agent
+// works, its branch checked out there and ahead of the remote: it is
+// pushed from there, nothing taken from the remote over it.
+func TestWithNodesCreatePRWhereTheAgentWorks(t *testing.T) {
+	l := newLocalPR(t, "")
+	cfg := prConfig()
+	cfg.State.Nodes.On = true
+	l.env.Config = cfg
+	gittest.Run(t, l.work, "push", "--quiet", "origin", "issue-7")
+	gittest.Commit(t, l.work, "more.txt", "more\n", "issue 7: more")
+	head := revParse(t, l.work, "HEAD")
+	o := runHook(t, l.env, l.issue, "create_pr", nil)
+	require.Equal(t, hooks.KindPass, o.Kind, o.Reason)
+	assert.Equal(t, head, o.Outputs["head_sha"])
+	assert.Equal(t, head, branchIn(t, l.bare, "issue-7"))
+	assert.Equal(t, head, revParse(t, l.work, "HEAD"), "the work tree's branch is not moved")
+}

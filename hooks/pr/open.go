@@ -42,10 +42,8 @@ func createPR(ctx context.Context, c *hooks.Call) hooks.Outcome {
 		return out
 	}
 	if c.Settings().State.Nodes.On {
-		// The agent's commits are on its node, which pushed them
-		// (push_branch): the branch is taken from the remote.
-		if err := g.Fetch(ctx, remote(c), "+refs/heads/"+branch+":refs/heads/"+branch); err != nil {
-			return hooks.Failf("%s is not on %s as the agent's node pushes it (push_branch in the agent's stage): %v; run `agenttree next` again on the node", branch, remote(c), err)
+		if o := takeBranch(ctx, c, g, branch); o != nil {
+			return *o
 		}
 	}
 	if o := pushBranch(ctx, c, f, g, branch); o != nil {

@@ -161,3 +161,36 @@ func pushBranchHook(ctx context.Context, c *hooks.Call) hooks.Outcome {
 	out.Message = fmt.Sprintf("pushed %s to %s", branch, remote(c))
 	return out
 }
+
+// takeBranch brings the branch here as the agent's node pushed it
+// (state.nodes: push_branch; docs/ARCHITECTURE.md §8, Nodes): fetched
+// from the remote, then the local branch made, or moved forward, to it.
+// A local branch ahead of it (this is the agent's host) or apart from it
+// is left as it is, for the push to sort out (pushBranch).
+func takeBranch(ctx context.Context, c *hooks.Call, g *gitx.Repo, branch string) *hooks.Outcome {
+	tracking := "refs/remotes/" + remote(c) + "/" + branch
+	if err := g.Fetch(ctx, remote(c), "+refs/heads/"+branch+":"+tracking); err != nil {
+		o := hooks.Failf("%s is not on %s as the agent's node pushes it (push_branch in the agent's stage): %v; run `agenttree next` again where the agent works", branch, remote(c), err)
+		return &o
+	}
+	pushed, err := g.RevParse(ctx, tracking)
+	if err != nil {
+		o := hooks.Failf("reading %s: %v", tracking, err)
+		return &o
+	}
+	local, err := g.RevParse(ctx, "refs/heads/"+branch)
+	switch {
+	case errors.Is(err, gitx.ErrNoRef):
+		err = g.UpdateRef(ctx, "refs/heads/"+branch, pushed, "0000000000000000000000000000000000000000")
+	case err != nil || local == pushed:
+	default:
+		if ok, aerr := g.IsAncestor(ctx, local, pushed); aerr != nil || ok {
+			err = errors.Join(aerr, g.UpdateRef(ctx, "refs/heads/"+branch, pushed, local))
+		}
+	}
+	if err != nil {
+		o := hooks.Failf("taking %s as the agent's node pushed it: %v", branch, err)
+		return &o
+	}
+	return nil
+}

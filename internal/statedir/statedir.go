@@ -77,6 +77,10 @@ func (l Layout) BoardURL() string { return filepath.Join(l.Host(), "board.url") 
 // last answered, for `status` and the board to show without asking.
 func (l Layout) RateLimit() string { return filepath.Join(l.Host(), "ratelimit.json") }
 
+// Node names the node that runs this checkout's agents
+// (`agenttree node`, state.nodes), written when it joins.
+func (l Layout) Node() string { return filepath.Join(l.Host(), "node") }
+
 // Socket is where the controller listens for agents. It has a directory
 // of its own, which containers mount: a controller that restarts makes a
 // new socket file, which a mount of the old file would not see.

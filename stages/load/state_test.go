@@ -113,4 +113,15 @@ func TestNodesNeedTheAgentsToPushTheirBranch(t *testing.T) {
 	assert.Empty(t, cfg.Warnings)
 	_, err = parseYAML(t, pipeline)
 	require.NoError(t, err, "without nodes the controller's host has the branch")
+
+	// Each flow must push before its create_pr: one that skips the stage
+	// that pushes is refused, naming the flow.
+	inCode := strings.Replace(pipeline, "      - name: code\n", "      - name: code\n        pre_completion:\n          - push_branch:\n", 1)
+	require.NotEqual(t, pipeline, inCode)
+	_, err = parseYAML(t, inCode+nodes)
+	require.NoError(t, err, "the default flow pushes at implement.code")
+	quick := "flows:\n  quick: [backlog, implement.feedback, pr_ready, implementation_review, accepted]\n"
+	_, err = parseYAML(t, inCode+nodes+quick)
+	require.Error(t, err)
+	assert.Contains(t, diagStrings(diagnostics(t, err))[0], "no stage of the agents before it in flow quick pushes them")
 }

@@ -108,7 +108,7 @@ func TopLevel() []Key {
 					}},
 				}},
 				{Name: "nodes", Field: at(func(s *stages.State) any { return &s.Nodes }), Type: TypeSection,
-					Doc: "Written (backend: etcd), agents run on nodes, not beside the controller: each host that runs agents runs `agenttree node` (or `agenttree controller --node NAME`), and the elected controller gives each issue to one of them, by label or by room (docs/ARCHITECTURE.md §8, Nodes).", Keys: []Key{
+					Doc: "Written (backend: etcd), agents run on nodes, not beside the controller: each host that runs agents runs `agenttree node` in a checkout of its own, and the elected controller gives each issue reaching an agent's stage to one of them, by label or by room; a stage of the agents pushes the branch for the controller (`push_branch`) (docs/ARCHITECTURE.md §8, Nodes).", Keys: []Key{
 						{Name: "capacity", Min: "1", Field: at(func(n *stages.Nodes) any { return &n.Capacity }), Type: TypeInt, Default: "10",
 							Doc: "How many unfinished issues a node takes unless its `--capacity` says; an issue waits for room when every node is full."},
 					}},

@@ -101,7 +101,7 @@ func controllerRun(ctx context.Context, opts *ControllerOptions) error {
 			return err
 		}
 		share := &nodes.Share{Registry: reg, Places: true, Log: log}
-		opts.setup = func(c *controller.Controller) { c.Homes = share.Here }
+		opts.setup = func(c *controller.Controller) { c.Homes = share.Homes }
 	}
 	if first.Config.State.Backend == stages.StateEtcd {
 		return a.elected(ctx, opts, first, id, log)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,6 +16,7 @@ import (
 	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/controller/nodes"
 	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/internal/atomicfile"
 	"github.com/agenttree/agenttree/internal/exitcode"
 )
 
@@ -94,14 +96,34 @@ func nodeRun(ctx context.Context, opts *NodeOptions) error {
 	if err != nil || member == nil {
 		return err
 	}
-	ctx, stop := context.WithCancel(ctx)
-	defer stop()
-	go stayJoined(ctx, reg, n, member, log)
-	share := &nodes.Share{Registry: reg, Self: n.Name, Log: log}
+	// `agenttree start` here reads which node runs this checkout's agents.
+	if err := atomicfile.Write(first.Store.Layout().Node(), []byte(n.Name+"\n"), 0o644); err != nil {
+		member.Leave()
+		return err
+	}
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	var joined atomic.Value // the cmdutil.NodeMember of now
+	joined.Store(member)
+	go func() { stop(stayJoined(ctx, reg, n, &joined, log)) }()
+	share := &nodes.Share{Registry: reg, Self: n.Name, Log: log, Joined: func() bool {
+		select {
+		case <-joined.Load().(cmdutil.NodeMember).Done():
+			return false
+		default:
+			return true
+		}
+	}}
+	// A node asks no forge: the elected controller watches it and does
+	// its work (docs/ARCHITECTURE.md §8, "Nodes").
 	copts := &ControllerOptions{App: opts.App, Interval: opts.Interval, LogFormat: opts.LogFormat,
-		setup: func(c *controller.Controller) { c.Node, c.Homes = true, share.Here }}
+		setup: func(c *controller.Controller) { c.Node, c.Homes, c.NoWatch = true, share.Homes, true }}
 	log.Info("node started", "labels", strings.Join(n.Labels, ","), "capacity", n.Capacity)
-	return a.control(ctx, copts, a.Reloader(ctx, first), root, 0, log, nil)
+	err = a.control(ctx, copts, a.Reloader(ctx, first), root, 0, log, nil)
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause // it could not join again
+	}
+	return err
 }
 
 // nodeOf is the node opts describe.
@@ -162,21 +184,29 @@ func join(ctx context.Context, reg cmdutil.NodeRegistry, n nodes.Node, log *slog
 }
 
 // stayJoined joins again each time the node's lease ends (cut off from
-// the cluster longer than the lease), until ctx ends. Meanwhile the
-// elected controller may see it gone; its issues stay its own.
-func stayJoined(ctx context.Context, reg cmdutil.NodeRegistry, n nodes.Node, m cmdutil.NodeMember, log *slog.Logger) {
-	for m != nil {
+// the cluster longer than the lease), until ctx ends; meanwhile the
+// elected controller may see it gone, and the node neither starts nor
+// stops an agent (Share.Joined). A name another node took meanwhile
+// ends the node, with that error: two nodes of one name would both keep
+// its issues' agents.
+func stayJoined(ctx context.Context, reg cmdutil.NodeRegistry, n nodes.Node, joined *atomic.Value, log *slog.Logger) error {
+	for {
+		m := joined.Load().(cmdutil.NodeMember)
 		select {
 		case <-ctx.Done():
 			m.Leave()
-			return
+			return nil
 		case <-m.Done():
 		}
-		if ctx.Err() != nil {
-			return
-		}
 		log.Warn("this node's lease ended: it was cut off from the cluster; joining again")
-		// Its own name may still be held by the lease just lost.
-		m, _ = join(ctx, reg, n, log)
+		m, err := join(ctx, reg, n, log)
+		if err != nil {
+			log.Error("this node cannot join again: it stops", "err", err)
+			return err
+		}
+		if m == nil {
+			return nil // ctx ended
+		}
+		joined.Store(m)
 	}
 }

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
 	"github.com/agenttree/agenttree/internal/exitcode"
+	"github.com/agenttree/agenttree/internal/textsafe"
 )
 
 // AssignOptions is what `assign` was asked.
@@ -73,11 +75,11 @@ func assignRun(ctx context.Context, opts *AssignOptions) error {
 		names = append(names, n.Name)
 	}
 	if !slices.Contains(names, opts.Node) {
-		alive := strings.Join(names, ", ")
+		alive := textsafe.Line(strings.Join(names, ", "), 400)
 		if alive == "" {
 			alive = "none: start one with `agenttree node` on a host that runs agents"
 		}
-		return &cmdutil.ExitError{Code: exitcode.Usage, Err: fmt.Errorf("node %q is not alive (alive: %s)", opts.Node, alive)}
+		return &cmdutil.ExitError{Code: exitcode.Usage, Err: fmt.Errorf("node %s is not alive (alive: %s)", strconv.Quote(textsafe.Line(opts.Node, 64)), alive)}
 	}
 	assigned, err := reg.Assigned(ctx)
 	if err != nil {
@@ -86,19 +88,21 @@ func assignRun(ctx context.Context, opts *AssignOptions) error {
 	from := assigned[id]
 	if from != opts.Node {
 		if err := reg.Assign(ctx, id, opts.Node, from); err != nil {
-			return fmt.Errorf("%w; see where it is now with `agenttree status %d`, and try again", err, id)
+			return fmt.Errorf("%w; `agenttree status` lists the nodes and their issues: look, and try again", err)
 		}
 	}
 	if opts.JSON {
 		return a.PrintJSON(map[string]any{"issue": id, "node": opts.Node, "was": from})
 	}
+	to, was := textsafe.Line(opts.Node, 64), textsafe.Line(from, 64)
 	switch from {
 	case opts.Node:
-		fmt.Fprintf(a.Out, "issue %d is node %s's already\n", id, opts.Node)
+		fmt.Fprintf(a.Out, "issue %d is node %s's already\n", id, to)
 	case "":
-		fmt.Fprintf(a.Out, "issue %d given to node %s; its agent starts there at the node's next pass\n", id, opts.Node)
+		fmt.Fprintf(a.Out, "issue %d given to node %s; its agent starts there at the node's next pass\n", id, to)
 	default:
-		fmt.Fprintf(a.Out, "issue %d moved from node %s to node %s; its agent starts there at the node's next pass, and %s stops its own\n", id, from, opts.Node, from)
+		fmt.Fprintf(a.Out, "issue %d moved from node %s to node %s; its agent starts there at the node's next pass, from its branch as pushed, and %s stops its own. "+
+			"The stage documents written on %s stay in its checkout: copy those the agent needs\n", id, was, to, was, was)
 	}
 	return nil
 }

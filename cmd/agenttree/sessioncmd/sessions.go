@@ -100,6 +100,9 @@ func startRun(ctx context.Context, opts *StartOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := a.StartsHere(ctx, m.Engine, id); err != nil {
+		return err
+	}
 	start := opts.Start
 	start.Role = stages.Role(opts.Role)
 	s := a.Spin(fmt.Sprintf("starting issue %d's agent", id))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agenttree/agenttree/controller/nodes"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/stages"
 )
@@ -16,13 +17,13 @@ func (a cmds) printNodes(ctx context.Context, e *engine.Engine, rows []Row) {
 	if !e.Config.State.Nodes.On {
 		return
 	}
-	var unfinished []int
+	var open []nodes.Open
 	for _, r := range rows {
 		if n, ok := e.Config.Node(r.Stage); r.Error == "" && (!ok || n.Terminal() == stages.TerminalNone) {
-			unfinished = append(unfinished, r.ID)
+			open = append(open, nodes.Open{ID: r.ID, WantsNode: nodes.WantsNode(e.Config, r.Stage, r.Escalated != nil)})
 		}
 	}
-	if survey, err := a.NodeSurvey(ctx, e.Config, unfinished); err == nil {
+	if survey, err := a.NodeSurvey(ctx, e, open); err == nil {
 		fmt.Fprintf(a.Out, "\n%s\n", strings.Join(survey.Lines(), "\n"))
 	} else {
 		fmt.Fprintf(a.Out, "\nthe nodes cannot be read: %v\n", err)

@@ -46,7 +46,12 @@ func (r *Registry) Live(ctx context.Context) ([]nodes.Node, error) {
 	for _, kv := range resp.Kvs {
 		var n nodes.Node
 		if err := json.Unmarshal(kv.Value, &n); err != nil {
-			return nil, fmt.Errorf("read node %s: %w", kv.Key, err)
+			return nil, fmt.Errorf("read node %q: %w", kv.Key, err)
+		}
+		// A key written by hand that names another node, or none that
+		// could be one, is not a node alive.
+		if string(kv.Key) != r.nodeKey(n.Name) || nodes.ValidName(n.Name) != nil {
+			continue
 		}
 		out = append(out, n)
 	}

@@ -9,6 +9,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/agenttree/agenttree/controller/nodes"
+	"github.com/agenttree/agenttree/internal/textsafe"
 )
 
 // Member is this process among the nodes while its lease lasts.
@@ -79,7 +80,7 @@ func taken(name string, resp *clientv3.TxnResponse) error {
 	if rs := resp.Responses; len(rs) > 0 && len(rs[0].GetResponseRange().Kvs) > 0 {
 		var n nodes.Node
 		if json.Unmarshal(rs[0].GetResponseRange().Kvs[0].Value, &n) == nil {
-			who = fmt.Sprintf("%s, since %s", n.Host, n.Since.Format(time.RFC3339))
+			who = fmt.Sprintf("%s, since %s", textsafe.Line(n.Host, 200), n.Since.Format(time.RFC3339))
 		}
 	}
 	return fmt.Errorf("node %s: %w (%s): stop that one, or name this one otherwise with --name", name, nodes.ErrTaken, who)
