@@ -40,7 +40,7 @@ func etcdWorkspace(t *testing.T, prefix string) (*workspace, *etcdtest.Cluster) 
 
 // A repository whose config says etcd keeps its issues' state there, over
 // TLS with client certificates: issue create, next, status and verify
-// work, the stage documents and outbox stay in _agenttree/, and no
+// work, the stage documents stay in _agenttree/, and no
 // issue.yaml, log or watch.yaml is written under it.
 func TestStateInEtcd(t *testing.T) {
 	w, c := etcdWorkspace(t, "/agenttree/e2e")
