@@ -59,7 +59,7 @@ func (b *Box) Deliver(ctx context.Context, send SendFunc, seen SeenFunc) (delive
 // messages until the next delivery, while other recipients' go on (people
 // are told of an escalation even when the agent's session is gone).
 func (b *Box) Carry(ctx context.Context, c Courier) (delivered []Message, err error) {
-	if b.place.Idle(ctx) {
+	if b.place.Idle(ctx) || !b.carries(ctx, c) {
 		return nil, nil
 	}
 	unlock, err := b.place.Lock(ctx, deliverLock, lockWait)
@@ -93,6 +93,20 @@ func (b *Box) Carry(ctx context.Context, c Courier) (delivered []Message, err er
 		return delivered, errors.Join(errs...)
 	}
 	return delivered, b.tidy(ctx)
+}
+
+// carries reports whether c may carry a message waiting, looked at
+// without the lock: a courier that takes some recipients only (a node
+// its agents', the controller people's: docs/ARCHITECTURE.md §8,
+// "Nodes") does not wait for the lock while another host's types into a
+// pane the messages it does not take. A message put meanwhile is
+// carried at the next delivery.
+func (b *Box) carries(ctx context.Context, c Courier) bool {
+	if c.Takes == nil {
+		return true
+	}
+	queue, err := b.pending(ctx)
+	return err != nil || slices.ContainsFunc(queue, func(m Message) bool { return c.Takes(m.To) && m.State != Untaken })
 }
 
 // deliver delivers one message and returns it as delivered. What was

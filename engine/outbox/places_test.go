@@ -2,6 +2,7 @@ package outbox_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -40,6 +41,7 @@ func behaviours() map[string]func(*testing.T, newBoxFunc) {
 		"OrderIsPerRecipient":                                 testOrderIsPerRecipient,
 		"ATypedMessageWhosePaneIsGoneIsTypedAgain":            testATypedMessageWhosePaneIsGoneIsTypedAgain,
 		"AMessageNeverTakenStaysInTheOutbox":                  testAMessageNeverTakenStaysInTheOutbox,
+		"ACourierTakingNoneWaitingWaitsForNoLock":             testACourierTakingNoneWaitingWaitsForNoLock,
 	}
 }
 
@@ -169,6 +171,38 @@ func TestABoxInEtcdBusyElsewhereIsWaitedForWithinTheContext(t *testing.T) {
 	_, err := here.Deliver(short, (&recorder{}).send, nil)
 	require.ErrorIs(t, err, atomicfile.ErrLocked)
 	assert.Contains(t, err.Error(), "the outbox etcd "+prefix)
+	close(release)
+	require.NoError(t, <-done)
+}
+
+// A courier that takes some recipients only (a node its agents', the
+// controller people's) does not wait for the lock of another delivering
+// messages it does not take: the controller's tick is not held while a
+// node types into a pane.
+func testACourierTakingNoneWaitingWaitsForNoLock(t *testing.T, newBox newBoxFunc) {
+	b := newBox(t)
+	ctx := context.Background()
+	_, err := b.Put(ctx, outbox.Message{To: outbox.ToAgent, Text: "for the agent"})
+	require.NoError(t, err)
+	held, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		_, err := b.Deliver(ctx, func(context.Context, outbox.Message) error {
+			close(held)
+			<-release
+			return nil
+		}, nil)
+		done <- err
+	}()
+	<-held
+	short, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	people := outbox.Courier{
+		Send:  func(context.Context, outbox.Message, func() error) error { return errors.New("not for people") },
+		Takes: func(r outbox.Recipient) bool { return r != outbox.ToAgent },
+	}
+	delivered, err := b.Carry(short, people)
+	require.NoError(t, err, "not waited for the lock")
+	assert.Empty(t, delivered)
 	close(release)
 	require.NoError(t, <-done)
 }
