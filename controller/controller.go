@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"time"
 
@@ -165,21 +164,22 @@ func (c *Controller) Run(ctx context.Context) error {
 }
 
 // WatchIssues starts the watches that let a tick skip the issues that did
-// not change (dueset.Watch: the issues' files, their outboxes; and the
-// store's own watch when the state is not in files, backend.Watcher), and
-// returns what stops them. Run calls it before its first tick; without it
-// each tick stats every issue's files (over etcd, reads every issue), as
-// `--once` does. The files are watched on Linux only: elsewhere the
-// files' stamps are not kept (scancache), and kqueue would hold a
-// descriptor open per file watched.
+// not change (dueset.WatchFor: the issues' files and their outboxes, on
+// Linux, unless the store keeps the outboxes; and the store's own watch
+// when the state is not in files, backend.Watcher), and returns what
+// stops them. Run calls it before its first tick; without it each tick
+// stats every issue's files (over etcd, reads every issue), as `--once`
+// does.
 func (c *Controller) WatchIssues(ctx context.Context) (stop func()) {
 	e, err := c.reload()
-	if err != nil || runtime.GOOS != "linux" {
+	if err != nil {
 		return func() {}
 	}
-	w, err := dueset.WatchIssues(e.Store.Layout())
+	w, err := dueset.WatchFor(e)
 	if err != nil {
 		c.log().Warn("not watching the issues' files: each tick looks at every issue", "err", err)
+	}
+	if w == nil {
 		return func() {}
 	}
 	if e.Store.InFiles() {

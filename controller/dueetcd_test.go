@@ -12,6 +12,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/agenttree/agenttree/controller/dueset"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/issues/etcdstore"
@@ -55,6 +56,9 @@ func TestOverEtcdTheWatchKeepsTheTicksFromReadingEveryIssue(t *testing.T) {
 		if watched {
 			t.Cleanup(c.WatchIssues(context.Background()))
 			c.dueSet().Recheck = 24 * time.Hour // seen by the watch, not the minute's read
+			// etcd keeps the outboxes too: its watch names their changes,
+			// and no file is watched, on any system.
+			require.IsType(t, &dueset.Named{}, c.dueSet().Feed)
 		}
 		ids := make([]int, 5)
 		for i := range ids {

@@ -8,8 +8,14 @@ import (
 	"github.com/agenttree/agenttree/engine/outbox"
 )
 
-// Outbox is issue id's queue of messages.
+// Outbox is issue id's queue of messages: kept by the store's backend
+// when it keeps them (outbox.Keeper: etcd's, so that every host sharing
+// the state shares them, docs/ARCHITECTURE.md §8), else in the issue's
+// directory, host/issues/NNN/outbox/.
 func (e *Engine) Outbox(id int) *outbox.Box {
+	if k, ok := issues.As[outbox.Keeper](e.Store); ok {
+		return outbox.At(k.Outbox(id))
+	}
 	return outbox.Open(filepath.Join(e.Store.HostDir(id), "outbox"))
 }
 

@@ -40,7 +40,7 @@ func etcdWorkspace(t *testing.T, prefix string) (*workspace, *etcdtest.Cluster) 
 
 // A repository whose config says etcd keeps its issues' state there, over
 // TLS with client certificates: issue create, next, status and verify
-// work, the stage documents and outbox stay in _agenttree/, and no
+// work, the stage documents stay in _agenttree/, and no
 // issue.yaml, log or watch.yaml is written under it.
 func TestStateInEtcd(t *testing.T) {
 	w, c := etcdWorkspace(t, "/agenttree/e2e")
@@ -112,10 +112,15 @@ func TestMigrateToEtcdAndBack(t *testing.T) {
 	}
 	w.writeDoc(t, 1, "notes.md", notesDone)
 	require.Equal(t, 0, w.run(t, agentEnv, "next", "-i", "1").code)
+	// A message waiting in files moves with the state: not lost when the
+	// config says etcd.
+	require.Equal(t, 0, w.run(t, humanEnv, "send", "3", "waiting for the agent").code)
 
 	r := w.run(t, humanEnv, "migrate", "--to", "etcd")
 	require.Equal(t, 0, r.code, "stdout %s\nstderr %s", r.stdout, r.stderr)
 	assert.Contains(t, r.stdout, "3 issues moved from files to etcd at "+c.Endpoint+" under /agenttree/moved: 3 copied")
+	assert.Contains(t, r.stdout, "issue 3: copied (1 lines, head ")
+	assert.Contains(t, r.stdout, "; 1 message of its outbox)")
 	assert.Contains(t, r.stdout, "tls: {ca: etcd/ca.pem, cert: etcd/client.pem, key: etcd/client-key.pem}")
 
 	require.NoError(t, os.WriteFile(w.config, []byte(testpipeline.Read(t, "cli")+etcdState(c, "/agenttree/moved")), 0o644))
@@ -123,6 +128,12 @@ func TestMigrateToEtcdAndBack(t *testing.T) {
 	require.Equal(t, 0, r.code, "stdout %s\nstderr %s", r.stdout, r.stderr)
 	assert.Contains(t, r.stdout, "issue 1: ok (2 events, version 2)")
 	assert.Contains(t, r.stdout, "3 issues: 3 consistent")
+	r = w.run(t, humanEnv, "inbox", "3")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "waiting for the agent", "the message waits in etcd")
+	require.NoError(t, os.RemoveAll(filepath.Join(w.hostDir(3), "outbox")), "the files' copy is not read")
+	r = w.run(t, humanEnv, "inbox", "3")
+	assert.Contains(t, r.stdout, "waiting for the agent")
 	w.writeDoc(t, 2, "notes.md", notesDone)
 	require.Equal(t, 0, w.run(t, agentEnv, "next", "-i", "2").code, "the state moves on in etcd")
 
@@ -146,4 +157,32 @@ func TestMigrateToEtcdAndBack(t *testing.T) {
 	files, err := os.ReadFile(filepath.Join(w.hostDir(2), "events.jsonl"))
 	require.NoError(t, err)
 	assert.Equal(t, log.String(), string(files), "the log etcd held, byte for byte")
+}
+
+// Over etcd the outboxes are shared: a message `send` queues in one
+// checkout (no agent's session there to type it into) is in `inbox` of
+// another checkout of the same repository, on another host, whose
+// config names the same cluster and prefix; neither keeps it in files.
+func TestEtcdSendOnOneCheckoutIsInTheInboxOfAnother(t *testing.T) {
+	w, c := etcdWorkspace(t, "/agenttree/shared")
+	dir := t.TempDir()
+	certs := filepath.Join(w.dir, "etcd") + string(filepath.Separator)
+	other := &workspace{dir: dir, config: filepath.Join(dir, stages.FileName)}
+	require.NoError(t, os.WriteFile(other.config, []byte(testpipeline.Read(t, "cli")+strings.ReplaceAll(etcdState(c, "/agenttree/shared"), "etcd/", certs)), 0o644))
+	id := w.create(t, "Add login page", "--stage", "implement.code")
+
+	r := w.run(t, humanEnv, "send", itoa(id), "the login form needs labels")
+	require.Equal(t, 0, r.code, "stdout %s\nstderr %s", r.stdout, r.stderr)
+	assert.Contains(t, r.stdout, "queued (message ")
+
+	r = other.run(t, humanEnv, "inbox", itoa(id))
+	require.Equal(t, 0, r.code, "stdout %s\nstderr %s", r.stdout, r.stderr)
+	assert.Contains(t, r.stdout, "issue 1: 1 undelivered")
+	assert.Contains(t, r.stdout, "the login form needs labels")
+	for _, co := range []*workspace{w, other} {
+		assert.NoDirExists(t, filepath.Join(co.hostDir(id), "outbox"), "not in files")
+	}
+	got, err := c.Client(t).Get(context.Background(), "/agenttree/shared/issues/0000000001/outbox/q/", clientv3.WithPrefix(), clientv3.WithCountOnly())
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, got.Count, "in etcd, under the issue's keys")
 }

@@ -132,7 +132,9 @@ func (h *host) starts() []string {
 // One controller on a host that runs no agents, two nodes with their own
 // tmux servers. The controller gives each issue a node by room (one
 // each); each node starts its issue's agent in its own tmux and types
-// the stage's first message there, never into the other's. A node killed
+// the stage's first message there, never into the other's, and a message
+// a person sends on the controller's host (the outboxes are in etcd with
+// the state). A node killed
 // is seen gone within its lease, status says which issue waits, and a
 // person moves it to the other node, which starts its agent; the killed
 // node, back, stops the agent it had of the issue it no longer has.
@@ -175,6 +177,15 @@ func TestEtcdNodesRunTheirOwnAgents(t *testing.T) {
 		return err == nil && strings.Contains(out, "[agenttree ")
 	}, settleWithin, lookEvery, "the stage's first message typed into node a's pane")
 	assert.Contains(t, ctl.run(t, humanEnv, "status").stdout, "nodes: a (1 of 1), b (1 of 1)")
+	// A message a person sends on the controller's host waits in the
+	// outbox in etcd, and node a types it into its agent's pane.
+	sent := ctl.run(t, humanEnv, "send", itoa(one), "labels on the checkout form")
+	require.Equal(t, exitOK, sent.code, sent.stdout+sent.stderr)
+	assert.Contains(t, sent.stdout, "queued", "no agent on the controller's host")
+	require.Eventually(t, func() bool {
+		out, err := a.tmux.captured(agentSession(one))
+		return err == nil && strings.Contains(out, "labels on the checkout form")
+	}, settleWithin, lookEvery, "the message sent on another host typed into node a's pane")
 
 	// The agent's next on its node: the gate reads the document written
 	// there, and the move is in the shared state.

@@ -6,12 +6,16 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/agenttree/agenttree/engine"
+	"github.com/agenttree/agenttree/engine/issues"
+	"github.com/agenttree/agenttree/engine/outbox"
 	"github.com/agenttree/agenttree/internal/statedir"
 )
 
@@ -33,15 +37,15 @@ type Feed interface {
 // told late (its notification not yet read when a tick begins) is seen a
 // tick later.
 type Watch struct {
+	// Named keeps the issues named, and whether a notification may have
+	// been lost since the last Take (the kernel's queue overflowed, or a
+	// directory could not be watched).
+	Named
 	layout statedir.Layout
 	dir    string
 	w      *fsnotify.Watcher
 
-	mu      sync.Mutex
-	changed map[int]bool
-	// lost: a notification may have been lost since the last Take (the
-	// kernel's queue overflowed, or a directory could not be watched).
-	lost bool
+	brokenMu sync.Mutex
 	// broken: the watch cannot be trusted at all any more (no watch left
 	// for a directory): every Take says all.
 	broken error
@@ -64,7 +68,7 @@ func WatchIssues(layout statedir.Layout) (*Watch, error) {
 	if err != nil {
 		return nil, fmt.Errorf("watching %s: %w", hostIssues, err)
 	}
-	x := &Watch{layout: layout, dir: hostIssues, w: w, changed: map[int]bool{}, done: make(chan struct{})}
+	x := &Watch{layout: layout, dir: hostIssues, w: w, done: make(chan struct{})}
 	if err := os.MkdirAll(hostIssues, statedir.HostMode); err != nil {
 		w.Close()
 		return nil, err
@@ -149,9 +153,9 @@ func (x *Watch) event(ev fsnotify.Event) {
 	if err == nil && rel == "." && ev.Has(fsnotify.Remove|fsnotify.Rename) {
 		// The issues' directory itself went: every watch is of what is
 		// gone, so the watch tells nothing more.
-		x.mu.Lock()
+		x.brokenMu.Lock()
 		x.broken = fmt.Errorf("%s was removed or moved while watched", x.dir)
-		x.mu.Unlock()
+		x.brokenMu.Unlock()
 		return
 	}
 	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
@@ -173,9 +177,9 @@ func (x *Watch) event(ev fsnotify.Event) {
 				err = x.addOutbox(x.layout.Issue(id))
 			}
 			if err != nil {
-				x.mu.Lock()
+				x.brokenMu.Lock()
 				x.broken = fmt.Errorf("watching issue %d's files: %w", id, err)
-				x.mu.Unlock()
+				x.brokenMu.Unlock()
 			}
 			x.Name(id)
 		})
@@ -184,39 +188,17 @@ func (x *Watch) event(ev fsnotify.Event) {
 	x.Name(id)
 }
 
-// Name names issue id at the next Take: a change told by another watch
-// (the store's, backend.Watcher) goes with the files'.
-func (x *Watch) Name(id int) {
-	x.mu.Lock()
-	x.changed[id] = true
-	x.mu.Unlock()
-}
-
-// Lose says changes may have gone untold: the next Take says all.
-func (x *Watch) Lose() {
-	x.mu.Lock()
-	x.lost = true
-	x.mu.Unlock()
-}
-
-// Take returns the issues named since the last Take.
+// Take returns the issues named since the last Take; all once the watch
+// broke.
 func (x *Watch) Take() ([]int, bool) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	ids := make([]int, 0, len(x.changed))
-	for id := range x.changed {
-		ids = append(ids, id)
-	}
-	clear(x.changed)
-	all := x.lost || x.broken != nil
-	x.lost = false
-	return ids, all
+	ids, all := x.Named.Take()
+	return ids, all || x.Err() != nil
 }
 
 // Err is why the watch cannot be trusted any more, nil while it can.
 func (x *Watch) Err() error {
-	x.mu.Lock()
-	defer x.mu.Unlock()
+	x.brokenMu.Lock()
+	defer x.brokenMu.Unlock()
 	return x.broken
 }
 
@@ -226,4 +208,76 @@ func (x *Watch) Close() error {
 	<-x.done
 	x.adding.Wait()
 	return err
+}
+
+// Named is a Feed told by others: Watch's notifications, and the
+// store's own watch (backend.Watcher). Its zero value names none.
+type Named struct {
+	mu      sync.Mutex
+	changed map[int]bool
+	lost    bool
+}
+
+// Name names issue id at the next Take: a change told by another watch
+// (the store's, backend.Watcher) goes with the files'.
+func (n *Named) Name(id int) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.changed == nil {
+		n.changed = map[int]bool{}
+	}
+	n.changed[id] = true
+}
+
+// Lose says changes may have gone untold: the next Take says all.
+func (n *Named) Lose() {
+	n.mu.Lock()
+	n.lost = true
+	n.mu.Unlock()
+}
+
+// Take returns the issues named since the last Take.
+func (n *Named) Take() ([]int, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	ids := make([]int, 0, len(n.changed))
+	for id := range n.changed {
+		ids = append(ids, id)
+	}
+	clear(n.changed)
+	all := n.lost
+	n.lost = false
+	return ids, all
+}
+
+// Close stops nothing: nothing is watched.
+func (n *Named) Close() error { return nil }
+
+// Namer is a Feed that others name issues in (Named, Watch).
+type Namer interface {
+	Feed
+	Name(id int)
+	Lose()
+	Close() error
+}
+
+// WatchFor is what a controller of e watches beside the store's own
+// watch, if the store has one: over a store that keeps the outboxes too
+// (outbox.Keeper: etcd's), nothing, the store's watch names every
+// change; else the issues' files and their outboxes (WatchIssues), on
+// Linux only (docs/ARCHITECTURE.md §6): elsewhere the files' stamps are
+// not kept, and kqueue would hold a descriptor per file. Nil when
+// nothing can be watched.
+func WatchFor(e *engine.Engine) (Namer, error) {
+	if _, kept := issues.As[outbox.Keeper](e.Store); kept && !e.Store.InFiles() {
+		return &Named{}, nil
+	}
+	if runtime.GOOS != "linux" {
+		return nil, nil
+	}
+	w, err := WatchIssues(e.Store.Layout())
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
 }

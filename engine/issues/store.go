@@ -102,18 +102,12 @@ func (s *Store) InFiles() bool { return s.cached }
 // Watcher is the store's backend that tells of changes as they are made
 // (backend.Watcher, found through wrappers as inFiles finds files); false
 // when it does not.
-func (s *Store) Watcher() (backend.Watcher, bool) {
-	for b := s.b; ; {
-		if w, ok := b.(backend.Watcher); ok {
-			return w, true
-		}
-		u, ok := b.(interface{ Unwrap() backend.Backend })
-		if !ok {
-			return nil, false
-		}
-		b = u.Unwrap()
-	}
-}
+func (s *Store) Watcher() (backend.Watcher, bool) { return backend.As[backend.Watcher](s.b) }
+
+// As is the store's backend, or one it wraps, as a T: an optional
+// capability of the backend (backend.As), such as keeping the outboxes
+// (outbox.Keeper, engine.Engine.Outbox).
+func As[T any](s *Store) (T, bool) { return backend.As[T](s.b) }
 
 // Dir is the directory of issue id's stage documents, which agents write.
 func (s *Store) Dir(id int) string { return s.layout.Docs(id) }
@@ -271,14 +265,6 @@ func hostIsTheHosts(layout statedir.Layout) error {
 // ResponseWriter wraps): only then do the files' stamps say whether an
 // issue changed.
 func inFiles(b backend.Backend) bool {
-	for {
-		if _, ok := b.(*filestore.Store); ok {
-			return true
-		}
-		u, ok := b.(interface{ Unwrap() backend.Backend })
-		if !ok {
-			return false
-		}
-		b = u.Unwrap()
-	}
+	_, ok := backend.As[*filestore.Store](b)
+	return ok
 }

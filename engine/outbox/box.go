@@ -1,11 +1,13 @@
 // Package outbox keeps an issue's messages to its agent (and to the
-// person running the pipeline) on disk until they are delivered: a
-// message is never lost when its recipient is away or agenttree stops,
-// and never delivered twice.
+// person running the pipeline) until they are delivered: a message is
+// never lost when its recipient is away or agenttree stops, and never
+// delivered twice.
 //
-// A box is a directory: one JSON file per undelivered message, named by
-// its ID so that a listing is oldest first, and the delivered ones, the
-// last DefaultKeepSent of them, under sent/. Every write is atomic.
+// A box keeps its bytes in a Place: a directory (Open), one JSON file per
+// undelivered message, named by its ID so that a listing is oldest first,
+// and the delivered ones, the last DefaultKeepSent of them, under sent/;
+// or keys in etcd, when the issues' state is there
+// (engine/issues/etcdstore/etcdbox). Every write is atomic.
 package outbox
 
 import (
@@ -14,33 +16,26 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"time"
-
-	"github.com/agenttree/agenttree/internal/atomicfile"
 )
 
 // DefaultKeepSent is how many delivered messages a box keeps.
 const DefaultKeepSent = 200
 
 const (
-	sentDir     = "sent"
-	putLock     = ".put.lock"
-	deliverLock = ".deliver.lock"
-	ext         = ".json"
+	putLock     = "put"
+	deliverLock = "deliver"
 	// lockWait bounds the wait for another process putting or delivering:
 	// a delivery takes a few seconds per message.
 	lockWait = 30 * time.Second
 )
 
-// Box is the outbox in one directory. Its methods are safe to call from
-// several goroutines and processes at once.
+// Box is one issue's outbox. Its methods are safe to call from several
+// goroutines and processes at once.
 type Box struct {
-	dir string
+	place Place
 	// KeepSent is how many delivered messages the box keeps, newest;
 	// zero means DefaultKeepSent.
 	KeepSent int
@@ -49,10 +44,21 @@ type Box struct {
 
 // Open returns the box in dir (an issue's outbox directory). Nothing is
 // created until a message is put.
-func Open(dir string) *Box { return &Box{dir: dir} }
+func Open(dir string) *Box { return At(&dirPlace{dir: dir}) }
 
-// Dir is the box's directory.
-func (b *Box) Dir() string { return b.dir }
+// At returns the box kept in p.
+func At(p Place) *Box { return &Box{place: p} }
+
+// Dir is the box's directory; "" for a box not kept in one.
+func (b *Box) Dir() string {
+	if d, ok := b.place.(*dirPlace); ok {
+		return d.dir
+	}
+	return ""
+}
+
+// Place is where the box keeps its messages.
+func (b *Box) Place() Place { return b.place }
 
 // Put adds m to the box, pending, and returns it with its ID, creation
 // time and state set. When m has a Key that a message in the box already
@@ -62,20 +68,17 @@ func (b *Box) Put(ctx context.Context, m Message) (Message, error) {
 		m.To = ToAgent
 	}
 	if err := m.validate(); err != nil {
-		return Message{}, fmt.Errorf("put a message in %s: %w", b.dir, err)
-	}
-	if err := os.MkdirAll(b.dir, 0o755); err != nil {
-		return Message{}, fmt.Errorf("create the outbox: %w", err)
+		return Message{}, fmt.Errorf("put a message in %s: %w", b.place, err)
 	}
 	// Under the lock, a key is looked up and added by one process at a
 	// time, and IDs are made in the order of the clock.
-	unlock, err := atomicfile.Lock(ctx, filepath.Join(b.dir, putLock), lockWait, "the outbox "+b.dir)
+	unlock, err := b.place.Lock(ctx, putLock, lockWait)
 	if err != nil {
 		return Message{}, err
 	}
 	defer unlock()
 	if m.Key != "" {
-		if old, ok, err := b.withKey(m.Key); err != nil || ok {
+		if old, ok, err := b.withKey(ctx, m.Key); err != nil || ok {
 			return old, err
 		}
 	}
@@ -86,22 +89,25 @@ func (b *Box) Put(ctx context.Context, m Message) (Message, error) {
 	}
 	m.Created = m.Created.UTC()
 	m.State, m.Attempts, m.LastError, m.SentAt = Pending, 0, "", time.Time{}
-	if err := b.write(b.queuedPath(m.ID), m); err != nil {
+	if err := b.write(ctx, Queued, m); err != nil {
 		return Message{}, err
 	}
 	return m, nil
 }
 
 // Pending returns the messages not delivered yet (pending or delivering),
-// oldest first.
-func (b *Box) Pending() ([]Message, error) {
-	ids, err := listIDs(b.dir)
+// oldest first. A place that waits on a network bounds each of its
+// requests (etcd's: engine/issues/etcdstore/etcdbox).
+func (b *Box) Pending() ([]Message, error) { return b.pending(context.Background()) }
+
+func (b *Box) pending(ctx context.Context) ([]Message, error) {
+	ids, err := b.place.IDs(ctx, Queued)
 	if err != nil {
 		return nil, err
 	}
 	var out []Message
 	for _, id := range ids {
-		m, err := b.load(id)
+		m, err := b.load(ctx, id)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			continue // pruned meanwhile
@@ -116,12 +122,14 @@ func (b *Box) Pending() ([]Message, error) {
 
 // Recent returns the last n messages in any state (all of them when
 // n <= 0), oldest first.
-func (b *Box) Recent(n int) ([]Message, error) {
-	queued, err := listIDs(b.dir)
+func (b *Box) Recent(n int) ([]Message, error) { return b.recent(context.Background(), n) }
+
+func (b *Box) recent(ctx context.Context, n int) ([]Message, error) {
+	queued, err := b.place.IDs(ctx, Queued)
 	if err != nil {
 		return nil, err
 	}
-	sent, err := listIDs(filepath.Join(b.dir, sentDir))
+	sent, err := b.place.IDs(ctx, Delivered)
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +140,7 @@ func (b *Box) Recent(n int) ([]Message, error) {
 	}
 	out := make([]Message, 0, len(ids))
 	for _, id := range ids {
-		m, err := b.load(id)
+		m, err := b.load(ctx, id)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			continue
@@ -145,8 +153,8 @@ func (b *Box) Recent(n int) ([]Message, error) {
 }
 
 // withKey finds the message with key, in any state.
-func (b *Box) withKey(key string) (Message, bool, error) {
-	all, err := b.Recent(0)
+func (b *Box) withKey(ctx context.Context, key string) (Message, bool, error) {
+	all, err := b.recent(ctx, 0)
 	if err != nil {
 		return Message{}, false, err
 	}
@@ -161,11 +169,11 @@ func (b *Box) withKey(key string) (Message, bool, error) {
 // load reads message id where it is. A delivered message is written to
 // sent/ before it leaves the queue, so the sent copy is read first (a
 // queued one beside it is stale) and again last (it moved meanwhile).
-func (b *Box) load(id string) (Message, error) {
+func (b *Box) load(ctx context.Context, id string) (Message, error) {
 	var err error
-	for _, path := range []string{b.sentPath(id), b.queuedPath(id), b.sentPath(id)} {
+	for _, f := range []Folder{Delivered, Queued, Delivered} {
 		var m Message
-		if m, err = read(path); !errors.Is(err, fs.ErrNotExist) {
+		if m, err = b.read(ctx, f, id); !errors.Is(err, fs.ErrNotExist) {
 			return m, err
 		}
 	}
@@ -176,48 +184,34 @@ func (b *Box) load(id string) (Message, error) {
 // equals the message read back: in UTC, without a monotonic reading.
 func timestamp() time.Time { return time.Now().UTC().Round(0) }
 
-func (b *Box) queuedPath(id string) string { return filepath.Join(b.dir, id+ext) }
-func (b *Box) sentPath(id string) string   { return filepath.Join(b.dir, sentDir, id+ext) }
-
-func (b *Box) write(path string, m Message) error {
-	data, err := json.MarshalIndent(m, "", "  ")
+// write writes m in f, as indented JSON.
+func (b *Box) write(ctx context.Context, f Folder, m Message) error {
+	data, err := encode(m)
 	if err != nil {
-		return fmt.Errorf("encode message %s: %w", m.ID, err)
+		return err
 	}
-	if err := atomicfile.Write(path, append(data, '\n'), 0o644); err != nil {
+	if err := b.place.Write(ctx, f, m.ID, data); err != nil {
 		return fmt.Errorf("write message %s: %w", m.ID, err)
 	}
 	return nil
 }
 
-func read(path string) (Message, error) {
-	data, err := os.ReadFile(path)
+func encode(m Message) ([]byte, error) {
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode message %s: %w", m.ID, err)
+	}
+	return append(data, '\n'), nil
+}
+
+func (b *Box) read(ctx context.Context, f Folder, id string) (Message, error) {
+	data, err := b.place.Read(ctx, f, id)
 	if err != nil {
 		return Message{}, err
 	}
 	var m Message
 	if err := json.Unmarshal(data, &m); err != nil {
-		return Message{}, fmt.Errorf("read message %s (remove the file if it cannot be repaired): %w", path, err)
+		return Message{}, fmt.Errorf("read message %s (remove it if it cannot be repaired): %w", b.place.Where(f, id), err)
 	}
 	return m, nil
-}
-
-// listIDs returns the IDs of the messages in dir, oldest first; a missing
-// directory holds none.
-func listIDs(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("list the outbox: %w", err)
-	}
-	var ids []string
-	for _, e := range entries {
-		name := e.Name()
-		if e.Type().IsRegular() && !strings.HasPrefix(name, ".") && strings.HasSuffix(name, ext) {
-			ids = append(ids, strings.TrimSuffix(name, ext))
-		}
-	}
-	return ids, nil
 }

@@ -78,7 +78,7 @@ func process(t *testing.T, dir string, env ...string) *exec.Cmd {
 
 func TestConcurrentDeliveriesSendEachMessageOnce(t *testing.T) {
 	t.Parallel()
-	b := newBox(t)
+	b := newDirBox(t)
 	var want []string
 	for i := range 40 {
 		want = append(want, fmt.Sprintf("message %02d", i))
@@ -126,7 +126,7 @@ func TestConcurrentDeliveriesSendEachMessageOnce(t *testing.T) {
 
 func TestConcurrentPutsOfOneKeyAddOneMessage(t *testing.T) {
 	t.Parallel()
-	b := newBox(t)
+	b := newDirBox(t)
 	outs := make([][]byte, 5)
 	var wg sync.WaitGroup
 	for i := range outs {

@@ -14,7 +14,7 @@ import (
 
 // typedNotSubmitted is a box whose one message ("CI failed") was typed into
 // its pane and not submitted: the delivery was stopped between the two.
-func typedNotSubmitted(t *testing.T) (*outbox.Box, *pane) {
+func typedNotSubmitted(t *testing.T, newBox newBoxFunc) (*outbox.Box, *pane) {
 	t.Helper()
 	b := newBox(t)
 	put(t, b, "CI failed")
@@ -64,9 +64,8 @@ func (p *pane) courier() outbox.Courier {
 	}
 }
 
-func TestADeliveryCutShortAfterTypingIsFinishedNotRepeated(t *testing.T) {
-	t.Parallel()
-	b, p := typedNotSubmitted(t)
+func testADeliveryCutShortAfterTypingIsFinishedNotRepeated(t *testing.T, newBox newBoxFunc) {
+	b, p := typedNotSubmitted(t, newBox)
 	pending, err := b.Pending()
 	require.NoError(t, err)
 	require.Len(t, pending, 1)
@@ -80,8 +79,7 @@ func TestADeliveryCutShortAfterTypingIsFinishedNotRepeated(t *testing.T) {
 	assert.Equal(t, []string{"CI failed"}, p.submitted, "and handed over")
 }
 
-func TestADeliveryCutShortBeforeItWasRecordedTypedIsFinishedWhenSeen(t *testing.T) {
-	t.Parallel()
+func testADeliveryCutShortBeforeItWasRecordedTypedIsFinishedWhenSeen(t *testing.T, newBox newBoxFunc) {
 	b := newBox(t)
 	put(t, b, "rebased")
 	p := &pane{fail: outbox.ErrMaybeDelivered}
@@ -99,8 +97,7 @@ func TestADeliveryCutShortBeforeItWasRecordedTypedIsFinishedWhenSeen(t *testing.
 	assert.Equal(t, []string{"rebased"}, p.submitted)
 }
 
-func TestOrderIsPerRecipient(t *testing.T) {
-	t.Parallel()
+func testOrderIsPerRecipient(t *testing.T, newBox newBoxFunc) {
 	b := newBox(t)
 	ctx := context.Background()
 	for _, m := range []outbox.Message{
@@ -133,9 +130,8 @@ func TestOrderIsPerRecipient(t *testing.T) {
 // What was typed into a pane that is gone since is lost: the message is
 // typed again when its recipient is back, and the failed hand-over there
 // is no hand-over spent.
-func TestATypedMessageWhosePaneIsGoneIsTypedAgain(t *testing.T) {
-	t.Parallel()
-	b, p := typedNotSubmitted(t)
+func testATypedMessageWhosePaneIsGoneIsTypedAgain(t *testing.T, newBox newBoxFunc) {
+	b, p := typedNotSubmitted(t, newBox)
 
 	gone := p.courier()
 	gone.Submit = func(context.Context, outbox.Message) error {
@@ -160,9 +156,8 @@ func TestATypedMessageWhosePaneIsGoneIsTypedAgain(t *testing.T) {
 // A message typed into a pane whose program never shows it took it (it
 // ignores input) is given up after a few hand-overs: it stays in the
 // outbox, visibly, is pressed no more, and holds up no later message.
-func TestAMessageNeverTakenStaysInTheOutbox(t *testing.T) {
-	t.Parallel()
-	b, p := typedNotSubmitted(t)
+func testAMessageNeverTakenStaysInTheOutbox(t *testing.T, newBox newBoxFunc) {
+	b, p := typedNotSubmitted(t, newBox)
 
 	ignoring := p.courier()
 	presses := 0

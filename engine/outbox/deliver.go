@@ -4,12 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
-
-	"github.com/agenttree/agenttree/internal/atomicfile"
 )
 
 // ErrMaybeDelivered is what a send's error wraps when the message may
@@ -64,16 +59,16 @@ func (b *Box) Deliver(ctx context.Context, send SendFunc, seen SeenFunc) (delive
 // messages until the next delivery, while other recipients' go on (people
 // are told of an escalation even when the agent's session is gone).
 func (b *Box) Carry(ctx context.Context, c Courier) (delivered []Message, err error) {
-	if _, err := os.Stat(b.dir); errors.Is(err, fs.ErrNotExist) {
+	if b.place.Idle(ctx) || !b.carries(ctx, c) {
 		return nil, nil
 	}
-	unlock, err := atomicfile.Lock(ctx, filepath.Join(b.dir, deliverLock), lockWait, "the outbox "+b.dir)
+	unlock, err := b.place.Lock(ctx, deliverLock, lockWait)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
 
-	queue, err := b.Pending()
+	queue, err := b.pending(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +76,7 @@ func (b *Box) Carry(ctx context.Context, c Courier) (delivered []Message, err er
 	var errs []error
 	for _, m := range queue {
 		if err := ctx.Err(); err != nil {
-			return delivered, errors.Join(append(errs, fmt.Errorf("stopped delivering the messages in %s: %w", b.dir, err))...)
+			return delivered, errors.Join(append(errs, fmt.Errorf("stopped delivering the messages in %s: %w", b.place, err))...)
 		}
 		if held[m.To] || m.State == Untaken || (c.Takes != nil && !c.Takes(m.To)) {
 			continue // an untaken message holds nobody up: it is given up
@@ -97,10 +92,26 @@ func (b *Box) Carry(ctx context.Context, c Courier) (delivered []Message, err er
 	if len(errs) > 0 {
 		return delivered, errors.Join(errs...)
 	}
-	return delivered, b.tidy()
+	return delivered, b.tidy(ctx)
 }
 
-// deliver delivers one message and returns it as delivered.
+// carries reports whether c may carry a message waiting, looked at
+// without the lock: a courier that takes some recipients only (a node
+// its agents', the controller people's: docs/ARCHITECTURE.md §8,
+// "Nodes") does not wait for the lock while another host's types into a
+// pane the messages it does not take. A message put meanwhile is
+// carried at the next delivery.
+func (b *Box) carries(ctx context.Context, c Courier) bool {
+	if c.Takes == nil {
+		return true
+	}
+	queue, err := b.pending(ctx)
+	return err != nil || slices.ContainsFunc(queue, func(m Message) bool { return c.Takes(m.To) && m.State != Untaken })
+}
+
+// deliver delivers one message and returns it as delivered. What was
+// done is recorded even when ctx ends meanwhile: a message typed and not
+// recorded so would be typed again.
 func (b *Box) deliver(ctx context.Context, m Message, c Courier) (Message, error) {
 	switch {
 	case m.State == Typed:
@@ -108,25 +119,26 @@ func (b *Box) deliver(ctx context.Context, m Message, c Courier) (Message, error
 	case m.State == Delivering && c.Seen != nil:
 		ok, err := c.Seen(ctx, m)
 		if err != nil {
-			return m, fmt.Errorf("message %s to the %s may have been delivered before, and checking failed; it waits in %s for the next try: %w", m.ID, m.To, b.dir, err)
+			return m, fmt.Errorf("message %s to the %s may have been delivered before, and checking failed; it waits in %s for the next try: %w", m.ID, m.To, b.place, err)
 		}
 		if ok {
 			return b.handOver(ctx, m, c)
 		}
 	}
+	rec := context.WithoutCancel(ctx)
 	m.State = Delivering
 	m.Attempts++
-	if err := b.write(b.queuedPath(m.ID), m); err != nil {
+	if err := b.write(ctx, Queued, m); err != nil {
 		return m, err
 	}
 	typed := func() error {
 		m.State = Typed
-		return b.write(b.queuedPath(m.ID), m)
+		return b.write(rec, Queued, m)
 	}
 	if err := c.Send(ctx, m, typed); err != nil {
-		return m, b.sendFailed(m, err)
+		return m, b.sendFailed(rec, m, err)
 	}
-	return b.markSent(m)
+	return b.markSent(rec, m)
 }
 
 // maxHandOvers bounds the tries to hand over a message typed before.
@@ -142,92 +154,92 @@ var ErrGone = errors.New("the recipient's pane is gone")
 // outbox as Untaken, with why (LastError), rather than Enter pressed in
 // the pane for ever (a stray Enter can answer a prompt).
 func (b *Box) handOver(ctx context.Context, m Message, c Courier) (Message, error) {
+	rec := context.WithoutCancel(ctx)
 	if c.Submit == nil {
-		return b.markSent(m)
+		return b.markSent(rec, m)
 	}
 	m.State = Typed
 	err := c.Submit(ctx, m)
 	switch {
 	case err == nil:
-		return b.markSent(m)
+		return b.markSent(rec, m)
 	case errors.Is(err, ErrGone):
 		m.State = Pending
-		return m, b.sendFailed(m, err)
+		return m, b.sendFailed(rec, m, err)
 	}
 	m.HandOvers++
 	if m.HandOvers >= maxHandOvers {
 		m.State = Untaken
 		m.LastError = fmt.Sprintf("typed, then handed over %d times, and never taken: %v", m.HandOvers, err)
-		return m, b.write(b.queuedPath(m.ID), m)
+		return m, b.write(rec, Queued, m)
 	}
-	return m, b.sendFailed(m, err)
+	return m, b.sendFailed(rec, m, err)
 }
 
 // sendFailed records a failed send of m and returns the error to report.
 // A message typed stays Typed; one that may have arrived stays
 // Delivering; any other goes back to Pending.
-func (b *Box) sendFailed(m Message, sendErr error) error {
+func (b *Box) sendFailed(ctx context.Context, m Message, sendErr error) error {
 	m.LastError = sendErr.Error()
 	if m.State != Typed && !errors.Is(sendErr, ErrMaybeDelivered) {
 		m.State = Pending
 	}
-	err := fmt.Errorf("message %s to the %s not delivered (attempt %d); it waits in %s for the next try: %w", m.ID, m.To, m.Attempts, b.dir, sendErr)
-	if werr := b.write(b.queuedPath(m.ID), m); werr != nil {
+	err := fmt.Errorf("message %s to the %s not delivered (attempt %d); it waits in %s for the next try: %w", m.ID, m.To, m.Attempts, b.place, sendErr)
+	if werr := b.write(ctx, Queued, m); werr != nil {
 		return errors.Join(err, werr)
 	}
 	return err
 }
 
-// markSent moves m to sent/: written there first, then removed from the
-// queue, so a crash in between leaves it delivered, never undelivered.
-func (b *Box) markSent(m Message) (Message, error) {
+// markSent moves m to the delivered: written there first, then removed
+// from the queue, so a crash in between leaves it delivered, never
+// undelivered; in one step where the place can (Mover).
+func (b *Box) markSent(ctx context.Context, m Message) (Message, error) {
 	m.State = Sent
 	m.SentAt = timestamp()
-	if err := os.MkdirAll(filepath.Join(b.dir, sentDir), 0o755); err != nil {
-		return m, fmt.Errorf("create the outbox's sent directory: %w", err)
+	if mv, ok := b.place.(Mover); ok {
+		data, err := encode(m)
+		if err == nil {
+			err = mv.Move(ctx, m.ID, data)
+		}
+		if err != nil {
+			return m, fmt.Errorf("mark message %s sent: %w", m.ID, err)
+		}
+		return m, nil
 	}
-	if err := b.write(b.sentPath(m.ID), m); err != nil {
+	if err := b.write(ctx, Delivered, m); err != nil {
 		return m, err
 	}
-	return m, removeIfThere(b.queuedPath(m.ID))
+	return m, b.place.Remove(ctx, Queued, m.ID)
 }
 
 // tidy removes the oldest delivered messages beyond KeepSent, and the
 // queued copies of delivered ones that a delivery stopped between
 // writing a message to sent/ and removing it from the queue left behind.
-func (b *Box) tidy() error {
+func (b *Box) tidy(ctx context.Context) error {
 	keep := b.KeepSent
 	if keep <= 0 {
 		keep = DefaultKeepSent
 	}
-	sent, err := listIDs(filepath.Join(b.dir, sentDir))
+	sent, err := b.place.IDs(ctx, Delivered)
 	if err != nil {
 		return err
 	}
-	queued, err := listIDs(b.dir)
+	queued, err := b.place.IDs(ctx, Queued)
 	if err != nil {
 		return err
 	}
-	var stale []string
 	for _, id := range sent[:max(0, len(sent)-keep)] {
-		stale = append(stale, b.sentPath(id))
-	}
-	for _, id := range queued {
-		if _, found := slices.BinarySearch(sent, id); found {
-			stale = append(stale, b.queuedPath(id))
-		}
-	}
-	for _, path := range stale {
-		if err := removeIfThere(path); err != nil {
+		if err := b.place.Remove(ctx, Delivered, id); err != nil {
 			return err
 		}
 	}
-	return nil
-}
-
-func removeIfThere(path string) error {
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("remove %s: %w", path, err)
+	for _, id := range queued {
+		if _, found := slices.BinarySearch(sent, id); found {
+			if err := b.place.Remove(ctx, Queued, id); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

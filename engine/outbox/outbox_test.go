@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -30,7 +31,7 @@ func (r *recorder) send(_ context.Context, m outbox.Message) error {
 	return nil
 }
 
-func newBox(t *testing.T) *outbox.Box {
+func newDirBox(t *testing.T) *outbox.Box {
 	t.Helper()
 	return outbox.Open(filepath.Join(t.TempDir(), "issues", "007", "outbox"))
 }
@@ -54,8 +55,7 @@ func texts(ms []outbox.Message) []string {
 	return out
 }
 
-func TestNothingIsCreatedUntilPut(t *testing.T) {
-	t.Parallel()
+func testNothingIsCreatedUntilPut(t *testing.T, newBox newBoxFunc) {
 	b := newBox(t)
 	pending, err := b.Pending()
 	require.NoError(t, err)
@@ -63,11 +63,10 @@ func TestNothingIsCreatedUntilPut(t *testing.T) {
 	delivered, err := b.Deliver(context.Background(), (&recorder{}).send, nil)
 	require.NoError(t, err)
 	assert.Empty(t, delivered)
-	assert.NoDirExists(t, b.Dir())
+	nothingIn(t, b)
 }
 
-func TestPutKeepsOrderAndFillsIn(t *testing.T) {
-	t.Parallel()
+func testPutKeepsOrderAndFillsIn(t *testing.T, newBox newBoxFunc) {
 	b := newBox(t)
 	before := time.Now()
 	put(t, b, "one", "two", "three")
@@ -86,6 +85,15 @@ func TestPutKeepsOrderAndFillsIn(t *testing.T) {
 	}
 	assert.Regexp(t, `^\[agenttree [0-9a-f]{8}\]$`, outbox.Marker(pending[0]))
 
+	ids, err := b.Place().IDs(context.Background(), outbox.Queued)
+	require.NoError(t, err)
+	require.Len(t, ids, 3)
+	for i, m := range pending {
+		assert.Equal(t, m.ID, ids[i])
+	}
+	if b.Dir() == "" {
+		return
+	}
 	// One file per message, named so that a listing is oldest first.
 	entries, err := os.ReadDir(b.Dir())
 	require.NoError(t, err)
@@ -101,8 +109,7 @@ func TestPutKeepsOrderAndFillsIn(t *testing.T) {
 	}
 }
 
-func TestPutRefusesWhatCannotBeDelivered(t *testing.T) {
-	t.Parallel()
+func testPutRefusesWhatCannotBeDelivered(t *testing.T, newBox newBoxFunc) {
 	b := newBox(t)
 	for _, tc := range []struct {
 		name string
@@ -117,11 +124,10 @@ func TestPutRefusesWhatCannotBeDelivered(t *testing.T) {
 			assert.ErrorContains(t, err, tc.want)
 		})
 	}
-	assert.NoDirExists(t, b.Dir())
+	nothingIn(t, b)
 }
 
-func TestPutWithAKeyAddsItOnce(t *testing.T) {
-	t.Parallel()
+func testPutWithAKeyAddsItOnce(t *testing.T, newBox newBoxFunc) {
 	ctx := context.Background()
 	b := newBox(t)
 	first, err := b.Put(ctx, outbox.Message{Key: "ci-failed/abc123", Text: "CI failed"})
@@ -145,8 +151,7 @@ func TestPutWithAKeyAddsItOnce(t *testing.T) {
 	assert.Equal(t, []string{"CI failed", "CI failed on the new head"}, r.got)
 }
 
-func TestDeliverInOrderAndKeepHistory(t *testing.T) {
-	t.Parallel()
+func testDeliverInOrderAndKeepHistory(t *testing.T, newBox newBoxFunc) {
 	ctx := context.Background()
 	b := newBox(t)
 	put(t, b, "one", "two")
@@ -175,8 +180,7 @@ func TestDeliverInOrderAndKeepHistory(t *testing.T) {
 	assert.Equal(t, []string{"three"}, texts(last))
 }
 
-func TestAFailedSendKeepsTheMessageAndTheOrder(t *testing.T) {
-	t.Parallel()
+func testAFailedSendKeepsTheMessageAndTheOrder(t *testing.T, newBox newBoxFunc) {
 	ctx := context.Background()
 	b := newBox(t)
 	put(t, b, "one", "two", "three")
@@ -191,7 +195,7 @@ func TestAFailedSendKeepsTheMessageAndTheOrder(t *testing.T) {
 	}
 	delivered, err := b.Deliver(ctx, flaky, nil)
 	require.ErrorIs(t, err, away)
-	assert.Contains(t, err.Error(), "waits in "+b.Dir())
+	assert.Contains(t, err.Error(), "waits in "+b.Place().String())
 	assert.Equal(t, []string{"one"}, texts(delivered))
 
 	pending, err := b.Pending()
@@ -210,8 +214,7 @@ func TestAFailedSendKeepsTheMessageAndTheOrder(t *testing.T) {
 	assert.Equal(t, away.Error(), delivered[0].LastError, "the history says it took two tries")
 }
 
-func TestAnUnknownOutcomeIsCheckedBeforeSendingAgain(t *testing.T) {
-	t.Parallel()
+func testAnUnknownOutcomeIsCheckedBeforeSendingAgain(t *testing.T, newBox newBoxFunc) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name     string
@@ -263,8 +266,7 @@ func TestAnUnknownOutcomeIsCheckedBeforeSendingAgain(t *testing.T) {
 	}
 }
 
-func TestACrashAfterWritingSentLeavesItDelivered(t *testing.T) {
-	t.Parallel()
+func testACrashAfterWritingSentLeavesItDelivered(t *testing.T, newBox newBoxFunc) {
 	b := newBox(t)
 	put(t, b, "one")
 	r := &recorder{}
@@ -289,11 +291,11 @@ func TestACrashAfterWritingSentLeavesItDelivered(t *testing.T) {
 	_, err = b.Deliver(context.Background(), r.send, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"one"}, r.got, "not sent twice")
-	assert.NoFileExists(t, filepath.Join(b.Dir(), stale.ID+".json"), "the stale copy is removed")
+	_, err = b.Place().Read(context.Background(), outbox.Queued, stale.ID)
+	require.ErrorIs(t, err, fs.ErrNotExist, "the stale copy is removed")
 }
 
-func TestOnlyTheLastSentMessagesAreKept(t *testing.T) {
-	t.Parallel()
+func testOnlyTheLastSentMessagesAreKept(t *testing.T, newBox newBoxFunc) {
 	b := newBox(t)
 	b.KeepSent = 3
 	put(t, b, "1", "2", "3", "4", "5")
@@ -306,8 +308,7 @@ func TestOnlyTheLastSentMessagesAreKept(t *testing.T) {
 	assert.Equal(t, []string{"3", "4", "5", "6"}, texts(recent), "the pending one and the last three sent")
 }
 
-func TestDeliverStopsWithTheContext(t *testing.T) {
-	t.Parallel()
+func testDeliverStopsWithTheContext(t *testing.T, newBox newBoxFunc) {
 	b := newBox(t)
 	put(t, b, "one", "two")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -322,22 +323,36 @@ func TestDeliverStopsWithTheContext(t *testing.T) {
 	assert.Equal(t, []string{"two"}, texts(pending))
 }
 
-func TestABrokenFileSaysWhichAndWhatToDo(t *testing.T) {
-	t.Parallel()
+func testABrokenFileSaysWhichAndWhatToDo(t *testing.T, newBox newBoxFunc) {
 	b := newBox(t)
 	m := put(t, b, "one")[0]
-	path := filepath.Join(b.Dir(), m.ID+".json")
-	require.NoError(t, os.WriteFile(path, []byte("{"), 0o644))
+	require.NoError(t, b.Place().Write(context.Background(), outbox.Queued, m.ID, []byte("{")))
 	_, err := b.Pending()
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), path)
-	assert.Contains(t, err.Error(), "remove the file")
+	assert.Contains(t, err.Error(), b.Place().Where(outbox.Queued, m.ID))
+	if b.Dir() != "" {
+		assert.Contains(t, err.Error(), filepath.Join(b.Dir(), m.ID+".json"))
+	}
+	assert.Contains(t, err.Error(), "remove it")
 }
 
-// writeQueued writes m as the queued file of its ID, as a crash leaves it.
+// writeQueued writes m as the queued copy of its ID, as a crash leaves it.
 func writeQueued(t *testing.T, b *outbox.Box, m outbox.Message) {
 	t.Helper()
 	data, err := json.Marshal(m)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(b.Dir(), m.ID+".json"), data, 0o644))
+	require.NoError(t, b.Place().Write(context.Background(), outbox.Queued, m.ID, data))
+}
+
+// nothingIn checks that nothing was made for b: no message, no directory.
+func nothingIn(t *testing.T, b *outbox.Box) {
+	t.Helper()
+	for _, f := range []outbox.Folder{outbox.Queued, outbox.Delivered} {
+		ids, err := b.Place().IDs(context.Background(), f)
+		require.NoError(t, err)
+		assert.Empty(t, ids)
+	}
+	if b.Dir() != "" {
+		assert.NoDirExists(t, b.Dir())
+	}
 }

@@ -95,7 +95,7 @@ func TopLevel() []Key {
 		{Name: "state", Field: at(func(c *stages.Config) any { return &c.State }), Type: TypeSection,
 			Doc: "Where the issues' state is kept (docs/ARCHITECTURE.md §2, the store backend).", Keys: []Key{
 				{Name: "backend", Field: at(func(s *stages.State) any { return &s.Backend }), Type: TypeEnum, Enum: []string{"files", "etcd"}, Default: "files",
-					Doc: "`files`: under `_agenttree/host/`, nothing to run. `etcd`: in the etcd cluster `etcd` names, for state shared by several hosts; the stage documents, outboxes and sessions stay under `_agenttree/`. Controllers of the repository on any host then elect one, the others standing by until its 10 s lease ends (docs/ARCHITECTURE.md §8). `agenttree migrate --to etcd` moves the state there."},
+					Doc: "`files`: under `_agenttree/host/`, nothing to run. `etcd`: in the etcd cluster `etcd` names, for state shared by several hosts, the issues' outboxes with it; the stage documents and sessions stay under `_agenttree/`. Controllers of the repository on any host then elect one, the others standing by until its 10 s lease ends (docs/ARCHITECTURE.md §8). `agenttree migrate --to etcd` moves the state there."},
 				{Name: "etcd", Field: at(func(s *stages.State) any { return &s.Etcd }), Type: TypeSection, Doc: "The cluster (backend: etcd).", Keys: []Key{
 					{Name: "endpoints", Field: at(func(e *stages.Etcd) any { return &e.Endpoints }), Type: TypeList, Example: "[https://etcd-1.example.com:2379]",
 						Doc: "Its members' client URLs, `http(s)://HOST:PORT`, all `http` or all `https`; backend etcd needs at least one."},

@@ -41,12 +41,12 @@ func newCmdMigrate(a *cmdutil.App, runF func(context.Context, *Options) error) *
 		Short: "Move the issues' state to etcd or back to files, checked as verify checks it (people only)",
 		Example: `  agenttree migrate --to etcd
   agenttree migrate --to files --json`,
-		Long: "Copy every issue's state, log (its hash chain as it is), watch.yaml and records\n" +
-			"set aside, and the last id given, from where state.backend keeps them to the\n" +
-			"backend --to names (state.etcd's cluster for etcd), then check every issue\n" +
-			"there as `agenttree verify` does. Stage documents, outboxes and sessions stay\n" +
-			"where they are. No controller may run meanwhile; each issue is read under its\n" +
-			"lock.\n\n" +
+		Long: "Copy every issue's state, log (its hash chain as it is), watch.yaml, records\n" +
+			"set aside and outbox (the messages waiting and those delivered), and the last\n" +
+			"id given, from where state.backend keeps them to the backend --to names\n" +
+			"(state.etcd's cluster for etcd), then check every issue there as `agenttree\n" +
+			"verify` does. Stage documents and sessions stay where they are. No controller\n" +
+			"may run meanwhile; each issue is read under its lock.\n\n" +
 			"The source is never changed or removed, and the config is not rewritten:\n" +
 			"migrate prints the state: block to write, and how to remove the source once\n" +
 			"the config says the new backend. Run it again after a stop, or after changes\n" +

@@ -70,8 +70,9 @@ func (e *ends) rel(path string) string {
 	return path
 }
 
-// remove is the command that removes the issues' state kept in b, and
-// nothing else: not the stage documents, outboxes or sessions.
+// remove is the command that removes the issues' state kept in b, their
+// outboxes (copied with it), and nothing else: not the stage documents or
+// sessions.
 func (e *ends) remove(b stages.StateBackend) string {
 	if b == stages.StateEtcd {
 		c := cmdutil.EtcdConfig(e.cfg)
@@ -84,7 +85,7 @@ func (e *ends) remove(b stages.StateBackend) string {
 		return strings.Join(append(cmd, "del", "--prefix", quote(c.Prefix+"/")), " ")
 	}
 	dir := quote(statedir.Layout{Root: e.stateDir}.HostIssues())
-	return fmt.Sprintf(`find %s -mindepth 2 -maxdepth 2 \( -name issue.yaml -o -name watch.yaml -o -name 'events*.jsonl' \) -delete && rm -f %s/.last-id %s/.scan-cache`, dir, dir, dir)
+	return fmt.Sprintf(`find %s -mindepth 2 -maxdepth 2 \( -name issue.yaml -o -name watch.yaml -o -name 'events*.jsonl' -o -name outbox \) -exec rm -rf {} + && rm -f %s/.last-id %s/.scan-cache`, dir, dir, dir)
 }
 
 // quote is s for a POSIX shell.
@@ -109,7 +110,14 @@ func (e *ends) print(a *cmdutil.App, r *Report) {
 	count := map[transfer.Action]int{}
 	for _, m := range r.Issues {
 		count[m.Action]++
-		fmt.Fprintf(a.Out, "issue %d: %s (%d lines, head %s)\n", m.ID, words[m.Action], m.Lines, short(m.Hash))
+		msgs := ""
+		switch {
+		case m.Messages == 1:
+			msgs = "; 1 message of its outbox"
+		case m.Messages > 1:
+			msgs = fmt.Sprintf("; %d messages of its outbox", m.Messages)
+		}
+		fmt.Fprintf(a.Out, "issue %d: %s (%d lines, head %s%s)\n", m.ID, words[m.Action], m.Lines, short(m.Hash), msgs)
 	}
 	fmt.Fprintf(a.Out, "%d issues moved from %s to %s: %d copied, %d caught up, %d already there; last id %d\n",
 		len(r.Issues), r.From, r.Where, count[transfer.Copied], count[transfer.CaughtUp], count[transfer.Same], r.LastID)

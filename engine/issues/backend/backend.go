@@ -8,8 +8,9 @@
 // the state directory, package etcdstore in etcd; package storetest is
 // the suite both pass.
 //
-// This package holds types only, so that issues and each backend import
-// it and not each other.
+// This package holds types only (and As, which finds one through
+// wrappers), so that issues and each backend import it and not each
+// other.
 package backend
 
 import (
@@ -148,4 +149,23 @@ type Watcher interface {
 	// gone untold (the watch broke and was made again). It returns when
 	// ctx ends, or with the error that stops it.
 	Watch(ctx context.Context, ready func(), changed func(id int), lost func()) error
+}
+
+// As is b, or the first backend it wraps that is a T: an optional
+// capability found through wrappers, each with an Unwrap method
+// returning the backend it wraps (as net/http's ResponseController finds
+// a writer's). A store reads through a wrapper (a test's that counts its
+// reads) as through what it wraps.
+func As[T any](b Backend) (T, bool) {
+	for {
+		if t, ok := b.(T); ok {
+			return t, true
+		}
+		u, ok := b.(interface{ Unwrap() Backend })
+		if !ok {
+			var zero T
+			return zero, false
+		}
+		b = u.Unwrap()
+	}
 }

@@ -13,8 +13,10 @@
 //	P/issues/<id>/log              the log's head: its last line's number
 //	P/issues/<id>/log/<n>          line n of the log, "\n" included
 //	P/issues/<id>/aside/<name>     lines set aside, in the record name
+//	P/issues/<id>/outbox/...       its outbox (package etcdbox)
 //	P/locks/issues/<id>/<lease>    the issue's lock (concurrency.Mutex)
 //	P/locks/list/<lease>           the issue list's lock, for Create
+//	P/locks/outbox/<id>/...        its outbox's locks (Mutex)
 //
 // A commit is one transaction: the line's key, the head and the state are
 // put together, if the writer still holds the issue's lock (the lock

@@ -60,8 +60,10 @@ func value(v []byte) []byte {
 // refuses a transaction of more than 128 operations by default.
 const importBatch = 100
 
-// Import replaces issue w.ID's keys under its lock: the old keys deleted,
-// the log's lines put in transactions of importBatch keys, then the head, state, watch, records set aside and the id's key in a last one.
+// Import replaces issue w.ID's keys under its lock: the old keys deleted
+// (but its outbox's, which is not its state), the log's lines put in
+// transactions of importBatch keys, then the head, state, watch, records
+// set aside and the id's key in a last one.
 // Until that last one, the issue is not listed (IDs), and an Import again
 // starts over.
 func (s *Store) Import(ctx context.Context, w backend.Whole, timeout time.Duration) error {
@@ -71,7 +73,7 @@ func (s *Store) Import(ctx context.Context, w backend.Whole, timeout time.Durati
 	}
 	defer h.Unlock()
 	// etcd refuses a transaction that deletes a key and puts it again.
-	if err := s.fenced(ctx, h, []clientv3.Op{clientv3.OpDelete(s.idKey(w.ID)), clientv3.OpDelete(s.issuePrefix(w.ID), clientv3.WithPrefix())}); err != nil {
+	if err := s.fenced(ctx, h, append([]clientv3.Op{clientv3.OpDelete(s.idKey(w.ID))}, s.notOutbox(w.ID)...)); err != nil {
 		return fmt.Errorf("issue %d: clear it for the import: %w", w.ID, err)
 	}
 	var ops []clientv3.Op

@@ -1,6 +1,7 @@
 // Package transfer moves a state directory's issues from one store
 // backend to another, whole (`agenttree migrate`, docs/ARCHITECTURE.md
-// §8): every issue's state, log, watch.yaml and records set aside, and
+// §8): every issue's state, log, watch.yaml and records set aside, its
+// outbox's messages where the two keep them apart (files and etcd), and
 // the last id given, then checks the destination as `agenttree verify`
 // does.
 //
@@ -34,7 +35,8 @@ import (
 // Options are a transfer's ends.
 type Options struct {
 	// From and To are the backends; Root is the state directory both
-	// belong to (the stage documents, outboxes, layout).
+	// belong to (the stage documents, the layout, and the outboxes of a
+	// backend that does not keep them, outbox.Keeper).
 	From, To backend.Porter
 	Root     string
 	// LockTimeout bounds each wait for an issue's lock (30s when zero).
@@ -61,6 +63,9 @@ type Moved struct {
 	// chain's head, the same at both ends.
 	Lines int    `json:"lines"`
 	Hash  string `json:"hash,omitempty"`
+	// Messages are the messages of its outbox copied: those the
+	// destination did not hold.
+	Messages int `json:"messages,omitempty"`
 }
 
 // Result is what a transfer did, and what the destination's check found.
@@ -201,7 +206,8 @@ func one(ctx context.Context, o Options, id int) (Moved, bool, error) {
 	switch {
 	case same(src, dst):
 		m.Action = Same
-		return m, true, nil
+		m.Messages, err = copyOutbox(ctx, o, id)
+		return m, err == nil, err
 	case empty(dst):
 	case bytes.HasPrefix(src.Log, dst.Log):
 		m.Action = CaughtUp
@@ -211,7 +217,8 @@ func one(ctx context.Context, o Options, id int) (Moved, bool, error) {
 	if err := o.To.Import(ctx, src, o.LockTimeout); err != nil {
 		return m, false, err
 	}
-	return m, true, nil
+	m.Messages, err = copyOutbox(ctx, o, id)
+	return m, err == nil, err
 }
 
 // same is whether a and b hold the same bytes.
