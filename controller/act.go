@@ -6,12 +6,12 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/agenttree/agenttree/controller/polling"
 	"github.com/agenttree/agenttree/controller/prbatch"
 	"github.com/agenttree/agenttree/controller/prwatch"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/forge"
-	"github.com/agenttree/agenttree/hooks"
 	"github.com/agenttree/agenttree/internal/atomicfile"
 )
 
@@ -128,11 +128,21 @@ func (c *Controller) act(ctx context.Context, e *engine.Engine, d dueIssue, batc
 	pr := batch.pr(d.iss.PRNumber)
 	var res *engine.Result
 	var err error
+	var k *kept   // the polling state, when the pass's transaction kept it
 	threads := -1 // not counted by forwarding
+	var noted []string
 	switch {
+	case (d.node.Controller() || d.iss.EntryPending != nil) && !d.node.HumanReview():
+		// What reviewers said is read from the PR the tick fetched, not
+		// from the pass: read before it, not under the issue's lock.
+		noted = prwatch.NewFeedback(ctx, e, d.watched(), pr, c.log())
+		threads = len(noted)
+		res, err = e.ReconcileSeenThen(ctx, d.iss, func(tx *issues.Tx, r *engine.Result) {
+			k = c.keepIn(tx, e, d, pr, &r.Outcome, batch.err, polling.Reviews{N: threads, Noted: noted})
+		})
 	case d.node.Controller() || d.iss.EntryPending != nil:
 		res, err = e.ReconcileSeen(ctx, d.iss)
-		if err == nil && d.node.HumanReview() && res.Outcome.Status == engine.StatusWaiting && res.Outcome.RetryAfter == 0 {
+		if err == nil && res.Outcome.Status == engine.StatusWaiting && res.Outcome.RetryAfter == 0 {
 			// The controller's hooks of a review have run and a person
 			// reviews: the PR is watched meanwhile, as at any review.
 			watched, n, werr := prwatch.Watch(ctx, e, d.watched(), pr, c.now)
@@ -171,16 +181,40 @@ func (c *Controller) act(ctx context.Context, e *engine.Engine, d dueIssue, batc
 	for _, n := range notes(o) {
 		log.Info(n, "stage", d.iss.Stage) // what hooks did: a PR opened, a branch rebased
 	}
-	var noted []string
 	if threads < 0 {
 		noted = prwatch.NewFeedback(ctx, e, d.watched(), pr, c.log())
 		threads = len(noted)
 	}
-	again, err := c.schedule(ctx, e, d, pr, o, batch.err, reviews{n: threads, noted: noted})
+	var again time.Duration
+	if k != nil {
+		again, err = c.tell(ctx, e, k, o, batch.err)
+	} else {
+		again, err = c.schedule(ctx, e, d, pr, o, batch.err, polling.Reviews{N: threads, Noted: noted})
+	}
 	if err != nil {
 		log.Warn("saving polling state", "err", err)
 	}
 	return pass{result: res, again: again}
+}
+
+// keepIn is keep in the transaction of d's pass, whose outcome is o: the
+// issue and its watch state as the pass read them, not read again. What
+// it wrote is the due set's for the next tick (dueset.Set.Wrote) when the
+// pass left the issue as the tick read it.
+func (c *Controller) keepIn(tx *issues.Tx, e *engine.Engine, d dueIssue, pr *forge.PR, o *engine.Outcome, batchErr error, rev polling.Reviews) *kept {
+	iss := d.iss
+	same := o.Version == d.iss.Version && !o.Conflict
+	if !same {
+		var err error
+		if iss, err = tx.Get(); err != nil {
+			return nil // the lock's own: schedule takes it again
+		}
+	}
+	k := c.keep(tx, e, d, iss, pr, o, batchErr, rev)
+	if same && k.err == nil {
+		c.dueSet().Wrote(e, tx, d.iss, k.p)
+	}
+	return k
 }
 
 // outcome is what a pass's result leaves the controller to act on (the
@@ -190,12 +224,6 @@ func outcome(res *engine.Result) *engine.Outcome {
 		return nil
 	}
 	return &res.Outcome
-}
-
-// forgeTrouble reports whether a pass's waiting is the forge's doing (an
-// outage, a rate limit), not the code's.
-func forgeTrouble(o *engine.Outcome) bool {
-	return o != nil && (o.Class == hooks.ClassForge || o.Class == hooks.ClassRateLimit)
 }
 
 func notes(o *engine.Outcome) []string {

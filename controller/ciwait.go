@@ -11,6 +11,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agenttree/agenttree/controller/polling"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/hooks"
@@ -38,7 +39,7 @@ type WaitOutcome struct {
 	ElapsedS   int64 `json:"elapsed_s"`
 }
 
-// ForgeErrorsError ends WaitCI after maxForgeErrors polls in a row that
+// ForgeErrorsError ends WaitCI after polling.MaxForgeErrors polls in a row that
 // could not talk to the forge: an outage is no CI verdict, and it is not
 // waited out forever either.
 type ForgeErrorsError struct {
@@ -80,7 +81,7 @@ func WaitCI(ctx context.Context, e *engine.Engine, id int, maxInterval time.Dura
 		} else {
 			forgeErrs = 0
 		}
-		if forgeErrs >= maxForgeErrors {
+		if forgeErrs >= polling.MaxForgeErrors {
 			return nil, &ForgeErrorsError{Issue: id, Errors: forgeErrs, Last: o.Reason}
 		}
 		wait := o.RetryAfter

@@ -21,7 +21,23 @@ func (e *Engine) Reconcile(ctx context.Context, id int) (*Result, error) {
 // when it found the issue due: changed since, the pass is a lost race
 // (Result.Conflict), looked at again at the next tick.
 func (e *Engine) ReconcileSeen(ctx context.Context, seen *issues.Issue) (*Result, error) {
-	return act.Finish(e.forwardFrom(ctx, seen, Actor{Kind: ActorController}, false, false))
+	return act.Finish(e.forwardFrom(ctx, seen, Actor{Kind: ActorController}, false, false, nil))
+}
+
+// Then is what a caller does in the transaction of a pass, with its
+// result (its Outcome filled), before the issue's lock is released: the
+// controller keeps its polling state in the same transaction as the pass
+// it polled with (docs/ARCHITECTURE.md §6), the issue and its watch state
+// read once for both. tx is the pass's; Then must not unlock it.
+type Then func(tx *issues.Tx, res *Result)
+
+// ReconcileSeenThen is ReconcileSeen, with then called in the pass's
+// transaction once the issue was locked and its move decided. It is not
+// called when the pass fails, nor when no transaction was needed (an
+// issue the controller may not move, a lost race): the caller takes the
+// lock itself then.
+func (e *Engine) ReconcileSeenThen(ctx context.Context, seen *issues.Issue, then Then) (*Result, error) {
+	return act.Finish(e.forwardFrom(ctx, seen, Actor{Kind: ActorController}, false, false, then))
 }
 
 // Escalate stops issue id for a person, for a reason the controller

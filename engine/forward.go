@@ -27,7 +27,7 @@ func (e *Engine) Approve(ctx context.Context, id int, actor Actor, dryRun bool) 
 // with tx nil, without the lock, and then the move is made only if
 // nobody changed the issue since.
 func (e *Engine) NextFrom(ctx context.Context, tx *issues.Tx, seen *issues.Issue, actor Actor, dryRun bool) (*Result, error) {
-	return act.Finish(e.forwardIn(ctx, tx, seen, actor, dryRun, false))
+	return act.Finish(e.forwardIn(ctx, tx, seen, actor, dryRun, false, nil))
 }
 
 // forward is next and approve: it checks who may act, then runs one
@@ -46,20 +46,21 @@ func (e *Engine) forward(ctx context.Context, id int, actor Actor, dryRun, appro
 			return nil, err
 		}
 	}
-	return e.forwardIn(ctx, tx, seen, actor, dryRun, approve)
+	return e.forwardIn(ctx, tx, seen, actor, dryRun, approve, nil)
 }
 
 // forwardFrom is forward from seen, the issue as the caller read it
 // without the lock: the move is made only if nobody changed the issue
 // since.
-func (e *Engine) forwardFrom(ctx context.Context, seen *issues.Issue, actor Actor, dryRun, approve bool) (*Result, error) {
-	return e.forwardIn(ctx, nil, seen, actor, dryRun, approve)
+func (e *Engine) forwardFrom(ctx context.Context, seen *issues.Issue, actor Actor, dryRun, approve bool, then Then) (*Result, error) {
+	return e.forwardIn(ctx, nil, seen, actor, dryRun, approve, then)
 }
 
 // forwardIn is forward from seen: read under tx's lock, which it
 // releases, or, with tx nil, without the lock, which is then taken once
-// the actor may act, the issue read again under it.
-func (e *Engine) forwardIn(ctx context.Context, tx *issues.Tx, seen *issues.Issue, actor Actor, dryRun, approve bool) (*Result, error) {
+// the actor may act, the issue read again under it. then, when set, is
+// called with the move's result before the lock is released.
+func (e *Engine) forwardIn(ctx context.Context, tx *issues.Tx, seen *issues.Issue, actor Actor, dryRun, approve bool, then Then) (*Result, error) {
 	if tx != nil {
 		defer tx.Unlock()
 	}
@@ -100,7 +101,12 @@ func (e *Engine) forwardIn(ctx context.Context, tx *issues.Tx, seen *issues.Issu
 			return &base, nil
 		}
 	}
-	return transition.New(ctx, e.deps, tx, actor, dryRun, e.Machine(flow).Start(node.Path)).Forward(iss, flow, node, approve, base)
+	res, err := transition.New(ctx, e.deps, tx, actor, dryRun, e.Machine(flow).Start(node.Path)).Forward(iss, flow, node, approve, base)
+	if then != nil && err == nil && res != nil {
+		act.Finish(res, nil)
+		then(tx, res)
+	}
+	return res, err
 }
 
 // alreadyDone is the Result of actor's request when iss's history

@@ -17,6 +17,7 @@
 package dueset
 
 import (
+	"crypto/sha256"
 	"log/slog"
 	"slices"
 	"sync"
@@ -73,6 +74,10 @@ type Set struct {
 	mu      sync.Mutex
 	eng     *engine.Engine
 	entries map[int]*Entry
+	// own are the entries of the issues whose watch.yaml this controller
+	// wrote since they were read (Wrote), kept apart from entries until
+	// a stat finds the files settled: an issue is in one map or neither.
+	own map[int]*ownWrite
 	// dirty are the issues the feed named that no tick has stat'ed since.
 	dirty map[int]bool
 	// gen counts the times every entry had to be stat'ed again (another
@@ -112,7 +117,7 @@ func (s *Set) facts(e *engine.Engine, ids []int, at time.Time, log *slog.Logger)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.eng != e {
-		s.eng, s.entries, s.dirty = e, map[int]*Entry{}, map[int]bool{}
+		s.eng, s.entries, s.dirty, s.own = e, map[int]*Entry{}, map[int]bool{}, map[int]*ownWrite{}
 		s.gen++
 	}
 	trust := s.takeFeed(at)
@@ -132,6 +137,7 @@ func (s *Set) facts(e *engine.Engine, ids []int, at time.Time, log *slog.Logger)
 	}
 	stamps := e.Store.Stamps(checked)
 	var stale []int // indexes in check of the issues read again
+	mine := make([]*ownWrite, len(check))
 	for j, i := range check {
 		if ent := s.entries[ids[i]]; ent != nil && ent.stamps == stamps[j] && stamps[j].Files.Known() {
 			ent.gen = s.gen
@@ -139,21 +145,47 @@ func (s *Set) facts(e *engine.Engine, ids []int, at time.Time, log *slog.Logger)
 			continue
 		}
 		delete(s.entries, ids[i])
+		if o := s.own[ids[i]]; o != nil && o.holds(stamps[j]) {
+			mine[j] = o
+		}
+		delete(s.own, ids[i])
 		stale = append(stale, j)
 	}
-	parallel.For(len(stale), func(k int) { out[check[stale[k]]] = s.read(e, checked[stale[k]], log) })
+	parallel.For(len(stale), func(k int) {
+		j := stale[k]
+		if o := mine[j]; o != nil && o.still(e, checked[j]) {
+			out[check[j]] = o.ent
+			return
+		}
+		mine[j] = nil
+		out[check[j]] = s.read(e, checked[j], log)
+	})
 	for _, j := range stale {
-		if ent := out[check[j]]; ent != nil && s.keep(e, stamps[j], at) {
+		ent := out[check[j]]
+		switch {
+		case ent != nil && s.keep(e, stamps[j], at):
+			if mine[j] != nil {
+				ent = mine[j].settled()
+				out[check[j]] = ent
+			}
 			ent.stamps, ent.gen = stamps[j], s.gen
 			s.entries[checked[j]] = ent
+		case mine[j] != nil:
+			// Ours, not settled yet: compared again at the next tick.
+			s.own[checked[j]] = mine[j]
 		}
 	}
-	if len(s.entries) > len(ids) {
+	if len(s.entries)+len(s.own) > len(ids) {
 		// Issues removed since: their entries go.
 		for id := range s.entries {
 			if _, found := slices.BinarySearch(ids, id); !found {
 				delete(s.entries, id)
 				delete(s.dirty, id)
+			}
+		}
+		for id := range s.own {
+			if _, found := slices.BinarySearch(ids, id); !found {
+				delete(s.own, id)
 			}
 		}
 	}
@@ -203,6 +235,77 @@ func (s *Set) takeFeed(at time.Time) bool {
 		s.checkedAll = at
 	}
 	return true
+}
+
+// Wrote takes what the controller wrote in tx, issue seen's lock, after
+// the pass it found seen due for: seen unchanged (the pass left the issue
+// as this set gave it), and poll its new polling state in watch.yaml.
+// The next tick stats the issue's files as it would, but does not read
+// and parse them again when they are those of the entry seen came from
+// but for watch.yaml, and watch.yaml is the very file tx wrote (its
+// hash): only the controller's own write changed them. Until a stat
+// finds them settled, each tick compares them so.
+func (s *Set) Wrote(e *engine.Engine, tx *issues.Tx, seen *issues.Issue, poll *issues.Poll) {
+	sum, ok := tx.WroteWatch()
+	if !ok {
+		return
+	}
+	w, err := tx.Watch()
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.eng != e {
+		return
+	}
+	id := seen.ID
+	base := s.entries[id]
+	if o := s.own[id]; base == nil && o != nil {
+		base = o.ent
+	}
+	// Its entry goes whatever comes of it: what it says of the poll is
+	// no longer so, even to a tick that does not stat the issue.
+	delete(s.entries, id)
+	delete(s.own, id)
+	if base == nil || base.Issue != seen || !base.stamps.Files.Known() {
+		return
+	}
+	ent := *base
+	ent.Poll = poll
+	ent.Resumed, _ = time.Parse(time.RFC3339Nano, w[hooks.WatchResumedAt])
+	s.own[id] = &ownWrite{ent: &ent, sum: sum}
+}
+
+// ownWrite is an entry as the controller's own write of watch.yaml left
+// it: its stamps are those its other files had when they were read
+// (settled then), and sum the hash of the watch.yaml written.
+type ownWrite struct {
+	ent *Entry
+	sum [sha256.Size]byte
+}
+
+// holds says whether stamps st, stat'ed now, may be of o's issue as the
+// controller left it: its issue.yaml, log and outbox are the files it was
+// read from (a write of either is another file, or a longer log, or a
+// later change time than the settled one read).
+func (o *ownWrite) holds(st issues.Stamps) bool {
+	was := o.ent.stamps
+	return st.Files.Known() && st.Files.Issue == was.Files.Issue && st.Files.Events == was.Files.Events && st.Outbox == was.Outbox
+}
+
+// still says whether issue id's watch.yaml is the one the controller
+// wrote: the same bytes, whatever its stamps.
+func (o *ownWrite) still(e *engine.Engine, id int) bool {
+	sum, ok, err := e.Store.WatchSum(id)
+	return err == nil && ok && sum == o.sum
+}
+
+// settled is o's entry to keep once its stamps are settled: a copy,
+// its stamps set by the caller.
+func (o *ownWrite) settled() *Entry {
+	ent := *o.ent
+	return &ent
 }
 
 // Kept is the entry kept of issue id; nil when none is.

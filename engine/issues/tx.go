@@ -2,6 +2,7 @@ package issues
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"maps"
@@ -25,7 +26,8 @@ type Tx struct {
 	s     *Store
 	id    int
 	held  backend.Held
-	watch *WatchFile // read on first use
+	watch *WatchFile         // read on first use
+	wrote *[sha256.Size]byte // the hash of the watch.yaml written last
 	// data is issue.yaml as checked by Lock or written since, and head
 	// the hash of the log line that holds it: under the lock nobody else
 	// writes them, so they are not read again.
@@ -268,8 +270,24 @@ func (t *Tx) writeWatch(w *WatchFile) error {
 	if err := t.s.b.WriteWatch(context.Background(), t.held, t.id, data); err != nil {
 		return err
 	}
-	t.watch = w
+	sum := sha256.Sum256(data)
+	t.watch, t.wrote = w, &sum
 	return nil
+}
+
+// WroteWatch is the hash of the watch.yaml the Tx wrote last (false:
+// none): with WatchSum, whether the file is still it, without parsing it.
+func (t *Tx) WroteWatch() (sum [sha256.Size]byte, ok bool) {
+	if t.wrote != nil {
+		sum, ok = *t.wrote, true
+	}
+	return sum, ok
+}
+
+// WatchSum is the hash of issue id's watch.yaml now (false: none).
+func (s *Store) WatchSum(id int) ([sha256.Size]byte, bool, error) {
+	data, err := s.b.ReadWatch(context.Background(), id)
+	return sha256.Sum256(data), err == nil && data != nil, err
 }
 
 // WriteDoc writes a stage document into the issue's directory atomically;
