@@ -42,9 +42,9 @@ const openPRHook = "sim_open_pr"
 func configYAML() ([]byte, error) {
 	month := 30 * 86400
 	doc := map[string]any{
-		"project": "sim",
-		"forge":   "github",
-		"ci_polling": map[string]any{"timeout_s": month, "new_run_timeout_s": month, "max_retries": 1000},
+		"project":         "sim",
+		"forge":           "github",
+		"ci_polling":      map[string]any{"timeout_s": month, "new_run_timeout_s": month, "max_retries": 1000},
 		"circuit_breaker": map[string]any{"half_open_after": 1000, "no_progress_threshold": 1000, "same_error_threshold": 1000},
 		"stages": []map[string]any{
 			{"name": stageImplement},

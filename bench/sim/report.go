@@ -18,11 +18,11 @@ import (
 
 // finish compares the actors' moves with the logs and prints the figures
 // as Markdown.
-func (w *world) finish(ctx context.Context) error {
+func (w *world) finish(ctx context.Context) (verdict, error) {
 	began := time.Now()
 	v, err := w.tally.compare(ctx, w.people.eng.Store)
 	if err != nil {
-		return err
+		return v, err
 	}
 	fmt.Fprintf(w.out, "verified %d issues' logs in %s\n\n", v.issues, secs(time.Since(began)))
 	counts := w.srv.Counts()
@@ -69,7 +69,7 @@ func (w *world) finish(ctx context.Context) error {
 	for _, s := range f.errExamples {
 		fmt.Fprintln(w.out, "  failed:", s)
 	}
-	return nil
+	return v, nil
 }
 
 // procs are every process the run started, the killed ones included.

@@ -69,9 +69,9 @@ func (t *tally) refused(id int, what string, r *engine.Result) {
 
 // verdict is the comparison of the tally with the logs.
 type verdict struct {
-	issues, broken      int
-	made, logged        int
-	lost, doubled       int
+	issues, broken       int
+	made, logged         int
+	lost, doubled        int
 	createsMade, logged0 int
 	// examples are a few issues that differ, for a person to look at.
 	examples []string

@@ -76,24 +76,27 @@ type world struct {
 func run(ctx context.Context, o options, out io.Writer) error {
 	err := fmt.Errorf("the embedded etcd or the fake GitHub did not start")
 	testing.Benchmark(func(b *testing.B) {
-		err = simulate(ctx, b, o, out)
+		_, err = simulate(ctx, b, o, out)
 		b.SkipNow()
 	})
 	return err
 }
 
-func simulate(ctx context.Context, b *testing.B, o options, out io.Writer) error {
+// simulate runs the simulation in tb's cluster and fake, prints its
+// figures to out, and returns the comparison of the moves made with the
+// logs.
+func simulate(ctx context.Context, tb testing.TB, o options, out io.Writer) (verdict, error) {
 	dir, err := os.MkdirTemp("", "agenttree-sim-")
 	if err != nil {
-		return err
+		return verdict{}, err
 	}
 	if o.keep {
 		fmt.Fprintln(out, "temp dir:", dir)
 	} else {
 		defer os.RemoveAll(dir)
 	}
-	cluster := etcdtest.Start(b)
-	srv := githubtest.New(b, githubtest.WithLatency(o.latency), githubtest.WithSeed(o.seed))
+	cluster := etcdtest.Start(tb)
+	srv := githubtest.New(tb, githubtest.WithLatency(o.latency), githubtest.WithSeed(o.seed))
 	// GitHub's hourly limits run on the wall clock, while a simulated day
 	// passes in minutes: the figures say how far below them the load is.
 	reset := time.Now().Add(365 * 24 * time.Hour)
@@ -105,11 +108,11 @@ func simulate(ctx context.Context, b *testing.B, o options, out io.Writer) error
 		tally: newTally(), openPR: map[int]bool{}}
 	w.start = w.clk.Now()
 	if w.config, err = writeConfig(dir); err != nil {
-		return err
+		return verdict{}, err
 	}
 	defer w.stopAll()
 	if err := w.setup(ctx); err != nil {
-		return err
+		return verdict{}, err
 	}
 	if o.errors > 0 {
 		// After the setup: the figures are the day's. Half 502s, half
@@ -119,7 +122,7 @@ func simulate(ctx context.Context, b *testing.B, o options, out io.Writer) error
 		srv.FailRate(o.errors/4/(1-3*o.errors/4), githubtest.FaultHangup)
 	}
 	if err := w.drive(ctx); err != nil {
-		return err
+		return verdict{}, err
 	}
 	return w.finish(ctx)
 }
