@@ -122,7 +122,7 @@ func (c *ctrl) campaign() {
 		}
 		share := &nodes.Share{Registry: etcdnodes.New(c.cli, c.w.prefix), Places: true, Log: slog.New(slog.DiscardHandler)}
 		ctl := &controller.Controller{Load: func() (*engine.Engine, error) { return e, nil }, Now: c.w.clk.Now,
-			Homes: share.Here, Fence: term.Held}
+			Homes: share.Homes, Fence: term.Held}
 		unwatch := ctl.WatchIssues(c.ctx)
 		c.mu.Lock()
 		c.term, c.c, c.unwatch, c.won, c.first = term, ctl, unwatch, time.Now(), true
@@ -169,7 +169,7 @@ func (w *world) startNode(ctx context.Context, name string) (*node, error) {
 	}
 	share := &nodes.Share{Registry: reg, Self: name, Log: slog.New(slog.DiscardHandler)}
 	n := &node{proc: p, c: &controller.Controller{Load: func() (*engine.Engine, error) { return p.eng, nil }, Now: w.clk.Now,
-		Node: true, Homes: share.Here}}
+		Node: true, Homes: share.Homes, NoWatch: true}}
 	n.c.WatchIssues(p.ctx)
 	return n, nil
 }
