@@ -129,6 +129,20 @@ func (h *host) starts() []string {
 	return strings.Fields(string(data))
 }
 
+// newNodesWorld is an etcd cluster asking for client certificates and a
+// bare origin with a first clone, for hosts to clone.
+func newNodesWorld(t *testing.T) (cluster *etcdtest.Cluster, origin, first string) {
+	t.Helper()
+	cluster = etcdtest.StartTLS(t, filepath.Join(t.TempDir(), "certs"))
+	gittest.Require(t)
+	gittest.Isolate(t)
+	origin, first = gittest.NewRemote(t)
+	gittest.Commit(t, first, ".gitignore", "_agenttree/\n", "ignore the state")
+	gittest.Commit(t, first, "README", "shop\n", "start")
+	gittest.Run(t, first, "push", "-q", "origin", "main")
+	return cluster, origin, first
+}
+
 // One controller on a host that runs no agents, two nodes with their own
 // tmux servers. The controller gives each issue a node by room (one
 // each); each node starts its issue's agent in its own tmux and types
@@ -139,13 +153,7 @@ func (h *host) starts() []string {
 // person moves it to the other node, which starts its agent; the killed
 // node, back, stops the agent it had of the issue it no longer has.
 func TestEtcdNodesRunTheirOwnAgents(t *testing.T) {
-	cluster := etcdtest.StartTLS(t, filepath.Join(t.TempDir(), "certs"))
-	gittest.Require(t)
-	gittest.Isolate(t)
-	origin, first := gittest.NewRemote(t)
-	gittest.Commit(t, first, ".gitignore", "_agenttree/\n", "ignore the state")
-	gittest.Commit(t, first, "README", "shop\n", "start")
-	gittest.Run(t, first, "push", "-q", "origin", "main")
+	cluster, origin, _ := newNodesWorld(t)
 
 	ctl := newHost(t, origin, cluster)
 	a, b := newHost(t, origin, cluster), newHost(t, origin, cluster)
@@ -298,13 +306,7 @@ func (h *host) worktree(t *testing.T, id int) string {
 // fix reaches the PR the same way, a person approves on the controller's
 // host, and the controller merges: origin's main holds the agent's work.
 func TestEtcdNodesCarryTheReferencePipeline(t *testing.T) {
-	cluster := etcdtest.StartTLS(t, filepath.Join(t.TempDir(), "certs"))
-	gittest.Require(t)
-	gittest.Isolate(t)
-	origin, first := gittest.NewRemote(t)
-	gittest.Commit(t, first, ".gitignore", "_agenttree/\n", "ignore the state")
-	gittest.Commit(t, first, "README", "shop\n", "start")
-	gittest.Run(t, first, "push", "-q", "origin", "main")
+	cluster, origin, first := newNodesWorld(t)
 	pipeline := strings.Replace(testpipeline.Read(t, "controller-merges"), "          - has_commits:\n", "          - has_commits:\n          - push_branch:\n", 1)
 	require.Contains(t, pipeline, "push_branch")
 	withPipeline := func(h *host) {
