@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -72,9 +73,11 @@ func TestChecksStoppedFromOutsideIsCancelled(t *testing.T) {
 	sha := e.feature(t)
 	_, err := f.Checks(ctx, sha)
 	require.NoError(t, err)
+	// The shell makes the file before it writes the pid in it: the pid is
+	// there once its line is.
 	require.Eventually(t, func() bool {
-		_, err := os.Stat(pidFile)
-		return err == nil
+		data, err := os.ReadFile(pidFile)
+		return err == nil && strings.HasSuffix(string(data), "\n")
 	}, ciWait, 10*time.Millisecond)
 	pid := readPID(t, pidFile)
 	require.NoError(t, syscall.Kill(pid, syscall.SIGTERM))
