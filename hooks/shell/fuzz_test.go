@@ -2,6 +2,7 @@ package shell
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -77,19 +78,31 @@ var (
 )
 
 // shellArgs is the argv of the shell args runs, directly or behind
-// wrappers; nil when it runs none.
+// wrappers; nil when it runs none. A wrapper's command is its first word
+// that is not an option, an assignment (env) or a duration (timeout);
+// where a wrapper's option takes a value (sudo -u USER) the value is
+// taken for the command, and the shell behind it is missed.
 func shellArgs(args []string) []string {
-	for i, a := range args {
-		base := a[strings.LastIndexByte(a, '/')+1:]
+	for i := 0; i < len(args); {
+		base := args[i][strings.LastIndexByte(args[i], '/')+1:]
 		switch {
 		case slices.Contains(shells, base):
 			return args[i:]
-		case i == 0 && !slices.Contains(wrappers, base):
+		case !slices.Contains(wrappers, base):
 			return nil
+		}
+		for i++; i < len(args); i++ {
+			a := args[i]
+			if !strings.HasPrefix(a, "-") && !(base == "env" && strings.Contains(a, "=")) && !(base == "timeout" && duration.MatchString(a)) {
+				break
+			}
 		}
 	}
 	return nil
 }
+
+// duration matches timeout's duration operand.
+var duration = regexp.MustCompile(`^[0-9.]+[smhd]?$`)
 
 // shellScript is the script a shell's argv gives it with -c, or whether
 // it reads its script from standard input (no -c and no script file, -s,
@@ -138,8 +151,13 @@ func runFaked(t *testing.T, text string, env []string) {
 		bad = append(bad, why)
 	}
 	exec := func(ctx context.Context, args []string) error {
-		if pwned.MatchString(args[0]) {
-			flag("ran " + strings.Join(args, " "))
+		// A command named pwned is a piece of the value run as code. (A
+		// program named by the whole value is the value as one word,
+		// which placement allows; and mvdan.cc/sh splits ${V+"$V"}x
+		// where sh and bash do not, so the name is not compared with
+		// the value.)
+		if args[0] == "pwned" {
+			flag(fmt.Sprintf("ran %q", args))
 		}
 		sh := shellArgs(args)
 		if sh == nil {

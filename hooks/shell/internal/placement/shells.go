@@ -45,8 +45,10 @@ func readShellArgs(args []*syntax.Word) shellArgs {
 				i++
 			}
 		case len(flag) > 1 && (flag[0] == '-' || flag[0] == '+'):
-			sa.c = sa.c || flag[0] == '-' && strings.ContainsRune(flag, 'c')
-			sa.s = sa.s || flag[0] == '-' && strings.ContainsRune(flag, 's')
+			// +c and +s are -c and -s to dash, bash and zsh: c and s are
+			// not options that + turns off.
+			sa.c = sa.c || strings.ContainsRune(flag, 'c')
+			sa.s = sa.s || strings.ContainsRune(flag, 's')
 			for _, letter := range flag[1:] {
 				if shellOptionsWithArg[flag[:1]+string(letter)] {
 					i++
