@@ -297,6 +297,17 @@ func TestPlaceholdersNeverRunAsCode(t *testing.T) {
 		{name: "bash --init-file -c", command: `bash --init-file /dev/null -c "echo {{issue_title}}"`, refused: "at 1:37 is part of a script"},
 		{name: "sh -o errexit -c", command: `sh -o errexit -c "echo {{issue_title}}"`, refused: "at 1:24 is part of a script"},
 		{name: "sh +o errexit -c", command: `sh +o errexit -c "echo {{issue_title}}"`, refused: "at 1:24 is part of a script"},
+		// Found by FuzzScript (testdata/fuzz/FuzzScript/0104310a11108644):
+		// dash, bash and zsh read +c as -c, and bash +s as -s.
+		{name: "sh +c", command: `sh +c "echo {{issue_title}}"`, refused: "{{issue_title}} at 1:13 is part of a script"},
+		{name: "sh -e +c", command: `sh -e +c "echo {{issue_title}}"`, refused: "at 1:16 is part of a script"},
+		{name: "bash +s with an operand", command: "bash +s x <<EOF\necho {{issue_title}}\nEOF", bash: true, refused: "at 2:6 is part of a script"},
+		// Found by FuzzScript (testdata/fuzz/FuzzScript/e3905d906d704c20):
+		// an unset $A vanishes, and sh reads its script from the pipe; a
+		// $A set to -c makes the next word the script.
+		{name: "pipe into sh $A", command: `printf '%s\n' "echo {{issue_title}}" | sh $A`, refused: "at 1:21 is part of a script"},
+		{name: "here-document to sh \"$@\"", command: "sh \"$@\" <<EOF\necho {{issue_title}}\nEOF", refused: "at 2:6 is part of a script"},
+		{name: "sh $A then the value", command: `sh $A "echo {{issue_title}}"`, refused: "at 1:13 is part of a script"},
 		{name: "sh -c -o errexit", command: `sh -c -o errexit "echo {{issue_title}}"`, refused: "at 1:24 is part of a script"},
 		{name: "argument after sh -o errexit -c", command: `sh -o errexit -c 'printf "%s" "$1"' sh {{issue_title}}`, want: title},
 		{name: "argument after bash -O extglob -c", command: `bash -O extglob -c 'printf "%s" "$1"' sh {{issue_title}}`, want: title},

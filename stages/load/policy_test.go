@@ -120,6 +120,10 @@ func TestOnFailureErrors(t *testing.T) {
 			[]string{`:10:39: error: unknown on_failure action "escalte" (use step_back, escalate, fail, ignore, or {step_back_to: STAGE}) (did you mean ` + "`escalate`?)"}},
 		{"step_back_to without its stage", "          - wait_for_ci: {on_failure: step_back_to}\n",
 			[]string{`:10:39: error: unknown on_failure action "step_back_to"`}},
+		// Found by FuzzParse (testdata/fuzz/FuzzParse/crash-bare-step-back-to): the
+		// loader read the missing value and panicked.
+		{"step_back_to without its stage in a list", "          - wait_for_ci:\n            on_failure:\n              - send_message: hi\n              - step_back_to\n",
+			[]string{":13:17: error: on_failure.step_back_to names no stage to step back to (write `- step_back_to: STAGE`)"}},
 		{"no action", "          - wait_for_ci:\n            on_failure:\n",
 			[]string{":11:24: error: expected a string, got nothing"}},
 		{"unknown key", "          - wait_for_ci: {on_failure: {step_back: implement}}\n",

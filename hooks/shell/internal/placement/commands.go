@@ -39,7 +39,7 @@ func (c *placer) argPlaces(args []*syntax.Word) []place {
 			c.builtinPlaces(name, args[cmd+1:], rest)
 		}
 	}
-	if i := shellScript(args); i >= 0 {
+	for _, i := range shellScripts(args) {
 		places[i] = inReparsedScript
 	}
 	return places

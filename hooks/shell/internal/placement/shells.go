@@ -23,6 +23,12 @@ var stdinFiles = map[string]bool{"/dev/stdin": true, "/dev/fd/0": true, "/proc/s
 // comes from.
 type shellArgs struct {
 	c, s bool // -c: the script is an argument; -s: it is standard input
+	// unknown: a word that is not plain text ($x, "$x", $(...)) stood
+	// where an option or the first operand is read. Its value is known
+	// only when it runs: -c, -s, a script file or nothing at all (an
+	// unset $x vanishes), so the shell may read its script from its
+	// standard input or from the word after it (operand).
+	unknown bool
 	// operand is the index of the first operand: the script with -c,
 	// else the script file; -1 if there is none.
 	operand int
@@ -33,8 +39,11 @@ type shellArgs struct {
 func readShellArgs(args []*syntax.Word) shellArgs {
 	sa := shellArgs{operand: -1}
 	for i := 0; i < len(args); i++ {
-		flag := args[i].Lit()
+		flag, known := wordText(args[i])
 		switch {
+		case !known:
+			sa.unknown, sa.operand = true, i
+			return sa
 		case flag == "--" || flag == "-":
 			if i+1 < len(args) {
 				sa.operand = i + 1
@@ -45,8 +54,10 @@ func readShellArgs(args []*syntax.Word) shellArgs {
 				i++
 			}
 		case len(flag) > 1 && (flag[0] == '-' || flag[0] == '+'):
-			sa.c = sa.c || flag[0] == '-' && strings.ContainsRune(flag, 'c')
-			sa.s = sa.s || flag[0] == '-' && strings.ContainsRune(flag, 's')
+			// +c and +s are -c and -s to dash, bash and zsh: c and s are
+			// not options that + turns off.
+			sa.c = sa.c || strings.ContainsRune(flag, 'c')
+			sa.s = sa.s || strings.ContainsRune(flag, 's')
 			for _, letter := range flag[1:] {
 				if shellOptionsWithArg[flag[:1]+string(letter)] {
 					i++
@@ -60,19 +71,61 @@ func readShellArgs(args []*syntax.Word) shellArgs {
 	return sa
 }
 
-// shellScript is the index in args of the script that a shell among them
-// is given with -c, wherever the shell stands (timeout 60 sh -c ...,
-// sudo sh -c ...); -1 if there is none.
-func shellScript(args []*syntax.Word) int {
+// shellScripts are the indices in args of the words that a shell among
+// them may be given as its script with -c, wherever the shell stands
+// (timeout 60 sh -c ..., sudo sh -c ...): the operand after -c, and
+// after a word whose value is not known, that word (when -c came before
+// it) and the one after it (the word may be -c, or vanish).
+func shellScripts(args []*syntax.Word) []int {
+	var out []int
 	for i, w := range args {
 		if !shells[cmdName(w)] {
 			continue
 		}
-		if sa := readShellArgs(args[i+1:]); sa.c && sa.operand >= 0 {
-			return i + 1 + sa.operand
+		sa := readShellArgs(args[i+1:])
+		at := i + 1 + sa.operand
+		switch {
+		case sa.unknown:
+			if sa.c {
+				out = append(out, at)
+			}
+			if at+1 < len(args) {
+				out = append(out, at+1)
+			}
+		case sa.c && sa.operand >= 0:
+			out = append(out, at)
 		}
 	}
-	return -1
+	return out
+}
+
+// wordText is the text of a word written without expansions (plain,
+// quoted or both), and false for one whose value is known only when it
+// runs.
+func wordText(w *syntax.Word) (string, bool) {
+	var b strings.Builder
+	for _, part := range w.Parts {
+		switch part := part.(type) {
+		case *syntax.Lit:
+			b.WriteString(part.Value)
+		case *syntax.SglQuoted:
+			if part.Dollar {
+				return "", false
+			}
+			b.WriteString(part.Value)
+		case *syntax.DblQuoted:
+			for _, inner := range part.Parts {
+				lit, ok := inner.(*syntax.Lit)
+				if !ok {
+					return "", false
+				}
+				b.WriteString(lit.Value)
+			}
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
 }
 
 // readsScript reports whether a command reads the script it runs from its
@@ -104,7 +157,7 @@ func callReadsScript(args []*syntax.Word) bool {
 		return len(rest) > 0 && stdinFiles[rest[0].Lit()]
 	case shells[name]:
 		sa := readShellArgs(rest)
-		return !sa.c && (sa.s || sa.operand < 0 || stdinFiles[rest[sa.operand].Lit()])
+		return sa.unknown || !sa.c && (sa.s || sa.operand < 0 || stdinFiles[rest[sa.operand].Lit()])
 	}
 	return false
 }

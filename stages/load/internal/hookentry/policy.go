@@ -190,6 +190,12 @@ func (pr policyReader) nested(fp *stages.FailurePolicy, val *yaml.Node) {
 func (pr policyReader) action(fp *stages.FailurePolicy, item *yaml.Node) (name string, ok bool) {
 	name, val := entryName(item)
 	switch {
+	case name == string(stages.ActionStepBackTo) && val == nil:
+		// `- step_back_to` on its own: the item is a name, not a mapping,
+		// so there is no value to read the stage from.
+		fp.Action = stages.ActionStepBackTo
+		pr.r.d.Errorf(pr.r.d.Pos(item), "write `- step_back_to: STAGE`", "%s.step_back_to names no stage to step back to", pr.key)
+		return name, true
 	case name == string(stages.ActionStepBackTo):
 		pr.stepBackTo(fp, val)
 		return name, true

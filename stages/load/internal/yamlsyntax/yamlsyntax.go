@@ -96,16 +96,39 @@ func metInBoth(m mistake, repaired [][]byte) bool {
 	return f != nil && classify(f, repaired).Error == m.Error
 }
 
-// splitLines splits data after each newline; the pieces join back to data.
+// splitLines splits data after each line break; the pieces join back to
+// data. The breaks are those yaml.v3 counts lines by (CR LF, LF, a lone
+// CR, NEL, LS and PS), so that line n here is the line its errors name:
+// a file saved with CR line ends is told where its mistakes are.
 func splitLines(data []byte) [][]byte {
-	lines := bytes.SplitAfter(data, []byte("\n"))
-	if len(lines[len(lines)-1]) == 0 {
-		lines = lines[:len(lines)-1]
-	}
-	for i, l := range lines {
-		lines[i] = slices.Clone(l)
+	var lines [][]byte
+	for len(data) > 0 {
+		n := len(data)
+		for i := 0; i < len(data); i++ {
+			if size := breakAt(data, i); size > 0 {
+				n = i + size
+				break
+			}
+		}
+		lines, data = append(lines, slices.Clone(data[:n])), data[n:]
 	}
 	return lines
+}
+
+// breakAt is the length of the line break at data[i], 0 when there is
+// none.
+func breakAt(data []byte, i int) int {
+	switch {
+	case data[i] == '\r' && i+1 < len(data) && data[i+1] == '\n':
+		return 2
+	case data[i] == '\r' || data[i] == '\n':
+		return 1
+	case bytes.HasPrefix(data[i:], []byte("\u0085")):
+		return 2
+	case bytes.HasPrefix(data[i:], []byte("\u2028")), bytes.HasPrefix(data[i:], []byte("\u2029")):
+		return 3
+	}
+	return 0
 }
 
 // neutralise turns lines first..last (1-based) into comments of the same
@@ -128,11 +151,12 @@ func neutralise(lines [][]byte, first, last int) bool {
 
 func isBlank(b []byte) bool { return len(bytes.TrimLeft(b, " ")) == 0 }
 
-// cutEOL splits a line from its line ending.
+// cutEOL splits a line from its line ending (splitLines).
 func cutEOL(line []byte) (body, end []byte) {
-	n := len(line)
-	for n > 0 && (line[n-1] == '\n' || line[n-1] == '\r') {
-		n--
+	for i := range line {
+		if size := breakAt(line, i); size > 0 {
+			return line[:i], line[i:]
+		}
 	}
-	return line[:n], line[n:]
+	return line, nil
 }

@@ -194,3 +194,20 @@ func TestRecoverFindsNothingInGoodYAML(t *testing.T) {
 	assert.Empty(t, rec.Errors)
 	assert.True(t, rec.Complete)
 }
+
+// yaml.v3 counts lines at every break YAML 1.1 knows, not only at LF: a
+// file saved with CR line ends (or holding a NEL, LS or PS) is told where
+// its mistake is, not on a line above it. Found by FuzzParse
+// (stages/load/testdata/fuzz/FuzzParse/crash-cr-line-ends).
+func TestRecoverCountsLinesAsYAMLDoes(t *testing.T) {
+	for _, br := range []string{"\n", "\r\n", "\r", "\u0085", "\u2028", "\u2029"} {
+		t.Run(fmt.Sprintf("%q", br), func(t *testing.T) {
+			yaml := "stages:" + br + "  - name: a" + br + "    role" + br + "    skill: x" + br
+			rec := Recover([]byte(yaml), 10)
+			require.Len(t, rec.Errors, 1, "%+v", rec.Errors)
+			e := rec.Errors[0]
+			assert.Equal(t, "3:5: `role` has no `:` after it", fmt.Sprintf("%d:%d: %s", e.Line, e.Col, e.Msg))
+			assertKeepsPositions(t, yaml, rec.Neutralised, e.Line)
+		})
+	}
+}
