@@ -61,6 +61,7 @@ func (e *kindError) Unwrap() []error { return []error{e.err, e.kind} }
 var forgeKinds = []struct{ client, forge error }{
 	{ghapi.ErrAuth, forge.ErrAuth},
 	{ghapi.ErrNotFound, forge.ErrNotFound},
+	{ghapi.ErrServer, forge.ErrServer},
 }
 
 // forgeError adds to an error of the client the forge error it is, so

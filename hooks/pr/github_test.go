@@ -729,6 +729,20 @@ func TestGitHubCreatePR(t *testing.T) {
 	assert.Equal(t, 1, f.srv.PRCount())
 	assert.Equal(t, 1, f.srv.Requests(githubtest.EndpointCreatePull))
 
+	// GitHub failing to answer the PR's creation (a 502 past the
+	// retries) is an outage waited out, not a failure that would step
+	// the issue back to its agent.
+	fresh := *issue
+	fresh.Branch = "issue-8"
+	gittest.Run(t, work, "branch", "issue-8")
+	f.srv.FailNext(4, githubtest.Fault502.On(githubtest.EndpointListPulls)) // every try of the default policy
+	o = runHook(t, f.env, &fresh, "create_pr", nil)
+	require.Equal(t, hooks.KindPending, o.Kind, "reason: %s", o.Reason)
+	assert.Equal(t, hooks.ClassForge, o.Class)
+	assert.Contains(t, o.Reason, "will retry")
+	o = runHook(t, f.env, &fresh, "create_pr", nil)
+	require.Equal(t, hooks.KindPass, o.Kind, "once GitHub answers: %s", o.Reason)
+
 	// A branch that is not in the work tree cannot be pushed: a clear
 	// failure, no PR.
 	gone := *issue
@@ -736,7 +750,7 @@ func TestGitHubCreatePR(t *testing.T) {
 	o = runHook(t, f.env, &gone, "create_pr", nil)
 	require.Equal(t, hooks.KindFail, o.Kind)
 	assert.Contains(t, o.Reason, "push no-such-branch to origin: branch no-such-branch does not exist here")
-	assert.Equal(t, 1, f.srv.PRCount())
+	assert.Equal(t, 2, f.srv.PRCount())
 }
 
 func TestPRHooksWithoutAForge(t *testing.T) {

@@ -54,7 +54,9 @@ func createPR(ctx context.Context, c *hooks.Call) hooks.Outcome {
 		Title: stages.Render(titleParam.Get(c), vars), Body: stages.Render(bodyParam.Get(c), vars),
 		Draft: draftParam.Get(c), Labels: labelsParam.Get(c)})
 	if err != nil {
-		if errors.Is(err, forge.ErrAuth) || errors.Is(err, forge.ErrRateLimit) || errors.Is(err, forge.ErrTampered) {
+		// An outage is waited out: a step back would send the agent to
+		// fix what is the forge's fault.
+		if errors.Is(err, forge.ErrAuth) || errors.Is(err, forge.ErrRateLimit) || errors.Is(err, forge.ErrTampered) || errors.Is(err, forge.ErrServer) {
 			return forgeFailure(c, "opening the PR", err)
 		}
 		return hooks.Failf("opening a PR for %s: %v", branch, err)
