@@ -308,6 +308,9 @@ func TestPlaceholdersNeverRunAsCode(t *testing.T) {
 		{name: "pipe into sh $A", command: `printf '%s\n' "echo {{issue_title}}" | sh $A`, refused: "at 1:21 is part of a script"},
 		{name: "here-document to sh \"$@\"", command: "sh \"$@\" <<EOF\necho {{issue_title}}\nEOF", refused: "at 2:6 is part of a script"},
 		{name: "sh $A then the value", command: `sh $A "echo {{issue_title}}"`, refused: "at 1:13 is part of a script"},
+		// A placeholder among a shell's options is such a value too: a
+		// title of -c would make the next word the script.
+		{name: "sh {{issue_title}} then a value", command: `sh {{issue_title}} "echo {{issue_body}}"`, refused: "is part of a script"},
 		{name: "sh -c -o errexit", command: `sh -c -o errexit "echo {{issue_title}}"`, refused: "at 1:24 is part of a script"},
 		{name: "argument after sh -o errexit -c", command: `sh -o errexit -c 'printf "%s" "$1"' sh {{issue_title}}`, want: title},
 		{name: "argument after bash -O extglob -c", command: `bash -O extglob -c 'printf "%s" "$1"' sh {{issue_title}}`, want: title},

@@ -41,7 +41,9 @@ func readShellArgs(args []*syntax.Word) shellArgs {
 	for i := 0; i < len(args); i++ {
 		flag, known := wordText(args[i])
 		switch {
-		case !known:
+		// A placeholder is a value known only when it runs, as `$x` is:
+		// `-c` for all this check knows.
+		case !known || strings.Contains(flag, markerBase):
 			sa.unknown, sa.operand = true, i
 			return sa
 		case flag == "--" || flag == "-":
