@@ -22,7 +22,7 @@ import (
 func (c *Controller) told(e *engine.Engine, iss *issues.Issue) bool {
 	to := c.carries(iss.ID)
 	for _, m := range delivery.Channels(e.Config, e.Messages(iss)) {
-		if to(m.To) && !c.wasQueued(iss.ID, m.Key) {
+		if takes(to, m.To) && !c.wasQueued(iss.ID, m.Key) {
 			return false
 		}
 	}
@@ -32,14 +32,21 @@ func (c *Controller) told(e *engine.Engine, iss *issues.Issue) bool {
 // carries says which of issue id's recipients this process queues and
 // carries messages to: with nodes, the agent's node types into its pane
 // and the elected controller tells people (docs/ARCHITECTURE.md §8,
-// "Nodes"); without, all of them.
+// "Nodes"); nil, all of them (no nodes), so that a delivery reads the
+// outbox once, unfiltered.
 func (c *Controller) carries(id int) func(outbox.Recipient) bool {
 	c.mu.Lock()
 	here := c.here
 	c.mu.Unlock()
+	if here == nil && !c.Node {
+		return nil
+	}
 	agent := here == nil || here(id)
 	return func(r outbox.Recipient) bool { return r == outbox.ToAgent && agent || r != outbox.ToAgent && !c.Node }
 }
+
+// takes reports whether to (carries) takes messages to r.
+func takes(to func(outbox.Recipient) bool, r outbox.Recipient) bool { return to == nil || to(r) }
 
 func (c *Controller) wasQueued(id int, key string) bool {
 	c.mu.Lock()
@@ -100,7 +107,7 @@ func (c *Controller) mail(ctx context.Context, e *engine.Engine, scanned *issues
 	box := e.Outbox(id)
 	to := c.carries(id)
 	for _, m := range delivery.Channels(e.Config, e.Messages(iss)) {
-		if c.wasQueued(id, m.Key) || !to(m.To) {
+		if c.wasQueued(id, m.Key) || !takes(to, m.To) {
 			continue
 		}
 		if _, err := box.Put(ctx, m); err != nil {
@@ -112,7 +119,9 @@ func (c *Controller) mail(ctx context.Context, e *engine.Engine, scanned *issues
 			log.Warn("a person is needed", "kind", m.Kind, "message", m.Text)
 		}
 	}
-	if pending, perr := box.Pending(); to(outbox.ToAgent) && perr == nil && slices.ContainsFunc(pending, firstTry) {
+	if !takes(to, outbox.ToAgent) {
+		// not this process's agent: its node fetches for it
+	} else if pending, perr := box.Pending(); perr == nil && slices.ContainsFunc(pending, firstTry) {
 		// What the agent is told to rebase on is what it fetches from
 		// the host, when it works in a clone of its own: fetched once
 		// per new message, not at every tick a message waits.
@@ -160,10 +169,11 @@ func (c *Controller) tmuxClient(e *engine.Engine) *tmux.Client {
 }
 
 // homes is where the issues' agents are this tick (Homes): which are
-// this process's, set on keeper too, and whether agents may be looked
-// after at all (not when it cannot be told).
+// this process's (nil: all, without nodes), set on keeper too, and
+// whether agents may be looked after at all (not when it cannot be
+// told).
 func (c *Controller) homes(ctx context.Context, e *engine.Engine, known func([]int) []*issues.Issue, keeper *agents.Keeper) (here func(int) bool, keep bool) {
-	here, keep = func(int) bool { return true }, true
+	keep = true
 	if c.Homes != nil {
 		h, err := c.Homes(ctx, e, known)
 		if err != nil {

@@ -152,7 +152,7 @@ func (c *Controller) due(e *engine.Engine, now time.Time, woke wake.Woken, here 
 			continue
 		}
 		d := dueIssue{iss: ent.Issue, node: ent.Node, poll: ent.Poll, resumed: ent.Resumed}
-		if c.Node && !here(d.iss.ID) {
+		if here != nil && !here(d.iss.ID) && c.Node {
 			continue
 		}
 		if active(d) {

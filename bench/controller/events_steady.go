@@ -118,7 +118,7 @@ func benchEventsSteady(ctx context.Context, o options, dir string, srv *githubte
 		}
 		figs[m] = f
 		perTick = f.wall / time.Duration(max(f.ticks, 1))
-		fmt.Printf("  %-10s %d ticks in %s of wall time; measured by kind: %s\n", m, f.ticks, secs(f.wall), kinds(f.counts))
+		fmt.Printf("  %-10s %d ticks in %s of wall time; measured by kind: %s\n", m, f.ticks, secs(f.wall), report.Kinds(f.counts))
 	}
 	poll, havePoll := figs[watch.ModePoll]
 	fmt.Printf("\n  %-10s %20s %14s %18s %22s %9s\n", "mode", "warm-up (fresh PRs)", "steady state", "steady, no 304s", "looks every 5 min", "vs poll")

@@ -5,34 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"time"
 
+	"github.com/agenttree/agenttree/bench/internal/fixture"
 	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues/scancache"
 	"github.com/agenttree/agenttree/forge/github/githubtest"
 	"github.com/agenttree/agenttree/forge/github/githubtest/edge"
 )
-
-// clock is the controller's clock in the steady state: it moves only when
-// told, so hours pass in minutes.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // tickTotals add up ticks of the steady state.
 type tickTotals struct {
@@ -96,7 +77,7 @@ func (f steadyFigures) perPRHour(prs int) float64 {
 // are left out; those of the measured part are counted by kind.
 type steadyRun struct {
 	c     *controller.Controller
-	clock *clock
+	clock *fixture.Clock
 	step  time.Duration
 	srv   *githubtest.Server
 	// profile, when set, is the prefix of the measured part's profiles.

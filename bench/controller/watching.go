@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agenttree/agenttree/bench/internal/fixture"
 	"github.com/agenttree/agenttree/bench/internal/report"
 	"github.com/agenttree/agenttree/controller"
 	"github.com/agenttree/agenttree/engine/issues/scancache"
@@ -22,7 +23,7 @@ func benchWatching(ctx context.Context, o options, dir string, srv *githubtest.S
 	if err != nil {
 		return nil, err
 	}
-	clk := &clock{now: time.Now()}
+	clk := fixture.NewClock(time.Now())
 	fmt.Println("\none tick with every issue due (a controller process of its own)")
 	first, err := printTick(ctx, "first look", p, srv, clk.Now(), o)
 	if err != nil {
@@ -78,13 +79,13 @@ func printTick(ctx context.Context, label string, p *pipeline, srv *githubtest.S
 	}
 	fmt.Printf("  %s: %d issues, wall %s (fetching PR state %s); allocated %s, heap after %s, from the OS %s, %d GCs; peak RSS %s\n",
 		label, t.Due, secs(t.Wall), secs(t.Fetch), mib(t.TotalAlloc), mib(t.HeapAlloc), mib(t.Sys), t.NumGC, mib(t.RSSKiB<<10))
-	fmt.Printf("    requests: %d (%s)\n", total(t.Counts), kinds(t.Counts))
+	fmt.Printf("    requests: %d (%s)\n", total(t.Counts), report.Kinds(t.Counts))
 	return t, nil
 }
 
 // printSteady runs the steady state and prints it; it returns the
 // requests per watched PR per hour.
-func printSteady(ctx context.Context, o options, p *pipeline, srv *githubtest.Server, clk *clock) (float64, error) {
+func printSteady(ctx context.Context, o options, p *pipeline, srv *githubtest.Server, clk *fixture.Clock) (float64, error) {
 	measured := time.Duration(o.hours * float64(time.Hour))
 	fmt.Printf("\nsteady state: a tick every %s of the controller's clock; %s warm-up, %s measured; the issues' files watched: %t\n", o.step, o.warmup, measured, o.issueWatch)
 	s := &steadyRun{c: &controller.Controller{Load: p.load, Now: clk.Now, BoundMemory: true}, clock: clk, step: o.step, srv: srv, profile: profileIn(o.profiles, "steady"),
@@ -105,7 +106,7 @@ func printSteady(ctx context.Context, o options, p *pipeline, srv *githubtest.Se
 	perHour := f.perPRHour(o.issues)
 	fmt.Printf("  requests: %d in %.2f h over %d PRs = %.3f per watched PR per hour (target ≤ %.0f: %s)\n",
 		f.total, f.hours, o.issues, perHour, targetPerPRHour, report.Verdict(perHour <= targetPerPRHour))
-	fmt.Printf("    by kind: %s\n", kinds(f.counts))
+	fmt.Printf("    by kind: %s\n", report.Kinds(f.counts))
 	fmt.Printf("  ticks with issues due: %d, %.0f issues each, %s each (slowest %s)\n",
 		f.busy.n, float64(f.busy.passes)/float64(max(f.busy.n, 1)), secs(f.busy.mean()), secs(f.busy.slowest))
 	fmt.Printf("  ticks with nothing due: %d, %s each (slowest %s); of them %d at least %s of the wall clock after the last tick with issues due (every file settled): %s each, median %s (slowest %s)\n",
@@ -123,7 +124,7 @@ func printPollEach(ctx context.Context, o options, f forge.Forge, prs []waiting,
 	perPR := float64(total(round)) / float64(len(prs))
 	fmt.Printf("  polling each PR with its own requests every 60 s instead (forge.PR + forge.Checks): %.1f requests a round per PR = %.0f per PR per hour, %.0f× the controller's\n",
 		perPR, perPR*60, perPR*60/max(perHour, 1e-9))
-	fmt.Printf("    one round by kind: %s\n", kinds(round))
+	fmt.Printf("    one round by kind: %s\n", report.Kinds(round))
 	return nil
 }
 

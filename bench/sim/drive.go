@@ -62,7 +62,7 @@ func (w *world) drive(ctx context.Context) error {
 			return err
 		}
 		now = now.Add(w.o.step)
-		w.clk.set(now)
+		w.clk.Set(now)
 		w.fire(ctx, now)
 		w.countPRs(w.o.step)
 		kill := len(kills) > 0 && !now.Before(kills[0])
@@ -241,7 +241,7 @@ func (w *world) awaitLeader(ctx context.Context, not *ctrl) (*ctrl, error) {
 		if not != nil {
 			d := time.Since(last)
 			last = time.Now()
-			w.clk.set(w.clk.Now().Add(d))
+			w.clk.Set(w.clk.Now().Add(d))
 			w.fire(ctx, w.clk.Now())
 			w.countPRs(d)
 		}

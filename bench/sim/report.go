@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -13,7 +14,6 @@ import (
 	"time"
 
 	"github.com/agenttree/agenttree/bench/internal/report"
-	"github.com/agenttree/agenttree/forge/github/githubtest/edge"
 )
 
 // finish compares the actors' moves with the logs and prints the figures
@@ -62,7 +62,7 @@ func (w *world) finish(ctx context.Context) (verdict, error) {
 	row("moves asked and refused", "%s", refusals(w.tally.refusals))
 	row("escalations", "%d", f.escalated)
 	row("actions that failed (agents', people's)", "%d", f.actionErrs)
-	fmt.Fprintf(w.out, "\nrequests by kind: %s\n", kinds(counts))
+	fmt.Fprintf(w.out, "\nrequests by kind: %s\n", report.Kinds(counts))
 	for _, s := range v.examples {
 		fmt.Fprintln(w.out, "  differs:", s)
 	}
@@ -107,19 +107,8 @@ func refusals(m map[string]int) string {
 		return "none"
 	}
 	var parts []string
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
-	}
-	return strings.Join(parts, ", ")
-}
-
-// kinds lists requests by endpoint and kind, most first.
-func kinds(counts []edge.Count) string {
-	counts = slices.Clone(counts)
-	slices.SortStableFunc(counts, func(a, b edge.Count) int { return b.Requests - a.Requests })
-	var parts []string
-	for _, c := range counts {
-		parts = append(parts, fmt.Sprintf("%s %d", strings.TrimSpace(c.Endpoint+" "+c.Kind), c.Requests))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"sort"
 	"sync"
 
 	"github.com/agenttree/agenttree/engine"
@@ -168,14 +167,4 @@ func problems(r *issues.Report) []string {
 		return nil
 	}
 	return r.Problems
-}
-
-// sortedKeys are m's keys in order.
-func sortedKeys(m map[string]int) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -13,29 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agenttree/agenttree/bench/internal/fixture"
 	"github.com/agenttree/agenttree/engine/issues/etcdstore/etcdtest"
 	"github.com/agenttree/agenttree/forge/github/githubtest"
 	"github.com/agenttree/agenttree/forge/github/githubtest/edge"
 )
-
-// clock is the simulated clock: it moves only when the driver moves it,
-// so a day passes in as long as the ticks of the day take.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
 
 // world is the simulation: the cluster, the fake, the processes, and
 // what the agents and people will do next.
@@ -47,7 +29,7 @@ type world struct {
 	endpoint string
 	prefix   string
 	srv      *githubtest.Server
-	clk      *clock
+	clk      *fixture.Clock
 	start    time.Time
 
 	people *proc
@@ -103,7 +85,7 @@ func simulate(ctx context.Context, tb testing.TB, o options, out io.Writer) (ver
 	srv.SetRateLimit(edge.Core, 1<<30, 1<<30, reset)
 	srv.SetRateLimit(edge.GraphQL, 1<<30, 1<<30, reset)
 	w := &world{o: o, out: out, dir: dir, endpoint: cluster.Endpoint, prefix: "/agenttree-sim", srv: srv,
-		clk: &clock{now: time.Now().UTC().Truncate(time.Second)}, byName: map[string]*node{},
+		clk: fixture.NewClock(time.Now().UTC().Truncate(time.Second)), byName: map[string]*node{},
 		rng: rand.New(rand.NewPCG(o.seed, o.seed^0x5eed)), agents: map[int]*agent{}, waiting: map[int]bool{},
 		tally: newTally(), openPR: map[int]bool{}}
 	w.start = w.clk.Now()

@@ -9,7 +9,6 @@ import (
 
 	"github.com/agenttree/agenttree/engine"
 	"github.com/agenttree/agenttree/engine/issues"
-	"github.com/agenttree/agenttree/stages"
 )
 
 // readWait bounds each of a tick's requests to the nodes' keys: a cluster
@@ -84,7 +83,7 @@ func (s *Share) place(ctx context.Context, e *engine.Engine, known func(ids []in
 			open = append(open, Open{ID: ids[i]})
 			continue
 		}
-		if !finished(e.Config, iss) {
+		if !Finished(e.Config, iss.Stage) {
 			open = append(open, Open{ID: iss.ID, Labels: iss.Labels, WantsNode: WantsNode(e.Config, iss.Stage, iss.Escalated != nil)})
 			labels[iss.ID] = iss.Labels
 		}
@@ -125,11 +124,4 @@ func (s *Share) sayGone(survey Survey) {
 		}
 	}
 	s.gone = now
-}
-
-// finished reports whether iss is at a stage that ends it: its node
-// keeps nothing running for it.
-func finished(cfg *stages.Config, iss *issues.Issue) bool {
-	n, ok := cfg.Node(iss.Stage)
-	return ok && n.Terminal() != stages.TerminalNone
 }

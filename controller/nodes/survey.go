@@ -20,6 +20,13 @@ type Open struct {
 	WantsNode bool
 }
 
+// Finished reports whether an issue at stage is at a stage that ends it:
+// its node keeps nothing running for it.
+func Finished(cfg *stages.Config, stage string) bool {
+	n, ok := cfg.Node(stage)
+	return ok && n.Terminal() != stages.TerminalNone
+}
+
 // WantsNode reports whether an issue at stage needs a node: an agent
 // works there, and it is not escalated. An issue keeps its node once
 // given, wherever it goes.

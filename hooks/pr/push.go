@@ -181,7 +181,7 @@ func takeBranch(ctx context.Context, c *hooks.Call, g *gitx.Repo, branch string)
 	local, err := g.RevParse(ctx, "refs/heads/"+branch)
 	switch {
 	case errors.Is(err, gitx.ErrNoRef):
-		err = g.UpdateRef(ctx, "refs/heads/"+branch, pushed, "0000000000000000000000000000000000000000")
+		err = g.CreateRef(ctx, "refs/heads/"+branch, pushed)
 	case err != nil || local == pushed:
 	default:
 		if ok, aerr := g.IsAncestor(ctx, local, pushed); aerr != nil || ok {

@@ -369,6 +369,13 @@ func (r *Repo) UpdateRef(ctx context.Context, ref, newSHA, oldSHA string) error 
 	return r.casRef(ctx, ref, oldSHA, args)
 }
 
+// CreateRef makes ref point at sha, only if ref does not exist yet
+// (ErrRefMoved otherwise).
+func (r *Repo) CreateRef(ctx context.Context, ref, sha string) error {
+	const none = "0000000000000000000000000000000000000000"
+	return r.casRef(ctx, ref, none, []string{"update-ref", ref, sha, none})
+}
+
 // DeleteRef deletes ref, only if it is at oldSHA when oldSHA is given
 // (ErrRefMoved otherwise).
 func (r *Repo) DeleteRef(ctx context.Context, ref, oldSHA string) error {

@@ -108,3 +108,10 @@ func (a *App) StartsHere(ctx context.Context, e *engine.Engine, id int) error {
 	}
 	return nil
 }
+
+// ProcessName says which process this is to the others sharing an etcd
+// cluster: the election's leader key and a node's record carry it.
+func ProcessName() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s pid %d", host, os.Getpid())
+}

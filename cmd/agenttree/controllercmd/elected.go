@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/agenttree/agenttree/cmd/agenttree/cmdutil"
@@ -28,8 +27,7 @@ const onceWait = 3 * time.Second
 // starting work, resigns and campaigns again, a standby. It returns when
 // ctx ends.
 func (a cmds) elected(ctx context.Context, opts *ControllerOptions, first *engine.Engine, id int, log *slog.Logger) error {
-	host, _ := os.Hostname()
-	name := fmt.Sprintf("%s pid %d", host, os.Getpid())
+	name := cmdutil.ProcessName()
 	load := a.Reloader(ctx, first)
 	if opts.Once {
 		term, err := a.CampaignWithin(ctx, first.Config, name, onceWait)

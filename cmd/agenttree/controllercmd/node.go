@@ -129,7 +129,7 @@ func nodeRun(ctx context.Context, opts *NodeOptions) error {
 // nodeOf is the node opts describe.
 func nodeOf(opts *NodeOptions, e *engine.Engine) (nodes.Node, error) {
 	host, _ := os.Hostname()
-	n := nodes.Node{Name: opts.Name, Host: fmt.Sprintf("%s pid %d", host, os.Getpid()), Labels: opts.Labels, Capacity: opts.Capacity, Since: time.Now().UTC().Truncate(time.Second)}
+	n := nodes.Node{Name: opts.Name, Host: cmdutil.ProcessName(), Labels: opts.Labels, Capacity: opts.Capacity, Since: time.Now().UTC().Truncate(time.Second)}
 	if n.Name == "" {
 		n.Name, _, _ = strings.Cut(host, ".")
 	}
@@ -194,8 +194,7 @@ func stayJoined(ctx context.Context, reg cmdutil.NodeRegistry, n nodes.Node, joi
 		m := joined.Load().(cmdutil.NodeMember)
 		select {
 		case <-ctx.Done():
-			m.Leave()
-			return nil
+			return nil // the member leaves with ctx (Registry.Join)
 		case <-m.Done():
 		}
 		log.Warn("this node's lease ended: it was cut off from the cluster; joining again")

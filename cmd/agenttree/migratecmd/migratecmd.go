@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -97,8 +96,7 @@ func migrateRun(ctx context.Context, opts *Options) error {
 	// One elected on another host holds no lock of this one: migrate is
 	// elected itself, and holds the term until it is done, so that none
 	// is elected meanwhile (its etcd writes are fenced by the term).
-	host, _ := os.Hostname()
-	term, err := a.CampaignWithin(ctx, e.cfg, fmt.Sprintf("%s pid %d (agenttree migrate)", host, os.Getpid()), 3*time.Second)
+	term, err := a.CampaignWithin(ctx, e.cfg, cmdutil.ProcessName()+" (agenttree migrate)", 3*time.Second)
 	var leads *cmdutil.LeadsError
 	if errors.As(err, &leads) {
 		return &cmdutil.ExitError{Code: exitcode.Waiting, Err: fmt.Errorf("%w; stop it, then run `agenttree migrate --to %s` again", err, e.to)}

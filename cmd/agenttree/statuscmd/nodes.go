@@ -7,7 +7,6 @@ import (
 
 	"github.com/agenttree/agenttree/controller/nodes"
 	"github.com/agenttree/agenttree/engine"
-	"github.com/agenttree/agenttree/stages"
 )
 
 // printNodes says, with state.nodes, where the unfinished issues are
@@ -19,7 +18,7 @@ func (a cmds) printNodes(ctx context.Context, e *engine.Engine, rows []Row) {
 	}
 	var open []nodes.Open
 	for _, r := range rows {
-		if n, ok := e.Config.Node(r.Stage); r.Error == "" && (!ok || n.Terminal() == stages.TerminalNone) {
+		if r.Error == "" && !nodes.Finished(e.Config, r.Stage) {
 			open = append(open, nodes.Open{ID: r.ID, WantsNode: nodes.WantsNode(e.Config, r.Stage, r.Escalated != nil)})
 		}
 	}
