@@ -315,9 +315,11 @@ func (s *Set) Kept(id int) *Entry {
 	return s.entries[id]
 }
 
-// read reads what a tick needs of issue id.
+// read reads what a tick needs of issue id. The entry is kept and
+// never changed, so the store keeps what it parsed for the pass under
+// the issue's lock to copy (issues.Store.Share).
 func (s *Set) read(e *engine.Engine, id int, log *slog.Logger) *Entry {
-	iss, err := e.Store.Get(id)
+	iss, err := e.Store.Share(id)
 	if err != nil {
 		// One unreadable issue never stops the others.
 		log.Error("reading issue", "issue", id, "err", err)
@@ -330,7 +332,7 @@ func (s *Set) read(e *engine.Engine, id int, log *slog.Logger) *Entry {
 	}
 	ent := &Entry{Issue: iss, Node: node}
 	if s.Active(iss, node) {
-		w, err := e.Store.ReadWatch(id)
+		w, err := e.Store.ShareWatch(id)
 		if err != nil {
 			log.Warn("unreadable watch state; starting afresh", "issue", id, "err", err)
 			w = &issues.WatchFile{}

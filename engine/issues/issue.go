@@ -56,9 +56,24 @@ func BranchName(id int, slug string) string { return record.BranchName(id, slug)
 // Slugify makes a branch- and path-safe slug from a title (record.Slugify).
 func Slugify(title string) string { return record.Slugify(title) }
 
-// What the event log finds (eventlog): an issue changed outside
-// agenttree, and Verify's report of one issue.
+// What the event log finds (eventlog): an issue changed or removed
+// outside agenttree, and Verify's report of one issue.
 type (
 	TamperedError = eventlog.TamperedError
+	MissingError  = eventlog.MissingError
 	Report        = eventlog.Report
+)
+
+// What Repair did to one issue (eventlog).
+type (
+	RepairAction = eventlog.RepairAction
+	Repaired     = eventlog.Repaired
+)
+
+// What Repair can do (eventlog.RepairAction).
+const (
+	RepairNone     = eventlog.RepairNone
+	RepairFinished = eventlog.RepairFinished
+	RepairRestored = eventlog.RepairRestored
+	RepairAdopted  = eventlog.RepairAdopted
 )

@@ -99,6 +99,9 @@ func (t *Tx) startChain(iss *Issue, op Op, aside string) ([]byte, int, error) {
 
 // decode parses issue id's issue.yaml content.
 func (s *Store) decode(id int, data []byte) (*Issue, error) {
+	if iss, ok := s.shared.Take(id, data); ok {
+		return iss, nil
+	}
 	var iss Issue
 	if err := yaml.Unmarshal(data, &iss); err != nil {
 		return nil, fmt.Errorf("%s: %w", s.path(id), err)

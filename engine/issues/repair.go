@@ -11,41 +11,6 @@ import (
 	"github.com/agenttree/agenttree/engine/issues/eventlog"
 )
 
-// RepairAction says what Repair did.
-type RepairAction string
-
-const (
-	// RepairNone: nothing was wrong.
-	RepairNone RepairAction = "none"
-	// RepairFinished: a write a crash interrupted was finished, as the
-	// next command would have.
-	RepairFinished RepairAction = "finished"
-	// RepairRestored: issue.yaml is the last consistent state of the log
-	// again.
-	RepairRestored RepairAction = "restored"
-	// RepairAdopted: a new chain starts from issue.yaml as it was.
-	RepairAdopted RepairAction = "adopted"
-)
-
-// Repaired says what Repair did to one issue.
-type Repaired struct {
-	ID     int          `json:"id"`
-	Action RepairAction `json:"action"`
-	// Problems are what Verify found before the repair.
-	Problems []string `json:"problems,omitempty"`
-	// Restored is the version whose state was restored; Version the
-	// version issue.yaml has now.
-	Restored int `json:"restored,omitempty"`
-	Version  int `json:"version,omitempty"`
-	// Undone are the changes of issue.yaml the repair undid.
-	Undone []string `json:"undone,omitempty"`
-	// SetAside is the file the log's lines after its last good one went
-	// to, SetAsideLines how many lines (or, for an adoption, the whole
-	// log) went there.
-	SetAside      string `json:"set_aside,omitempty"`
-	SetAsideLines int    `json:"set_aside_lines,omitempty"`
-}
-
 // ErrNothingToRestore is returned by Repair for an issue whose log holds
 // no state: only adopting issue.yaml as it is (a person's word) can
 // start its chain again.

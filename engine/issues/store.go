@@ -11,14 +11,17 @@ import (
 	"time"
 
 	"github.com/agenttree/agenttree/engine/issues/backend"
+	"github.com/agenttree/agenttree/engine/issues/eventlog"
 	"github.com/agenttree/agenttree/engine/issues/filestore"
+	"github.com/agenttree/agenttree/engine/issues/parsememo"
 	"github.com/agenttree/agenttree/engine/issues/scancache"
 	"github.com/agenttree/agenttree/internal/atomicfile"
 	"github.com/agenttree/agenttree/internal/statedir"
 )
 
-// ErrNotFound is returned for an issue id with no issue.yaml.
-var ErrNotFound = errors.New("issue not found")
+// ErrNotFound is returned for an issue id with no issue.yaml
+// (eventlog.ErrNotFound).
+var ErrNotFound = eventlog.ErrNotFound
 
 // ConflictError says an update lost a compare-and-swap on the version.
 type ConflictError struct {
@@ -52,6 +55,10 @@ type Store struct {
 
 	warnMu   sync.Mutex
 	warnings []string // Warnings
+
+	// shared are the parses a long-lived reader shares (Share, ShareWatch).
+	shared      parsememo.Memo[*Issue]
+	sharedWatch parsememo.Memo[*WatchFile]
 }
 
 // Open opens the state directory root, moving a first-layout directory's
@@ -139,6 +146,26 @@ func (s *Store) Get(id int) (*Issue, error) {
 		return nil, err
 	}
 	return s.checked(id, iss)
+}
+
+// Share is Get for a reader that keeps the issue and never changes it
+// (the controller's due set): the store keeps that parse, and a read of
+// the same bytes, under the lock or not, takes a copy of it rather than
+// parse them again (docs/ARCHITECTURE.md §6, the controller's passes).
+func (s *Store) Share(id int) (*Issue, error) {
+	snap, err := s.b.Read(context.Background(), id)
+	if err != nil || snap.State == nil {
+		return s.Get(id)
+	}
+	iss, err := s.decode(id, snap.State)
+	if err != nil {
+		return nil, err
+	}
+	got, err := s.checked(id, iss)
+	if err == nil && got == iss {
+		s.shared.Keep(id, snap.State, iss)
+	}
+	return got, err
 }
 
 // read reads issue.yaml, unchecked.

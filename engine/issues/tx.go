@@ -176,26 +176,41 @@ func (s *Store) watchPath(id int) string { return filepath.Join(s.HostDir(id), "
 // readWatch reads issue id's watch.yaml (empty if none). The first
 // layout, a flat map of the hooks' keys, is read as the hooks' part.
 func (s *Store) readWatch(id int) (*WatchFile, error) {
+	w, _, err := s.watchOf(id)
+	return w, err
+}
+
+// watchOf is readWatch, with the bytes read (nil: none).
+func (s *Store) watchOf(id int) (*WatchFile, []byte, error) {
 	data, err := s.b.ReadWatch(context.Background(), id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if data == nil {
-		return &WatchFile{Hooks: map[string]string{}}, nil
+		return &WatchFile{Hooks: map[string]string{}}, nil, nil
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%s: %w", s.watchPath(id), err)
+	if w, ok := s.sharedWatch.Take(id, data); ok {
+		return w, data, nil
 	}
-	w, err := record.DecodeWatch(&doc)
+	w, err := record.ParseWatch(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", s.watchPath(id), err)
+		return nil, nil, fmt.Errorf("%s: %w", s.watchPath(id), err)
 	}
-	return w, nil
+	return w, data, nil
 }
 
 // ReadWatch reads issue id's watch state without its lock: for display.
 func (s *Store) ReadWatch(id int) (*WatchFile, error) { return s.readWatch(id) }
+
+// ShareWatch is ReadWatch for a reader that keeps the watch state and
+// never changes it, as Share is Get.
+func (s *Store) ShareWatch(id int) (*WatchFile, error) {
+	w, data, err := s.watchOf(id)
+	if data != nil {
+		s.sharedWatch.Keep(id, data, w)
+	}
+	return w, err
+}
 
 func (t *Tx) watchFile() (*WatchFile, error) {
 	if t.watch == nil {
@@ -271,6 +286,9 @@ func (t *Tx) writeWatch(w *WatchFile) error {
 		return err
 	}
 	sum := sha256.Sum256(data)
+	// Nobody changes w from now on (UpdateWatch and SetPoll copy it): the
+	// next read of these bytes takes a copy of it (Share).
+	t.s.sharedWatch.Keep(t.id, data, w)
 	t.watch, t.wrote = w, &sum
 	return nil
 }

@@ -6,7 +6,8 @@ import (
 	"github.com/agenttree/agenttree/engine/issues/record"
 )
 
-// Report is what the store's Verify found of one issue.
+// Report is what the store's Verify found of one issue; Repaired, below,
+// what its Repair did.
 type Report struct {
 	ID int  `json:"id"`
 	OK bool `json:"ok"`
@@ -104,4 +105,39 @@ func compare(rep *Report, iss *record.Issue, r *Replayed) {
 		rep.Problems = append(rep.Problems, fmt.Sprintf("issue.yaml's chain does not name the last line of its log (line %d): lines were cut off the log, or issue.yaml was replaced", line.N))
 	}
 	rep.Changes = Diff(r.Last, iss)
+}
+
+// RepairAction says what Repair did.
+type RepairAction string
+
+const (
+	// RepairNone: nothing was wrong.
+	RepairNone RepairAction = "none"
+	// RepairFinished: a write a crash interrupted was finished, as the
+	// next command would have.
+	RepairFinished RepairAction = "finished"
+	// RepairRestored: issue.yaml is the last consistent state of the log
+	// again.
+	RepairRestored RepairAction = "restored"
+	// RepairAdopted: a new chain starts from issue.yaml as it was.
+	RepairAdopted RepairAction = "adopted"
+)
+
+// Repaired says what Repair did to one issue.
+type Repaired struct {
+	ID     int          `json:"id"`
+	Action RepairAction `json:"action"`
+	// Problems are what Verify found before the repair.
+	Problems []string `json:"problems,omitempty"`
+	// Restored is the version whose state was restored; Version the
+	// version issue.yaml has now.
+	Restored int `json:"restored,omitempty"`
+	Version  int `json:"version,omitempty"`
+	// Undone are the changes of issue.yaml the repair undid.
+	Undone []string `json:"undone,omitempty"`
+	// SetAside is the file the log's lines after its last good one went
+	// to, SetAsideLines how many lines (or, for an adoption, the whole
+	// log) went there.
+	SetAside      string `json:"set_aside,omitempty"`
+	SetAsideLines int    `json:"set_aside_lines,omitempty"`
 }

@@ -87,6 +87,15 @@ type Checks struct {
 	Failing int `yaml:"failing" json:"failing"`
 }
 
+// ParseWatch parses watch.yaml's bytes (see DecodeWatch).
+func ParseWatch(data []byte) (*WatchFile, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, err
+	}
+	return DecodeWatch(&doc)
+}
+
 // DecodeWatch decodes watch.yaml as parsed into doc. The first layout, a
 // flat map of the hooks' keys, is read as the hooks' part.
 func DecodeWatch(doc *yaml.Node) (*WatchFile, error) {
