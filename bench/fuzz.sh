@@ -32,6 +32,7 @@ targets="
 ./forge/github/ghapi FuzzAnswers
 ./engine/issues/eventlog FuzzCheck
 ./engine/issues FuzzVerify
+./engine/issues/record FuzzEncodeWatch
 "
 
 log=$(mktemp -d)
