@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/agenttree/agenttree/engine/issues/backend"
 	"github.com/agenttree/agenttree/engine/issues/record"
 	"github.com/agenttree/agenttree/internal/atomicfile"
@@ -276,9 +274,10 @@ func (t *Tx) SetPoll(p *Poll) error {
 }
 
 // writeWatch replaces watch.yaml. It is polling state, written on every
-// poll: atomic, not fsynced (a power loss costs at most a poll again).
+// poll: atomic, not fsynced (a power loss costs at most a poll again);
+// encoded as yaml.v3 encodes it, without its cost (record.EncodeWatch).
 func (t *Tx) writeWatch(w *WatchFile) error {
-	data, err := yaml.Marshal(w)
+	data, err := record.EncodeWatch(w)
 	if err != nil {
 		return err
 	}
