@@ -21,7 +21,8 @@ import (
 // include that head, as git's --force-if-includes asks: its tip or an
 // earlier one (its reflog) held it, and a rewrite dropped it on purpose.
 // Commits the work tree never had are someone else's, and the push is
-// refused before it is tried.
+// refused before it is tried, unless they are agenttree's own rebase of
+// the branch (ownRebase, rebasedBranch).
 func pushBranch(ctx context.Context, c *hooks.Call, f forge.Forge, g *gitx.Repo, branch string) *hooks.Outcome {
 	lease, push, o := pushLease(ctx, c, f, g, branch)
 	if o != nil || !push {
@@ -63,6 +64,9 @@ func pushLease(ctx context.Context, c *hooks.Call, f forge.Forge, g *gitx.Repo, 
 	if includes(ctx, g, branch, pr.HeadSHA) {
 		return pr.HeadSHA, true, nil
 	}
+	if rebasedBranch(ctx, c, g, pr, branch) {
+		return "", false, nil
+	}
 	if err := ctx.Err(); err != nil {
 		fail := hooks.FailAs(hooks.ClassTimeout, "pushing %s: %v", branch, err)
 		return "", false, &fail
@@ -84,6 +88,27 @@ func ownRebase(ctx context.Context, c *hooks.Call, g *gitx.Repo, pr *forge.PR, b
 	}
 	n, err := g.CountNew(ctx, from, "refs/heads/"+branch)
 	return err == nil && n == 0
+}
+
+// rebasedBranch reports whether the PR's head, which the branch never
+// held, is the branch rebased onto the base where no record says
+// agenttree rebased it (ownRebase): a controller killed between a
+// rebase's push and the record of it leaves the head unknown to the
+// issue (checkConflicts). Its tree must be what merging the branch into
+// the base commit it stands on makes: all of the branch's changes and
+// nothing else, so that no push is needed and nothing of anyone's is lost
+// by making none.
+func rebasedBranch(ctx context.Context, c *hooks.Call, g *gitx.Repo, pr *forge.PR, branch string) bool {
+	onto, err := g.MergeBase(ctx, pr.HeadSHA, remote(c)+"/"+pr.Base)
+	if err != nil {
+		return false
+	}
+	want, err := g.MergeTree(ctx, onto, "refs/heads/"+branch)
+	if err != nil {
+		return false
+	}
+	got, err := g.TreeOf(ctx, pr.HeadSHA)
+	return err == nil && got == want
 }
 
 // foreignHead says that the PR's head holds commits the work tree never
