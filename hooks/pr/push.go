@@ -29,10 +29,29 @@ func pushBranch(ctx context.Context, c *hooks.Call, f forge.Forge, g *gitx.Repo,
 		return o
 	}
 	if err := g.Push(ctx, remote(c), branch, lease); err != nil {
+		if lease == "" && errors.Is(err, gitx.ErrPushRejected) && pushedRebase(ctx, c, g, branch) {
+			return nil
+		}
 		o := hooks.Failf("%s", pushRefused(c, branch, lease, err))
 		return &o
 	}
 	return nil
+}
+
+// pushedRebase reports whether the remote branch, which refused a push
+// with no PR to lease on, is the branch rebased onto the base
+// (rebasedBranch): a pass killed after check_conflicts pushed its rebase
+// records nothing, not even the PR it opened, so the next create_pr
+// pushes plainly over agenttree's own rebase. Nothing is to be pushed;
+// EnsurePR finds the PR.
+func pushedRebase(ctx context.Context, c *hooks.Call, g *gitx.Repo, branch string) bool {
+	rem, base := remote(c), prBase(c)
+	tracking := "refs/remotes/" + rem + "/" + branch
+	if err := g.Fetch(ctx, rem, "+refs/heads/"+branch+":"+tracking, "+refs/heads/"+base+":refs/remotes/"+rem+"/"+base); err != nil {
+		return false
+	}
+	head, err := g.RevParse(ctx, tracking)
+	return err == nil && rebasedBranch(ctx, c, g, head, base, branch)
 }
 
 // pushLease is the head the remote branch must be at for the push to
@@ -64,7 +83,7 @@ func pushLease(ctx context.Context, c *hooks.Call, f forge.Forge, g *gitx.Repo, 
 	if includes(ctx, g, branch, pr.HeadSHA) {
 		return pr.HeadSHA, true, nil
 	}
-	if rebasedBranch(ctx, c, g, pr, branch) {
+	if rebasedBranch(ctx, c, g, pr.HeadSHA, pr.Base, branch) {
 		return "", false, nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -90,24 +109,28 @@ func ownRebase(ctx context.Context, c *hooks.Call, g *gitx.Repo, pr *forge.PR, b
 	return err == nil && n == 0
 }
 
-// rebasedBranch reports whether the PR's head, which the branch never
-// held, is the branch rebased onto the base where no record says
-// agenttree rebased it (ownRebase): a controller killed between a
-// rebase's push and the record of it leaves the head unknown to the
-// issue (checkConflicts). Its tree must be what merging the branch into
-// the base commit it stands on makes: all of the branch's changes and
-// nothing else, so that no push is needed and nothing of anyone's is lost
-// by making none.
-func rebasedBranch(ctx context.Context, c *hooks.Call, g *gitx.Repo, pr *forge.PR, branch string) bool {
-	onto, err := g.MergeBase(ctx, pr.HeadSHA, remote(c)+"/"+pr.Base)
+// rebasedBranch reports whether head, the PR's, which the branch never
+// held, is the branch rebased onto base where no record says agenttree
+// rebased it (ownRebase): a controller killed between a rebase's push and
+// the record of it leaves the head unknown to the issue (checkConflicts).
+// It stands on a base commit the branch does not have (a rebase moves
+// the branch on; a branch rewritten where it stood is the agent's to
+// push), and its tree is what merging the branch into that commit makes:
+// all of the branch's changes and nothing else, so that no push is
+// needed and nothing of anyone's is lost by making none.
+func rebasedBranch(ctx context.Context, c *hooks.Call, g *gitx.Repo, head, base, branch string) bool {
+	onto, err := g.MergeBase(ctx, head, remote(c)+"/"+base)
 	if err != nil {
+		return false
+	}
+	if on, err := g.IsAncestor(ctx, onto, "refs/heads/"+branch); err != nil || on {
 		return false
 	}
 	want, err := g.MergeTree(ctx, onto, "refs/heads/"+branch)
 	if err != nil {
 		return false
 	}
-	got, err := g.TreeOf(ctx, pr.HeadSHA)
+	got, err := g.TreeOf(ctx, head)
 	return err == nil && got == want
 }
 
