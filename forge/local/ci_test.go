@@ -355,6 +355,27 @@ func TestChecksRestartWhenRunnerNeverStarted(t *testing.T) {
 	}
 }
 
+// A record left with no runner (pid 0: the process that started the run
+// was killed before it recorded the runner's pid) says nothing of the
+// runner: it is no runner that stopped without a result, and does not
+// spend the budget of restarts. Found by cmd/agenttree TestCrashStorm:
+// a controller killed twice while starting CI on a head had CI fail "for
+// its environment" and the agent stepped back for nothing.
+func TestChecksRunWhoseStartWasCutShortSpendsNoRestart(t *testing.T) {
+	t.Parallel()
+	e, f := newForge(t, local.Options{CICommand: "true"})
+	sha := e.feature(t)
+	host, _ := os.Hostname()
+	// The budget is spent (a runner vanished before), and the restart's
+	// own start was cut short.
+	writeRecord(t, filepath.Join(e.state, "host", "forge", "checks", sha+".yaml"),
+		"sha: "+sha+"\nattempt: 2\nstate: pending\ncommand: \"true\"\nhost: "+host+"\nrestarts: 1\nstarted_at: "+time.Now().UTC().Format(time.RFC3339)+"\n")
+	c := waitCI(t, f, sha)
+	assert.Equal(t, forge.CheckSuccess, c.State, "run again, not recorded failed")
+	assert.EqualValues(t, 3, c.ID)
+	assert.Equal(t, 1, e.ciRecord(t, sha).Restarts, "no restart spent")
+}
+
 // The controller reads a due PR's checks with the PR (PRs, for a tick's
 // batch: controller/prbatch), not through Checks: a run whose runner never
 // started (a controller killed between recording the run and starting it)
