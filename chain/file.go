@@ -17,7 +17,7 @@ import (
 // the log, synced, before it replaces the file, and Read checks that the
 // file is the version the log holds last. A crash between the two leaves
 // the log ahead of the file; Read then returns the logged version, which
-// the next Write supersedes.
+// the next Write puts in the file before it logs its own.
 type File struct {
 	Path string
 	Log  Log
@@ -164,12 +164,43 @@ func (f File) Write(data []byte, perm os.FileMode) error {
 			return f.changed("the last line of its log is not a version of a file")
 		}
 		replaces = last.SHA256
+		if err := f.finish(last, perm); err != nil {
+			return err
+		}
 	}
 	v := Version{File: filepath.Base(f.Path), SHA256: hashOf(data), Replaces: replaces, At: time.Now().UTC(), Content: string(data)}
 	if _, err := f.Log.Append(tail.Last.Hash, v); err != nil {
 		return err
 	}
+	if logged != nil {
+		if err := logged(); err != nil {
+			return err
+		}
+	}
 	return atomicfile.Write(f.Path, data, perm)
+}
+
+// logged, set by tests only, runs between a Write's line in the log and
+// the file's replacement; its error stops the Write there, as a crash
+// does.
+var logged func() error
+
+// finish writes the version the log holds last to the file, when a crash
+// stopped that version's Write before the file was replaced (the file is
+// the version it replaces, or missing where it was the first): a Write
+// cut short after it is then one version ahead of the file again, the
+// crash Read tells from a change made outside agenttree, not two. A file
+// in any other state is left as it is, for the new version to replace.
+func (f File) finish(last Version, perm os.FileMode) error {
+	data, err := os.ReadFile(f.Path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && last.Replaces == "":
+	case err != nil:
+		return nil
+	case hashOf(data) == last.SHA256 || hashOf(data) != last.Replaces:
+		return nil
+	}
+	return atomicfile.Write(f.Path, []byte(last.Content), perm)
 }
 
 // Adopt logs the file's content as it is, if it has no log yet: how a

@@ -102,6 +102,45 @@ func TestFileCrashAfterTheLogIsNoChange(t *testing.T) {
 	assert.Len(t, lines, 2)
 }
 
+// Two crashes in a row, each between a Write's line and the file's
+// replacement (a controller killed twice while writing a local CI
+// record, in cmd/agenttree TestCrashStorm): the second Write finishes the
+// first's version on disk before it logs its own, so the file is one
+// version behind the log, which Read takes for a crash, never two, which
+// it would take for a change made outside agenttree.
+func TestFileTwoCrashesInARowAreNoChange(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		before []string
+	}{
+		{name: "a new file"},
+		{name: "a file written before", before: []string{"v1\n"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := chain.FileAt(filepath.Join(t.TempDir(), "abc.yaml"))
+			for _, v := range tt.before {
+				require.NoError(t, f.Write([]byte(v), 0o644))
+			}
+			chain.CrashAfterLog(true)
+			t.Cleanup(func() { chain.CrashAfterLog(false) })
+			require.ErrorIs(t, f.Write([]byte("v2\n"), 0o644), chain.ErrCrash)
+			require.ErrorIs(t, f.Write([]byte("v3\n"), 0o644), chain.ErrCrash)
+			got, err := f.Read()
+			require.NoError(t, err, "two crashes read as a change made outside agenttree")
+			assert.Equal(t, "v3\n", string(got))
+
+			chain.CrashAfterLog(false)
+			require.NoError(t, f.Write([]byte("v4\n"), 0o644))
+			got, err = f.Read()
+			require.NoError(t, err)
+			assert.Equal(t, "v4\n", string(got))
+			lines, err := f.Log.Verify()
+			require.NoError(t, err)
+			assert.Len(t, lines, len(tt.before)+3)
+		})
+	}
+}
+
 // Records from before logs get their logs from Adopt (a migration's);
 // any other time, a record without its log is one written by hand, and
 // only Adopt, never a read, gives it one.

@@ -120,10 +120,11 @@ func countMoves(iss *issues.Issue, from, to string) int {
 }
 
 // killer keeps a controller running, and SIGKILLs it at random moments
-// (up to maxLife after it started), starting a new one each time.
+// (up to life after it started), starting a new one each time.
 type killer struct {
 	r     *rig
 	rng   *rand.Rand
+	life  time.Duration
 	kills atomic.Int64
 	quit  chan struct{}
 	done  chan struct{}
@@ -141,7 +142,13 @@ const maxLife = 800 * time.Millisecond
 
 func startKiller(t *testing.T, r *rig, rng *rand.Rand) *killer {
 	t.Helper()
-	k := &killer{r: r, rng: rng, quit: make(chan struct{}), done: make(chan struct{})}
+	return startKillerWithin(t, r, rng, maxLife)
+}
+
+// startKillerWithin is startKiller with controllers that live up to life.
+func startKillerWithin(t *testing.T, r *rig, rng *rand.Rand, life time.Duration) *killer {
+	t.Helper()
+	k := &killer{r: r, rng: rng, life: life, quit: make(chan struct{}), done: make(chan struct{})}
 	go k.loop()
 	t.Cleanup(func() { k.halt() })
 	return k
@@ -155,7 +162,7 @@ func (k *killer) loop() {
 			k.noteEarly(fmt.Sprintf("start: %v", err))
 			return
 		}
-		life := time.NewTimer(time.Duration(k.rng.Int64N(int64(maxLife))))
+		life := time.NewTimer(time.Duration(k.rng.Int64N(int64(k.life))))
 		quit := false
 		select {
 		case <-k.quit:

@@ -355,6 +355,65 @@ func TestChecksRestartWhenRunnerNeverStarted(t *testing.T) {
 	}
 }
 
+// A record left with no runner (pid 0: the process that started the run
+// was killed before it recorded the runner's pid) says nothing of the
+// runner: it is no runner that stopped without a result, and does not
+// spend the budget of restarts. Found by cmd/agenttree TestCrashStorm:
+// a controller killed twice while starting CI on a head had CI fail "for
+// its environment" and the agent stepped back for nothing.
+func TestChecksRunWhoseStartWasCutShortSpendsNoRestart(t *testing.T) {
+	t.Parallel()
+	e, f := newForge(t, local.Options{CICommand: "true"})
+	sha := e.feature(t)
+	host, _ := os.Hostname()
+	// The budget is spent (a runner vanished before), and the restart's
+	// own start was cut short.
+	writeRecord(t, filepath.Join(e.state, "host", "forge", "checks", sha+".yaml"),
+		"sha: "+sha+"\nattempt: 2\nstate: pending\ncommand: \"true\"\nhost: "+host+"\nrestarts: 1\nstarted_at: "+time.Now().UTC().Format(time.RFC3339)+"\n")
+	c := waitCI(t, f, sha)
+	assert.Equal(t, forge.CheckSuccess, c.State, "run again, not recorded failed")
+	assert.EqualValues(t, 3, c.ID)
+	assert.Equal(t, 1, e.ciRecord(t, sha).Restarts, "no restart spent")
+}
+
+// The controller reads a due PR's checks with the PR (PRs, for a tick's
+// batch: controller/prbatch), not through Checks: a run whose runner never
+// started (a controller killed between recording the run and starting it)
+// or is gone without a result is started again from there as well, not
+// shown pending until ci_polling's time limit. Found by cmd/agenttree
+// TestCrashStorm: the issue waited for CI that was never going to run.
+func TestPRViewRestartsARunWhoseRunnerIsGone(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		pid  func(t *testing.T) string
+	}{
+		{name: "never started", pid: func(*testing.T) string { return "" }},
+		{name: "gone without a result", pid: func(t *testing.T) string { return "pid: " + itoa(gonePID(t)) + "\n" }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			e, f := newForge(t, local.Options{CICommand: "true"})
+			pr := e.openPR(t, f)
+			host, _ := os.Hostname()
+			writeRecord(t, filepath.Join(e.state, "host", "forge", "checks", pr.HeadSHA+".yaml"),
+				"sha: "+pr.HeadSHA+"\nattempt: 1\nstate: pending\ncommand: \"true\"\n"+tt.pid(t)+"host: "+host+
+					"\nstarted_at: "+time.Now().UTC().Format(time.RFC3339)+"\n")
+			var c forge.Check
+			require.EventuallyWithT(t, func(col *assert.CollectT) {
+				prs, err := f.PRs(ctx, []int{pr.Number})
+				require.NoError(col, err)
+				require.Len(col, prs[pr.Number].Checks, 1)
+				c = prs[pr.Number].Checks[0]
+				require.Truef(col, c.State.Done(), "the PR's check stays %s", c.State)
+			}, ciWait, 10*time.Millisecond)
+			assert.Equal(t, forge.CheckSuccess, c.State)
+			assert.EqualValues(t, 2, c.ID, "run again as attempt 2")
+		})
+	}
+}
+
 // A run far past its time limit is lost even if its pid lives on (the pid
 // was reused, or the runner hangs).
 func TestChecksRunPastItsLimitIsLost(t *testing.T) {

@@ -77,3 +77,122 @@ func TestLocalCreatePRAfterItsOwnRebaseBeforeThePull(t *testing.T) {
 	assert.Contains(t, o.Reason, "git pull --rebase")
 	assert.Equal(t, l2.issue.Outputs["rebased_to"], branchIn(t, l2.bare, "issue-7"), "nothing pushed over the rebase")
 }
+
+// The controller rebased the PR's branch (check_conflicts) and pushed it,
+// and was killed before the engine recorded the rebase (its outputs): the
+// next pass finds a head the issue does not know and runs the entry again
+// from create_pr, the agent not having pulled. A head that is the branch
+// rebased onto main, nothing more, is agenttree's own: nothing is pushed
+// and the PR goes on; one with anything else in it is someone else's push,
+// and the agent is told to pull. Found by cmd/agenttree TestCrashStorm: the
+// agent, stepped back for "someone else's push", went round until the
+// circuit breaker stopped the issue.
+func TestLocalCreatePRAfterItsOwnRebaseWhoseRecordACrashLost(t *testing.T) {
+	tests := []struct {
+		name string
+		// after changes the world after the rebase, before create_pr.
+		after func(t *testing.T, l *localPR)
+		own   bool
+	}{
+		{name: "the rebase as it was pushed", after: func(*testing.T, *localPR) {}, own: true},
+		{name: "main moved on since", own: true, after: func(t *testing.T, l *localPR) {
+			l.pushToMain(t, "h.txt", "more of main\n")
+			gittest.Run(t, l.work, "fetch", "--quiet", "origin")
+		}},
+		{name: "someone else's commit on the rebase", after: func(t *testing.T, l *localPR) {
+			gittest.Run(t, l.other, "fetch", "--quiet", "origin")
+			gittest.Run(t, l.other, "checkout", "--quiet", "-b", "theirs", "origin/issue-7")
+			gittest.Commit(t, l.other, "h.txt", "theirs\n", "someone else's")
+			gittest.Run(t, l.other, "push", "--quiet", "origin", "theirs:issue-7")
+			gittest.Run(t, l.work, "fetch", "--quiet", "origin")
+		}},
+		{name: "someone else's change folded into the rebase", after: func(t *testing.T, l *localPR) {
+			gittest.Run(t, l.other, "fetch", "--quiet", "origin")
+			gittest.Run(t, l.other, "checkout", "--quiet", "-b", "theirs", "origin/issue-7")
+			addToLastCommit(t, l.other, "h.txt", "theirs\n")
+			gittest.Run(t, l.other, "push", "--quiet", "--force", "origin", "theirs:issue-7")
+			gittest.Run(t, l.work, "fetch", "--quiet", "origin")
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := newLocalPR(t, "")
+			addToLastCommit(t, l.work, "ok.txt", "ok\n")
+			l.openPR(t)
+			before := l.issue.HeadSHA
+			// main gets the same ok.txt, and more: the rebased commit is
+			// no copy of the agent's.
+			l.pushToMain(t, "ok.txt", "ok\n")
+			l.pushToMain(t, "g.txt", "other work\n")
+			gittest.Run(t, l.work, "checkout", "--quiet", "main")
+			o := runHook(t, l.env, l.issue, "check_conflicts", map[string]any{"auto_rebase": true})
+			require.Equal(t, hooks.KindPending, o.Kind, "a rebased head waits for CI: %s", o.Reason)
+			require.NotEqual(t, before, branchIn(t, l.bare, "issue-7"))
+			// The kill: o.Outputs are never recorded.
+			tt.after(t, l)
+			head := branchIn(t, l.bare, "issue-7")
+
+			o = runHook(t, l.env, l.issue, "create_pr", nil)
+			if tt.own {
+				require.Equal(t, hooks.KindPass, o.Kind, "agenttree's own rebase is no foreign push: %s", o.Reason)
+			} else {
+				require.Equal(t, hooks.KindFail, o.Kind)
+				assert.Contains(t, o.Reason, "never held")
+			}
+			assert.Equal(t, head, branchIn(t, l.bare, "issue-7"), "nothing was pushed over it")
+			assert.Equal(t, before, revParse(t, l.work, "issue-7"), "the agent's branch is as it was")
+		})
+	}
+}
+
+// The whole pass was lost to the kill: create_pr opened the PR, CI
+// passed and check_conflicts rebased the branch and pushed it, and the
+// issue recorded none of it, its PR's number included. The next create_pr
+// has no PR to lease on and pushes plainly, which the remote refuses: a
+// remote branch that is the branch rebased onto main is agenttree's own
+// rebase, nothing is pushed, and the PR is found; one with anything else
+// in it is refused, as ever. Found by cmd/agenttree TestCrashStorm.
+func TestLocalCreatePRAfterItsOwnRebaseWhenThePRsNumberWasLost(t *testing.T) {
+	tests := []struct {
+		name  string
+		after func(t *testing.T, l *localPR)
+		own   bool
+	}{
+		{name: "the rebase as it was pushed", after: func(*testing.T, *localPR) {}, own: true},
+		{name: "someone else's commit on the rebase", after: func(t *testing.T, l *localPR) {
+			gittest.Run(t, l.other, "fetch", "--quiet", "origin")
+			gittest.Run(t, l.other, "checkout", "--quiet", "-b", "theirs", "origin/issue-7")
+			gittest.Commit(t, l.other, "h.txt", "theirs\n", "someone else's")
+			gittest.Run(t, l.other, "push", "--quiet", "origin", "theirs:issue-7")
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := newLocalPR(t, "")
+			addToLastCommit(t, l.work, "ok.txt", "ok\n")
+			l.openPR(t)
+			before := l.issue.HeadSHA
+			l.pushToMain(t, "ok.txt", "ok\n")
+			l.pushToMain(t, "g.txt", "other work\n")
+			gittest.Run(t, l.work, "checkout", "--quiet", "main")
+			o := runHook(t, l.env, l.issue, "check_conflicts", map[string]any{"auto_rebase": true})
+			require.Equal(t, hooks.KindPending, o.Kind, "a rebased head waits for CI: %s", o.Reason)
+			// The kill: the pass recorded nothing, the PR's number included.
+			l.issue.PRNumber, l.issue.PRURL, l.issue.HeadSHA = 0, "", ""
+			tt.after(t, l)
+			head := branchIn(t, l.bare, "issue-7")
+
+			o = runHook(t, l.env, l.issue, "create_pr", nil)
+			if tt.own {
+				require.Equal(t, hooks.KindPass, o.Kind, "agenttree's own rebase is no foreign push: %s", o.Reason)
+				assert.Equal(t, "1", o.Outputs["pr_number"], "the PR the lost pass opened")
+				assert.Equal(t, head, o.Outputs["head_sha"])
+			} else {
+				require.Equal(t, hooks.KindFail, o.Kind)
+				assert.Contains(t, o.Reason, "git pull --rebase")
+			}
+			assert.Equal(t, head, branchIn(t, l.bare, "issue-7"), "nothing was pushed over it")
+			assert.Equal(t, before, revParse(t, l.work, "issue-7"), "the agent's branch is as it was")
+		})
+	}
+}

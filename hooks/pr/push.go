@@ -21,17 +21,37 @@ import (
 // include that head, as git's --force-if-includes asks: its tip or an
 // earlier one (its reflog) held it, and a rewrite dropped it on purpose.
 // Commits the work tree never had are someone else's, and the push is
-// refused before it is tried.
+// refused before it is tried, unless they are agenttree's own rebase of
+// the branch (ownRebase, rebasedBranch).
 func pushBranch(ctx context.Context, c *hooks.Call, f forge.Forge, g *gitx.Repo, branch string) *hooks.Outcome {
 	lease, push, o := pushLease(ctx, c, f, g, branch)
 	if o != nil || !push {
 		return o
 	}
 	if err := g.Push(ctx, remote(c), branch, lease); err != nil {
+		if lease == "" && errors.Is(err, gitx.ErrPushRejected) && pushedRebase(ctx, c, g, branch) {
+			return nil
+		}
 		o := hooks.Failf("%s", pushRefused(c, branch, lease, err))
 		return &o
 	}
 	return nil
+}
+
+// pushedRebase reports whether the remote branch, which refused a push
+// with no PR to lease on, is the branch rebased onto the base
+// (rebasedBranch): a pass killed after check_conflicts pushed its rebase
+// records nothing, not even the PR it opened, so the next create_pr
+// pushes plainly over agenttree's own rebase. Nothing is to be pushed;
+// EnsurePR finds the PR.
+func pushedRebase(ctx context.Context, c *hooks.Call, g *gitx.Repo, branch string) bool {
+	rem, base := remote(c), prBase(c)
+	tracking := "refs/remotes/" + rem + "/" + branch
+	if err := g.Fetch(ctx, rem, "+refs/heads/"+branch+":"+tracking, "+refs/heads/"+base+":refs/remotes/"+rem+"/"+base); err != nil {
+		return false
+	}
+	head, err := g.RevParse(ctx, tracking)
+	return err == nil && rebasedBranch(ctx, c, g, head, base, branch)
 }
 
 // pushLease is the head the remote branch must be at for the push to
@@ -63,6 +83,9 @@ func pushLease(ctx context.Context, c *hooks.Call, f forge.Forge, g *gitx.Repo, 
 	if includes(ctx, g, branch, pr.HeadSHA) {
 		return pr.HeadSHA, true, nil
 	}
+	if rebasedBranch(ctx, c, g, pr.HeadSHA, pr.Base, branch) {
+		return "", false, nil
+	}
 	if err := ctx.Err(); err != nil {
 		fail := hooks.FailAs(hooks.ClassTimeout, "pushing %s: %v", branch, err)
 		return "", false, &fail
@@ -84,6 +107,31 @@ func ownRebase(ctx context.Context, c *hooks.Call, g *gitx.Repo, pr *forge.PR, b
 	}
 	n, err := g.CountNew(ctx, from, "refs/heads/"+branch)
 	return err == nil && n == 0
+}
+
+// rebasedBranch reports whether head, the PR's, which the branch never
+// held, is the branch rebased onto base where no record says agenttree
+// rebased it (ownRebase): a controller killed between a rebase's push and
+// the record of it leaves the head unknown to the issue (checkConflicts).
+// It stands on a base commit the branch does not have (a rebase moves
+// the branch on; a branch rewritten where it stood is the agent's to
+// push), and its tree is what merging the branch into that commit makes:
+// all of the branch's changes and nothing else, so that no push is
+// needed and nothing of anyone's is lost by making none.
+func rebasedBranch(ctx context.Context, c *hooks.Call, g *gitx.Repo, head, base, branch string) bool {
+	onto, err := g.MergeBase(ctx, head, remote(c)+"/"+base)
+	if err != nil {
+		return false
+	}
+	if on, err := g.IsAncestor(ctx, onto, "refs/heads/"+branch); err != nil || on {
+		return false
+	}
+	want, err := g.MergeTree(ctx, onto, "refs/heads/"+branch)
+	if err != nil {
+		return false
+	}
+	got, err := g.TreeOf(ctx, head)
+	return err == nil && got == want
 }
 
 // foreignHead says that the PR's head holds commits the work tree never

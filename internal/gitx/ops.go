@@ -359,6 +359,18 @@ func (r *Repo) IsAncestor(ctx context.Context, ancestor, rev string) (bool, erro
 	return err == nil, err
 }
 
+// MergeBase is the best common ancestor of commits a and b.
+func (r *Repo) MergeBase(ctx context.Context, a, b string) (string, error) {
+	if err := checkRev(a); err != nil {
+		return "", err
+	}
+	if err := checkRev(b); err != nil {
+		return "", err
+	}
+	out, err := r.Run(ctx, "merge-base", a, b)
+	return strings.TrimSpace(out), err
+}
+
 // UpdateRef points ref at newSHA. With oldSHA it is a compare-and-swap:
 // if ref is not at oldSHA it fails with ErrRefMoved and changes nothing.
 func (r *Repo) UpdateRef(ctx context.Context, ref, newSHA, oldSHA string) error {

@@ -181,8 +181,8 @@ func noCommandCheck(sha string) forge.Check {
 }
 
 // Recorded is what is known about sha's CI without starting a run (but
-// one queued, which was asked for, starts if a slot is free): nil when
-// nothing is recorded. A result the runner has left since the
+// one asked for starts: queued, when a slot is free; or its runner gone,
+// again): nil when nothing is recorded. A result the runner has left since the
 // last look is taken in, which is cheap and spares a PR view from showing
 // a finished run as pending.
 func (r *Runs) Recorded(ctx context.Context, sha string) ([]forge.Check, error) {
@@ -200,7 +200,16 @@ func (r *Runs) Recorded(ctx context.Context, sha string) ([]forge.Check, error) 
 		// Asked for already: a look is when a queued run may start.
 		return r.Checks(ctx, sha)
 	}
-	if _, done := cirun.ReadResult(r.resultFile(rec)); done {
+	_, done := cirun.ReadResult(r.resultFile(rec))
+	if alive, _ := r.runnerAlive(rec); !done && !alive {
+		// Asked for already, and its runner never started (a crash
+		// between the record and the start) or is gone without a result:
+		// started again, or recorded failed, as Checks does. The
+		// controller's ticks read checks here (with the PRs), and would
+		// otherwise show it pending until CI's time limit.
+		return r.Checks(ctx, sha)
+	}
+	if done {
 		unlock, err := r.lock(ctx, sha)
 		if err != nil {
 			return nil, err

@@ -136,6 +136,12 @@ func (r *Runs) settle(ctx context.Context, rec *record, mayRestart bool) (*recor
 		return r.finish(rec, res, "")
 	}
 	lost := fmt.Sprintf("agenttree: the CI runner of attempt %d (pid %d) stopped without a result: %s", rec.Attempt, rec.PID, why)
+	if rec.PID == 0 {
+		// Whoever started it was stopped before it recorded the runner
+		// (a controller killed): no runner vanished, and no restart is
+		// spent on it.
+		return r.start(ctx, rec.SHA, rec.Attempt+1, rec.Restarts, lost+"; running CI again")
+	}
 	if rec.Restarts < maxRestarts {
 		return r.start(ctx, rec.SHA, rec.Attempt+1, rec.Restarts+1, lost+"; running CI again")
 	}
