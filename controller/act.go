@@ -21,6 +21,17 @@ type prBatch struct {
 	// err is why the batch could not be fetched (every PR of the tick
 	// counts a forge error).
 	err error
+	// drop drops prs from the forge's batch (prbatch.Forge.Drop); nil:
+	// they are not there.
+	drop func()
+}
+
+// done says the passes over b's PRs are over: the forge's batch lets
+// them go.
+func (b *prBatch) done() {
+	if b != nil && b.drop != nil {
+		b.drop()
+	}
 }
 
 func (b *prBatch) pr(number int) *forge.PR {
@@ -99,11 +110,12 @@ func prefetch(ctx, work context.Context, fetch func(context.Context, []dueIssue)
 }
 
 // fetcher returns what fetches the PRs of a part of a tick into the
-// forge's batch (emptied first), for the hooks of the tick to read.
-func (c *Controller) fetcher(e *engine.Engine) func(context.Context, []dueIssue) *prBatch {
+// forge's batch (emptied first), for the hooks of the tick to read, and
+// what empties the batch once the tick is over.
+func (c *Controller) fetcher(e *engine.Engine) (fetch func(context.Context, []dueIssue) *prBatch, emptied func()) {
 	bf, ok := e.Forge.(*prbatch.Forge)
 	if !ok {
-		return func(context.Context, []dueIssue) *prBatch { return &prBatch{} }
+		return func(context.Context, []dueIssue) *prBatch { return &prBatch{} }, func() {}
 	}
 	bf.Reset()
 	return func(ctx context.Context, due []dueIssue) *prBatch {
@@ -117,8 +129,8 @@ func (c *Controller) fetcher(e *engine.Engine) func(context.Context, []dueIssue)
 		if err != nil {
 			c.log().Warn("fetching PR state", "prs", len(numbers), "err", err)
 		}
-		return &prBatch{prs: prs, err: err}
-	}
+		return &prBatch{prs: prs, err: err, drop: func() { bf.Drop(prs) }}
+	}, bf.Reset
 }
 
 // act is the engine's pass over d (a controller stage, entry work

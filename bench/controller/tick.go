@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/metrics"
 	"sync"
 	"time"
 
@@ -35,8 +36,13 @@ type tickFigures struct {
 	HeapAlloc  uint64 `json:"heap_alloc"`
 	Sys        uint64 `json:"sys"`
 	NumGC      uint32 `json:"num_gc"`
-	// RSSKiB is the process's peak resident set size, start-up included.
-	RSSKiB int64 `json:"-"`
+	// Live is the most the heap held live after a collection during the
+	// tick (/gc/heap/live:bytes): what memlimit.PerIssue stands for.
+	Live uint64 `json:"live"`
+	// RSSKiB is the process's peak resident set size, start-up included;
+	// CPU the process's user and system time.
+	RSSKiB int64         `json:"-"`
+	CPU    time.Duration `json:"-"`
 	// Counts are the GitHub requests of the tick by kind.
 	Counts []edge.Count `json:"-"`
 }
@@ -75,6 +81,7 @@ func measureTick(ctx context.Context, config string, srv *githubtest.Server, at 
 		return tickFigures{}, fmt.Errorf("tick process printed %q: %w", stdout.Bytes(), err)
 	}
 	f.RSSKiB = proc.PeakRSSKiB(cmd.ProcessState)
+	f.CPU = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	f.Counts = srv.Counts()
 	if f.Failed > 0 {
 		return f, fmt.Errorf("%d of the tick's %d passes failed", f.Failed, f.Due)
@@ -99,18 +106,50 @@ func runTick(ctx context.Context, config, url, repo string, at time.Time, profil
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
+	live := watchLive()
 	start := time.Now()
 	sum, err := c.Tick(ctx)
 	wall := time.Since(start)
 	runtime.ReadMemStats(&after)
+	most := live()
 	if err := errors.Join(err, stop()); err != nil {
 		return err
 	}
 	return json.NewEncoder(os.Stdout).Encode(tickFigures{
 		Due: sum.Due, Failed: sum.Failed, Wall: wall, Fetch: f.fetching(),
 		TotalAlloc: after.TotalAlloc - before.TotalAlloc, HeapAlloc: after.HeapAlloc, Sys: after.Sys,
-		NumGC: after.NumGC - before.NumGC,
+		NumGC: after.NumGC - before.NumGC, Live: most,
 	})
+}
+
+// watchLive samples the heap live after the last collection until the
+// returned func is called, which returns the most it saw. A collection
+// of a tick comes every 100 ms or so: a sample every 5 ms sees each.
+func watchLive() (most func() uint64) {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	read := func() uint64 {
+		metrics.Read(s)
+		if s[0].Value.Kind() != metrics.KindUint64 {
+			return 0
+		}
+		return s[0].Value.Uint64()
+	}
+	stop, done := make(chan struct{}), make(chan uint64)
+	go func() {
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		m := read()
+		for {
+			select {
+			case <-t.C:
+				m = max(m, read())
+			case <-stop:
+				done <- max(m, read())
+				return
+			}
+		}
+	}()
+	return func() uint64 { close(stop); return <-done }
 }
 
 // timedForge adds up the time its PRs calls take: the tick's batched

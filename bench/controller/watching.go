@@ -77,8 +77,8 @@ func printTick(ctx context.Context, label string, p *pipeline, srv *githubtest.S
 	if t.Due != o.issues {
 		return t, fmt.Errorf("%s tick: %d issues were due, not all %d", label, t.Due, o.issues)
 	}
-	fmt.Printf("  %s: %d issues, wall %s (fetching PR state %s); allocated %s, heap after %s, from the OS %s, %d GCs; peak RSS %s\n",
-		label, t.Due, secs(t.Wall), secs(t.Fetch), mib(t.TotalAlloc), mib(t.HeapAlloc), mib(t.Sys), t.NumGC, mib(t.RSSKiB<<10))
+	fmt.Printf("  %s: %d issues, wall %s (fetching PR state %s), process CPU %s; allocated %s, heap after %s, live at most %s, from the OS %s, %d GCs; peak RSS %s\n",
+		label, t.Due, secs(t.Wall), secs(t.Fetch), secs(t.CPU), mib(t.TotalAlloc), mib(t.HeapAlloc), mib(t.Live), mib(t.Sys), t.NumGC, mib(t.RSSKiB<<10))
 	fmt.Printf("    requests: %d (%s)\n", total(t.Counts), report.Kinds(t.Counts))
 	return t, nil
 }

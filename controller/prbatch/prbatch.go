@@ -6,6 +6,7 @@ package prbatch
 import (
 	"context"
 	"maps"
+	"slices"
 	"sync"
 
 	"github.com/agenttree/agenttree/forge"
@@ -37,11 +38,36 @@ var (
 
 func (b *Forge) Unwrap() (forge.Forge, error) { return b.Inner, nil }
 
-// Reset empties the batch: a tick starts afresh.
+// Reset empties the batch: a tick starts afresh, or is over (nothing
+// read between ticks is the tick's state, and a tick of 10,000 PRs held
+// them until the next, bench/README.md).
 func (b *Forge) Reset() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.prs, b.heads = map[int]*forge.PR{}, map[string][]int{}
+	b.prs, b.heads = nil, nil
+}
+
+// Drop drops what the batch still holds of prs, a Fetch's answer, once
+// their readers are done (the passes of a tick's part over those PRs):
+// a PR asked for after it goes to the forge. A PR fetched again since
+// is the later fetch's, and stays.
+func (b *Forge) Drop(prs map[int]*forge.PR) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for n, pr := range prs {
+		if held, ok := b.prs[n]; !ok || held != pr {
+			continue
+		}
+		delete(b.prs, n)
+		if pr == nil {
+			continue
+		}
+		if rest := slices.DeleteFunc(b.heads[pr.HeadSHA], func(m int) bool { return m == n }); len(rest) > 0 {
+			b.heads[pr.HeadSHA] = rest
+		} else {
+			delete(b.heads, pr.HeadSHA)
+		}
+	}
 }
 
 // Fetch adds the state of numbers, fetched now, to the batch, and

@@ -17,6 +17,14 @@ type stub struct {
 	prs    map[int]*forge.PR
 	asked  int
 	reruns int
+	// read are the PRs asked for one by one.
+	read []int
+}
+
+func (s *stub) PR(_ context.Context, number int) (*forge.PR, error) {
+	s.read = append(s.read, number)
+	c := *s.prs[number]
+	return &c, nil
 }
 
 func (s *stub) PRs(_ context.Context, numbers []int) (map[int]*forge.PR, error) {
@@ -97,4 +105,78 @@ func TestChecksComeFromTheBatchWhileItHoldsTheHead(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Once the passes of a part are over, what its fetch brought is dropped
+// (Drop): its PRs and their heads' checks come from the forge, another
+// part's stay, and so does a PR another part fetched again since.
+func TestDropLetsGoOfOneFetchOnly(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name string
+		// fetch fetches the parts and drops some; the first fetch was
+		// of PRs 1 and 2 (head aaa).
+		fetch func(t *testing.T, f *Forge)
+		// fromForge are the PRs read from the forge, of 1, 2 and 3.
+		fromForge []int
+		// headFromForge: aaa's checks were asked of the forge.
+		headFromForge bool
+	}{
+		{"nothing dropped", func(t *testing.T, f *Forge) {
+			fetch(t, f, 1, 2)
+			fetch(t, f, 3)
+		}, nil, false},
+		{"the first part dropped", func(t *testing.T, f *Forge) {
+			first := fetch(t, f, 1, 2)
+			fetch(t, f, 3)
+			f.Drop(first)
+		}, []int{1, 2}, true},
+		{"the second part dropped", func(t *testing.T, f *Forge) {
+			fetch(t, f, 1, 2)
+			f.Drop(fetch(t, f, 3))
+		}, []int{3}, false},
+		{"the first part dropped after a later one fetched one of its PRs again", func(t *testing.T, f *Forge) {
+			first := fetch(t, f, 1, 2)
+			fetch(t, f, 1, 3)
+			f.Drop(first)
+		}, []int{2}, false},
+		{"both dropped", func(t *testing.T, f *Forge) {
+			first := fetch(t, f, 1, 2)
+			f.Drop(fetch(t, f, 3))
+			f.Drop(first)
+		}, []int{1, 2, 3}, true},
+		{"the tick over", func(t *testing.T, f *Forge) {
+			fetch(t, f, 1, 2)
+			fetch(t, f, 3)
+			f.Reset()
+		}, []int{1, 2, 3}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &stub{prs: map[int]*forge.PR{
+				1: {Number: 1, HeadSHA: "aaa", Checks: []forge.Check{{Name: "test", SHA: "aaa"}}},
+				2: {Number: 2, HeadSHA: "aaa", Checks: []forge.Check{{Name: "test", SHA: "aaa"}}},
+				3: {Number: 3, HeadSHA: "bbb", Checks: []forge.Check{{Name: "lint", SHA: "bbb"}}},
+			}}
+			f := &Forge{Inner: s}
+			f.Reset()
+			tt.fetch(t, f)
+			for n := 1; n <= 3; n++ {
+				pr, err := f.PR(ctx, n)
+				require.NoError(t, err)
+				assert.Equal(t, n, pr.Number)
+			}
+			assert.Equal(t, tt.fromForge, s.read)
+			_, err := f.Checks(ctx, "aaa")
+			require.NoError(t, err)
+			assert.Equal(t, tt.headFromForge, s.asked == 1)
+		})
+	}
+}
+
+// fetch fetches numbers into f, the fetch of a part.
+func fetch(t *testing.T, f *Forge, numbers ...int) map[int]*forge.PR {
+	t.Helper()
+	prs, err := f.Fetch(context.Background(), numbers)
+	require.NoError(t, err)
+	return prs
 }

@@ -16,24 +16,30 @@ const (
 	// memoryOverhead is what the runtime holds beside the heap (stacks,
 	// its own structures), counted by the limit.
 	memoryOverhead = 8 << 20
-	// PerIssue is about what a controller keeps live per issue while a
-	// tick works on every one (70 MiB at 10,000 issues, bench/controller):
-	// the first tick's limit comes from the number of issues, before
-	// anything was collected to learn it.
-	PerIssue = 7 << 10
+	// PerIssue is what a controller keeps live per issue while a tick
+	// works on every one, and a fifth more: the most the heap held live
+	// after a collection in such a tick was 44.8–47.8 MiB at 10,000
+	// issues, at most 4.9 KiB an issue (bench/controller, "live at
+	// most"), once the PR batch let go of each part's PRs
+	// (bench/README.md). A tick's limit comes from it whenever less is
+	// live at its start: the first tick, before anything was collected
+	// to learn what is live, and any whose store's issues are most of
+	// the heap between ticks; so the peak of such a tick follows it.
+	PerIssue = 6 << 10
 )
 
 // Bound sets the process's soft memory limit to a quarter above
 // the heap still live after the last collection, or above what a tick
 // over n issues keeps live if that is more, plus the runtime's own, and
-// at least Min; unless GOMEMLIMIT says what it is. A tick
-// with every issue due allocates about 200 KiB per issue, nearly all of
-// it garbage at once, and the collector's default lets the heap double
-// its live size between collections: at 10,000 issues a live heap of
-// 70 MiB peaked at 160 MiB of the host's memory, and peaks at 106 MiB
-// with this limit. An eighth above peaked at 94 MiB, but made a long
-// run's ticks with every issue due a third slower, collecting all the
-// time (bench/README.md).
+// at least Min; unless GOMEMLIMIT says what it is. A tick with every
+// issue due allocates about 150 KiB per issue, nearly all of it garbage
+// at once, and the collector's default lets the heap double its live
+// size between collections: at 10,000 issues a live heap of 70 MiB
+// peaked at 160 MiB of the host's memory, 106 MiB with this limit at
+// 7 KiB an issue, and 94–97 MiB at 6 KiB, the PR batch let go part by
+// part, for a tenth more collections. An eighth above peaked at 94 MiB,
+// but made a long run's ticks with every issue due a third slower,
+// collecting all the time (bench/README.md).
 // The limit is set at each tick, once the issues are listed, so a store
 // that grows raises it, and the collector is not held under a limit the
 // live heap needs.
