@@ -20,6 +20,7 @@ import (
 // and counts how often it ran.
 type fixture struct {
 	e    *Edge
+	ts   *httptest.Server
 	url  string
 	ran  atomic.Int32
 	body atomic.Value // string
@@ -49,7 +50,7 @@ func newFixture(t *testing.T, opts ...Option) *fixture {
 	}
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)
-	f.url = ts.URL
+	f.url, f.ts = ts.URL, ts
 	return f
 }
 
@@ -260,7 +261,7 @@ func TestTimeoutHoldsTheRequestUntilTheClientGivesUp(t *testing.T) {
 	f.e.FailNext(1, FaultTimeout)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.url+"/thing", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.url+"/thing", strings.NewReader(`{"query": "..."}`))
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "token secret")
 	held := make(chan error, 1)
@@ -291,6 +292,10 @@ func TestTimeoutHoldsTheRequestUntilTheClientGivesUp(t *testing.T) {
 	_, err = fresh.Do(req)
 	require.Error(t, err, "a client that waits out the hold is hung up on")
 	assert.Equal(t, map[string]int{"timeout": 1, "hold": 1}, f.e.FaultCounts())
+
+	began = time.Now()
+	f.ts.Close() // waits for the requests in hand
+	assert.Less(t, time.Since(began), 5*time.Second, "the hold of the POST its client gave up on ended with it")
 }
 
 func TestFaultCountsByName(t *testing.T) {

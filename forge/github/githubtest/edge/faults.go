@@ -2,6 +2,7 @@ package edge
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"strconv"
@@ -157,6 +158,9 @@ func (e *Edge) sendFault(w http.ResponseWriter, f *Fault) time.Duration {
 // hold keeps r unanswered for d, or until its client gives up, then
 // closes the connection.
 func (e *Edge) hold(w http.ResponseWriter, r *http.Request, d time.Duration) {
+	// Read whole, the request's body lets the server see the client go
+	// (net/http watches the connection only then).
+	_, _ = io.Copy(io.Discard, r.Body)
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
