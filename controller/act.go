@@ -121,6 +121,17 @@ func (c *Controller) fetcher(e *engine.Engine) func(context.Context, []dueIssue)
 	}
 }
 
+// forgetBatch empties e's batch once the tick's passes are done: it is
+// the state of the PRs when the tick fetched them, for the tick. Between
+// ticks the engine (the agents' socket answers `next` with it,
+// controller/api) reads the forge: a batch kept answered gates with the
+// PRs as they were, however long ago.
+func forgetBatch(e *engine.Engine) {
+	if bf, ok := e.Forge.(*prbatch.Forge); ok {
+		bf.Reset()
+	}
+}
+
 // act is the engine's pass over d (a controller stage, entry work
 // unfinished) or the watch of its PR, then its polling state.
 func (c *Controller) act(ctx context.Context, e *engine.Engine, d dueIssue, batch *prBatch) pass {

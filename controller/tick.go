@@ -74,6 +74,7 @@ func (c *Controller) tick(ctx context.Context, e *engine.Engine) Summary {
 	// ones are fetched.
 	parts := inBatches(due)
 	fetched := prefetch(ctx, work, c.fetcher(e), parts)
+	defer forgetBatch(e)
 	for k, part := range parts {
 		batch := <-fetched[k]
 		for i, d := range part.due {
