@@ -111,7 +111,11 @@ func prefetch(ctx, work context.Context, fetch func(context.Context, []dueIssue)
 
 // fetcher returns what fetches the PRs of a part of a tick into the
 // forge's batch (emptied first), for the hooks of the tick to read, and
-// what empties the batch once the tick is over.
+// what empties the batch once the tick is over: it is the state of the
+// PRs when the tick fetched them, for the tick. Between ticks the engine
+// (the agents' socket answers `next` with it, controller/api) reads the
+// forge: a batch kept answered gates with the PRs as they were, however
+// long ago.
 func (c *Controller) fetcher(e *engine.Engine) (fetch func(context.Context, []dueIssue) *prBatch, emptied func()) {
 	bf, ok := e.Forge.(*prbatch.Forge)
 	if !ok {

@@ -14,6 +14,7 @@
 package ghapi
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -58,6 +59,10 @@ type Options struct {
 	// Transport is the bottom of the transport stack (default
 	// http.DefaultTransport).
 	Transport http.RoundTripper
+	// AnswerTimeout is how long a request waits for GitHub's answer to
+	// begin before it is given up as a network error, and sent again
+	// where that is safe (default DefaultAnswerTimeout).
+	AnswerTimeout time.Duration
 	// BaseURL sends every request to this server instead of the host
 	// (tests: the githubtest server's URL).
 	BaseURL string
@@ -127,7 +132,8 @@ func New(ctx context.Context, opts Options) (*Client, error) {
 
 	c := &Client{repo: repo, requests: &atomic.Int64{}, counts: &resourceCounts{},
 		retry: retry.New(retry.Options{Policy: opts.Retry, Sleep: opts.Sleep, Now: opts.Now, Logger: opts.Logger})}
-	c.cache = etag.NewCache(meter{next: base, requests: c.requests, counts: c.counts, limits: c.retry}, opts.CacheEntries)
+	wait := cmp.Or(opts.AnswerTimeout, DefaultAnswerTimeout)
+	c.cache = etag.NewCache(meter{next: answerWait{next: base, d: wait}, requests: c.requests, counts: c.counts, limits: c.retry}, opts.CacheEntries)
 	ghOpts := api.ClientOptions{
 		Host:      repo.Host,
 		AuthToken: token,

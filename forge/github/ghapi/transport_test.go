@@ -2,8 +2,11 @@ package ghapi
 
 import (
 	"context"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -96,4 +99,54 @@ func TestETagCacheIsBounded(t *testing.T) {
 	// sha1's two entries were evicted first: no 304 for them.
 	checksOf(t, c, sha1)
 	assert.Zero(t, srv.NotModified())
+}
+
+// A request GitHub holds without answering is given up after the answer
+// timeout and sent again, as a network error is; without the timeout it
+// held the call (and a controller's tick) for as long as GitHub did.
+func TestARequestHeldUnansweredIsGivenUpAndRetried(t *testing.T) {
+	srv := githubtest.New(t)
+	c, sl := newClient(t, srv, func(o *Options) { o.AnswerTimeout = 50 * time.Millisecond })
+	srv.AddCheckRun(sha1, githubtest.CheckRun{Name: "test"})
+	srv.FailNext(1, githubtest.FaultTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	began := time.Now()
+	runs, err := c.CheckRuns(ctx, sha1)
+	require.NoError(t, err, "after %s", time.Since(began))
+	assert.Len(t, runs, 1)
+	assert.Equal(t, 2, srv.Requests(githubtest.EndpointCheckRuns), "held once, then answered")
+	assert.EqualValues(t, 1, c.Stats().Retries)
+	assert.Len(t, sl.Waits(), 1, "backed off once, as after a network error")
+}
+
+// The answer timeout bounds the wait for an answer to begin, not its
+// reading: a long body (a job's log) is read whole.
+func TestTheAnswerTimeoutLeavesTheBodyUntimed(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, "first\n")
+		w.(http.Flusher).Flush()
+		time.Sleep(150 * time.Millisecond)
+		_, _ = io.WriteString(w, "last\n")
+	}))
+	defer ts.Close()
+	rt := answerWait{next: http.DefaultTransport, d: 50 * time.Millisecond}
+	req, err := http.NewRequest(http.MethodGet, ts.URL, nil)
+	require.NoError(t, err)
+	resp, err := rt.RoundTrip(req)
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	assert.Equal(t, "first\nlast\n", string(body))
+
+	held := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	defer held.Close()
+	req, err = http.NewRequest(http.MethodGet, held.URL, nil)
+	require.NoError(t, err)
+	_, err = rt.RoundTrip(req)
+	var timeout interface{ Timeout() bool }
+	require.ErrorAs(t, err, &timeout)
+	assert.True(t, timeout.Timeout())
 }

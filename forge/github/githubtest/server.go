@@ -70,6 +70,7 @@ var (
 	FaultSecondary = edge.FaultSecondary
 	Fault429       = edge.Fault429
 	FaultHangup    = edge.FaultHangup
+	FaultTimeout   = edge.FaultTimeout
 )
 
 // Option configures New.

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Resource is the rate limit a request counts against.
@@ -67,6 +68,7 @@ type Edge struct {
 	rng         *rand.Rand
 	faults      []*faultRule
 	faultsSent  int
+	faultsOf    map[string]int
 	limits      map[Resource]*rateLimit
 	counts      map[countKey]int
 	notModified map[countKey]int
@@ -79,6 +81,7 @@ func New(token string, opts ...Option) *Edge {
 		rng:         rand.New(rand.NewPCG(1, 2)),
 		limits:      map[Resource]*rateLimit{},
 		counts:      map[countKey]int{},
+		faultsOf:    map[string]int{},
 		notModified: map[countKey]int{},
 	}
 	for _, o := range opts {
@@ -98,30 +101,39 @@ func (e *Edge) Wrap(rt Route, next http.Handler) http.Handler {
 		if !e.delay(r) {
 			return
 		}
-		key := countKey{endpoint: rt.Endpoint}
-		if rt.Kind != nil {
-			key.kind = rt.Kind(r)
+		if hold := e.serve(w, r, rt, next); hold > 0 {
+			e.hold(w, r, hold)
 		}
-		e.mu.Lock()
-		defer e.mu.Unlock()
-		e.counts[key]++
-		rl, ok := e.admit(w, r, rt)
-		if !ok {
-			return
-		}
-		fault := e.nextFault(rt.Endpoint)
-		if fault != nil && !fault.AfterHandling {
-			e.sendFault(w, fault)
-			return
-		}
-		rec := httptest.NewRecorder()
-		next.ServeHTTP(rec, r)
-		if fault != nil {
-			e.sendFault(w, fault)
-			return
-		}
-		e.send(w, r, rt, key, rec, rl)
 	})
+}
+
+// serve is Wrap's work on r, one request at a time. It returns how long
+// to hold r unanswered when its fault is a hold (Fault.Hold): the hold
+// comes after the lock is let go, so the edge answers others meanwhile,
+// as GitHub does while one request hangs.
+func (e *Edge) serve(w http.ResponseWriter, r *http.Request, rt Route, next http.Handler) time.Duration {
+	key := countKey{endpoint: rt.Endpoint}
+	if rt.Kind != nil {
+		key.kind = rt.Kind(r)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.counts[key]++
+	rl, ok := e.admit(w, r, rt)
+	if !ok {
+		return 0
+	}
+	fault := e.nextFault(rt.Endpoint)
+	if fault != nil && !fault.AfterHandling {
+		return e.sendFault(w, fault)
+	}
+	rec := httptest.NewRecorder()
+	next.ServeHTTP(rec, r)
+	if fault != nil {
+		return e.sendFault(w, fault)
+	}
+	e.send(w, r, rt, key, rec, rl)
+	return 0
 }
 
 // admit checks the token and the rate limit of a route that has them, and

@@ -20,6 +20,7 @@ import (
 // and counts how often it ran.
 type fixture struct {
 	e    *Edge
+	ts   *httptest.Server
 	url  string
 	ran  atomic.Int32
 	body atomic.Value // string
@@ -49,7 +50,7 @@ func newFixture(t *testing.T, opts ...Option) *fixture {
 	}
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)
-	f.url = ts.URL
+	f.url, f.ts = ts.URL, ts
 	return f
 }
 
@@ -251,6 +252,60 @@ func TestHangupIsANetworkError(t *testing.T) {
 	require.Error(t, err)
 	resp, _ := f.do(t, getThing)
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
+// A held request is answered by nothing until its client gives up, and
+// holds no other request up meanwhile.
+func TestTimeoutHoldsTheRequestUntilTheClientGivesUp(t *testing.T) {
+	f := newFixture(t)
+	f.e.FailNext(1, FaultTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.url+"/thing", strings.NewReader(`{"query": "..."}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "token secret")
+	held := make(chan error, 1)
+	began := time.Now()
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		held <- err
+	}()
+	require.Eventually(t, func() bool { return f.e.FaultsSent() == 1 }, 10*time.Second, time.Millisecond, "the held request came first")
+	resp, body := f.do(t, getThing)
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "answered while the other is held")
+	assert.Equal(t, "v1", body)
+	require.ErrorIs(t, <-held, context.DeadlineExceeded, "no answer: the client gave up")
+	assert.Less(t, time.Since(began), 30*time.Second, "not held past the client's giving up")
+	assert.EqualValues(t, 1, f.ran.Load(), "the held request was not handled")
+	assert.Equal(t, map[string]int{"timeout": 1}, f.e.FaultCounts())
+
+	f.e.FailNext(1, Fault{Hold: 10 * time.Millisecond})
+	req, err = http.NewRequest(http.MethodGet, f.url+"/thing", nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "token secret")
+	// A new connection: net/http sends a GET again by itself when a
+	// reused one closes.
+	fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	_, err = fresh.Do(req)
+	require.Error(t, err, "a client that waits out the hold is hung up on")
+	assert.Equal(t, map[string]int{"timeout": 1, "hold": 1}, f.e.FaultCounts())
+
+	began = time.Now()
+	f.ts.Close() // waits for the requests in hand
+	assert.Less(t, time.Since(began), 5*time.Second, "the hold of the POST its client gave up on ended with it")
+}
+
+func TestFaultCountsByName(t *testing.T) {
+	f := newFixture(t)
+	for _, fault := range []Fault{Fault500, Fault502, Fault500, FaultSecondary, Fault429, FaultHangup, {Status: http.StatusGatewayTimeout}} {
+		f.e.FailNext(1, fault)
+		_, _ = f.send(getThing)
+	}
+	assert.Equal(t, map[string]int{"500": 2, "502": 1, "secondary rate limit": 1, "429": 1, "hang-up": 1, "504": 1}, f.e.FaultCounts())
+	assert.Equal(t, 7, f.e.FaultsSent())
 }
 
 func TestFailRateIsSeeded(t *testing.T) {
