@@ -226,16 +226,19 @@ func (c *Controller) wants(d dueIssue, now time.Time) bool {
 	return d.poll == nil || d.poll.Stage != d.iss.Stage || !now.Before(c.wake.Due(d.poll.PolledAt, time.Duration(d.poll.IntervalS)*time.Second, d.poll.NextAt)) || c.Eager || d.resumed.After(d.poll.PolledAt) || d.woken
 }
 
-// active reports whether the controller acts on d at all: a controller
-// stage, unfinished entry work, or an open PR outside a terminal stage.
+// active reports whether the controller acts on d at all: unfinished
+// entry work, a controller stage that is not terminal, or an open PR
+// outside a terminal stage. At a terminal stage whose entry work is done
+// (the merge made) the issue is finished: nothing is left to do there,
+// and its PR, merged or closed, is not polled.
 func active(d dueIssue) bool {
 	switch {
-	case d.node.Controller(), d.iss.EntryPending != nil:
+	case d.iss.EntryPending != nil:
 		return true
-	case d.iss.PRNumber > 0 && d.node.Terminal() == stages.TerminalNone:
-		return true
+	case d.node.Terminal() != stages.TerminalNone:
+		return false
 	}
-	return false
+	return d.node.Controller() || d.iss.PRNumber > 0
 }
 
 // pass is what working on one issue came to.
