@@ -20,6 +20,7 @@ import (
 
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/internal/gittest"
+	"github.com/agenttree/agenttree/internal/gitx"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -102,9 +103,8 @@ type storm struct {
 
 // stormIssue is one issue of the storm and its agent's plan.
 type stormIssue struct {
-	id       int
-	worktree string
-	received string
+	id                         int
+	worktree, branch, received string
 	// fails is how many times the agent pushes work that fails CI;
 	// pushed is how many times it has pushed work.
 	fails, pushed int
@@ -190,8 +190,8 @@ func (s *storm) run(t *testing.T, want int) {
 func (s *storm) open(t *testing.T) *stormIssue {
 	t.Helper()
 	id := s.r.create(t, fmt.Sprintf("Storm %d", len(s.issues)+1), "--stage", "implement.code")
-	it := &stormIssue{id: id, worktree: filepath.Join(t.TempDir(), "agent")}
-	gittest.Run(t, s.r.dir, "worktree", "add", "-q", "-b", s.r.issue(t, id).Branch, it.worktree, "main")
+	it := &stormIssue{id: id, worktree: filepath.Join(t.TempDir(), "agent"), branch: s.r.issue(t, id).Branch}
+	gittest.Run(t, s.r.dir, "worktree", "add", "-q", "-b", it.branch, it.worktree, "main")
 	it.received = s.r.tmux.startAgent(t, agentSession(id))
 	switch x := s.rng.Float64(); {
 	case x < 0.15:
@@ -244,9 +244,19 @@ func (s *storm) act(t *testing.T, it *stormIssue, iss *issues.Issue) {
 }
 
 // commit is the agent's work for its next push: a file of its own, and
-// ok.txt (what CI wants) once the failures it plans are spent.
+// ok.txt (what CI wants) once the failures it plans are spent. First it
+// pulls what agenttree pushed to its branch (a rebase it is told of), as
+// the message asks.
 func (s *storm) commit(t *testing.T, it *stormIssue) {
 	t.Helper()
+	git := &gitx.Repo{Dir: it.worktree, Env: gittest.Env()}
+	tracking := "refs/remotes/origin/" + it.branch
+	if _, err := git.Run(t.Context(), "fetch", "-q", "origin", "+refs/heads/"+it.branch+":"+tracking); err == nil {
+		if in, err := git.IsAncestor(t.Context(), tracking, "HEAD"); err == nil && !in {
+			gittest.Run(t, it.worktree, "rebase", "-q", tracking)
+			t.Logf("issue %d: the agent pulled its branch, rebased by agenttree", it.id)
+		}
+	}
 	it.pushed++
 	name := fmt.Sprintf("work-%d-%d.txt", it.id, it.pushed)
 	gittest.Commit(t, it.worktree, name, name+"\n", "work "+name)

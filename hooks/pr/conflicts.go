@@ -9,6 +9,7 @@ import (
 
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/hooks/pr/internal/held"
 	"github.com/agenttree/agenttree/internal/gitx"
 	"github.com/agenttree/agenttree/internal/textsafe"
 )
@@ -64,16 +65,23 @@ func rebasedWaitsForCI(c *hooks.Call, pr *forge.PR, head string, conflicted []st
 	out := hooks.Pending(c.Settings().CIPolling.PollInterval,
 		fmt.Sprintf("rebased %s onto %s (now %s); CI must pass on the new head", pr.Branch, pr.Base, gitx.ShortSHA(head)))
 	out.Outputs = rebasedOutputs(pr.HeadSHA, head)
-	if c.Settings().Conflicts.NotifyOnRebase {
-		why := "it was behind " + pr.Base
-		if len(conflicted) > 0 {
-			why = "it conflicted in " + strings.Join(conflicted, ", ")
-		}
-		// For the agent, whose branch this rewrote: the engine queues it.
-		out.Send = []string{fmt.Sprintf("agenttree rebased your branch %s onto %s (now %s) because %s; pull it before you change anything: `git pull --rebase %s %s`",
-			pr.Branch, pr.Base, gitx.ShortSHA(head), why, remote(c), pr.Branch)}
-	}
+	out.Send = rebaseNotice(c, pr, head, conflicted)
 	return out
+}
+
+// rebaseNotice tells the agent, whose branch a rebase of agenttree's
+// rewrote, to pull it (the engine queues it), unless the config says not
+// to.
+func rebaseNotice(c *hooks.Call, pr *forge.PR, head string, conflicted []string) []string {
+	if !c.Settings().Conflicts.NotifyOnRebase {
+		return nil
+	}
+	why := "it was behind " + pr.Base
+	if len(conflicted) > 0 {
+		why = "it conflicted in " + strings.Join(conflicted, ", ")
+	}
+	return []string{fmt.Sprintf("agenttree rebased your branch %s onto %s (now %s) because %s; pull it before you change anything: `git pull --rebase %s %s`",
+		pr.Branch, pr.Base, gitx.ShortSHA(head), why, remote(c), pr.Branch)}
 }
 
 // rebasedOutputs are the outputs of a rebase agenttree pushed, from head
@@ -152,7 +160,7 @@ func rebaseOnto(ctx context.Context, c *hooks.Call, g *gitx.Repo, pr *forge.PR) 
 	// The push below replaces the PR's head, so the work tree must hold
 	// that head, or have held it before the agent rewrote the branch:
 	// commits pushed from elsewhere are never dropped.
-	if !includes(ctx, g, pr.Branch, pr.HeadSHA) {
+	if !held.Includes(ctx, g, pr.Branch, pr.HeadSHA) {
 		return "", nil, errors.New(foreignHead(c, pr))
 	}
 	if err := g.Rebase(ctx, rem+"/"+pr.Base); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/hooks"
@@ -46,7 +47,8 @@ func createPR(ctx context.Context, c *hooks.Call) hooks.Outcome {
 			return *o
 		}
 	}
-	if o := pushBranch(ctx, c, f, g, branch); o != nil {
+	rebased, o := pushBranch(ctx, c, f, g, branch)
+	if o != nil {
 		return *o
 	}
 	vars := c.Issue.MessageVars()
@@ -62,6 +64,12 @@ func createPR(ctx context.Context, c *hooks.Call) hooks.Outcome {
 		return hooks.Failf("opening a PR for %s: %v", branch, err)
 	}
 	out := withOutputs(hooks.Pass(), prOutputs(pr))
+	if from, err := g.RevParse(ctx, "refs/heads/"+branch); rebased != "" && err == nil {
+		// What check_conflicts would have recorded and said, had the
+		// kill not lost it: the agent pulls before it changes anything.
+		maps.Copy(out.Outputs, rebasedOutputs(from, rebased))
+		out.Send = rebaseNotice(c, pr, rebased, nil)
+	}
 	if created {
 		out.Message = fmt.Sprintf("opened PR #%d: %s", pr.Number, pr.URL)
 	} else {

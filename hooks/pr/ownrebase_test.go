@@ -135,6 +135,7 @@ func TestLocalCreatePRAfterItsOwnRebaseWhoseRecordACrashLost(t *testing.T) {
 			o = runHook(t, l.env, l.issue, "create_pr", nil)
 			if tt.own {
 				require.Equal(t, hooks.KindPass, o.Kind, "agenttree's own rebase is no foreign push: %s", o.Reason)
+				assertRebaseToldAgain(t, o, before, head)
 			} else {
 				require.Equal(t, hooks.KindFail, o.Kind)
 				assert.Contains(t, o.Reason, "never held")
@@ -187,6 +188,7 @@ func TestLocalCreatePRAfterItsOwnRebaseWhenThePRsNumberWasLost(t *testing.T) {
 				require.Equal(t, hooks.KindPass, o.Kind, "agenttree's own rebase is no foreign push: %s", o.Reason)
 				assert.Equal(t, "1", o.Outputs["pr_number"], "the PR the lost pass opened")
 				assert.Equal(t, head, o.Outputs["head_sha"])
+				assertRebaseToldAgain(t, o, before, head)
 			} else {
 				require.Equal(t, hooks.KindFail, o.Kind)
 				assert.Contains(t, o.Reason, "git pull --rebase")
@@ -195,4 +197,16 @@ func TestLocalCreatePRAfterItsOwnRebaseWhenThePRsNumberWasLost(t *testing.T) {
 			assert.Equal(t, before, revParse(t, l.work, "issue-7"), "the agent's branch is as it was")
 		})
 	}
+}
+
+// assertRebaseToldAgain checks that create_pr, finding agenttree's own
+// rebase from from to to whose record a kill lost, records it and tells
+// the agent to pull, as check_conflicts would have.
+func assertRebaseToldAgain(t *testing.T, o hooks.Outcome, from, to string) {
+	t.Helper()
+	assert.Equal(t, from, o.Outputs["rebased_from"])
+	assert.Equal(t, to, o.Outputs["rebased_to"])
+	require.Len(t, o.Send, 1, "the agent is told of the rebase")
+	assert.Contains(t, o.Send[0], "agenttree rebased your branch issue-7 onto main")
+	assert.Contains(t, o.Send[0], "`git pull --rebase origin issue-7`")
 }

@@ -25,7 +25,7 @@ func Defs() []hooks.Def {
 	return []hooks.Def{
 		{HookSpec: stages.HookSpec{Name: "create_pr",
 			Params:  hooks.Specs(draftParam, baseParam, labelsParam, titleParam, bodyParam),
-			Outputs: []string{"pr_number", "pr_url", "head_sha"},
+			Outputs: []string{"pr_number", "pr_url", "head_sha", "rebased_from", "rebased_to"},
 			Doc:     "Pushes the issue's branch and opens its PR, or finds the one an earlier call opened. With `state.nodes` it takes the branch as the agent's node pushed it (`push_branch`).",
 			Example: "- create_pr: {draft: false, labels: [agenttree]}", Pushes: true}, Run: createPR},
 		{HookSpec: stages.HookSpec{Name: "push_branch", Pushes: true,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agenttree/agenttree/forge"
 	"github.com/agenttree/agenttree/hooks"
+	"github.com/agenttree/agenttree/hooks/pr/internal/held"
 	"github.com/agenttree/agenttree/internal/gitx"
 )
 
@@ -22,41 +23,50 @@ import (
 // earlier one (its reflog) held it, and a rewrite dropped it on purpose.
 // Commits the work tree never had are someone else's, and the push is
 // refused before it is tried, unless they are agenttree's own rebase of
-// the branch (ownRebase, rebasedBranch).
-func pushBranch(ctx context.Context, c *hooks.Call, f forge.Forge, g *gitx.Repo, branch string) *hooks.Outcome {
+// the branch (ownRebase, held.Rebased).
+//
+// rebased is the remote's head when it is agenttree's own rebase of the
+// branch whose record a crash lost (held.Rebased), and nothing was
+// pushed.
+func pushBranch(ctx context.Context, c *hooks.Call, f forge.Forge, g *gitx.Repo, branch string) (rebased string, o *hooks.Outcome) {
 	lease, push, o := pushLease(ctx, c, f, g, branch)
 	if o != nil || !push {
-		return o
+		return lease, o
 	}
 	if err := g.Push(ctx, remote(c), branch, lease); err != nil {
-		if lease == "" && errors.Is(err, gitx.ErrPushRejected) && pushedRebase(ctx, c, g, branch) {
-			return nil
+		if lease == "" && errors.Is(err, gitx.ErrPushRejected) {
+			if head := pushedRebase(ctx, c, g, branch); head != "" {
+				return head, nil
+			}
 		}
 		o := hooks.Failf("%s", pushRefused(c, branch, lease, err))
-		return &o
+		return "", &o
 	}
-	return nil
+	return "", nil
 }
 
-// pushedRebase reports whether the remote branch, which refused a push
-// with no PR to lease on, is the branch rebased onto the base
-// (rebasedBranch): a pass killed after check_conflicts pushed its rebase
-// records nothing, not even the PR it opened, so the next create_pr
-// pushes plainly over agenttree's own rebase. Nothing is to be pushed;
-// EnsurePR finds the PR.
-func pushedRebase(ctx context.Context, c *hooks.Call, g *gitx.Repo, branch string) bool {
+// pushedRebase is the remote branch's head, which refused a push with no
+// PR to lease on, when it is the branch rebased onto the base
+// (held.Rebased); else "". A pass killed after check_conflicts pushed
+// its rebase records nothing, not even the PR it opened, so the next
+// create_pr pushes plainly over agenttree's own rebase. Nothing is to be
+// pushed; EnsurePR finds the PR.
+func pushedRebase(ctx context.Context, c *hooks.Call, g *gitx.Repo, branch string) string {
 	rem, base := remote(c), prBase(c)
 	tracking := "refs/remotes/" + rem + "/" + branch
 	if err := g.Fetch(ctx, rem, "+refs/heads/"+branch+":"+tracking, "+refs/heads/"+base+":refs/remotes/"+rem+"/"+base); err != nil {
-		return false
+		return ""
 	}
-	head, err := g.RevParse(ctx, tracking)
-	return err == nil && rebasedBranch(ctx, c, g, head, base, branch)
+	if head, err := g.RevParse(ctx, tracking); err == nil && held.Rebased(ctx, g, head, rem+"/"+base, branch) {
+		return head
+	}
+	return ""
 }
 
 // pushLease is the head the remote branch must be at for the push to
 // replace it: "" for a plain push (no open PR for the branch). push is
-// false when the PR holds every change of the branch already.
+// false when the PR holds every change of the branch already; lease is
+// then the PR's head where it is a rebase whose record was lost.
 func pushLease(ctx context.Context, c *hooks.Call, f forge.Forge, g *gitx.Repo, branch string) (lease string, push bool, o *hooks.Outcome) {
 	n := prNumber(c)
 	if n == 0 {
@@ -80,11 +90,11 @@ func pushLease(ctx context.Context, c *hooks.Call, f forge.Forge, g *gitx.Repo, 
 	if ownRebase(ctx, c, g, pr, branch) {
 		return "", false, nil
 	}
-	if includes(ctx, g, branch, pr.HeadSHA) {
+	if held.Includes(ctx, g, branch, pr.HeadSHA) {
 		return pr.HeadSHA, true, nil
 	}
-	if rebasedBranch(ctx, c, g, pr.HeadSHA, pr.Base, branch) {
-		return "", false, nil
+	if held.Rebased(ctx, g, pr.HeadSHA, remote(c)+"/"+pr.Base, branch) {
+		return pr.HeadSHA, false, nil
 	}
 	if err := ctx.Err(); err != nil {
 		fail := hooks.FailAs(hooks.ClassTimeout, "pushing %s: %v", branch, err)
@@ -109,59 +119,12 @@ func ownRebase(ctx context.Context, c *hooks.Call, g *gitx.Repo, pr *forge.PR, b
 	return err == nil && n == 0
 }
 
-// rebasedBranch reports whether head, the PR's, which the branch never
-// held, is the branch rebased onto base where no record says agenttree
-// rebased it (ownRebase): a controller killed between a rebase's push and
-// the record of it leaves the head unknown to the issue (checkConflicts).
-// It stands on a base commit the branch does not have (a rebase moves
-// the branch on; a branch rewritten where it stood is the agent's to
-// push), and its tree is what merging the branch into that commit makes:
-// all of the branch's changes and nothing else, so that no push is
-// needed and nothing of anyone's is lost by making none.
-func rebasedBranch(ctx context.Context, c *hooks.Call, g *gitx.Repo, head, base, branch string) bool {
-	onto, err := g.MergeBase(ctx, head, remote(c)+"/"+base)
-	if err != nil {
-		return false
-	}
-	if on, err := g.IsAncestor(ctx, onto, "refs/heads/"+branch); err != nil || on {
-		return false
-	}
-	want, err := g.MergeTree(ctx, onto, "refs/heads/"+branch)
-	if err != nil {
-		return false
-	}
-	got, err := g.TreeOf(ctx, head)
-	return err == nil && got == want
-}
-
 // foreignHead says that the PR's head holds commits the work tree never
 // had, and what to run.
 func foreignHead(c *hooks.Call, pr *forge.PR) string {
 	return fmt.Sprintf("PR #%d's branch %s is at %s, which your branch %s never held: someone else pushed to it (or agenttree rebased it and asked you to pull). "+
 		"Nothing was pushed. Bring their commits into your branch (`git pull --rebase %s %s`), then run `agenttree next`",
 		pr.Number, pr.Branch, gitx.ShortSHA(pr.HeadSHA), pr.Branch, remote(c), pr.Branch)
-}
-
-// reflogDepth bounds how far back includes looks: a rewrite the agent
-// just made is one or two entries back.
-const reflogDepth = 50
-
-// includes reports whether the local branch holds commit sha now or held
-// it before a rewrite: sha is reachable from its tip or from one of its
-// recent reflog entries. A commit the work tree does not have at all was
-// never held; neither was one older than the reflog goes.
-func includes(ctx context.Context, g *gitx.Repo, branch, sha string) bool {
-	ref := "refs/heads/" + branch
-	if ok, err := g.IsAncestor(ctx, sha, ref); err != nil || ok {
-		return ok
-	}
-	for i := 1; i <= reflogDepth; i++ {
-		ok, err := g.IsAncestor(ctx, sha, fmt.Sprintf("%s@{%d}", ref, i))
-		if err != nil || ok {
-			return ok
-		}
-	}
-	return false
 }
 
 // pushRefused says why a push of branch failed and what to run about it.
@@ -200,7 +163,7 @@ func pushBranchHook(ctx context.Context, c *hooks.Call) hooks.Outcome {
 		return out
 	}
 	if c.Env != nil && c.Env.Forge != nil {
-		if o := pushBranch(ctx, c, c.Env.Forge, g, branch); o != nil {
+		if _, o := pushBranch(ctx, c, c.Env.Forge, g, branch); o != nil {
 			return *o
 		}
 	} else if err := g.Push(ctx, remote(c), branch, ""); err != nil {
