@@ -153,33 +153,38 @@ func (s *Store) Get(id int) (*Issue, error) {
 // the same bytes, under the lock or not, takes a copy of it rather than
 // parse them again (docs/ARCHITECTURE.md §6, the controller's passes).
 func (s *Store) Share(id int) (*Issue, error) {
-	snap, err := s.b.Read(context.Background(), id)
-	if err != nil || snap.State == nil {
-		return s.Get(id)
-	}
-	iss, err := s.decode(id, snap.State)
+	iss, data, err := s.readBytes(id)
 	if err != nil {
 		return nil, err
 	}
 	got, err := s.checked(id, iss)
-	if err == nil && got == iss {
-		s.shared.Keep(id, snap.State, iss)
+	if err == nil && got == iss && data != nil {
+		s.shared.Keep(id, data, iss)
 	}
 	return got, err
 }
 
 // read reads issue.yaml, unchecked.
 func (s *Store) read(id int) (*Issue, error) {
+	iss, _, err := s.readBytes(id)
+	return iss, err
+}
+
+// readBytes is read, with the bytes it parsed (nil: none, the issue
+// taken from its log).
+func (s *Store) readBytes(id int) (*Issue, []byte, error) {
 	snap, err := s.b.Read(context.Background(), id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if snap.State == nil {
 		// Created as far as its log goes (the next locked access writes
 		// its issue.yaml), or damaged: never silently absent.
-		return s.missing(id)
+		iss, err := s.missing(id)
+		return iss, nil, err
 	}
-	return s.decode(id, snap.State)
+	iss, err := s.decode(id, snap.State)
+	return iss, snap.State, err
 }
 
 // List reads every issue, in id order (as Scan does). An issue that

@@ -284,10 +284,9 @@ func (t *Tx) writeWatch(w *WatchFile) error {
 	if err := t.s.b.WriteWatch(context.Background(), t.held, t.id, data); err != nil {
 		return err
 	}
-	sum := sha256.Sum256(data)
 	// Nobody changes w from now on (UpdateWatch and SetPoll copy it): the
 	// next read of these bytes takes a copy of it (Share).
-	t.s.sharedWatch.Keep(t.id, data, w)
+	sum := t.s.sharedWatch.Keep(t.id, data, w)
 	t.watch, t.wrote = w, &sum
 	return nil
 }

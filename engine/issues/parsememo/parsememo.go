@@ -29,8 +29,9 @@ type entry[T any] struct {
 	v   T
 }
 
-// Keep keeps v as the parse of issue id's data, replacing any other.
-func (m *Memo[T]) Keep(id int, data []byte, v T) {
+// Keep keeps v as the parse of issue id's data, replacing any other, and
+// returns data's hash (SHA-256), for a caller that needs it too.
+func (m *Memo[T]) Keep(id int, data []byte, v T) [sha256.Size]byte {
 	sum := sha256.Sum256(data)
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -38,6 +39,7 @@ func (m *Memo[T]) Keep(id int, data []byte, v T) {
 		m.kept = map[int]entry[T]{}
 	}
 	m.kept[id] = entry[T]{sum: sum, v: v}
+	return sum
 }
 
 // Take is a clone of the parse kept of issue id, when it was kept of
