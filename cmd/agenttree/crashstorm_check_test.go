@@ -79,6 +79,9 @@ func (s *storm) settle(t *testing.T) {
 // stormChecked counts what the storm's checks found.
 type stormChecked struct {
 	transitions, versions, stepBacks, typed, prs, merges int
+	// verified counts the issues and the forge's records verify found
+	// clean.
+	verified, records int
 }
 
 // check asserts what the storm must leave: every issue and forge record
@@ -99,6 +102,10 @@ func (s *storm) check(t *testing.T) stormChecked {
 	for _, rep := range v.Issues {
 		assert.True(t, rep.OK, "issue %d: %v", rep.ID, rep.Problems)
 	}
+	for _, rep := range v.Forge {
+		assert.True(t, rep.OK, "%s: %v", rep.Record, rep.Problems)
+	}
+	got.verified, got.records = len(v.Issues), len(v.Forge)
 
 	branches := map[string]int{}
 	for _, it := range s.issues {

@@ -78,10 +78,10 @@ func TestCrashStorm(t *testing.T) {
 	k.stop(t)
 	s.settle(t)
 	got := s.check(t)
-	t.Logf("crash storm: %d transitions (%d versions) over %d issues in %s; kills: %s, %d controllers (lives up to %s); "+
-		"%d step backs and %d messages typed once each; %d PRs opened once, %d merged once",
+	t.Logf("crash storm: %d transitions (%d versions, one log line each) over %d issues in %s; kills: %s, %d controllers (lives up to %s); "+
+		"verify clean on %d issues and %d forge records; %d step backs and %d messages typed once each; %d PRs opened once, %d merged once",
 		got.transitions, got.versions, len(s.issues), time.Since(began).Round(time.Second), s.killsSaid(), k.kills.Load(),
-		time.Duration(k.longest.Load()).Round(time.Millisecond), got.stepBacks, got.typed, got.prs, got.merges)
+		time.Duration(k.longest.Load()).Round(time.Millisecond), got.verified, got.records, got.stepBacks, got.typed, got.prs, got.merges)
 	assert.GreaterOrEqual(t, got.transitions, want)
 }
 
