@@ -27,9 +27,11 @@ import (
 
 // stormEnv sets the crash storm's number of transitions: the default run
 // makes stormShort, which stays within about a minute on two busy cores;
-// the reliability run (docs/RELIABILITY.md) makes 500:
+// the reliability run makes 500 (bench/README.md, "The crash storm"):
 //
 //	AGENTTREE_STORM=500 go test ./cmd/agenttree -run TestCrashStorm -v -timeout 60m
+//
+// AGENTTREE_STORM_SEED repeats a run's random choices.
 const stormEnv = "AGENTTREE_STORM"
 
 const (
