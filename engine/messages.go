@@ -21,9 +21,11 @@ func (e *Engine) Outbox(id int) *outbox.Box {
 
 // Messages are what the issue's state says people and its agent must be
 // told (notice.Book.Messages). The engine queues each history entry's
-// messages as it writes the entry; the controller puts these in the
-// outbox again on every pass, and a key already there adds nothing, so a
-// message is queued exactly once whatever crashes.
+// messages as it writes the entry, and those of the last earlier entry
+// that has any again, for a writer killed before it queued them
+// (notice.Book.QueueEntries); the controller puts these in the outbox
+// again on every pass, and a key already there adds nothing, so a message
+// is queued exactly once whatever crashes.
 func (e *Engine) Messages(iss *issues.Issue) []outbox.Message { return e.notices.Messages(iss) }
 
 // queueEntries queues the messages of the history entries iss gained

@@ -122,12 +122,19 @@ func countMoves(iss *issues.Issue, from, to string) int {
 // killer keeps a controller running, and SIGKILLs it at random moments
 // (up to life after it started), starting a new one each time.
 type killer struct {
-	r     *rig
-	rng   *rand.Rand
-	life  time.Duration
-	kills atomic.Int64
-	quit  chan struct{}
-	done  chan struct{}
+	r    *rig
+	rng  *rand.Rand
+	life time.Duration
+	// progressed, when set, reports whether the controllers made progress
+	// since it was last asked: while they make none, the next one may
+	// live twice as long (up to 16 lives), so that a pass that has come to
+	// take longer than the life measured is not cut short for ever.
+	progressed func() bool
+	// longest is the longest life a controller was given.
+	longest atomic.Int64
+	kills   atomic.Int64
+	quit    chan struct{}
+	done    chan struct{}
 
 	mu sync.Mutex
 	// early are the controllers that ended before they were killed, and
@@ -142,13 +149,14 @@ const maxLife = 800 * time.Millisecond
 
 func startKiller(t *testing.T, r *rig, rng *rand.Rand) *killer {
 	t.Helper()
-	return startKillerWithin(t, r, rng, maxLife)
+	return startKillerWithin(t, r, rng, maxLife, nil)
 }
 
-// startKillerWithin is startKiller with controllers that live up to life.
-func startKillerWithin(t *testing.T, r *rig, rng *rand.Rand, life time.Duration) *killer {
+// startKillerWithin is startKiller with controllers that live up to life,
+// longer while they make no progress (killer.progressed).
+func startKillerWithin(t *testing.T, r *rig, rng *rand.Rand, life time.Duration, progressed func() bool) *killer {
 	t.Helper()
-	k := &killer{r: r, rng: rng, life: life, quit: make(chan struct{}), done: make(chan struct{})}
+	k := &killer{r: r, rng: rng, life: life, progressed: progressed, quit: make(chan struct{}), done: make(chan struct{})}
 	go k.loop()
 	t.Cleanup(func() { k.halt() })
 	return k
@@ -156,13 +164,17 @@ func startKillerWithin(t *testing.T, r *rig, rng *rand.Rand, life time.Duration)
 
 func (k *killer) loop() {
 	defer close(k.done)
+	limit := k.life
 	for {
 		cmd := k.r.controllerCmd()
 		if err := cmd.Start(); err != nil {
 			k.noteEarly(fmt.Sprintf("start: %v", err))
 			return
 		}
-		life := time.NewTimer(time.Duration(k.rng.Int64N(int64(k.life))))
+		if int64(limit) > k.longest.Load() {
+			k.longest.Store(int64(limit))
+		}
+		life := time.NewTimer(time.Duration(k.rng.Int64N(int64(limit))))
 		quit := false
 		select {
 		case <-k.quit:
@@ -178,6 +190,13 @@ func (k *killer) loop() {
 		k.kills.Add(1)
 		if quit {
 			return
+		}
+		switch {
+		case k.progressed == nil:
+		case k.progressed():
+			limit = k.life
+		case limit < 16*k.life:
+			limit *= 2
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -26,9 +27,11 @@ import (
 
 // stormEnv sets the crash storm's number of transitions: the default run
 // makes stormShort, which stays within about a minute on two busy cores;
-// the reliability run (docs/RELIABILITY.md) makes 500:
+// the reliability run makes 500 (bench/README.md, "The crash storm"):
 //
 //	AGENTTREE_STORM=500 go test ./cmd/agenttree -run TestCrashStorm -v -timeout 60m
+//
+// AGENTTREE_STORM_SEED repeats a run's random choices.
 const stormEnv = "AGENTTREE_STORM"
 
 const (
@@ -77,10 +80,10 @@ func TestCrashStorm(t *testing.T) {
 	k.stop(t)
 	s.settle(t)
 	got := s.check(t)
-	t.Logf("crash storm: %d transitions (%d versions) over %d issues in %s; kills: %s, %d controllers; "+
-		"%d step backs and %d messages typed once each; %d PRs opened once, %d merged once",
+	t.Logf("crash storm: %d transitions (%d versions, one log line each) over %d issues in %s; kills: %s, %d controllers (lives up to %s); "+
+		"verify clean on %d issues and %d forge records; %d step backs and %d messages typed once each; %d PRs opened once, %d merged once",
 		got.transitions, got.versions, len(s.issues), time.Since(began).Round(time.Second), s.killsSaid(), k.kills.Load(),
-		got.stepBacks, got.typed, got.prs, got.merges)
+		time.Duration(k.longest.Load()).Round(time.Millisecond), got.verified, got.records, got.stepBacks, got.typed, got.prs, got.merges)
 	assert.GreaterOrEqual(t, got.transitions, want)
 }
 
@@ -140,8 +143,28 @@ func newStorm(t *testing.T, seed uint64) *storm {
 	pass := time.Since(began)
 	life := 4 * pass
 	t.Logf("a controller lives up to %s (4 × %s, the pass that opened issue %d's PR)", life, pass, first.id)
-	s.killer = startKillerWithin(t, r, rand.New(rand.NewPCG(seed, 2)), life)
+	s.killer = startKillerWithin(t, r, rand.New(rand.NewPCG(seed, 2)), life, s.progressed())
 	return s
+}
+
+// progressed reports, each time it is called, whether a controller
+// polled an issue or delivered a message since the last call, as its log
+// says.
+func (s *storm) progressed() func() bool {
+	var read int64
+	return func() bool {
+		f, err := os.Open(s.r.log.Name())
+		if err != nil {
+			return false
+		}
+		defer f.Close()
+		data, err := io.ReadAll(io.NewSectionReader(f, read, 1<<40))
+		if err != nil {
+			return false
+		}
+		read += int64(len(data))
+		return bytes.Contains(data, []byte("msg=poll ")) || bytes.Contains(data, []byte(`msg="message delivered"`))
+	}
 }
 
 // run opens issues, stormLanes at a time, until they plan want

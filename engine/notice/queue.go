@@ -31,9 +31,20 @@ func Queue(ctx context.Context, box *outbox.Box, iss *issues.Issue, scope string
 // QueueEntries puts in box, iss's outbox, the messages of the history
 // entries iss gained since it had before of them, as they are written: a
 // message is never lost to a move that follows before the controller
-// looks.
+// looks. It puts again those of the last entry before them that has any:
+// a writer killed after it wrote an entry and before it queued its
+// messages leaves them to the controller, which queues only the latest
+// entry's, and this write is the latest now. A key already in the box
+// adds nothing.
 func (b *Book) QueueEntries(ctx context.Context, box *outbox.Box, iss *issues.Issue, before int) error {
-	for i := before; i < len(iss.History); i++ {
+	start := min(before, len(iss.History))
+	for i := start - 1; i >= 0; i-- {
+		if len(b.Entry(iss, i)) > 0 {
+			start = i
+			break
+		}
+	}
+	for i := start; i < len(iss.History); i++ {
 		for _, m := range b.Entry(iss, i) {
 			if _, err := box.Put(ctx, m); err != nil {
 				return err

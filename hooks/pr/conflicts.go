@@ -134,7 +134,10 @@ func rebaseOrConflict(ctx context.Context, c *hooks.Call, g *gitx.Repo, pr *forg
 		return "", &o
 	}
 	head, conflicts, err := rebaseOnto(ctx, c, g, pr)
+	var host hostGitError
 	switch {
+	case errors.As(err, &host):
+		o = forgeFailure(c, "rebasing "+pr.Branch, err)
 	case err != nil:
 		o = hooks.Failf("%v", err)
 	case len(conflicts) > 0:
@@ -184,6 +187,14 @@ func rebaseOnto(ctx context.Context, c *hooks.Call, g *gitx.Repo, pr *forge.PR) 
 	return head, nil, nil
 }
 
+// hostGitError is a rebase the host could not make, away from any work
+// tree, for no fault of the branch (git's own race between two worktrees
+// added to one repository at once, a lock, a temporary directory): tried
+// again at the next poll, never sent to the agent to fix.
+type hostGitError struct{ error }
+
+func (e hostGitError) Unwrap() error { return e.error }
+
 // rebaseHead rebases the PR's head onto its base, as last fetched,
 // without a work tree, and pushes the result with a lease on that head.
 func rebaseHead(ctx context.Context, c *hooks.Call, g *gitx.Repo, pr *forge.PR) (newHead string, conflicts []string, err error) {
@@ -194,7 +205,7 @@ func rebaseHead(ctx context.Context, c *hooks.Call, g *gitx.Repo, pr *forge.PR) 
 		if errors.As(err, &ce) {
 			return "", ce.ConflictingFiles(), nil
 		}
-		return "", nil, fmt.Errorf("rebasing %s onto %s/%s: %w", gitx.ShortSHA(pr.HeadSHA), rem, pr.Base, err)
+		return "", nil, hostGitError{fmt.Errorf("rebasing %s onto %s/%s: %w", gitx.ShortSHA(pr.HeadSHA), rem, pr.Base, err)}
 	}
 	if err := g.PushCommit(ctx, rem, head, pr.Branch, pr.HeadSHA); err != nil {
 		return "", nil, fmt.Errorf("the rebase of %s was not pushed: %s", pr.Branch, pushRefused(c, pr.Branch, pr.HeadSHA, err))

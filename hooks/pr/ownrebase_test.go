@@ -210,3 +210,29 @@ func assertRebaseToldAgain(t *testing.T, o hooks.Outcome, from, to string) {
 	assert.Contains(t, o.Send[0], "agenttree rebased your branch issue-7 onto main")
 	assert.Contains(t, o.Send[0], "`git pull --rebase origin issue-7`")
 }
+
+// The controller's rebase, made away from any work tree, fails on the
+// host for no fault of the branch: in TestCrashStorm, git's own race
+// between two worktrees added to one repository at once ("failed to read
+// .git/worktrees/wt6/commondir"); here, the temporary directory it is
+// made in is not there. It is tried again at the next poll, never sent
+// to the agent to fix.
+func TestLocalRebaseThatFailsOnTheHostIsTriedAgain(t *testing.T) {
+	l := newLocalPR(t, "")
+	l.openPR(t)
+	before := l.issue.HeadSHA
+	l.pushToMain(t, "g.txt", "other work\n")
+	gittest.Run(t, l.work, "checkout", "--quiet", "main")
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "gone"))
+
+	o := runHook(t, l.env, l.issue, "check_conflicts", map[string]any{"auto_rebase": true})
+	require.Equal(t, hooks.KindPending, o.Kind, "tried again, not the agent's to fix: %s", o.Reason)
+	assert.Contains(t, o.Reason, "rebasing issue-7 failed (will retry)")
+	assert.Equal(t, before, branchIn(t, l.bare, "issue-7"), "nothing pushed")
+
+	require.NoError(t, os.MkdirAll(os.Getenv("TMPDIR"), 0o755))
+	o = runHook(t, l.env, l.issue, "check_conflicts", map[string]any{"auto_rebase": true})
+	require.Equal(t, hooks.KindPending, o.Kind, o.Reason)
+	assert.Contains(t, o.Reason, "rebased issue-7 onto main")
+	assert.NotEqual(t, before, branchIn(t, l.bare, "issue-7"))
+}
