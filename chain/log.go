@@ -164,9 +164,61 @@ func (l Log) SetAside(offset int64, aside string) (int, error) {
 }
 
 // appendSynced appends data to the file at path, made if missing, and
-// syncs it to disk.
+// syncs it to disk. An append that fails (a full disk) is cut off again,
+// so that the file is as it was; only a crash leaves part of it, which
+// Tail reports as Torn.
 func appendSynced(path string, data []byte) error {
-	return writeSynced(path, os.O_APPEND|os.O_CREATE, data)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	st, err := f.Stat()
+	if err == nil {
+		if _, err = f.Write(data); err == nil {
+			err = f.Sync()
+		}
+		if err != nil {
+			// The caller holds the lock its writers take: the file's end
+			// is this append's.
+			_ = f.Truncate(st.Size())
+		}
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// TakeBack cuts raw, the log's last line, off the log again: how a
+// writer whose change could not be completed (a full disk refused the
+// state the line names) leaves the log as it was, instead of a change
+// the next command must finish. It refuses a log that does not end with
+// raw. Like Append, it must be serialized by the caller's lock.
+func (l Log) TakeBack(raw []byte) error {
+	f, err := os.OpenFile(l.Path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	start := st.Size() - int64(len(raw))
+	end := make([]byte, len(raw))
+	if start < 0 {
+		return fmt.Errorf("take the last line of %s back: the log is shorter than the line", l.Path)
+	}
+	if _, err := f.ReadAt(end, start); err != nil {
+		return fmt.Errorf("take the last line of %s back: %w", l.Path, err)
+	}
+	if !bytes.Equal(end, raw) {
+		return fmt.Errorf("take the last line of %s back: the log ends with another line", l.Path)
+	}
+	if err := f.Truncate(start); err != nil {
+		return fmt.Errorf("take the last line of %s back: %w", l.Path, err)
+	}
+	return f.Sync()
 }
 
 // writeSynced writes data to the file at path, opened write-only with

@@ -207,7 +207,7 @@ func (c *Controller) act(ctx context.Context, e *engine.Engine, d dueIssue, batc
 	} else {
 		again, err = c.schedule(ctx, e, d, pr, o, batch.err, polling.Reviews{N: threads, Noted: noted})
 	}
-	if err != nil {
+	if err != nil && !c.disk.refusedBy(err) {
 		log.Warn("saving polling state", "err", err)
 	}
 	return pass{result: res, again: again}

@@ -97,6 +97,8 @@ type Controller struct {
 	wall func() time.Time
 	// limit records the forge's rate limit for status.
 	limit ratelimit.Recorder
+	// disk stops the passes while the state's disk takes no writes.
+	disk diskWatch
 }
 
 // ErrRunning is returned when another controller holds the state directory.

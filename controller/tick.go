@@ -41,6 +41,9 @@ func (c *Controller) Tick(ctx context.Context) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
+	if c.disk.blocked(e.Store.Root(), c.log()) {
+		return Summary{}, nil
+	}
 	sum := c.tick(ctx, e)
 	c.Metrics.Tick(time.Since(start), sum.Due, sum.Results)
 	// The forge's limits are its answers' clock, not c.Now; a node asks
@@ -85,6 +88,7 @@ func (c *Controller) tick(ctx context.Context, e *engine.Engine) Summary {
 		sum.Due++
 		if p.err != nil {
 			sum.Failed++
+			c.disk.refusedBy(p.err)
 		}
 		if p.result != nil {
 			sum.Results = append(sum.Results, p.result)

@@ -23,6 +23,7 @@ import (
 	"github.com/agenttree/agenttree/cmd/agenttree/sessioncmd"
 	"github.com/agenttree/agenttree/cmd/agenttree/statuscmd"
 	"github.com/agenttree/agenttree/cmd/agenttree/trustcmd"
+	"github.com/agenttree/agenttree/internal/atomicfile"
 	"github.com/agenttree/agenttree/internal/exitcode"
 )
 
@@ -46,6 +47,7 @@ func run(ctx context.Context, wd string, args []string, getenv func(string) stri
 	if errors.As(err, &se) {
 		return int(se)
 	}
+	err = atomicfile.Explain(err) // a full or read-only disk: what to do
 	fmt.Fprintln(stderr, "error:", err)
 	code := cmdutil.ExitCode(err)
 	if wantsJSON(args) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agenttree/agenttree/engine/issues/backend"
 	"github.com/agenttree/agenttree/engine/issues/eventlog"
+	"github.com/agenttree/agenttree/internal/atomicfile"
 )
 
 // An issue's events.jsonl is a hash chain of its writes, and issue.yaml's
@@ -69,7 +70,7 @@ func (t *Tx) commit(prev string, iss *Issue, op Op, entries []HistoryEntry, note
 	}
 	logged, err := t.s.b.Commit(context.Background(), t.held, w)
 	if !logged && err != nil {
-		return nil, fmt.Errorf("issue %d: log the change: %w", iss.ID, err)
+		return nil, fmt.Errorf("issue %d: the change was not saved and the issue is as it was: %w", iss.ID, atomicfile.Explain(err))
 	}
 	iss.Chain = hash
 	if err != nil {

@@ -27,7 +27,7 @@ func TestChangeNotLoggedLeavesIssueYAMLAsItWas(t *testing.T) {
 		require.NoError(t, os.Rename(log, log+".aside"))
 		return os.Mkdir(log, 0o755)
 	})
-	require.ErrorContains(t, err, "log the change")
+	require.ErrorContains(t, err, "the change was not saved and the issue is as it was")
 
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)

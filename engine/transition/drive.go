@@ -8,6 +8,7 @@ import (
 	"github.com/agenttree/agenttree/engine/act"
 	"github.com/agenttree/agenttree/engine/issues"
 	"github.com/agenttree/agenttree/engine/policy"
+	"github.com/agenttree/agenttree/internal/atomicfile"
 	"github.com/agenttree/agenttree/stages"
 )
 
@@ -137,8 +138,7 @@ func (t *Transition) stepBackOf(cur *issues.Issue, h hop) *act.StepBack {
 func (j journey) into(r *act.Result, dryRun bool) {
 	j.gate.said.into(r)
 	r.Reasons = append(r.Reasons, j.gate.reasons...)
-	// Until a move is written, To names where the command was going.
-	r.To = j.want.to.Path
+	r.To = j.want.to.Path // until a move is written, where the command was going
 	switch {
 	case j.gate.status != act.StatusAdvanced:
 		r.Status = j.gate.status
@@ -153,8 +153,8 @@ func (j journey) into(r *act.Result, dryRun bool) {
 			r.Conflict = isConflict(j.err)
 			r.Reasons = append(r.Reasons, j.err.Error())
 		}
-		if r.Conflict {
-			r.Status = act.StatusWaiting // another process moved it: not this command's to fix
+		if r.Conflict || atomicfile.DiskTrouble(j.err) {
+			r.Status = act.StatusWaiting // moved by another, or a full disk: not this command's to fix
 		}
 	default:
 		j.moved(r)

@@ -14,8 +14,9 @@ const (
 	Blocked Code = 1
 	// Usage: bad usage, or a config that does not load.
 	Usage Code = 2
-	// Waiting: a person or the controller acts next, or another process
-	// has the issue.
+	// Waiting: a person or the controller acts next, another process
+	// has the issue, or the state's disk takes no writes (full or
+	// read-only): nothing changed.
 	Waiting Code = 3
 	// Timeout: `pr wait` saw CI not finish in time.
 	Timeout Code = 4
@@ -37,7 +38,7 @@ func All() []Doc {
 		{OK, "OK", "The command did what it was asked: the issue moved, or is in a final stage."},
 		{Blocked, "Blocked", "A gate failed (every reason is printed), the issue stepped back, or the work of entering a stage is unfinished."},
 		{Usage, "Usage", "Bad usage, or a config that does not load."},
-		{Waiting, "Waiting", "A person or the controller acts next (an escalation included), or another process has the issue."},
+		{Waiting, "Waiting", "A person or the controller acts next (an escalation included), another process has the issue, or the state's disk is full or read-only (nothing changed; free space, then run the command again)."},
 		{Timeout, "Timeout", "`pr wait`: CI did not finish in time."},
 		{Interrupted, "Interrupted", "The command was interrupted (Ctrl-C)."},
 	}

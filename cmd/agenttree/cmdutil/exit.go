@@ -49,6 +49,8 @@ func ExitCode(err error) int {
 		return int(exitcode.Interrupted) // Ctrl-C, even while waiting for a lock
 	case errors.Is(err, atomicfile.ErrLocked):
 		return int(exitcode.Waiting) // nothing changed; another process has the issue
+	case atomicfile.DiskTrouble(err):
+		return int(exitcode.Waiting) // nothing changed; a person frees space or makes the disk writable
 	case errors.As(err, new(*issues.TamperedError)):
 		return int(exitcode.Waiting) // nothing changed; a person verifies and repairs
 	}

@@ -93,10 +93,17 @@ func (s *Store) commit(w backend.Write) (bool, error) {
 		}
 		return false, lerr
 	}
-	if err == nil {
-		err = pending.Commit()
+	if err != nil {
+		// issue.yaml's new content could not be written (a full or
+		// read-only disk): the line comes off the log again, so that the
+		// issue is as it was and the command that failed can be run
+		// again, rather than left to the next command to finish.
+		if f.log.TakeBack(w.Line) == nil {
+			return false, err
+		}
+		return true, err
 	}
-	return true, err
+	return true, pending.Commit()
 }
 
 // Create allocates the next id under the issue list's lock, makes its
@@ -162,7 +169,15 @@ func (s *Store) setLastID(id int) error {
 // goes, and is never listed as missing. Were it not given back, the
 // directory stays, as one being created.
 func (s *Store) uncreate(id int) {
-	if s.setLastID(id-1) == nil {
+	err := s.setLastID(id - 1)
+	if atomicfile.DiskTrouble(err) {
+		// A full disk has no room for a temp file beside it: the file is
+		// rewritten in place, which takes no more room than it holds. A
+		// crash in between leaves it unreadable, and then the ids listed
+		// say which is next (Create).
+		err = os.WriteFile(s.lastIDPath(), []byte(strconv.Itoa(id-1)+"\n"), 0o644)
+	}
+	if err == nil {
 		os.RemoveAll(s.layout.Issue(id))
 	}
 }

@@ -1,0 +1,80 @@
+package chain_test
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agenttree/agenttree/chain"
+	"github.com/agenttree/agenttree/internal/ostest"
+)
+
+// An append a full disk cuts short leaves the log as it was: its first
+// bytes fit in the last page the log already has, the rest find no room.
+// Without the cut, a torn line stays until the next writer drops it.
+func TestAnAppendRefusedByAFullDiskLeavesTheLogAsItWas(t *testing.T) {
+	dir := t.TempDir()
+	ostest.Tmpfs(t, dir, 1<<20)
+	log := chain.Log{Path: filepath.Join(dir, "events.jsonl")}
+	var prev string
+	for size(t, log.Path) < ostest.PageSize-200 {
+		line, err := log.Append(prev, entry{N: 1, What: "fill most of the log's first page"})
+		require.NoError(t, err)
+		prev = line.Hash
+	}
+	before, err := os.ReadFile(log.Path)
+	require.NoError(t, err)
+	filler := ostest.Fill(t, dir, 0)
+
+	big := entry{N: 2, What: string(make([]byte, 2*ostest.PageSize))}
+	_, err = log.Append(prev, big)
+	require.ErrorIs(t, err, syscall.ENOSPC)
+	after, err := os.ReadFile(log.Path)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "the log as it was")
+
+	require.NoError(t, os.Remove(filler))
+	_, err = log.Append(prev, big)
+	require.NoError(t, err, "the same line appended once there is room")
+	lines, err := log.Verify()
+	require.NoError(t, err)
+	var last entry
+	require.NoError(t, lines[len(lines)-1].Decode(&last))
+	assert.Equal(t, 2, last.N)
+}
+
+// TakeBack cuts the line it is given off the end of the log, and only
+// that line.
+func TestTakeBackCutsTheLastLineOnly(t *testing.T) {
+	log := chain.Log{Path: filepath.Join(t.TempDir(), "events.jsonl")}
+	first, err := log.Append("", entry{N: 1})
+	require.NoError(t, err)
+	before, err := os.ReadFile(log.Path)
+	require.NoError(t, err)
+	raw, _, err := chain.Encode(first.Hash, entry{N: 2})
+	require.NoError(t, err)
+	require.NoError(t, log.AppendEncoded(raw))
+
+	other, _, err := chain.Encode(first.Hash, entry{N: 3})
+	require.NoError(t, err)
+	require.Error(t, log.TakeBack(other), "not the log's last line")
+	require.NoError(t, log.TakeBack(raw))
+	after, err := os.ReadFile(log.Path)
+	require.NoError(t, err)
+	assert.Equal(t, before, after)
+	require.Error(t, log.TakeBack(raw), "taken back already")
+}
+
+func size(t *testing.T, path string) int {
+	t.Helper()
+	st, err := os.Stat(path)
+	if os.IsNotExist(err) {
+		return 0
+	}
+	require.NoError(t, err)
+	return int(st.Size())
+}
