@@ -323,9 +323,9 @@ func (d *faultyDay) approve(t *testing.T, is *dayIssue) {
 func (d *faultyDay) take(t *testing.T, is *dayIssue) {
 	t.Helper()
 	_, err := d.e.Outbox(is.id).Carry(context.Background(), outbox.Courier{
-		Send: func(_ context.Context, m outbox.Message, typed func() error) error {
+		Send: func(_ context.Context, m outbox.Message, typed func(into string) error) error {
 			is.told[m.Kind]++
-			return typed()
+			return typed("")
 		},
 		Takes: func(r outbox.Recipient) bool { return r == outbox.ToAgent },
 	})

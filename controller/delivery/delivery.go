@@ -77,7 +77,7 @@ func text(m outbox.Message) string { return outbox.Marker(m) + " " + m.Text }
 // would run what it quotes. A message for people with no manager's
 // session is delivered by the log line the controller wrote when it
 // queued it.
-func (p *postman) send(ctx context.Context, m outbox.Message, typed func() error) error {
+func (p *postman) send(ctx context.Context, m outbox.Message, typed func(into string) error) error {
 	switch m.To {
 	case outbox.ToNotify:
 		return notify(ctx, p.e, p.iss, m, p.e.Config.Notify.Command)
@@ -132,8 +132,12 @@ func (p *postman) sameProgram(ctx context.Context) error {
 	return nil
 }
 
-// submit finishes the delivery of m, typed before: Enter. A session gone
-// since took what was typed with it. Only an agent's message is ever
+// submit finishes the delivery of m, typed before: Enter, in the pane it
+// was typed into. A session gone since, or made again in the meantime (a
+// tmux server killed, the machine rebooted, the agent restarted by its
+// keep-alive), took what was typed with it: Enter in the new pane would
+// hand over nothing and count the message delivered, so it is typed
+// again there. Only an agent's message is ever
 // typed; one for people (typed into the manager's pane by an earlier
 // version) is not pressed Enter on.
 func (p *postman) submit(ctx context.Context, m outbox.Message) error {
@@ -143,7 +147,7 @@ func (p *postman) submit(ctx context.Context, m outbox.Message) error {
 	if err := p.sameProgram(ctx); err != nil {
 		return err
 	}
-	err := p.named(p.session(), p.tmux.Submit(ctx, p.session(), text(m)))
+	err := p.named(p.session(), p.tmux.Submit(ctx, p.session(), text(m), m.TypedInto))
 	if errors.Is(err, tmux.ErrNoSession) {
 		return fmt.Errorf("%w: %w", outbox.ErrGone, err)
 	}

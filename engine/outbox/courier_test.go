@@ -35,12 +35,12 @@ type pane struct {
 
 func (p *pane) courier() outbox.Courier {
 	return outbox.Courier{
-		Send: func(_ context.Context, m outbox.Message, typed func() error) error {
+		Send: func(_ context.Context, m outbox.Message, typed func(into string) error) error {
 			if p.fail != nil {
 				return p.fail
 			}
 			p.typed = append(p.typed, m.Text)
-			if err := typed(); err != nil {
+			if err := typed("pane %1"); err != nil {
 				return err
 			}
 			if p.crashAfterTyping {
@@ -70,6 +70,7 @@ func testADeliveryCutShortAfterTypingIsFinishedNotRepeated(t *testing.T, newBox 
 	require.NoError(t, err)
 	require.Len(t, pending, 1)
 	assert.Equal(t, outbox.Typed, pending[0].State)
+	assert.Equal(t, "pane %1", pending[0].TypedInto, "recorded where it was typed, for the hand-over")
 
 	p.crashAfterTyping = false
 	delivered, err := b.Carry(context.Background(), p.courier())
@@ -110,7 +111,7 @@ func testOrderIsPerRecipient(t *testing.T, newBox newBoxFunc) {
 	}
 	agentGone := errors.New("no tmux session")
 	var got []string
-	c := outbox.Courier{Send: func(_ context.Context, m outbox.Message, _ func() error) error {
+	c := outbox.Courier{Send: func(_ context.Context, m outbox.Message, _ func(string) error) error {
 		if m.To == outbox.ToAgent {
 			return agentGone
 		}
@@ -143,6 +144,7 @@ func testATypedMessageWhosePaneIsGoneIsTypedAgain(t *testing.T, newBox newBoxFun
 	require.NoError(t, err)
 	require.Len(t, pending, 1, "not counted delivered")
 	assert.Equal(t, outbox.Pending, pending[0].State, "typed again next time")
+	assert.Empty(t, pending[0].TypedInto, "typed nowhere now")
 	assert.Zero(t, pending[0].HandOvers)
 
 	p.crashAfterTyping = false

@@ -25,13 +25,17 @@ type SeenFunc func(ctx context.Context, m Message) (bool, error)
 // then Enter), so that a delivery cut short in between is finished, never
 // repeated nor left half done.
 type Courier struct {
-	// Send delivers m; between typing and handing over it calls typed,
-	// which records m as Typed (an error from typed stops it there).
-	Send func(ctx context.Context, m Message, typed func() error) error
+	// Send delivers m; between typing and handing over it calls typed
+	// with where it typed m (empty: not said), which records m as Typed
+	// there (an error from typed stops it there).
+	Send func(ctx context.Context, m Message, typed func(into string) error) error
 	// Seen reports whether m, whose delivery was cut short before it was
 	// recorded as typed, was typed all the same; nil: never.
 	Seen SeenFunc
-	// Submit hands over m, typed before; nil: typed counts as delivered.
+	// Submit hands over m, typed before into m.TypedInto; nil: typed
+	// counts as delivered. A place that is not the one m was typed into
+	// (its pane gone, another in its stead) is ErrGone: pressing Enter
+	// there would hand over nothing.
 	Submit func(ctx context.Context, m Message) error
 	// Takes, when set, says which recipients this courier carries to;
 	// the others' messages are left, untried, for another.
@@ -41,7 +45,7 @@ type Courier struct {
 // Deliver is Carry with a one-step send: seen decides whether a message
 // cut short arrived.
 func (b *Box) Deliver(ctx context.Context, send SendFunc, seen SeenFunc) (delivered []Message, err error) {
-	return b.Carry(ctx, Courier{Send: func(ctx context.Context, m Message, _ func() error) error { return send(ctx, m) }, Seen: seen})
+	return b.Carry(ctx, Courier{Send: func(ctx context.Context, m Message, _ func(string) error) error { return send(ctx, m) }, Seen: seen})
 }
 
 // Carry sends the box's undelivered messages, oldest first, and returns
@@ -126,13 +130,13 @@ func (b *Box) deliver(ctx context.Context, m Message, c Courier) (Message, error
 		}
 	}
 	rec := context.WithoutCancel(ctx)
-	m.State = Delivering
+	m.State, m.TypedInto = Delivering, ""
 	m.Attempts++
 	if err := b.write(ctx, Queued, m); err != nil {
 		return m, err
 	}
-	typed := func() error {
-		m.State = Typed
+	typed := func(into string) error {
+		m.State, m.TypedInto = Typed, into
 		return b.write(rec, Queued, m)
 	}
 	if err := c.Send(ctx, m, typed); err != nil {
@@ -164,7 +168,7 @@ func (b *Box) handOver(ctx context.Context, m Message, c Courier) (Message, erro
 	case err == nil:
 		return b.markSent(rec, m)
 	case errors.Is(err, ErrGone):
-		m.State = Pending
+		m.State, m.TypedInto = Pending, ""
 		return m, b.sendFailed(rec, m, err)
 	}
 	m.HandOvers++

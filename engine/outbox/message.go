@@ -65,7 +65,11 @@ type Message struct {
 	State    State     `json:"state"`
 	Attempts int       `json:"attempts,omitempty"`
 	// HandOvers counts the tries to hand over the message once typed.
-	HandOvers int       `json:"hand_overs,omitempty"`
+	HandOvers int `json:"hand_overs,omitempty"`
+	// TypedInto, for a Typed message, names where it was typed, as the
+	// courier's send said (a pane of one tmux server's life): its
+	// hand-over goes there and nowhere else. Empty: not said.
+	TypedInto string    `json:"typed_into,omitempty"`
 	LastError string    `json:"last_error,omitempty"`
 	SentAt    time.Time `json:"sent_at,omitzero"`
 }

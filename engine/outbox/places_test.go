@@ -197,7 +197,7 @@ func testACourierTakingNoneWaitingWaitsForNoLock(t *testing.T, newBox newBoxFunc
 	short, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	people := outbox.Courier{
-		Send:  func(context.Context, outbox.Message, func() error) error { return errors.New("not for people") },
+		Send:  func(context.Context, outbox.Message, func(string) error) error { return errors.New("not for people") },
 		Takes: func(r outbox.Recipient) bool { return r != outbox.ToAgent },
 	}
 	delivered, err := b.Carry(short, people)

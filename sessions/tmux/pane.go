@@ -28,6 +28,17 @@ type paneState struct {
 	dead     bool // its program exited; the pane remains
 	inputOff bool
 	program  Program
+	// server is the tmux server's life: its process id and the time it
+	// started.
+	server string
+}
+
+// where names the pane in one life of its program and of its server:
+// pane ids are numbered afresh by a server started again (a reboot, a
+// kill-server), and a respawned pane runs another program under the
+// same id. Text typed into a pane is in no other.
+func (st paneState) where() string {
+	return fmt.Sprintf("%s/%d@%s", st.id, st.program.PID, st.server)
 }
 
 // paneState reads the state of the pane t names: the pane with that id,
@@ -40,7 +51,7 @@ func (c *Client) paneState(ctx context.Context, t string) (paneState, error) {
 		return paneState{}, fmt.Errorf("find tmux pane %s: name a pane by its id (%%N), not by its position; session names have no '.' (see SessionName)", t)
 	}
 	out, err := c.run(ctx, nil, "list-panes", "-t", targetArg(t), "-F",
-		"#{pane_id}\t#{pane_active}\t#{pane_in_mode}\t#{pane_dead}\t#{pane_input_off}\t#{pane_pid}\t#{pane_tty}\t#{pane_current_command}")
+		"#{pane_id}\t#{pane_active}\t#{pane_in_mode}\t#{pane_dead}\t#{pane_input_off}\t#{pane_pid}\t#{pid}.#{start_time}\t#{pane_tty}\t#{pane_current_command}")
 	var terr *Error
 	switch {
 	case errors.Is(err, ErrNoSession) && errors.As(err, &terr):
@@ -52,14 +63,14 @@ func (c *Client) paneState(ctx context.Context, t string) (paneState, error) {
 	}
 	for _, line := range strings.Split(out, "\n") {
 		// Tabs: a command's name may hold spaces.
-		f := strings.SplitN(line, "\t", 8)
-		if len(f) != 8 {
+		f := strings.SplitN(line, "\t", 9)
+		if len(f) != 9 {
 			continue
 		}
 		if (isPaneID(t) && f[0] == t) || (!isPaneID(t) && f[1] == "1") {
 			pid, _ := strconv.Atoi(f[5])
 			return paneState{id: f[0], inMode: f[2] == "1", dead: f[3] == "1", inputOff: f[4] == "1",
-				program: Program{PID: pid, TTY: f[6], Command: f[7]}}, nil
+				program: Program{PID: pid, TTY: f[7], Command: f[8]}, server: f[6]}, nil
 		}
 	}
 	return paneState{}, fmt.Errorf("find tmux pane %s%s: %w", t, c.onServer(), ErrNoSession)

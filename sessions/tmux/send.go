@@ -63,20 +63,21 @@ func (c *Client) Send(ctx context.Context, target, text string) error {
 }
 
 // SendTyped is Send that calls typed, when not nil, once the text is in
-// the pane and before Enter: a caller that records the message as typed
-// then can finish a delivery cut short with Submit, rather than typing it
-// twice. An error from typed stops the delivery before Enter.
-func (c *Client) SendTyped(ctx context.Context, target, text string, typed func() error) error {
+// the pane and before Enter, with the name of the pane in this life of
+// its program and server: a caller that records the message as typed
+// there can finish a delivery cut short with Submit, rather than typing
+// it twice. An error from typed stops the delivery before Enter.
+func (c *Client) SendTyped(ctx context.Context, target, text string, typed func(into string) error) error {
 	text = strings.TrimRight(textsafe.Sanitize(text), " \t\n")
 	if text == "" {
 		return fmt.Errorf("type into tmux pane %s: the message is empty once control characters are removed", target)
 	}
-	return c.atPane(ctx, target, func(pane string) error {
+	return c.atPane(ctx, target, "", func(pane, into string) error {
 		if err := c.paste(ctx, pane, text); err != nil {
 			return err
 		}
 		if typed != nil {
-			if err := typed(); err != nil {
+			if err := typed(into); err != nil {
 				return fmt.Errorf("type into tmux pane %s: pasted, not submitted: %w", pane, err)
 			}
 		}
@@ -93,10 +94,14 @@ func (c *Client) SendTyped(ctx context.Context, target, text string, typed func(
 // Submit presses Enter on text already typed into target (a delivery cut
 // short between its paste and its Enter) and confirms it as Send does.
 // An Enter on input already submitted sends an empty line, which agents'
-// prompts ignore; a message left unsubmitted would never be read.
-func (c *Client) Submit(ctx context.Context, target, text string) error {
+// prompts ignore; a message left unsubmitted would never be read. into,
+// when not empty, is the pane SendTyped typed the text into: a pane
+// target names now that is not that one (the server or the program was
+// started again since, and what was typed went with the old) is
+// ErrNoSession, and no Enter is pressed.
+func (c *Client) Submit(ctx context.Context, target, text, into string) error {
 	text = strings.TrimRight(textsafe.Sanitize(text), " \t\n")
-	return c.atPane(ctx, target, func(pane string) error {
+	return c.atPane(ctx, target, into, func(pane, _ string) error {
 		if err := c.submit(ctx, pane, text); err != nil {
 			return fmt.Errorf("submit in tmux pane %s: %w", pane, err)
 		}
@@ -105,21 +110,26 @@ func (c *Client) Submit(ctx context.Context, target, text string) error {
 }
 
 // atPane runs do on target's pane, resolved once, holding the pane's lock,
-// with the pane ready for input (out of copy mode).
-func (c *Client) atPane(ctx context.Context, target string, do func(pane string) error) error {
-	pane, err := c.Pane(ctx, target)
+// with the pane ready for input (out of copy mode); do is told the pane's
+// id and where it is (paneState.where). A pane that is not the one into
+// names, when into is not empty, is ErrNoSession.
+func (c *Client) atPane(ctx context.Context, target, into string, do func(pane, where string) error) error {
+	st, err := c.paneState(ctx, target)
 	if err != nil {
 		return err
 	}
-	unlock, err := c.lockPane(ctx, pane)
+	if into != "" && st.where() != into {
+		return fmt.Errorf("tmux pane %s (%s) is not the pane the text was typed into (%s), gone with what was typed: %w", st.id, st.where(), into, ErrNoSession)
+	}
+	unlock, err := c.lockPane(ctx, st.id)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	if err := c.readyForInput(ctx, pane); err != nil {
+	if err := c.readyForInput(ctx, st.id); err != nil {
 		return err
 	}
-	return do(pane)
+	return do(st.id, st.where())
 }
 
 // paste loads text into a buffer of its own and pastes it into pane as a

@@ -2,6 +2,7 @@ package tmux_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -170,6 +171,45 @@ func TestSendNotShownIsNotConfirmed(t *testing.T) {
 			received(t, file, tt.wantRead)
 		})
 	}
+}
+
+// Text typed into a pane goes with it: Enter for it is pressed in that
+// pane, and not in the one its session has once the program was started
+// again (respawned) or the server was (killed: a reboot). The caller
+// types it again there (controller/delivery).
+func TestSubmitOnlyInThePaneTypedInto(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := newServer(t)
+	stop := errors.New("stopped before Enter")
+	typeOnly := func(target, text string) (into string) {
+		t.Helper()
+		err := c.SendTyped(ctx, target, text, func(where string) error { into = where; return stop })
+		require.ErrorIs(t, err, stop)
+		require.NotEmpty(t, into)
+		return into
+	}
+	pane, file := reader(t, c, "agent", catToFile)
+	require.NoError(t, c.Submit(ctx, "agent", "first", typeOnly(pane, "first")))
+	received(t, file, "first\n")
+
+	into := typeOnly("agent", "second")
+	tmuxRun(t, c, "respawn-pane", "-k", "-t", pane, "sh", "-c", catToFile, "sh", file+"2")
+	require.ErrorIs(t, c.Submit(ctx, "agent", "second", into), tmux.ErrNoSession, "the program typed into was replaced")
+
+	into = typeOnly("agent", "third")
+	tmuxRun(t, c, "kill-server")
+	// kill-server returns before the server has exited.
+	require.Eventually(t, func() bool {
+		out, err := exec.Command("tmux", "-S", c.Socket, "list-sessions").CombinedOutput()
+		return err != nil && !strings.Contains(string(out), "server exited unexpectedly")
+	}, 10*time.Second, 10*time.Millisecond, "the server is gone")
+	_, again := reader(t, c, "agent", catToFile)
+	require.ErrorIs(t, c.Submit(ctx, "agent", "third", into), tmux.ErrNoSession, "the server typed into was killed")
+	require.NoError(t, c.Send(ctx, "agent", "fourth"))
+	received(t, again, "fourth\n")
+	data, _ := os.ReadFile(file + "2")
+	assert.Empty(t, string(data), "no Enter in the respawned pane")
 }
 
 func TestSendersTakeTurnsAcrossProcesses(t *testing.T) {
