@@ -5,7 +5,7 @@
 // of them alike; -against times a second build (an older commit) in the
 // same rounds.
 //
-//	go run ./bench/startup [-n 200] [-status-n 20] [-issues 10000] [-against PATH] [-static] [-floors]
+//	go run ./bench/startup [-n 200] [-status-n 20] [-issues 10000] [-against PATH] [-static] [-floors] [-python PATH]
 //
 // See bench/README.md.
 package main
@@ -24,7 +24,7 @@ import (
 
 type options struct {
 	rounds, warmup, statusRounds, issues int
-	bin, against                         string
+	bin, against, python                 string
 	keep, static, floors                 bool
 }
 
@@ -39,6 +39,7 @@ func main() {
 	flag.BoolVar(&o.keep, "keep", false, "keep the temp directory and print its path")
 	flag.BoolVar(&o.static, "static", false, "build agenttree and the floors with CGO_ENABLED=0 (static, as the README installs it)")
 	flag.BoolVar(&o.floors, "floors", false, "also time the floor programs of bench/floors (--help): what agenttree's shape costs before its own work")
+	flag.StringVar(&o.python, "python", "", "also time this Python interpreter alone and importing click and yaml: the least any Python CLI built on them (the earlier agenttree) pays to start")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	err := bench(ctx, o)
@@ -82,6 +83,11 @@ func bench(ctx context.Context, o options) error {
 			return err
 		}
 		floors = append(floors, &command{label: "floor: " + name + " --help", bin: bin, args: []string{"--help"}, dir: tmp})
+	}
+	if o.python != "" {
+		floors = append(floors,
+			&command{label: "python: interpreter alone", bin: o.python, args: []string{"-c", "pass"}, dir: tmp},
+			&command{label: "python: import click, yaml", bin: o.python, args: []string{"-c", "import click, yaml"}, dir: tmp})
 	}
 	statusRepo := ""
 	if o.statusRounds > 0 {
