@@ -1,10 +1,7 @@
 package controller
 
 import (
-	"errors"
-	"io/fs"
 	"log/slog"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -47,32 +44,31 @@ func (w *diskWatch) refusedBy(err error) bool {
 }
 
 // blocked reports whether the tick is to make no pass: a write was
-// refused and its directory (else dir) still takes none. It logs when that begins, each
-// remindEvery while it lasts, and when it ends.
-func (w *diskWatch) blocked(dir string, log *slog.Logger) bool {
+// refused and the disk it was refused on (else root's) still takes none.
+// It logs when that begins, when the reason changes, each remindEvery
+// while it lasts, and when it ends.
+func (w *diskWatch) blocked(root string, log *slog.Logger) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.refused == nil {
 		return false
 	}
 	now := time.Now()
-	// Where the write was refused: the state may span disks.
-	var pe *fs.PathError
-	if errors.As(w.refused, &pe) {
-		dir = filepath.Dir(pe.Path)
+	dir := atomicfile.RefusedIn(w.refused)
+	if dir == "" {
+		dir = root
 	}
 	err := atomicfile.Probe(dir)
-	if err == nil {
-		log.Info("the state directory takes writes again: the controller goes on", "dir", dir, "after", now.Sub(w.since).Round(time.Second))
+	if !atomicfile.DiskTrouble(err) {
+		// Taken, or refused for another reason (the directory removed to
+		// make room): the passes find out which.
+		log.Info("the disk takes writes again: the controller goes on", "dir", dir, "after", now.Sub(w.since).Round(time.Second))
 		w.refused, w.told, w.said = nil, time.Time{}, ""
 		return false
 	}
-	if !atomicfile.DiskTrouble(err) {
-		err = w.refused // the probe failed otherwise: the refusal says more
-	}
-	said := atomicfile.Explain(err).Error()
+	said := atomicfile.DiskSays(err)
 	if said != w.said || now.Sub(w.told) >= remindEvery {
-		log.Error("the state directory takes no writes: no issue is worked on until it does", "err", said)
+		log.Error("a disk the state is on takes no writes: no issue is worked on until it does, and then the controller goes on by itself", "disk", said)
 		w.told, w.said = now, said
 	}
 	return true

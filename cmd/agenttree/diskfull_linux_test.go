@@ -104,7 +104,7 @@ func TestTheControllerWaitsOutADiskThatTakesNoWrites(t *testing.T) {
 	require.NoError(t, os.Remove(filler))
 	r.waitFor(t, id, "at implementation_review", atStage("implementation_review"))
 	assert.Equal(t, 1, r.prs(t), "one PR")
-	assert.Equal(t, 1, strings.Count(r.logText(t), "the state directory takes writes again"))
+	assert.Equal(t, 1, strings.Count(r.logText(t), "the disk takes writes again"))
 	stopController(t, ctl)
 	v := r.run(t, humanEnv, "verify")
 	require.Equal(t, exitOK, v.code, "%s%s", v.stdout, v.stderr)

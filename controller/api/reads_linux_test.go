@@ -39,7 +39,7 @@ func TestShowAndInboxArePrintedAsAPersonsCLIPrintsThem(t *testing.T) {
 			return os.ErrDeadlineExceeded // stays undelivered, with an attempt
 		}
 		return nil
-	}, func(context.Context, outbox.Message) (bool, error) { return false, nil })
+	}, func(context.Context, outbox.Message) (string, bool, error) { return "", false, nil })
 	require.ErrorIs(t, err, os.ErrDeadlineExceeded, "the rebase message waits")
 
 	sessions := tokens.Open(e.Store.Root())

@@ -156,20 +156,20 @@ func (p *postman) submit(ctx context.Context, m outbox.Message) error {
 
 // seen reports whether m reached its pane before a crash kept it from
 // being recorded as typed: its marker is on the screen or in the history.
-func (p *postman) seen(ctx context.Context, m outbox.Message) (bool, error) {
+func (p *postman) seen(ctx context.Context, m outbox.Message) (string, bool, error) {
 	if m.To != outbox.ToAgent && m.To != "" {
-		return false, nil
+		return "", false, nil
 	}
 	session := p.session()
-	pane, err := p.tmux.Pane(ctx, session)
+	pane, into, err := p.tmux.Where(ctx, session)
 	if err != nil {
-		return false, p.named(session, err)
+		return "", false, p.named(session, err)
 	}
 	screen, err := p.tmux.Capture(ctx, pane, 5000)
 	if err != nil {
-		return false, err
+		return "", false, err
 	}
-	return strings.Contains(screen, outbox.Marker(m)), nil
+	return into, strings.Contains(screen, outbox.Marker(m)), nil
 }
 
 // named says whose session a missing one is: the tmux client resolves

@@ -83,6 +83,8 @@ func (t *Tx) commit(prev string, iss *Issue, op Op, entries []HistoryEntry, note
 // issue.yaml was not written: the change is made, the log holds it, and
 // the next Lock finishes the write.
 func notWritten(id int, err error) error {
-	return fmt.Errorf("issue %d: the change is logged in %s, but issue.yaml was not written (%w); the next command on the issue finishes it",
+	// %v: the change is made, whatever refused issue.yaml (a full disk
+	// is not "nothing changed", atomicfile.DiskTrouble).
+	return fmt.Errorf("issue %d: the change is logged in %s, but issue.yaml was not written (%v); the next command on the issue finishes it",
 		id, eventlog.File, err)
 }

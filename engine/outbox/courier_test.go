@@ -49,13 +49,13 @@ func (p *pane) courier() outbox.Courier {
 			p.submitted = append(p.submitted, m.Text)
 			return nil
 		},
-		Seen: func(_ context.Context, m outbox.Message) (bool, error) {
+		Seen: func(_ context.Context, m outbox.Message) (string, bool, error) {
 			for _, t := range p.typed {
 				if t == m.Text {
-					return true, nil
+					return "pane %1", true, nil
 				}
 			}
-			return false, nil
+			return "", false, nil
 		},
 		Submit: func(_ context.Context, m outbox.Message) error {
 			p.submitted = append(p.submitted, m.Text)

@@ -18,8 +18,9 @@ type SendFunc func(ctx context.Context, m Message) error
 
 // SeenFunc reports whether m reached its recipient, for a delivery whose
 // outcome is not known: typically whether the recipient's pane shows
-// Marker(m).
-type SeenFunc func(ctx context.Context, m Message) (bool, error)
+// Marker(m); into is where it was seen, as Courier.Send's typed names
+// it (empty: not said).
+type SeenFunc func(ctx context.Context, m Message) (into string, seen bool, err error)
 
 // Courier carries messages in two steps, typing and handing over (paste,
 // then Enter), so that a delivery cut short in between is finished, never
@@ -121,11 +122,18 @@ func (b *Box) deliver(ctx context.Context, m Message, c Courier) (Message, error
 	case m.State == Typed:
 		return b.handOver(ctx, m, c)
 	case m.State == Delivering && c.Seen != nil:
-		ok, err := c.Seen(ctx, m)
+		into, ok, err := c.Seen(ctx, m)
 		if err != nil {
 			return m, fmt.Errorf("message %s to the %s may have been delivered before, and checking failed; it waits in %s for the next try: %w", m.ID, m.To, b.place, err)
 		}
 		if ok {
+			// Typed where it was seen: recorded so, its hand-over cut
+			// short again goes there only (Submit), never to a pane
+			// that replaced it.
+			m.State, m.TypedInto = Typed, into
+			if err := b.write(context.WithoutCancel(ctx), Queued, m); err != nil {
+				return m, err
+			}
 			return b.handOver(ctx, m, c)
 		}
 	}

@@ -244,9 +244,9 @@ func testAnUnknownOutcomeIsCheckedBeforeSendingAgain(t *testing.T, newBox newBox
 				}
 
 				var asked []string
-				seen := func(_ context.Context, m outbox.Message) (bool, error) {
+				seen := func(_ context.Context, m outbox.Message) (string, bool, error) {
 					asked = append(asked, outbox.Marker(m))
-					return tc.arrived, tc.seenErr
+					return "", tc.arrived, tc.seenErr
 				}
 				r := &recorder{}
 				_, err := b.Deliver(ctx, r.send, seen)

@@ -26,30 +26,69 @@ func diskErrno(err error) (errno syscall.Errno, todo string, ok bool) {
 }
 
 // DiskTrouble reports whether err is a write refused by a disk that is
-// full or read-only: no fault of the command's, nor one it can mend.
+// full or read-only: no fault of the command's, nor one it can mend. An
+// error that says part of the change was saved all the same must not
+// wrap the refusal (%v, not %w), or it would be taken for nothing done.
 func DiskTrouble(err error) bool {
 	_, _, ok := diskErrno(err)
 	return ok
 }
 
-// Explain adds to err, a write refused by a disk that is full or
-// read-only, what a person does about it; any other error comes back as
-// it is. The writes of this package leave the previous content whole when
+// RefusedIn is the directory of the file whose write err says the disk
+// refused: the path of the *fs.PathError or *os.LinkError that carries
+// the refusal, not of another one err wraps. "" when err names none.
+func RefusedIn(err error) string {
+	switch e := err.(type) {
+	case *fs.PathError:
+		if DiskTrouble(e.Err) {
+			return filepath.Dir(e.Path)
+		}
+	case *os.LinkError:
+		if DiskTrouble(e.Err) {
+			return filepath.Dir(e.New)
+		}
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		return RefusedIn(u.Unwrap())
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			if dir := RefusedIn(e); dir != "" {
+				return dir
+			}
+		}
+	}
+	return ""
+}
+
+// DiskSays is what a person does about err, a write refused by a disk
+// that is full or read-only ("the disk holding DIR is full (no space left
+// on device): free space on it"); "" for any other error.
+func DiskSays(err error) string {
+	errno, todo, ok := diskErrno(err)
+	if !ok {
+		return ""
+	}
+	where := "the disk"
+	if dir := RefusedIn(err); dir != "" {
+		where += " holding " + dir
+	}
+	return fmt.Sprintf("%s "+todo, where, errno)
+}
+
+// Explain is err, a write refused by a disk that is full or read-only,
+// said as what a person does about it; any other error comes back as it
+// is. The writes of this package leave the previous content whole when
 // they fail, so running the command again once the disk takes writes is
 // safe (docs/RELIABILITY.md).
 func Explain(err error) error {
-	errno, todo, ok := diskErrno(err)
-	if !ok || errors.As(err, new(*explained)) {
+	says := DiskSays(err)
+	if says == "" || errors.As(err, new(*explained)) {
 		return err
-	}
-	where := "the disk"
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		where += " holding " + filepath.Dir(pe.Path)
 	}
 	// The failed call's own text names a temp file nobody needs to know
 	// of: the disk, and what to do, fit where reasons are shown.
-	return &explained{err: err, text: fmt.Sprintf("%s "+todo+", then run the command again", where, errno)}
+	return &explained{err: err, text: says + ", then run the command again"}
 }
 
 // explained is an error with what to do about it; errors.Is and As see

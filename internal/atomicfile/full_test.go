@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"syscall"
 	"testing"
 
@@ -39,4 +40,32 @@ func TestExplainSaysWhatToDoAboutTheDisk(t *testing.T) {
 		})
 	}
 	assert.NoError(t, atomicfile.Explain(nil))
+}
+
+// The directory probed and named is that of the write the disk refused,
+// not of another error wrapped with it; a rename names its destination.
+func TestRefusedInNamesTheDirectoryOfTheRefusal(t *testing.T) {
+	full := &fs.PathError{Op: "write", Path: "/state/host/issues/002/.issue.yaml.tmp-1", Err: syscall.ENOSPC}
+	for _, tc := range []struct {
+		name string
+		err  error
+		dir  string
+	}{
+		{"write", full, "/state/host/issues/002"},
+		{"wrapped beside another path", errors.Join(&fs.PathError{Op: "open", Path: "/tmp/rebase/x", Err: syscall.ENOENT}, fmt.Errorf("issue 2: %w", full)), "/state/host/issues/002"},
+		{"rename", &os.LinkError{Op: "rename", Old: "/state/.x.tmp-1", New: "/state/host/x.yaml", Err: syscall.EROFS}, "/state/host"},
+		{"no path", fmt.Errorf("sync: %w", syscall.ENOSPC), ""},
+		{"not the disk's", &fs.PathError{Op: "open", Path: "/state/x", Err: syscall.EACCES}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) { assert.Equal(t, tc.dir, atomicfile.RefusedIn(tc.err)) })
+	}
+}
+
+// A change saved in part (its line logged) says so in its own words, and
+// is not taken for nothing done: its error does not wrap the refusal.
+func TestAChangeSavedInPartIsNotNothingDone(t *testing.T) {
+	refused := &fs.PathError{Op: "rename", Path: "/s/host/issues/002/.issue.yaml.tmp-1", Err: syscall.EROFS}
+	err := fmt.Errorf("issue 2: the change is logged, but issue.yaml was not written (%v); the next command on the issue finishes it", refused)
+	assert.False(t, atomicfile.DiskTrouble(err))
+	assert.Equal(t, err, atomicfile.Explain(err))
 }

@@ -33,9 +33,9 @@ func TestOutboxDeliversThroughTmux(t *testing.T) {
 		}
 		return err
 	}
-	seen := func(ctx context.Context, m outbox.Message) (bool, error) {
+	seen := func(ctx context.Context, m outbox.Message) (string, bool, error) {
 		shown, err := c.Capture(ctx, session, 500)
-		return strings.Contains(shown, outbox.Marker(m)), err
+		return "", strings.Contains(shown, outbox.Marker(m)), err
 	}
 
 	first, err := box.Put(ctx, outbox.Message{Kind: "step_back", Text: "CI failed: test-unit"})

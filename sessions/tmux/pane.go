@@ -14,11 +14,18 @@ import (
 // current window). Resolve once and use the id from then on, so that later
 // commands reach the same pane even when someone switches panes meanwhile.
 func (c *Client) Pane(ctx context.Context, target string) (string, error) {
+	pane, _, err := c.Where(ctx, target)
+	return pane, err
+}
+
+// Where is Pane, and where the pane is in this life of its program and
+// server: what SendTyped calls its typed with, and Submit checks.
+func (c *Client) Where(ctx context.Context, target string) (pane, into string, err error) {
 	st, err := c.paneState(ctx, target)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	return st.id, nil
+	return st.id, st.where(), nil
 }
 
 // paneState is what a delivery needs to know about a pane.

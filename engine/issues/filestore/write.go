@@ -24,6 +24,9 @@ func (h held) Unlock() { h() }
 
 func (s *Store) lockPath(id int) string { return filepath.Join(s.layout.Issue(id), ".lock") }
 
+// Writing says whether a process holds issue id's lock (backend.Writer).
+func (s *Store) Writing(id int) bool { return atomicfile.Held(s.lockPath(id)) }
+
 // Lock takes issue id's file lock (.lock in its directory).
 func (s *Store) Lock(ctx context.Context, id int, timeout time.Duration) (backend.Held, error) {
 	if err := s.stored(id); err != nil {
