@@ -27,15 +27,18 @@ import (
 // keptAgent is the agent of the keep-alive tests: it notes how it was
 // started ("NAME MODE" in runs-ISSUE beside it), then behaves as its
 // third argument says: crash, auth (refused credentials), or live (waits
-// for input, echoing it). crash waits a second before its last line, so
-// that on a loaded machine the first message typed into its pane comes
-// before the line, not after it: the escalation quotes the last line.
+// for input, echoing it). crash and auth wait a second before their last
+// line, so that on a loaded machine the first message typed into the pane
+// (which its terminal echoes, as cat's does) comes before the line, not
+// after it: the escalation quotes the last line, and the classification
+// reads the last lines only (sessions.Classify), which a long message
+// echoed after them would push out.
 const keptAgent = `#!/bin/sh
 echo "$1 $2" >> "$(dirname "$0")/runs-$AGENTTREE_ISSUE"
 echo "PWD=$(pwd -P)" > "$(dirname "$0")/pwd-$AGENTTREE_ISSUE"
 case "$3" in
 crash) sleep 1; echo "panic: something broke"; exit 1 ;;
-auth) echo "Error: Invalid API key. Please run /login"; exit 1 ;;
+auth) sleep 1; echo "Error: Invalid API key. Please run /login"; exit 1 ;;
 quiet) exec sleep 60 ;;
 esac
 exec cat

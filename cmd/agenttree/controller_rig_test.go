@@ -231,6 +231,14 @@ func (r *rig) ciRuns(t *testing.T) int {
 	return len(files)
 }
 
+// logText is what the rig's controllers logged so far.
+func (r *rig) logText(t *testing.T) string {
+	t.Helper()
+	data, err := os.ReadFile(r.log.Name())
+	require.NoError(t, err)
+	return string(data)
+}
+
 // startController starts `agenttree controller ARGS` as a process of its
 // own, logging to the rig's log; one still running when the test ends is
 // killed.

@@ -110,13 +110,6 @@ func TestTheControllerWaitsOutADiskThatTakesNoWrites(t *testing.T) {
 	require.Equal(t, exitOK, v.code, "%s%s", v.stdout, v.stderr)
 }
 
-func (r *rig) logText(t *testing.T) string {
-	t.Helper()
-	data, err := os.ReadFile(r.log.Name())
-	require.NoError(t, err)
-	return string(data)
-}
-
 // snapshot is every file under dir and its content, but the filler,
 // the lock files and empty files.
 func snapshot(t *testing.T, dir string) map[string]string {

@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"math/rand/v2"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -183,14 +182,6 @@ func TestEtcdControllersElectOneWhichIsKilledAndReplaced(t *testing.T) {
 	require.Equal(t, exitOK, res.code, "stdout %s stderr %s", res.stdout, res.stderr)
 	assert.Contains(t, res.stdout, "issue 1: ok")
 	assert.Contains(t, res.stdout, "3 forge records: 3 consistent")
-}
-
-// logText is what the rig's controllers logged so far.
-func (r *rig) logText(t *testing.T) string {
-	t.Helper()
-	data, err := os.ReadFile(r.log.Name())
-	require.NoError(t, err)
-	return string(data)
 }
 
 // A controller elected on another host holds no lock of this one: status
