@@ -169,15 +169,26 @@ func (f File) Write(data []byte, perm os.FileMode) error {
 		}
 	}
 	v := Version{File: filepath.Base(f.Path), SHA256: hashOf(data), Replaces: replaces, At: time.Now().UTC(), Content: string(data)}
+	// The new content is on disk beside the file before its line is
+	// logged: a disk with no room for it (docs/RELIABILITY.md) refuses
+	// the Write before anything is logged, rather than leave a version
+	// logged that the file never got, which reads as a change made
+	// outside agenttree.
+	pending, err := atomicfile.Prepare(f.Path, data, perm)
+	if err != nil {
+		return err
+	}
 	if _, err := f.Log.Append(tail.Last.Hash, v); err != nil {
+		pending.Discard()
 		return err
 	}
 	if logged != nil {
 		if err := logged(); err != nil {
+			pending.Discard()
 			return err
 		}
 	}
-	return atomicfile.Write(f.Path, data, perm)
+	return pending.Commit()
 }
 
 // logged, set by tests only, runs between a Write's line in the log and

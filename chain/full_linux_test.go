@@ -78,3 +78,30 @@ func size(t *testing.T, path string) int {
 	require.NoError(t, err)
 	return int(st.Size())
 }
+
+// A File's Write on a disk with no room for its new content is refused
+// before its version is logged: the file reads as it was, not as changed
+// outside agenttree, and the same Write succeeds once there is room.
+func TestAFileWriteRefusedByAFullDiskLogsNothing(t *testing.T) {
+	dir := t.TempDir()
+	ostest.Tmpfs(t, dir, 1<<20)
+	f := chain.FileAt(filepath.Join(dir, "1.yaml"))
+	require.NoError(t, f.Write([]byte("state: pending\n"), 0o644))
+	log, err := os.ReadFile(f.Log.Path)
+	require.NoError(t, err)
+	filler := ostest.Fill(t, dir, 0)
+
+	require.ErrorIs(t, f.Write([]byte("state: success\n"), 0o644), syscall.ENOSPC)
+	got, err := f.Read()
+	require.NoError(t, err, "as it was, not changed outside agenttree")
+	assert.Equal(t, "state: pending\n", string(got))
+	after, err := os.ReadFile(f.Log.Path)
+	require.NoError(t, err)
+	assert.Equal(t, log, after, "nothing logged")
+
+	require.NoError(t, os.Remove(filler))
+	require.NoError(t, f.Write([]byte("state: success\n"), 0o644))
+	got, err = f.Read()
+	require.NoError(t, err)
+	assert.Equal(t, "state: success\n", string(got))
+}
