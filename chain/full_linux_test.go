@@ -47,28 +47,6 @@ func TestAnAppendRefusedByAFullDiskLeavesTheLogAsItWas(t *testing.T) {
 	assert.Equal(t, 2, last.N)
 }
 
-// TakeBack cuts the line it is given off the end of the log, and only
-// that line.
-func TestTakeBackCutsTheLastLineOnly(t *testing.T) {
-	log := chain.Log{Path: filepath.Join(t.TempDir(), "events.jsonl")}
-	first, err := log.Append("", entry{N: 1})
-	require.NoError(t, err)
-	before, err := os.ReadFile(log.Path)
-	require.NoError(t, err)
-	raw, _, err := chain.Encode(first.Hash, entry{N: 2})
-	require.NoError(t, err)
-	require.NoError(t, log.AppendEncoded(raw))
-
-	other, _, err := chain.Encode(first.Hash, entry{N: 3})
-	require.NoError(t, err)
-	require.Error(t, log.TakeBack(other), "not the log's last line")
-	require.NoError(t, log.TakeBack(raw))
-	after, err := os.ReadFile(log.Path)
-	require.NoError(t, err)
-	assert.Equal(t, before, after)
-	require.Error(t, log.TakeBack(raw), "taken back already")
-}
-
 func size(t *testing.T, path string) int {
 	t.Helper()
 	st, err := os.Stat(path)

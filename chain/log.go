@@ -189,41 +189,6 @@ func appendSynced(path string, data []byte) error {
 	return err
 }
 
-// TakeBack cuts raw, the log's last line, off the log again: how a
-// writer whose change could not be completed (a full disk refused the
-// state the line names) leaves the log as it was, instead of a change
-// the next command must finish. It refuses a log that does not end with
-// raw. Like Append, it must be serialized by the caller's lock.
-func (l Log) TakeBack(raw []byte) error {
-	f, err := os.OpenFile(l.Path, os.O_RDWR, 0)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	start := st.Size() - int64(len(raw))
-	end := make([]byte, len(raw))
-	if start < 0 {
-		return fmt.Errorf("take the last line of %s back: the log is shorter than the line", l.Path)
-	}
-	if _, err := f.ReadAt(end, start); err != nil {
-		return fmt.Errorf("take the last line of %s back: %w", l.Path, err)
-	}
-	if !bytes.Equal(end, raw) {
-		return fmt.Errorf("take the last line of %s back: the log ends with another line", l.Path)
-	}
-	if err := f.Truncate(start); err != nil {
-		return fmt.Errorf("take the last line of %s back: %w", l.Path, err)
-	}
-	// Taken back: a sync that fails leaves it so until a power loss,
-	// which may bring the line back, as a crash after its append does.
-	_ = f.Sync()
-	return nil
-}
-
 // writeSynced writes data to the file at path, opened write-only with
 // flag, and syncs it to disk.
 func writeSynced(path string, flag int, data []byte) error {

@@ -111,12 +111,12 @@ func (s *Store) decode(id int, data []byte) (*Issue, error) {
 
 // checked is iss, read without the lock from issue id's issue.yaml,
 // checked as Lock checks it, and as its log holds it: iss itself, or the
-// issue of a write logged but not in issue.yaml yet, cut short by a crash
-// and finished by the next Lock. A write whose writer holds the lock is
-// not made yet (a full disk may take it back). It changes nothing.
+// issue of a write logged but not in issue.yaml yet (in progress, or cut
+// short by a crash and finished by the next Lock), which is the issue's
+// state. It changes nothing.
 func (s *Store) checked(id int, iss *Issue) (*Issue, error) {
 	for try := 1; ; try++ {
-		h, err := s.events(id).CheckMade(iss, func() bool { return backend.Writing(s.b, id) })
+		h, err := s.events(id).CheckHead(iss)
 		var te *TamperedError
 		switch {
 		case err == nil && h.Next != nil:

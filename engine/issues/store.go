@@ -137,8 +137,8 @@ func (s *Store) lock(ctx context.Context, path, what string) (func(), error) {
 // Get reads issue id, checked against the last line of its log as every
 // Lock checks it (see eventlog.Log.CheckHead): an issue changed outside agenttree is a
 // *TamperedError, never shown or acted on as if agenttree had written it.
-// A write logged but not yet in issue.yaml reads as made once no writer
-// holds the lock: the log is the truth. The check reads one line from the end of the log, so a display
+// A write logged but not yet in issue.yaml reads as made: the log is the
+// truth. The check reads one line from the end of the log, so a display
 // of many issues stays about as fast as without it.
 func (s *Store) Get(id int) (*Issue, error) {
 	iss, err := s.read(id)

@@ -51,6 +51,29 @@ func Prepare(path string, data []byte, perm os.FileMode) (*Pending, error) {
 	return prepare(path, data, perm, true)
 }
 
+// Stage is Prepare without the sync: the content is written beside path
+// (a disk with no room for it refuses it here), and Sync makes it
+// durable later, for a writer that syncs it at the same time as
+// something else.
+func Stage(path string, data []byte, perm os.FileMode) (*Pending, error) {
+	return prepare(path, data, perm, false)
+}
+
+// Sync syncs the staged content to disk; on an error it is discarded.
+func (p *Pending) Sync() error {
+	f, err := os.Open(p.tmp)
+	if err == nil {
+		err = f.Sync()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		p.Discard()
+	}
+	return err
+}
+
 func prepare(path string, data []byte, perm os.FileMode, durable bool) (*Pending, error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {

@@ -169,17 +169,3 @@ func As[T any](b Backend) (T, bool) {
 		b = u.Unwrap()
 	}
 }
-
-// Writer is the capability of a backend whose write can be seen half
-// made (files: the line logged before issue.yaml is replaced, then
-// taken back when issue.yaml finds no room): Writing says whether a
-// writer holds issue id's lock now, so that a reader without the lock
-// does not take a write in progress for one made.
-type Writer interface{ Writing(id int) bool }
-
-// Writing reports whether b says a writer holds issue id's lock; false
-// when b cannot tell (its writes are whole or nothing).
-func Writing(b Backend, id int) bool {
-	w, ok := As[Writer](b)
-	return ok && w.Writing(id)
-}

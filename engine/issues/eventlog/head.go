@@ -123,21 +123,3 @@ func (l Log) tampered(iss *record.Issue, problem string) *TamperedError {
 	}
 	return te
 }
-
-// CheckMade is CheckHead for a reader without the issue's lock: a line
-// logged but not in issue.yaml is Next only when it is a write made. A
-// writer holding the lock (writing) may still take its line back (a
-// full disk refused issue.yaml, docs/RELIABILITY.md), so while it does
-// Next is nil and iss is the state; once none does, the log is read
-// again, and what it holds then is the issue's state.
-func (l Log) CheckMade(iss *record.Issue, writing func() bool) (Head, error) {
-	h, err := l.CheckHead(iss)
-	if err != nil || h.Next == nil {
-		return h, err
-	}
-	if writing() {
-		h.Next = nil
-		return h, nil
-	}
-	return l.CheckHead(iss)
-}

@@ -24,9 +24,6 @@ func (h held) Unlock() { h() }
 
 func (s *Store) lockPath(id int) string { return filepath.Join(s.layout.Issue(id), ".lock") }
 
-// Writing says whether a process holds issue id's lock (backend.Writer).
-func (s *Store) Writing(id int) bool { return atomicfile.Held(s.lockPath(id)) }
-
 // Lock takes issue id's file lock (.lock in its directory).
 func (s *Store) Lock(ctx context.Context, id int, timeout time.Duration) (backend.Held, error) {
 	if err := s.stored(id); err != nil {
@@ -82,29 +79,27 @@ func (s *Store) commit(w backend.Write) (bool, error) {
 	if w.Line == nil {
 		return false, atomicfile.Write(f.state, w.State, 0o644)
 	}
-	// The line and issue.yaml's new content are synced at the same time:
-	// each must be on disk before the rename puts the content in place,
-	// and neither needs the other first (until the rename, issue.yaml is
-	// the old state whatever of the two a crash left). One fsync's wait
-	// instead of two.
-	logged := make(chan error, 1)
-	go func() { logged <- f.log.AppendEncoded(w.Line) }()
-	pending, err := atomicfile.Prepare(f.state, w.State, 0o644)
-	if lerr := <-logged; lerr != nil {
-		if pending != nil {
+	// issue.yaml's new content is written beside it before the line is
+	// logged: a disk with no room for it (docs/RELIABILITY.md) refuses
+	// the change before anything is logged, so that a line in the log is
+	// always a change made, whoever reads it without the lock. The two
+	// are then synced at the same time: each must be on disk before the
+	// rename puts the content in place, and neither needs the other
+	// first. One fsync's wait instead of two.
+	pending, err := atomicfile.Stage(f.state, w.State, 0o644)
+	if err != nil {
+		return false, err
+	}
+	synced := make(chan error, 1)
+	go func() { synced <- pending.Sync() }()
+	if err := f.log.AppendEncoded(w.Line); err != nil {
+		if <-synced == nil {
 			pending.Discard()
 		}
-		return false, lerr
+		return false, err
 	}
-	if err != nil {
-		// issue.yaml's new content could not be written (a full or
-		// read-only disk): the line comes off the log again, so that the
-		// issue is as it was and the command that failed can be run
-		// again, rather than left to the next command to finish.
-		if f.log.TakeBack(w.Line) == nil {
-			return false, err
-		}
-		return true, err
+	if err := <-synced; err != nil {
+		return true, err // logged: the next Lock writes issue.yaml
 	}
 	return true, pending.Commit()
 }

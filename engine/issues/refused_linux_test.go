@@ -16,11 +16,10 @@ import (
 )
 
 // A reader without the lock (Store.Get: the controller's mail, status,
-// show) never takes a move in progress for one made: a move whose
-// issue.yaml finds no room on a full disk is taken back off the log
-// (docs/RELIABILITY.md), and until its writer lets go of the lock the
-// line it logged is not the issue's state.
-func TestALocklessReaderNeverSeesAMoveTakenBack(t *testing.T) {
+// show) never sees a move a full disk refused: issue.yaml's new content
+// is written before the line is logged, so the disk refuses the move
+// before anything is logged (docs/RELIABILITY.md).
+func TestALocklessReaderNeverSeesAMoveRefused(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "_agenttree")
 	require.NoError(t, os.MkdirAll(root, 0o755))
 	ostest.Tmpfs(t, root, 1<<20)
@@ -56,14 +55,14 @@ func TestALocklessReaderNeverSeesAMoveTakenBack(t *testing.T) {
 			return nil
 		})
 		require.Error(t, err)
-		require.Contains(t, err.Error(), "the change was not saved and the issue is as it was", "taken back")
+		require.Contains(t, err.Error(), "the change was not saved and the issue is as it was", "refused whole")
 		refused++
 	}
 	stop.Store(true)
 	wg.Wait()
 	got, err := s.Get(iss.ID)
 	require.NoError(t, err)
-	require.Equal(t, iss.Version, got.Version, "each change taken back")
+	require.Equal(t, iss.Version, got.Version, "each change refused")
 	t.Logf("%d refused updates; a lockless Get returned version %d+1 (stage %v) %d times", refused, iss.Version, phantomStage.Load(), phantom.Load())
-	require.Zero(t, phantom.Load(), "Get returned a state that was then taken back")
+	require.Zero(t, phantom.Load(), "Get returned a state that was never made")
 }
