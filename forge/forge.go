@@ -268,8 +268,9 @@ var (
 	// ErrTampered: a record the forge keeps was changed outside agenttree
 	// (the local forge's PR and CI records): a person puts it right.
 	ErrTampered = errors.New("record changed outside agenttree")
-	// ErrServer: the forge failed to answer (a 5xx that outlasted the
-	// retries): it says the forge is unwell, nothing about the request,
+	// ErrServer: the forge failed to answer (a 5xx, a dropped connection
+	// or no answer in time, that outlasted the retries): it says the
+	// forge is unwell, nothing about the request,
 	// so what asked waits it out rather than blaming the change.
 	ErrServer = errors.New("the forge failed to answer")
 )

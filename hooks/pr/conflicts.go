@@ -137,7 +137,10 @@ func rebaseOrConflict(ctx context.Context, c *hooks.Call, g *gitx.Repo, pr *forg
 	var host hostGitError
 	switch {
 	case errors.As(err, &host):
-		o = forgeFailure(c, "rebasing "+pr.Branch, err)
+		// Of the forge's class, whatever git's error (its time limit
+		// too): five in a row call a person (polling.ForgeTrouble),
+		// rather than a wait that never ends.
+		o = pendingAs(hooks.ClassForge, c.Settings().CIPolling.PollInterval, fmt.Sprintf("rebasing %s on the host failed (will retry): %v", pr.Branch, err))
 	case err != nil:
 		o = hooks.Failf("%v", err)
 	case len(conflicts) > 0:

@@ -227,7 +227,7 @@ func TestLocalRebaseThatFailsOnTheHostIsTriedAgain(t *testing.T) {
 
 	o := runHook(t, l.env, l.issue, "check_conflicts", map[string]any{"auto_rebase": true})
 	require.Equal(t, hooks.KindPending, o.Kind, "tried again, not the agent's to fix: %s", o.Reason)
-	assert.Contains(t, o.Reason, "rebasing issue-7 failed (will retry)")
+	assert.Contains(t, o.Reason, "rebasing issue-7 on the host failed (will retry)")
 	assert.Equal(t, before, branchIn(t, l.bare, "issue-7"), "nothing pushed")
 
 	require.NoError(t, os.MkdirAll(os.Getenv("TMPDIR"), 0o755))

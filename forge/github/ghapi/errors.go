@@ -1,9 +1,11 @@
 package ghapi
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 
 	"github.com/cli/go-gh/v2/pkg/api"
 
@@ -19,8 +21,9 @@ var (
 	// ErrNotFound: no such repository, PR, job or ref (404, 410), or a
 	// GraphQL NOT_FOUND.
 	ErrNotFound = errors.New("not found")
-	// ErrServer marks a GitHub 5xx answer that outlasted the retries. It
-	// says GitHub is unwell, nothing about the request.
+	// ErrServer marks a GitHub 5xx answer, or no answer at all (a
+	// connection dropped, an answer not begun in time), that outlasted
+	// the retries. It says GitHub is unwell, nothing about the request.
 	ErrServer = errors.New("GitHub server error")
 	// ErrRateLimit: a rate limit refused the request; errors.As finds the
 	// *RateLimitError with when to try again.
@@ -51,6 +54,10 @@ func (c *Client) classify(op string, err error) error {
 		return c.classifyHTTP(op, he)
 	case errors.As(err, &ge) && hasGraphQLError(ge, "NOT_FOUND"):
 		return fmt.Errorf("%s: %w: %w", op, ErrNotFound, ge)
+	case errors.As(err, new(*url.Error)) && !errors.Is(err, context.Canceled):
+		// No answer: GitHub's trouble or the network's, never the
+		// request's (a create then looks again, and create_pr waits).
+		return fmt.Errorf("%s: %w: %w", op, ErrServer, err)
 	}
 	return fmt.Errorf("%s: %w", op, err)
 }
