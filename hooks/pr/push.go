@@ -85,6 +85,12 @@ func pushLease(ctx context.Context, c *hooks.Call, f forge.Forge, g *gitx.Repo, 
 	if n, err := g.CountNew(ctx, pr.HeadSHA, "refs/heads/"+branch); err == nil && n == 0 {
 		// The PR already holds every change of the branch (agenttree
 		// rebased it there): nothing to push, and nothing to overwrite.
+		// A head the branch never held, and not the rebase recorded, is
+		// that rebase with its record lost: returned, to be recorded and
+		// told as check_conflicts would have.
+		if c.Issue.Outputs["rebased_to"] != pr.HeadSHA && !held.Includes(ctx, g, branch, pr.HeadSHA) {
+			return pr.HeadSHA, false, nil
+		}
 		return "", false, nil
 	}
 	if ownRebase(ctx, c, g, pr, branch) {
