@@ -262,7 +262,9 @@ func (t *Tx) Poll() (*Poll, error) {
 	return w.Poll, nil
 }
 
-// SetPoll replaces the controller's polling state.
+// SetPoll replaces the controller's polling state. p is kept as written
+// (the next read of these bytes copies it, Store.ShareWatch): the caller
+// does not change it afterwards.
 func (t *Tx) SetPoll(p *Poll) error {
 	cur, err := t.watchFile()
 	if err != nil {

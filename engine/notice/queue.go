@@ -38,17 +38,16 @@ func Queue(ctx context.Context, box *outbox.Box, iss *issues.Issue, scope string
 // adds nothing.
 func (b *Book) QueueEntries(ctx context.Context, box *outbox.Box, iss *issues.Issue, before int) error {
 	start := min(before, len(iss.History))
-	for i := start - 1; i >= 0; i-- {
-		if len(b.Entry(iss, i)) > 0 {
-			start = i
-			break
-		}
+	var msgs []outbox.Message
+	for i := start - 1; i >= 0 && len(msgs) == 0; i-- {
+		msgs = b.Entry(iss, i)
 	}
 	for i := start; i < len(iss.History); i++ {
-		for _, m := range b.Entry(iss, i) {
-			if _, err := box.Put(ctx, m); err != nil {
-				return err
-			}
+		msgs = append(msgs, b.Entry(iss, i)...)
+	}
+	for _, m := range msgs {
+		if _, err := box.Put(ctx, m); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -64,11 +64,13 @@ func createPR(ctx context.Context, c *hooks.Call) hooks.Outcome {
 		return hooks.Failf("opening a PR for %s: %v", branch, err)
 	}
 	out := withOutputs(hooks.Pass(), prOutputs(pr))
-	if from, err := g.RevParse(ctx, "refs/heads/"+branch); rebased != "" && err == nil {
+	if rebased != "" {
 		// What check_conflicts would have recorded and said, had the
 		// kill not lost it: the agent pulls before it changes anything.
-		maps.Copy(out.Outputs, rebasedOutputs(from, rebased))
-		out.Send = rebaseNotice(c, pr, rebased, nil)
+		if from, err := g.RevParse(ctx, "refs/heads/"+branch); err == nil {
+			maps.Copy(out.Outputs, rebasedOutputs(from, rebased))
+			out.Send = rebaseNotice(c, pr, rebased, nil)
+		}
 	}
 	if created {
 		out.Message = fmt.Sprintf("opened PR #%d: %s", pr.Number, pr.URL)

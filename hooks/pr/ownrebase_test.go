@@ -30,16 +30,7 @@ func addToLastCommit(t *testing.T, dir, file, content string) {
 // else's push.
 func TestLocalCreatePRAfterItsOwnRebaseBeforeThePull(t *testing.T) {
 	l := newLocalPR(t, "")
-	addToLastCommit(t, l.work, "ok.txt", "ok\n")
-	l.openPR(t)
-	before := l.issue.HeadSHA
-	// main gets the same ok.txt, and more.
-	l.pushToMain(t, "ok.txt", "ok\n")
-	l.pushToMain(t, "g.txt", "other work\n")
-	gittest.Run(t, l.work, "checkout", "--quiet", "main")
-
-	o := runHook(t, l.env, l.issue, "check_conflicts", map[string]any{"auto_rebase": true})
-	require.Equal(t, hooks.KindPending, o.Kind, "a rebased head waits for CI: %s", o.Reason)
+	before, o := rebasedByCheckConflicts(t, l)
 	rebased := branchIn(t, l.bare, "issue-7")
 	require.NotEqual(t, before, rebased)
 	assert.Equal(t, map[string]string{"conflict_files": "", "head_sha": rebased, "rebased_from": before, "rebased_to": rebased}, o.Outputs)
@@ -117,22 +108,13 @@ func TestLocalCreatePRAfterItsOwnRebaseWhoseRecordACrashLost(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			l := newLocalPR(t, "")
-			addToLastCommit(t, l.work, "ok.txt", "ok\n")
-			l.openPR(t)
-			before := l.issue.HeadSHA
-			// main gets the same ok.txt, and more: the rebased commit is
-			// no copy of the agent's.
-			l.pushToMain(t, "ok.txt", "ok\n")
-			l.pushToMain(t, "g.txt", "other work\n")
-			gittest.Run(t, l.work, "checkout", "--quiet", "main")
-			o := runHook(t, l.env, l.issue, "check_conflicts", map[string]any{"auto_rebase": true})
-			require.Equal(t, hooks.KindPending, o.Kind, "a rebased head waits for CI: %s", o.Reason)
+			before, _ := rebasedByCheckConflicts(t, l)
 			require.NotEqual(t, before, branchIn(t, l.bare, "issue-7"))
 			// The kill: o.Outputs are never recorded.
 			tt.after(t, l)
 			head := branchIn(t, l.bare, "issue-7")
 
-			o = runHook(t, l.env, l.issue, "create_pr", nil)
+			o := runHook(t, l.env, l.issue, "create_pr", nil)
 			if tt.own {
 				require.Equal(t, hooks.KindPass, o.Kind, "agenttree's own rebase is no foreign push: %s", o.Reason)
 				assertRebaseToldAgain(t, o, before, head)
@@ -170,20 +152,13 @@ func TestLocalCreatePRAfterItsOwnRebaseWhenThePRsNumberWasLost(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			l := newLocalPR(t, "")
-			addToLastCommit(t, l.work, "ok.txt", "ok\n")
-			l.openPR(t)
-			before := l.issue.HeadSHA
-			l.pushToMain(t, "ok.txt", "ok\n")
-			l.pushToMain(t, "g.txt", "other work\n")
-			gittest.Run(t, l.work, "checkout", "--quiet", "main")
-			o := runHook(t, l.env, l.issue, "check_conflicts", map[string]any{"auto_rebase": true})
-			require.Equal(t, hooks.KindPending, o.Kind, "a rebased head waits for CI: %s", o.Reason)
+			before, _ := rebasedByCheckConflicts(t, l)
 			// The kill: the pass recorded nothing, the PR's number included.
 			l.issue.PRNumber, l.issue.PRURL, l.issue.HeadSHA = 0, "", ""
 			tt.after(t, l)
 			head := branchIn(t, l.bare, "issue-7")
 
-			o = runHook(t, l.env, l.issue, "create_pr", nil)
+			o := runHook(t, l.env, l.issue, "create_pr", nil)
 			if tt.own {
 				require.Equal(t, hooks.KindPass, o.Kind, "agenttree's own rebase is no foreign push: %s", o.Reason)
 				assert.Equal(t, "1", o.Outputs["pr_number"], "the PR the lost pass opened")
@@ -197,6 +172,24 @@ func TestLocalCreatePRAfterItsOwnRebaseWhenThePRsNumberWasLost(t *testing.T) {
 			assert.Equal(t, before, revParse(t, l.work, "issue-7"), "the agent's branch is as it was")
 		})
 	}
+}
+
+// rebasedByCheckConflicts opens the PR of l's branch, its one commit
+// with ok.txt added, puts ok.txt and more on main, and lets
+// check_conflicts rebase the branch onto main and push it: the rebase
+// drops ok.txt from the agent's commit, so the rebased commit is no copy
+// of it. It returns the PR's head before, and check_conflicts' outcome.
+func rebasedByCheckConflicts(t *testing.T, l *localPR) (before string, o hooks.Outcome) {
+	t.Helper()
+	addToLastCommit(t, l.work, "ok.txt", "ok\n")
+	l.openPR(t)
+	before = l.issue.HeadSHA
+	l.pushToMain(t, "ok.txt", "ok\n")
+	l.pushToMain(t, "g.txt", "other work\n")
+	gittest.Run(t, l.work, "checkout", "--quiet", "main")
+	o = runHook(t, l.env, l.issue, "check_conflicts", map[string]any{"auto_rebase": true})
+	require.Equal(t, hooks.KindPending, o.Kind, "a rebased head waits for CI: %s", o.Reason)
+	return before, o
 }
 
 // assertRebaseToldAgain checks that create_pr, finding agenttree's own

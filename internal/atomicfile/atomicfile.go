@@ -30,7 +30,7 @@ func Replace(path string, data []byte, perm os.FileMode) error {
 }
 
 func write(path string, data []byte, perm os.FileMode, durable bool) error {
-	p, err := prepare(path, data, perm, durable)
+	p, err := prepare(path, data, perm, durable, false)
 	if err != nil {
 		return err
 	}
@@ -41,6 +41,9 @@ func write(path string, data []byte, perm os.FileMode, durable bool) error {
 // synced: on disk, but not yet in the file's place.
 type Pending struct {
 	tmp, path string
+	// f is the temp file, open while it is staged and not synced yet
+	// (Stage): Sync syncs it through it rather than opening it again.
+	f *os.File
 }
 
 // Prepare writes data to a temp file beside path and syncs it, so that
@@ -48,7 +51,7 @@ type Pending struct {
 // disk before the new content takes the file's place (a log line naming
 // it) syncs both at once: Prepare, the other write, then Commit.
 func Prepare(path string, data []byte, perm os.FileMode) (*Pending, error) {
-	return prepare(path, data, perm, true)
+	return prepare(path, data, perm, true, false)
 }
 
 // Stage is Prepare without the sync: the content is written beside path
@@ -56,17 +59,14 @@ func Prepare(path string, data []byte, perm os.FileMode) (*Pending, error) {
 // durable later, for a writer that syncs it at the same time as
 // something else.
 func Stage(path string, data []byte, perm os.FileMode) (*Pending, error) {
-	return prepare(path, data, perm, false)
+	return prepare(path, data, perm, false, true)
 }
 
 // Sync syncs the staged content to disk; on an error it is discarded.
 func (p *Pending) Sync() error {
-	f, err := os.Open(p.tmp)
-	if err == nil {
-		err = f.Sync()
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
+	err := p.f.Sync()
+	if cerr := p.close(); err == nil {
+		err = cerr
 	}
 	if err != nil {
 		p.Discard()
@@ -74,7 +74,17 @@ func (p *Pending) Sync() error {
 	return err
 }
 
-func prepare(path string, data []byte, perm os.FileMode, durable bool) (*Pending, error) {
+// close closes the temp file if it is still open.
+func (p *Pending) close() error {
+	if p.f == nil {
+		return nil
+	}
+	err := p.f.Close()
+	p.f = nil
+	return err
+}
+
+func prepare(path string, data []byte, perm os.FileMode, durable, keepOpen bool) (*Pending, error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return nil, err
@@ -92,6 +102,10 @@ func prepare(path string, data []byte, perm os.FileMode, durable bool) (*Pending
 		}
 		return nil
 	}()
+	if err == nil && keepOpen {
+		p.f = tmp
+		return p, nil
+	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -107,6 +121,10 @@ func prepare(path string, data []byte, perm os.FileMode, durable bool) (*Pending
 func (p *Pending) Commit() error { return p.commit(true) }
 
 func (p *Pending) commit(durable bool) error {
+	if err := p.close(); err != nil {
+		p.Discard()
+		return err
+	}
 	if err := os.Rename(p.tmp, p.path); err != nil {
 		p.Discard()
 		return err
@@ -122,7 +140,10 @@ func (p *Pending) commit(durable bool) error {
 }
 
 // Discard removes the temp file of a content that is not to be committed.
-func (p *Pending) Discard() { _ = os.Remove(p.tmp) }
+func (p *Pending) Discard() {
+	_ = p.close()
+	_ = os.Remove(p.tmp)
+}
 
 // ErrLocked is returned when another process holds a lock past the wait.
 var ErrLocked = errors.New("locked by another process")

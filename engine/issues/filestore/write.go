@@ -93,9 +93,8 @@ func (s *Store) commit(w backend.Write) (bool, error) {
 	synced := make(chan error, 1)
 	go func() { synced <- pending.Sync() }()
 	if err := f.log.AppendEncoded(w.Line); err != nil {
-		if <-synced == nil {
-			pending.Discard()
-		}
+		<-synced
+		pending.Discard()
 		return false, err
 	}
 	if err := <-synced; err != nil {
@@ -159,8 +158,11 @@ func (s *Store) Create(ctx context.Context, timeout time.Duration, first func(id
 }
 
 func (s *Store) setLastID(id int) error {
-	return atomicfile.Write(s.lastIDPath(), []byte(strconv.Itoa(id)+"\n"), 0o644)
+	return atomicfile.Write(s.lastIDPath(), lastID(id), 0o644)
 }
+
+// lastID is the content of the file that remembers the last id given.
+func lastID(id int) []byte { return []byte(strconv.Itoa(id) + "\n") }
 
 // uncreate undoes a Create of id that logged nothing, under the list
 // lock: id was never an issue's, so it is given back before its directory
@@ -173,7 +175,7 @@ func (s *Store) uncreate(id int) {
 		// rewritten in place, which takes no more room than it holds. A
 		// crash in between leaves it unreadable, and then the ids listed
 		// say which is next (Create).
-		err = os.WriteFile(s.lastIDPath(), []byte(strconv.Itoa(id-1)+"\n"), 0o644)
+		err = os.WriteFile(s.lastIDPath(), lastID(id-1), 0o644)
 	}
 	if err == nil {
 		os.RemoveAll(s.layout.Issue(id))

@@ -136,14 +136,14 @@ func (r *Runs) settle(ctx context.Context, rec *record, mayRestart bool) (*recor
 		return r.finish(rec, res, "")
 	}
 	lost := fmt.Sprintf("agenttree: the CI runner of attempt %d (pid %d) stopped without a result: %s", rec.Attempt, rec.PID, why)
-	if rec.PID == 0 {
-		// Whoever started it was stopped before it recorded the runner
-		// (a controller killed): no runner vanished, and no restart is
-		// spent on it.
-		return r.start(ctx, rec.SHA, rec.Attempt+1, rec.Restarts, lost+"; running CI again")
+	// A start whose starter was stopped before it recorded the runner (a
+	// controller killed) lost no runner, and spends no restart.
+	restarts := rec.Restarts
+	if rec.PID != 0 {
+		restarts++
 	}
-	if rec.Restarts < maxRestarts {
-		return r.start(ctx, rec.SHA, rec.Attempt+1, rec.Restarts+1, lost+"; running CI again")
+	if rec.PID == 0 || rec.Restarts < maxRestarts {
+		return r.start(ctx, rec.SHA, rec.Attempt+1, restarts, lost+"; running CI again")
 	}
 	return r.finish(rec, cirun.Result{Exit: -1, At: now()},
 		lost+"; recorded as a failure (this is not the CI command's verdict). Rerun the check to run CI again.")

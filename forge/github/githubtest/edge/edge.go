@@ -67,7 +67,6 @@ type Edge struct {
 	mu          sync.Mutex
 	rng         *rand.Rand
 	faults      []*faultRule
-	faultsSent  int
 	faultsOf    map[string]int
 	limits      map[Resource]*rateLimit
 	counts      map[countKey]int

@@ -98,7 +98,11 @@ func (e *Edge) ClearFaults() {
 func (e *Edge) FaultsSent() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.faultsSent
+	n := 0
+	for _, c := range e.faultsOf {
+		n += c
+	}
+	return n
 }
 
 // FaultCounts is how many injected faults have been answered, by name
@@ -133,7 +137,6 @@ func (e *Edge) nextFault(endpoint string) *Fault {
 // sendFault answers with f, or returns how long to hold the request
 // first (Fault.Hold: see hold).
 func (e *Edge) sendFault(w http.ResponseWriter, f *Fault) time.Duration {
-	e.faultsSent++
 	e.faultsOf[f.name()]++
 	switch {
 	case f.Hold > 0:
